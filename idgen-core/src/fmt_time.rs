@@ -1,0 +1,63 @@
+//! RFC 3339 text for instants in error messages and `Debug` output.
+
+use std::fmt;
+
+/// Milliseconds since the Unix epoch, displayed as `2026-11-08T01:08:16.009Z`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct UnixMs(pub(crate) i64);
+
+impl fmt::Display for UnixMs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = self.0.rem_euclid(1000);
+        let secs = self.0.div_euclid(1000);
+        let days = secs.div_euclid(86_400);
+        let sod = secs.rem_euclid(86_400);
+        let (y, m, d) = civil_from_days(days);
+        write!(
+            f,
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+            sod / 3600,
+            sod / 60 % 60,
+            sod % 60
+        )
+    }
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian (year, month, day).
+///
+/// Howard Hinnant's `civil_from_days` (public domain), exact for every `i64` day count that a
+/// millisecond `i64` can produce.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097); // [0, 146096]
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365; // [0, 399]
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // [0, 365]
+    let mp = (5 * doy + 2) / 153; // [0, 11]
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32; // [1, 31]
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32; // [1, 12]
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::UnixMs;
+
+    #[test]
+    fn formats_known_instants() {
+        assert_eq!(UnixMs(0).to_string(), "1970-01-01T00:00:00.000Z");
+        assert_eq!(UnixMs(-1).to_string(), "1969-12-31T23:59:59.999Z");
+        assert_eq!(UnixMs(1_288_834_974_657).to_string(), "2010-11-04T01:42:54.657Z");
+        assert_eq!(UnixMs(951_782_400_000).to_string(), "2000-02-29T00:00:00.000Z");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn agrees_with_jiff(ms in -62_135_596_800_000i64..253_402_300_799_999) {
+            let ts = jiff::Timestamp::from_millisecond(ms).unwrap();
+            let jiff_text = format!("{:.3}", ts);
+            proptest::prop_assert_eq!(UnixMs(ms).to_string(), jiff_text);
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! # idgen-core
+//!
+//! Unique, sortable, database-friendly IDs:
+//!
+//! * [`SnowflakeId`]: a 63-bit, time-ordered ID made by a [`Snowflake`] generator under a
+//!   [`Layout`] (Twitter, Sonyflake, Instagram or your own), that serializes as a JSON string so
+//!   JavaScript never rounds it.
+//! * [`Clock`], [`SystemClock`] and [`ManualClock`]: the time source of a generator.
+//!
+//! The database column types for sqlx, diesel and sea-orm live here behind features (Rust's
+//! orphan rule allows them nowhere else); applications depend on `idgen-sqlx`, `idgen-diesel` or
+//! `idgen-seaorm`, which turn those features on and re-export this crate.
+//!
+//! ```ignore
+//! use idgen_core::{Layout, Snowflake, SnowflakeId};
+//!
+//! let ids = Snowflake::new(Layout::TWITTER, 7)?;
+//! let a: SnowflakeId = ids.next_id()?;
+//! let b = ids.next_id()?;
+//! assert!(b > a);
+//! assert_eq!(Layout::TWITTER.decompose(a).node, 7);
+//! # Ok::<(), idgen_core::Error>(())
+//! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod clock;
+mod error;
+mod fmt_time;
+pub mod snowflake;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use error::Error;
+pub use snowflake::SnowflakeId;
+// SNOWFLAKE-EXPORTS
+#[cfg(any())]
+pub use snowflake::{
+    ClockPolicy, Decomposed, Layout, LayoutBuilder, NodeId, Parts, Snowflake, SnowflakeBuilder,
+    SnowflakeId, Stats,
+};
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
