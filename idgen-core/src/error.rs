@@ -14,7 +14,7 @@ use crate::fmt_time::UnixMs;
 /// assert_eq!(err.to_string(), "node 1024 does not fit in 10 bits: the largest node is 1023");
 /// assert!(matches!(err, Error::FieldOutOfRange { field: "node", value: 1024, .. }));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A text that should hold a decimal [`SnowflakeId`](crate::SnowflakeId) does not.

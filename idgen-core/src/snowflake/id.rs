@@ -207,10 +207,10 @@ mod tests {
     #[test]
     fn conversions_check_the_range() {
         assert_eq!(SnowflakeId::try_from(5i64).unwrap().get(), 5);
-        assert_eq!(
+        assert!(matches!(
             SnowflakeId::try_from(-5i64).unwrap_err(),
             Error::IdOutOfRange { value: -5 }
-        );
+        ));
         assert_eq!(SnowflakeId::try_from(i64::MAX as u64).unwrap(), SnowflakeId::MAX);
         assert_eq!(
             SnowflakeId::try_from(1u64 << 63).unwrap_err().to_string(),
