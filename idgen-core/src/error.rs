@@ -27,9 +27,7 @@ pub enum Error {
     },
 
     /// A number outside `0..=i64::MAX` was offered as a [`SnowflakeId`](crate::SnowflakeId).
-    #[error(
-        "{value} is not a Snowflake ID: an ID is between 0 and 9223372036854775807 (i64::MAX)"
-    )]
+    #[error("{value} is not a Snowflake ID: an ID is between 0 and 9223372036854775807 (i64::MAX)")]
     IdOutOfRange {
         /// The rejected number.
         value: i128,

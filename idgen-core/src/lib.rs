@@ -26,6 +26,7 @@
 mod clock;
 mod error;
 mod fmt_time;
+mod integrations;
 pub mod snowflake;
 
 pub use clock::{Clock, ManualClock, SystemClock};
