@@ -27,9 +27,7 @@ pub enum Error {
     },
 
     /// A number outside `0..=i64::MAX` was offered as a [`SnowflakeId`](crate::SnowflakeId).
-    #[error(
-        "{value} is not a Snowflake ID: an ID is between 0 and 9223372036854775807 (i64::MAX)"
-    )]
+    #[error("{value} is not a Snowflake ID: an ID is between 0 and 9223372036854775807 (i64::MAX)")]
     IdOutOfRange {
         /// The rejected number.
         value: i128,
@@ -98,4 +96,23 @@ pub enum Error {
         /// Why nothing usable was found there.
         reason: String,
     },
+
+    /// The generator's node-ID lease is not known to be valid now, so it issues nothing.
+    #[error(
+        "the node ID lease is not valid at {} (valid until {}): no ID was issued until the lease is renewed",
+        UnixMs(*.now_ms),
+        UnixMs(*.valid_until_ms)
+    )]
+    Fenced {
+        /// The clock's reading, in milliseconds since the Unix epoch.
+        now_ms: i64,
+        /// The fence's deadline, in milliseconds since the Unix epoch (`i64::MIN` when revoked).
+        valid_until_ms: i64,
+    },
+
+    /// A generator was built without a node ID.
+    #[error(
+        "no node ID was given to the generator: call .node(), .node_id() or .lease() on the builder"
+    )]
+    MissingNode,
 }

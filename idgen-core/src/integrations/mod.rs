@@ -1,0 +1,6 @@
+//! Integrations with other crates, each behind its own feature.
+
+#[cfg(feature = "serde")]
+pub(crate) mod serde;
+#[cfg(any(feature = "jiff", feature = "chrono", feature = "time"))]
+mod time_crates;
