@@ -115,4 +115,32 @@ pub enum Error {
         "no node ID was given to the generator: call .node(), .node_id() or .lease() on the builder"
     )]
     MissingNode,
+
+    // ---- node-ID leases ----
+    /// Every node ID of the layout's node space is leased by a live holder.
+    #[error(
+        "no free node ID in namespace {namespace:?}: all {capacity} node IDs (the layout's node capacity) are leased by live holders"
+    )]
+    NoFreeNode {
+        /// The lease namespace.
+        namespace: String,
+        /// How many node IDs there are.
+        capacity: u64,
+    },
+
+    /// The lease store failed or did not answer in time.
+    #[error("node ID lease store failed to {operation}: {message}")]
+    LeaseStore {
+        /// `"claim"`, `"renew"` or `"release"`.
+        operation: &'static str,
+        /// The store's error.
+        message: String,
+    },
+
+    /// Options that contradict each other.
+    #[error("invalid options: {reason}")]
+    InvalidOptions {
+        /// What is wrong.
+        reason: String,
+    },
 }

@@ -27,6 +27,9 @@ mod clock;
 mod error;
 mod fmt_time;
 mod integrations;
+#[cfg(feature = "lease")]
+#[cfg_attr(docsrs, doc(cfg(feature = "lease")))]
+pub mod lease;
 pub mod snowflake;
 
 pub use clock::{Clock, ManualClock, SystemClock};
