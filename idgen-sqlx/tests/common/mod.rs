@@ -2,7 +2,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
-use idgen_sqlx::SnowflakeId;
+use idgen_sqlx::{Layout, Snowflake, SnowflakeId};
 
 /// Generators that run at once, one task each.
 pub const GENERATORS: i32 = 8;
@@ -11,30 +11,9 @@ pub const ROWS_PER_GENERATOR: i32 = 1_250;
 /// Rows per multi-row `INSERT`.
 pub const BATCH: usize = 125;
 
-/// A stand-in for `idgen_core::Snowflake` until it lands on this branch: node `n` of `GENERATORS`
-/// issues `BASE + n`, `BASE + n + GENERATORS`, … so IDs are strictly increasing per generator and
-/// interleave across generators, as Snowflake IDs of different nodes do.
-///
-/// To swap in the real generator: `Snowflake::new(Layout::TWITTER, node)?` and `next_id()?`.
-pub struct TestIds {
-    next: i64,
-}
-
-/// A large start, so the IDs need all 64 bits of `BIGINT` (a Snowflake ID from 2026).
-const BASE: i64 = 1_986_000_000_000_000_000;
-
-impl TestIds {
-    pub fn new(node: i32) -> Self {
-        TestIds {
-            next: BASE + i64::from(node),
-        }
-    }
-
-    pub fn next_id(&mut self) -> SnowflakeId {
-        let id = SnowflakeId::new(self.next).expect("test IDs stay positive");
-        self.next += i64::from(GENERATORS);
-        id
-    }
+/// The generator of node `node` (Twitter layout, system clock).
+pub fn generator(node: i32) -> Snowflake {
+    Snowflake::new(Layout::TWITTER, u64::try_from(node).expect("node >= 0")).expect("a valid node")
 }
 
 /// One row of the `ids` table.
@@ -51,14 +30,14 @@ pub struct IdRow {
 
 /// The next `BATCH` rows of a generator, in creation order.
 pub fn next_batch(
-    ids: &mut TestIds,
+    ids: &Snowflake,
     generator: i32,
     first_seq: i32,
     previous: &mut Option<SnowflakeId>,
 ) -> Vec<IdRow> {
     (first_seq..(first_seq + BATCH as i32).min(ROWS_PER_GENERATOR))
         .map(|seq| {
-            let id = ids.next_id();
+            let id = ids.next_id().expect("the generator issues an ID");
             let parent = if seq % 3 == 0 { None } else { *previous };
             *previous = Some(id);
             IdRow {
@@ -107,12 +86,12 @@ macro_rules! insert_concurrently {
         for generator in 0..common::GENERATORS {
             let pool = $pool.clone();
             tasks.push(tokio::spawn(async move {
-                let mut ids = common::TestIds::new(generator);
+                let ids = common::generator(generator);
                 let mut previous = None;
                 let mut inserted = Vec::new();
                 let mut seq = 0;
                 while seq < common::ROWS_PER_GENERATOR {
-                    let batch = common::next_batch(&mut ids, generator, seq, &mut previous);
+                    let batch = common::next_batch(&ids, generator, seq, &mut previous);
                     seq += batch.len() as i32;
                     let mut insert = sqlx::QueryBuilder::<$db>::new(
                         "INSERT INTO ids (id, generator, seq, parent) ",
