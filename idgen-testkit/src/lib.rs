@@ -27,6 +27,10 @@
 //!    as `nobody`.
 //! 4. Otherwise [`Error::NoServer`], whose message names the three ways.
 //!
+//! Environment knobs for path 3: `IDGEN_PG_BIN_DIR` (where `initdb` and `postgres` are, if not on
+//! `PATH` or under `/usr/lib/postgresql/<version>/bin`) and `IDGEN_TESTKIT_USER` (the user the
+//! servers run as when the tests run as root; default `nobody`).
+//!
 //! Each call then creates a database with a fresh random name on that server and drops it when
 //! the [`TestDb`] is dropped, so tests run in parallel without seeing each other's rows and a
 //! second run starts clean. [`sqlite`] needs no server: a file in a temporary directory.

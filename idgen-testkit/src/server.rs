@@ -150,3 +150,28 @@ fn no_server_message(kind: Kind, tried: &[String]) -> String {
         tried = tried.join("; "),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Kind, no_server_message};
+
+    #[test]
+    fn the_no_server_message_names_the_three_ways_and_what_was_tried() {
+        let tried = ["(3) local server binaries: `initdb` is neither on PATH nor …".to_owned()];
+        let message = no_server_message(Kind::Postgres, &tried);
+        for part in [
+            "(1) set IDGEN_POSTGRES_URL",
+            "(2) run a Docker engine",
+            "(3) install the server binaries initdb",
+            "`initdb` is neither",
+        ] {
+            assert!(message.contains(part), "{part:?} missing from: {message}");
+        }
+        let message = no_server_message(Kind::MySql, &[]);
+        assert!(
+            message.contains("IDGEN_MYSQL_URL=mysql://root@127.0.0.1:3306/mysql"),
+            "{message}"
+        );
+        assert!(message.contains("mariadb-install-db"), "{message}");
+    }
+}
