@@ -41,6 +41,7 @@ pub mod containers;
 mod error;
 pub mod local_server;
 mod server;
+mod stale;
 mod test_db;
 mod url;
 

@@ -151,8 +151,9 @@ impl<DB: Database> TestDb<DB> {
 impl TestDb<Sqlite> {
     /// A new SQLite database file in a temporary directory (WAL mode, 30 s busy timeout).
     pub(crate) async fn create_sqlite() -> Result<Self, Error> {
+        crate::stale::sweep_once();
         let dir = tempfile::Builder::new()
-            .prefix("idgen-testkit-sqlite-")
+            .prefix(&crate::stale::dir_prefix("sqlite"))
             .tempdir()
             .map_err(|err| Error::database("create a temporary directory", "sqlite", err))?;
         let path = dir.path().join("test.db");

@@ -33,6 +33,7 @@ pub(super) async fn start() -> Result<Server, Error> {
     super::launch(LaunchSpec {
         kind: Kind::MySql,
         what: WHAT,
+        dir_tag: "mariadb",
         init,
         init_args,
         server,

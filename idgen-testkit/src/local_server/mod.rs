@@ -95,6 +95,8 @@ struct LaunchSpec {
     kind: Kind,
     /// For messages, e.g. `a local PostgreSQL server`.
     what: &'static str,
+    /// For the temporary directory's name, e.g. `pg`.
+    dir_tag: &'static str,
     /// The program that creates a data directory, and its arguments for a working directory.
     init: PathBuf,
     init_args: fn(&Path) -> Vec<String>,
@@ -121,8 +123,9 @@ async fn launch(spec: LaunchSpec) -> Result<Server, Error> {
 
 async fn launch_once(spec: &LaunchSpec, runner: &unprivileged::Runner) -> Result<Server, Error> {
     let what = spec.what;
+    crate::stale::sweep_once();
     let dir = tempfile::Builder::new()
-        .prefix("idgen-testkit-")
+        .prefix(&crate::stale::dir_prefix(spec.dir_tag))
         .tempdir()
         .map_err(|err| Error::start(what, format!("cannot create a temporary directory: {err}")))?
         .keep();

@@ -41,6 +41,7 @@ pub(super) async fn start() -> Result<Server, Error> {
     super::launch(LaunchSpec {
         kind: Kind::Postgres,
         what: WHAT,
+        dir_tag: "pg",
         init,
         init_args,
         server,
