@@ -26,10 +26,15 @@
 mod clock;
 mod error;
 mod fmt_time;
+#[cfg(feature = "hilo")]
+#[cfg_attr(docsrs, doc(cfg(feature = "hilo")))]
+pub mod hilo;
 pub mod snowflake;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::Error;
+#[cfg(feature = "hilo")]
+pub use hilo::{HiLo, HiLoSource};
 pub use snowflake::SnowflakeId;
 // SNOWFLAKE-EXPORTS
 #[cfg(any())]
