@@ -214,8 +214,10 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
 
     /// The low-water mark is `factor × consumption rate × fetch latency` IDs (default 3.0):
     /// a prefetch starts when fewer IDs than that are buffered, so it lands before the buffer
-    /// runs dry even if the rate or the latency grows by that factor meanwhile. Before a
-    /// rate is known, half a block.
+    /// runs dry even if the rate or the latency grows by that factor meanwhile. The latency is
+    /// measured from the request to the block's arrival (so it includes scheduling the
+    /// background task); the rate is measured per block. Before a rate is known, a whole block:
+    /// the second block is fetched as soon as the first is in use.
     ///
     /// ```
     /// # use idgen_core::hilo::{HiLo, MemorySource};

@@ -12,9 +12,14 @@ use super::state::Shared;
 
 /// Runs until the buffer needs nothing more, the generator failed closed, or every `HiLo`
 /// clone was dropped. Holds only a weak reference across the round trip.
-pub(crate) async fn run(me: Weak<Shared>) {
+///
+/// The latency it records runs from the request (`kicked_at` for the first fetch) to the
+/// block's arrival, so it includes the time the runtime took to schedule this task: that is
+/// what the low-water mark has to cover.
+pub(crate) async fn run(me: Weak<Shared>, kicked_at: Instant) {
     let mut failures: u32 = 0;
     let mut jitter = Jitter::new();
+    let mut requested = Some(kicked_at);
     loop {
         let (source, size) = {
             let Some(shared) = me.upgrade() else { return };
@@ -23,7 +28,7 @@ pub(crate) async fn run(me: Weak<Shared>) {
             };
             (Arc::clone(&shared.source), size)
         };
-        let started = Instant::now();
+        let started = requested.take().unwrap_or_else(Instant::now);
         let result = source.allocate(size).await;
         let latency = started.elapsed();
         let Some(shared) = me.upgrade() else { return };

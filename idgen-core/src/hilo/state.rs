@@ -142,7 +142,8 @@ impl Shared {
     /// Starts the refill task unless it is already running (single flight).
     pub(crate) fn kick(&self) {
         if !self.refilling.swap(true, Ordering::AcqRel) {
-            self.runtime.spawn(refill::run(self.me.clone()));
+            self.runtime
+                .spawn(refill::run(self.me.clone(), Instant::now()));
         }
     }
 
@@ -255,7 +256,8 @@ impl Shared {
             (Some(rate), Some(latency)) => {
                 (rate * latency.as_secs_f64() * self.options.low_water_factor).ceil() as u64
             }
-            _ => self.next_block_len(inner) / 2,
+            // No rate yet: fetch a second block at once (double buffering until measured).
+            _ => self.next_block_len(inner),
         };
         ids.max(self.options.min_low_water)
     }

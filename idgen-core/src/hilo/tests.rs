@@ -95,7 +95,7 @@ async fn prefetch_fetches_before_the_block_runs_out_so_nobody_waits() {
     let counter = MemorySource::new().with_latency(10 * MS);
     let ids = HiLo::new(counter.clone(), 100).await.unwrap();
     assert_eq!(ids.stats().blocks_fetched, 1);
-    // Before any rate is known the low-water mark is half a block.
+    // Before any rate is known the second block is fetched as soon as the first is in use.
     take(&ids, 60).await;
     tokio::time::sleep(20 * MS).await; // the background fetch lands
     assert_eq!(ids.stats().blocks_fetched, 2);
@@ -168,10 +168,13 @@ async fn an_outage_serves_the_buffer_then_a_typed_error_then_recovers() {
         .build()
         .await
         .unwrap();
+    tokio::time::sleep(MS).await; // the start-up prefetch settles
+    let buffered = ids.stats().buffered;
+    assert!(buffered >= 10, "{buffered}");
     counter.set_failing(true);
-    // The buffered block keeps serving (its prefetch fails in the background).
-    let mut issued = take(&ids, 10).await;
-    assert_eq!(issued, (1..=10).collect::<Vec<_>>());
+    // The buffer keeps serving (further prefetches fail in the background).
+    let mut issued = take(&ids, buffered as usize).await;
+    assert_eq!(issued, (1..=buffered as i64).collect::<Vec<_>>());
     // Then: nothing buffered, so a typed error after the timeout, never a sentinel.
     let started = tokio::time::Instant::now();
     let err = ids.next_id().await.unwrap_err();
