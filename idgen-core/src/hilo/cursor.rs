@@ -6,6 +6,10 @@
 //! `fetch_add(1)` on the cursor; the block's start and length are then read from the ring slot of
 //! that epoch, which is written only by the (mutex-serialised) installer, under a seqlock.
 //!
+//! * The next block is *staged* in the slot of the next epoch before the current one runs out;
+//!   the caller that finds the current block used up moves the cursor to it with one CAS
+//!   ([`Cursor::switch`]), so a block boundary takes no lock either. Only when nothing is staged
+//!   does a caller go to the engine's mutex.
 //! * An offset at or past the block's length means "exhausted": the caller goes to the slow path.
 //!   Overshooting is harmless; the slow path compacts the offset long before it could carry into
 //!   the epoch bits.
@@ -139,6 +143,11 @@ impl Cursor {
         }
     }
 
+    /// `full_epoch` as the cursor stores it.
+    pub(crate) fn masked(full_epoch: u64) -> u64 {
+        full_epoch & EPOCH_MASK
+    }
+
     /// The masked epoch and offset now.
     pub(crate) fn position(&self) -> (u64, u64) {
         unpack(self.packed.load(Ordering::Acquire))
@@ -160,9 +169,11 @@ impl Cursor {
         Some((Block { start, len }, trigger))
     }
 
-    /// Publishes `block` as epoch `full_epoch` with `taken` IDs already handed out and returns
-    /// the offset the previous block had reached. Only one caller at a time (the engine's mutex).
-    pub(crate) fn publish(&self, full_epoch: u64, block: Block, taken: u64, trigger: u64) -> u64 {
+    /// Writes `block` into the slot of `full_epoch` (the epoch after the current one) without
+    /// touching the cursor: from then on, a caller that finds the current block used up may
+    /// switch to it with [`switch`](Self::switch). Only under the engine's mutex, and only for a
+    /// slot no switch can currently target.
+    pub(crate) fn stage(&self, full_epoch: u64, block: Block, trigger: u64) {
         let slot = &self.slots[(full_epoch % SLOTS as u64) as usize];
         slot.epoch.store(WRITING, Ordering::Relaxed);
         fence(Ordering::Release);
@@ -170,8 +181,76 @@ impl Cursor {
         slot.len.store(block.len, Ordering::Relaxed);
         slot.trigger.store(trigger, Ordering::Relaxed);
         slot.epoch.store(full_epoch, Ordering::Release);
-        let old = self.packed.swap(pack(full_epoch, taken), Ordering::AcqRel);
-        unpack(old).1
+    }
+
+    /// The lock-free block switch: the block of `epoch` (masked) is used up; if the next epoch's
+    /// block is staged, move the cursor to it with one CAS and take its first ID. `None` when
+    /// nothing is staged; `Some(Take::Lost)` when the cursor already moved on (take again).
+    pub(crate) fn switch(&self, epoch: u64) -> Option<Take> {
+        let next = (epoch + 1) & EPOCH_MASK;
+        let (block, trigger) = self.read_slot(next)?;
+        if block.len == 0 {
+            return None;
+        }
+        let mut packed = self.packed.load(Ordering::Acquire);
+        loop {
+            if unpack(packed).0 != epoch {
+                return Some(Take::Lost);
+            }
+            match self.packed.compare_exchange_weak(
+                packed,
+                pack(next, 1),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    return Some(Take::Id {
+                        id: block.start,
+                        kick: trigger == 0,
+                    });
+                }
+                Err(now) => packed = now,
+            }
+        }
+    }
+
+    /// Moves the cursor from `full_epoch` to the staged `full_epoch + 1` with `taken` IDs of it
+    /// already handed out, whatever is left of the current block (skipped). Returns the offset
+    /// the current block had reached, or `None` if the cursor is no longer on `full_epoch` (a
+    /// lock-free [`switch`](Self::switch) got there first). Only under the engine's mutex.
+    pub(crate) fn claim(&self, full_epoch: u64, taken: u64) -> Option<u64> {
+        let mut packed = self.packed.load(Ordering::Acquire);
+        loop {
+            let (epoch, offset) = unpack(packed);
+            if epoch != full_epoch & EPOCH_MASK {
+                return None;
+            }
+            match self.packed.compare_exchange_weak(
+                packed,
+                pack(full_epoch + 1, taken),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Some(offset),
+                Err(now) => packed = now,
+            }
+        }
+    }
+
+    /// Stages `block` as `full_epoch` and moves the cursor there unconditionally (used to stop
+    /// the generator: `full_epoch` must be past any staged epoch). Only under the engine's mutex.
+    pub(crate) fn force(&self, full_epoch: u64, block: Block) {
+        self.stage(full_epoch, block, NO_TRIGGER);
+        self.packed.swap(pack(full_epoch, 0), Ordering::AcqRel);
+    }
+
+    /// Moves the trigger of the block in `full_epoch`'s slot (the current one). Readers may see
+    /// the old or the new trigger; either is consistent. Only under the engine's mutex.
+    pub(crate) fn rearm(&self, full_epoch: u64, trigger: u64) {
+        let slot = &self.slots[(full_epoch % SLOTS as u64) as usize];
+        if slot.epoch.load(Ordering::Acquire) == full_epoch {
+            slot.trigger.store(trigger, Ordering::Relaxed);
+        }
     }
 
     /// Resets a far-overshot offset of an exhausted block back to its length, so the offset can
@@ -215,7 +294,8 @@ mod tests {
     #[test]
     fn takes_walk_the_published_block_then_report_exhaustion() {
         let cursor = Cursor::new();
-        cursor.publish(1, Block { start: 10, len: 3 }, 0, 1);
+        cursor.force(1, Block { start: 10, len: 3 });
+        cursor.stage(1, Block { start: 10, len: 3 }, 1);
         assert_eq!(
             cursor.take(),
             Take::Id {
@@ -241,29 +321,49 @@ mod tests {
     }
 
     #[test]
-    fn publish_reports_how_far_the_old_block_went() {
+    fn a_staged_block_is_switched_to_lock_free_exactly_once() {
         let cursor = Cursor::new();
-        cursor.publish(1, Block { start: 1, len: 5 }, 0, NO_TRIGGER);
-        cursor.take();
-        cursor.take();
+        cursor.force(1, Block { start: 1, len: 2 });
+        assert!(matches!(cursor.take(), Take::Id { id: 1, .. }));
+        assert!(matches!(cursor.take(), Take::Id { id: 2, .. }));
+        let Take::Exhausted { epoch, .. } = cursor.take() else {
+            panic!("should be used up")
+        };
+        assert_eq!(cursor.switch(epoch), None, "nothing staged yet");
+        cursor.stage(2, Block { start: 10, len: 5 }, 0);
+        assert_eq!(cursor.switch(epoch), Some(Take::Id { id: 10, kick: true }));
+        // A second caller that saw the same exhausted epoch does not switch again.
+        assert_eq!(cursor.switch(epoch), Some(Take::Lost));
         assert_eq!(
-            cursor.publish(2, Block { start: 6, len: 5 }, 1, NO_TRIGGER),
-            2
+            cursor.take(),
+            Take::Id {
+                id: 11,
+                kick: false
+            }
         );
-        assert_eq!(cursor.take(), Take::Id { id: 7, kick: false });
+    }
+
+    #[test]
+    fn claim_skips_the_rest_and_reports_the_offset_reached() {
+        let cursor = Cursor::new();
+        cursor.force(1, Block { start: 1, len: 5 });
+        cursor.take();
+        cursor.take();
+        cursor.stage(2, Block { start: 6, len: 5 }, NO_TRIGGER);
+        assert_eq!(cursor.claim(1, 3), Some(2));
+        assert_eq!(cursor.take(), Take::Id { id: 9, kick: false });
+        assert_eq!(cursor.claim(1, 0), None, "the cursor is on epoch 2 now");
     }
 
     #[test]
     fn take_exact_takes_only_a_range_that_fits() {
         let cursor = Cursor::new();
-        cursor.publish(
+        cursor.force(
             1,
             Block {
                 start: 100,
                 len: 10,
             },
-            0,
-            NO_TRIGGER,
         );
         assert_eq!(cursor.take_exact(4), Some(100..104));
         assert_eq!(cursor.take_exact(7), None);
@@ -274,7 +374,7 @@ mod tests {
     #[test]
     fn a_stale_slot_is_detected_not_misread() {
         let cursor = Cursor::new();
-        cursor.publish(1, Block { start: 1, len: 5 }, 0, NO_TRIGGER);
+        cursor.force(1, Block { start: 1, len: 5 });
         // Rewrite slot 1 for epoch 5 while the cursor still says epoch 1 (as if a reader stalled).
         let slot = &cursor.slots[1];
         slot.epoch.store(5, Ordering::Release);
@@ -284,7 +384,7 @@ mod tests {
     #[test]
     fn compaction_keeps_the_epoch_and_stops_overshoot() {
         let cursor = Cursor::new();
-        cursor.publish(3, Block { start: 1, len: 2 }, 0, NO_TRIGGER);
+        cursor.force(3, Block { start: 1, len: 2 });
         cursor
             .packed
             .store(pack(3, COMPACT_AT + 5), Ordering::Relaxed);

@@ -210,10 +210,19 @@ impl HiLo {
                     return Ok(Some(id));
                 }
                 Take::Lost => {}
-                Take::Exhausted { epoch, offset } => match self.shared.advance(epoch, offset) {
-                    Advance::Retry => {}
-                    Advance::Empty => return Ok(None),
-                    Advance::Fatal(err) => return Err(err),
+                Take::Exhausted { epoch, offset } => match self.shared.cursor.switch(epoch) {
+                    Some(Take::Id { id, kick }) => {
+                        if kick {
+                            self.shared.kick();
+                        }
+                        return Ok(Some(id));
+                    }
+                    Some(_) => {}
+                    None => match self.shared.advance(epoch, offset) {
+                        Advance::Retry => {}
+                        Advance::Empty => return Ok(None),
+                        Advance::Fatal(err) => return Err(err),
+                    },
                 },
             }
         }

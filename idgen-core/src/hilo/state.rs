@@ -13,7 +13,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::builder::Options;
-use super::cursor::{Block, COMPACT_AT, Cursor, NO_TRIGGER};
+use super::cursor::{Block, COMPACT_AT, Cursor};
 use super::refill;
 use super::source::{BoxError, DynSource, Increment};
 use super::stats::HiLoStats;
@@ -36,18 +36,22 @@ pub(crate) struct Shared {
 }
 
 struct Inner {
-    /// The full epoch of the block the cursor serves.
+    /// The full epoch of the block the cursor serves (as last synced; the cursor may have
+    /// switched to `staged` since, see [`Shared::sync`]).
     epoch: u64,
     current: Block,
-    installed_at: Instant,
-    /// Fetched blocks waiting their turn, ascending.
+    /// The block in the slot of `epoch + 1`, which any caller may switch to without the mutex.
+    staged: Option<Block>,
+    /// Fetched blocks waiting behind `staged`, ascending.
     spares: VecDeque<Block>,
     /// The highest ID of every block accepted so far (regression check).
     highest: Option<i64>,
     /// IDs handed out from blocks no longer current.
     issued_retired: u64,
-    /// Consumption rate, IDs per second (moving average over blocks).
+    /// Consumption rate, IDs per second (moving average of samples taken at refills).
     rate: Option<f64>,
+    sampled_at: Instant,
+    sampled_issued: u64,
     /// The largest pending `reserve(n)` no buffered block can satisfy.
     reserve_request: u64,
     blocks_fetched: u64,
@@ -61,9 +65,15 @@ struct Inner {
     fatal: Option<Error>,
 }
 
+impl Inner {
+    fn buffered_blocks(&self) -> u64 {
+        self.staged.map_or(0, |b| b.len) + self.spares.iter().map(|b| b.len).sum::<u64>()
+    }
+}
+
 /// What the slow path of `next_id` found.
 pub(crate) enum Advance {
-    /// The cursor moved (to a new block); take again.
+    /// The cursor moved, or a block is staged now; take again.
     Retry,
     /// Nothing buffered; a fetch was requested.
     Empty,
@@ -92,11 +102,13 @@ impl Shared {
             inner: Mutex::new(Inner {
                 epoch: 0,
                 current: Block::EMPTY,
-                installed_at: Instant::now(),
+                staged: None,
                 spares: VecDeque::new(),
                 highest: None,
                 issued_retired: 0,
                 rate: None,
+                sampled_at: Instant::now(),
+                sampled_issued: 0,
                 reserve_request: 0,
                 blocks_fetched: 0,
                 fetch_failures: 0,
@@ -120,7 +132,89 @@ impl Shared {
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        self.sync(&mut inner);
+        inner
+    }
+
+    /// Catches up with a lock-free switch to the staged block.
+    fn sync(&self, inner: &mut Inner) {
+        let Some(staged) = inner.staged else { return };
+        let (epoch, _) = self.cursor.position();
+        if epoch == Cursor::masked(inner.epoch + 1) {
+            // The switch happens only once the current block is used up.
+            inner.issued_retired += inner.current.len;
+            inner.current = staged;
+            inner.staged = None;
+            inner.epoch += 1;
+        }
+    }
+
+    /// Stages the next spare block, if none is staged, so the next switch needs no lock.
+    fn stage(&self, inner: &mut Inner) {
+        if inner.staged.is_some() || inner.fatal.is_some() {
+            return;
+        }
+        let Some(block) = inner.spares.pop_front() else {
+            return;
+        };
+        let trigger = self.trigger_for(inner, block, 0);
+        self.cursor.stage(inner.epoch + 1, block, trigger);
+        inner.staged = Some(block);
+    }
+
+    /// The offset at which taking an ID from `block` starts the refill task: where the buffer
+    /// behind it drops to the low-water mark, and at the latest halfway, so the task stages the
+    /// block after it in time. Never below `taken`.
+    fn trigger_for(&self, inner: &Inner, block: Block, taken: u64) -> u64 {
+        let halfway = (block.len - 1) / 2;
+        let behind = inner.buffered_blocks();
+        let low_water = self.low_water(inner);
+        let at = match low_water.checked_sub(behind) {
+            Some(deficit) if deficit > 0 => (block.len - 1).saturating_sub(deficit).min(halfway),
+            _ => halfway,
+        };
+        at.max(taken)
+    }
+
+    /// Sets the current block's trigger where its remaining IDs plus the buffered blocks drop
+    /// to the low-water mark as known now (rate and latency change after a block was staged).
+    fn rearm(&self, inner: &Inner) {
+        if !self.options.prefetch || inner.current.len == 0 {
+            return;
+        }
+        let Some(deficit) = self.low_water(inner).checked_sub(inner.buffered_blocks()) else {
+            return;
+        };
+        let (_, offset) = self.cursor.position();
+        let at = (inner.current.len - 1).saturating_sub(deficit);
+        if deficit > 0 && at > offset {
+            self.cursor.rearm(inner.epoch, at);
+        }
+    }
+
+    /// Samples the consumption rate.
+    fn sample_rate(&self, inner: &mut Inner) {
+        let now = Instant::now();
+        let elapsed = now.saturating_duration_since(inner.sampled_at);
+        if elapsed < Duration::from_millis(1) {
+            return;
+        }
+        let issued = self.issued(inner);
+        let sample = issued.saturating_sub(inner.sampled_issued) as f64 / elapsed.as_secs_f64();
+        if sample > 0.0 || inner.rate.is_some() {
+            inner.rate = Some(match inner.rate {
+                Some(rate) => 0.5 * rate + 0.5 * sample,
+                None => sample,
+            });
+        }
+        inner.sampled_at = now;
+        inner.sampled_issued = issued;
+    }
+
+    fn issued(&self, inner: &Inner) -> u64 {
+        let (_, offset) = self.cursor.position();
+        inner.issued_retired + offset.min(inner.current.len)
     }
 
     /// The largest contiguous range one fetch can give.
@@ -147,96 +241,76 @@ impl Shared {
         }
     }
 
-    /// The slow path of taking an ID: the block of `epoch` is used up.
+    /// The slow path of taking an ID: the block of `epoch` is used up and nothing was staged.
     pub(crate) fn advance(&self, epoch: u64, _offset: u64) -> Advance {
         let mut inner = self.lock();
         if let Some(err) = &inner.fatal {
             return Advance::Fatal(err.clone());
         }
         let (now_epoch, now_offset) = self.cursor.position();
-        if now_epoch != epoch || now_offset < inner.current.len {
+        if now_epoch != epoch || now_offset < inner.current.len || inner.staged.is_some() {
             return Advance::Retry;
         }
         if now_offset >= COMPACT_AT {
             self.cursor.compact(inner.epoch, inner.current.len);
         }
-        match inner.spares.pop_front() {
-            Some(block) => {
-                self.install(&mut inner, block, 0);
-                Advance::Retry
-            }
-            None => {
-                drop(inner);
-                self.kick();
-                Advance::Empty
-            }
+        self.stage(&mut inner);
+        if inner.staged.is_some() {
+            return Advance::Retry;
         }
+        drop(inner);
+        self.kick();
+        Advance::Empty
     }
 
     /// One attempt at `n` contiguous IDs.
     pub(crate) fn reserve(&self, n: u64) -> Reserved {
         let mut inner = self.lock();
-        if let Some(err) = &inner.fatal {
-            return Reserved::Fatal(err.clone());
-        }
-        if let Some(range) = self.cursor.take_exact(n) {
-            return Reserved::Got(range);
-        }
-        if let Some(index) = inner.spares.iter().position(|b| b.len >= n) {
-            // Blocks before it (smaller, lower) and the rest of the current block are skipped,
-            // so IDs keep increasing: gaps, never reuse.
-            inner.spares.drain(..index);
-            let block = inner.spares.pop_front().unwrap_or(Block::EMPTY);
-            self.install(&mut inner, block, n);
-            if inner.reserve_request <= n {
-                inner.reserve_request = 0;
+        loop {
+            if let Some(err) = &inner.fatal {
+                return Reserved::Fatal(err.clone());
             }
-            return Reserved::Got(block.range(0, n));
+            if let Some(range) = self.cursor.take_exact(n) {
+                return Reserved::Got(range);
+            }
+            self.stage(&mut inner);
+            let Some(staged) = inner.staged else { break };
+            // A fresh block: the rest of the current one is skipped (a gap), so IDs keep
+            // increasing. A staged block too small for `n` is skipped whole.
+            let taken = if staged.len >= n {
+                n
+            } else if inner.spares.iter().any(|b| b.len >= n) {
+                staged.len
+            } else {
+                break;
+            };
+            match self.cursor.claim(inner.epoch, taken) {
+                Some(offset) => {
+                    inner.issued_retired += offset.min(inner.current.len);
+                    inner.current = staged;
+                    inner.staged = None;
+                    inner.epoch += 1;
+                    if taken == n {
+                        if inner.reserve_request <= n {
+                            inner.reserve_request = 0;
+                        }
+                        self.stage(&mut inner);
+                        drop(inner);
+                        self.kick();
+                        return Reserved::Got(staged.range(0, n));
+                    }
+                    while inner.spares.front().is_some_and(|b| b.len < n) {
+                        inner.spares.pop_front();
+                    }
+                }
+                // A caller switched to the staged block meanwhile: look again.
+                None => self.sync(&mut inner),
+            }
         }
         inner.reserve_request = inner.reserve_request.max(n);
         drop(inner);
         self.kick();
         Reserved::Wait
-    }
-
-    /// Makes `block` current with `taken` IDs already handed out.
-    fn install(&self, inner: &mut Inner, block: Block, taken: u64) {
-        let now = Instant::now();
-        let (_, before) = self.cursor.position();
-        let consumed_estimate = before.min(inner.current.len);
-        let elapsed = now.saturating_duration_since(inner.installed_at);
-        if consumed_estimate > 0 && !elapsed.is_zero() {
-            let sample = consumed_estimate as f64 / elapsed.as_secs_f64();
-            inner.rate = Some(match inner.rate {
-                Some(rate) => 0.5 * rate + 0.5 * sample,
-                None => sample,
-            });
-        }
-
-        let low_water = self.low_water(inner);
-        let spare_total: u64 = inner.spares.iter().map(|b| b.len).sum();
-        let mut kick_now = false;
-        let trigger = if low_water > spare_total {
-            let deficit = low_water - spare_total;
-            match (block.len - 1).checked_sub(deficit) {
-                Some(at) if at >= taken => at,
-                _ => {
-                    kick_now = true;
-                    NO_TRIGGER
-                }
-            }
-        } else {
-            NO_TRIGGER
-        };
-
-        inner.epoch += 1;
-        let old_offset = self.cursor.publish(inner.epoch, block, taken, trigger);
-        inner.issued_retired += old_offset.min(inner.current.len);
-        inner.current = block;
-        inner.installed_at = now;
-        if kick_now {
-            self.kick();
-        }
     }
 
     fn latency_estimate(inner: &Inner) -> Option<Duration> {
@@ -281,19 +355,23 @@ impl Shared {
             return None;
         }
         let len = self.next_block_len(inner);
-        if inner.reserve_request > 0 && !inner.spares.iter().any(|b| b.len >= inner.reserve_request)
+        let satisfied = |b: &Block| b.len >= inner.reserve_request;
+        if inner.reserve_request > 0
+            && !inner.staged.iter().any(satisfied)
+            && !inner.spares.iter().any(satisfied)
         {
             return Some(match self.increment {
                 Increment::PerCall => len.max(inner.reserve_request),
                 Increment::Fixed(_) => self.block,
             });
         }
-        if inner.spares.len() >= self.options.max_buffered_blocks {
+        if inner.spares.len() + usize::from(inner.staged.is_some())
+            >= self.options.max_buffered_blocks
+        {
             return None;
         }
         let (_, offset) = self.cursor.position();
-        let available = inner.current.len.saturating_sub(offset)
-            + inner.spares.iter().map(|b| b.len).sum::<u64>();
+        let available = inner.current.len.saturating_sub(offset) + inner.buffered_blocks();
         if available == 0 || (self.options.prefetch && available <= self.low_water(inner)) {
             Some(len)
         } else {
@@ -304,9 +382,12 @@ impl Shared {
     /// For the refill task: the next block length to fetch, or `None` after marking the task
     /// stopped (under the mutex, so a caller that then finds the buffer empty starts a new one).
     pub(crate) fn next_request_or_stop(&self) -> Option<u64> {
-        let inner = self.lock();
+        let mut inner = self.lock();
+        self.sample_rate(&mut inner);
+        self.stage(&mut inner);
         let request = self.next_request(&inner);
         if request.is_none() {
+            self.rearm(&inner);
             self.refilling.store(false, Ordering::Release);
         }
         request
@@ -336,6 +417,7 @@ impl Shared {
             Ok(last) => {
                 inner.highest = Some(last);
                 inner.spares.push_back(Block { start, len });
+                self.stage(&mut inner);
                 Ok(())
             }
             Err(err) => {
@@ -360,11 +442,11 @@ impl Shared {
     fn fail_closed(&self, inner: &mut Inner, err: Error) {
         inner.fatal = Some(err);
         inner.spares.clear();
-        inner.epoch += 1;
-        let old_offset = self
-            .cursor
-            .publish(inner.epoch, Block::EMPTY, 0, NO_TRIGGER);
-        inner.issued_retired += old_offset.min(inner.current.len);
+        // Past any staged epoch, so no lock-free switch can reach a buffered block any more.
+        inner.issued_retired = self.issued(inner);
+        inner.staged = None;
+        inner.epoch += 2;
+        self.cursor.force(inner.epoch, Block::EMPTY);
         inner.current = Block::EMPTY;
     }
 
@@ -384,7 +466,7 @@ impl Shared {
         let inner = self.lock();
         match &inner.fatal {
             Some(err) => Err(err.clone()),
-            None => Ok(!inner.spares.is_empty() || inner.current.len > 0),
+            None => Ok(inner.current.len > 0 || inner.buffered_blocks() > 0),
         }
     }
 
@@ -412,8 +494,7 @@ impl Shared {
             fetch_latency_max: (fetched > 0).then_some(inner.latency_max),
             caller_waits: inner.caller_waits,
             last_error: inner.fatal.clone().or_else(|| inner.last_error.clone()),
-            buffered: inner.current.len - in_current
-                + inner.spares.iter().map(|b| b.len).sum::<u64>(),
+            buffered: inner.current.len - in_current + inner.buffered_blocks(),
             block_size: self.block,
             next_block_size: self.next_block_len(&inner),
             low_water: self.low_water(&inner),

@@ -238,6 +238,7 @@ async fn a_block_overlapping_the_last_one_fails_closed_and_drops_the_buffer() {
     // Block 10: the first block is [1, 11); a counter answering 10 overlaps it.
     let ids = HiLo::builder(Scripted::new(&[1, 21, 10]))
         .block(10)
+        .min_low_water(5)
         .build()
         .await
         .unwrap();
