@@ -6,7 +6,8 @@
 //!    consumer (about 2 µs of work per ID), overall and at block boundaries (the first ID of
 //!    each block), with and without prefetch.
 //!
-//! Run: `cargo bench -p idgen-core --features hilo --bench hilo`
+//! Run: `cargo bench -p idgen-core --features hilo --bench hilo` (set `HILO_BENCH_NO_TABLE=1`
+//! to skip the table).
 #![allow(missing_docs)]
 
 use std::hint::black_box;
@@ -138,5 +139,7 @@ fn main() {
     c.final_summary();
     // `cargo test --benches` runs this without `--bench`: keep that run short.
     let full = std::env::args().any(|a| a == "--bench");
-    latency_table(if full { 300_000 } else { 5_000 });
+    if std::env::var_os("HILO_BENCH_NO_TABLE").is_none() {
+        latency_table(if full { 300_000 } else { 5_000 });
+    }
 }

@@ -216,7 +216,8 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     /// a prefetch starts when fewer IDs than that are buffered, so it lands before the buffer
     /// runs dry even if the rate or the latency grows by that factor meanwhile. The latency is
     /// measured from the request to the block's arrival (so it includes scheduling the
-    /// background task); the rate is measured per block. Before a rate is known, a whole block:
+    /// background task) and estimated as the largest of the last, the mean and a slowly
+    /// decaying peak; the rate is sampled at each refill. Before a rate is known, a whole block:
     /// the second block is fetched as soon as the first is in use.
     ///
     /// ```

@@ -17,6 +17,7 @@ use super::state::Shared;
 /// block's arrival, so it includes the time the runtime took to schedule this task: that is
 /// what the low-water mark has to cover.
 pub(crate) async fn run(me: Weak<Shared>, kicked_at: Instant) {
+    let _reset_on_panic = ResetOnPanic(me.clone());
     let mut failures: u32 = 0;
     let mut jitter = Jitter::new();
     let mut requested = Some(kicked_at);
@@ -47,6 +48,21 @@ pub(crate) async fn run(me: Weak<Shared>, kicked_at: Instant) {
                 failures = failures.saturating_add(1);
                 tokio::time::sleep(delay).await;
             }
+        }
+    }
+}
+
+/// If a source panics, the task dies; this lets the next caller start a new one instead of
+/// waiting forever. (Only on panic: a normal exit hands over under the mutex, and resetting
+/// the flag again afterwards could let two fetches run at once.)
+struct ResetOnPanic(Weak<Shared>);
+
+impl Drop for ResetOnPanic {
+    fn drop(&mut self) {
+        if std::thread::panicking()
+            && let Some(shared) = self.0.upgrade()
+        {
+            shared.task_panicked();
         }
     }
 }

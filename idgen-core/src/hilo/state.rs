@@ -59,6 +59,8 @@ struct Inner {
     latency_last: Option<Duration>,
     latency_sum: Duration,
     latency_max: Duration,
+    /// A peak that decays by a quarter per fetch: recent latency spikes count, old ones fade.
+    latency_peak: Duration,
     caller_waits: u64,
     last_error: Option<Error>,
     /// Set once the generator failed closed; every later call returns it.
@@ -115,6 +117,7 @@ impl Shared {
                 latency_last: None,
                 latency_sum: Duration::ZERO,
                 latency_max: Duration::ZERO,
+                latency_peak: Duration::ZERO,
                 caller_waits: 0,
                 last_error: None,
                 fatal: None,
@@ -318,7 +321,7 @@ impl Shared {
         let count = u32::try_from(inner.blocks_fetched)
             .unwrap_or(u32::MAX)
             .max(1);
-        Some(last.max(inner.latency_sum / count))
+        Some(last.max(inner.latency_sum / count).max(inner.latency_peak))
     }
 
     /// How many buffered IDs should trigger a prefetch now.
@@ -400,6 +403,7 @@ impl Shared {
         inner.latency_last = Some(latency);
         inner.latency_sum += latency;
         inner.latency_max = inner.latency_max.max(latency);
+        inner.latency_peak = latency.max(inner.latency_peak.mul_f64(0.75));
         let last = i64::try_from(len - 1)
             .ok()
             .and_then(|span| start.checked_add(span));
@@ -448,6 +452,17 @@ impl Shared {
         inner.epoch += 2;
         self.cursor.force(inner.epoch, Block::EMPTY);
         inner.current = Block::EMPTY;
+    }
+
+    /// For the refill task: it is unwinding from a panic in the source.
+    pub(crate) fn task_panicked(&self) {
+        let mut inner = self.lock();
+        inner.fetch_failures += 1;
+        inner.last_error = Some(source_error(
+            &self.counter,
+            "the source panicked while fetching a block".into(),
+        ));
+        self.refilling.store(false, Ordering::Release);
     }
 
     /// For the refill task: a fetch failed.

@@ -510,3 +510,42 @@ fn eight_tasks_take_100k_ids_each_all_distinct_and_increasing_per_task() {
         assert_eq!(ids.stats().ids_issued, 800_000 + lost, "lost {lost}");
     });
 }
+
+/// Panics on its second call.
+struct PanicsOnce {
+    calls: std::sync::atomic::AtomicU64,
+}
+
+impl HiLoSource for PanicsOnce {
+    async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
+        let call = self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        assert_ne!(call, 1, "simulated bug in a source");
+        Ok(1 + i64::try_from(call * size).unwrap())
+    }
+    async fn increment(&self) -> Result<Increment, BoxError> {
+        Ok(Increment::PerCall)
+    }
+    fn name(&self) -> &str {
+        "panics-once"
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicking_source_does_not_wedge_the_generator() {
+    let source = PanicsOnce {
+        calls: std::sync::atomic::AtomicU64::new(0),
+    };
+    let ids = HiLo::builder(source)
+        .block(5)
+        .prefetch(false)
+        .timeout(Duration::from_secs(1))
+        .build()
+        .await
+        .unwrap();
+    assert_eq!(take(&ids, 5).await, [1, 2, 3, 4, 5]);
+    // The fetch for the next block panics: this caller times out with the cause recorded...
+    let err = ids.next_id().await.unwrap_err();
+    assert!(err.to_string().contains("panicked"), "{err}");
+    // ...and the next caller starts a fresh fetch, which works.
+    assert_eq!(ids.next_id().await.unwrap(), 11);
+}
