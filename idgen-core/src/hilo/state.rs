@@ -274,6 +274,9 @@ impl Shared {
                 return Reserved::Fatal(err.clone());
             }
             if let Some(range) = self.cursor.take_exact(n) {
+                // The range may have jumped over the block's trigger.
+                drop(inner);
+                self.kick();
                 return Reserved::Got(range);
             }
             self.stage(&mut inner);

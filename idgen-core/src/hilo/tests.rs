@@ -549,3 +549,45 @@ async fn a_panicking_source_does_not_wedge_the_generator() {
     // ...and the next caller starts a fresh fetch, which works.
     assert_eq!(ids.next_id().await.unwrap(), 11);
 }
+
+#[test]
+fn reserve_and_next_id_racing_on_many_threads_never_overlap() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        // Small blocks, so switches, stagings and reserve claims race all the time.
+        let ids = HiLo::new(MemorySource::new(), 100).await.unwrap();
+        let mut tasks = Vec::new();
+        for t in 0..6u64 {
+            let ids = ids.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut got = Vec::new();
+                for i in 0..10_000u64 {
+                    if t < 2 {
+                        let n = 1 + (i * 7 + t) % 150; // sometimes more than a block
+                        let range = ids.reserve(n).await.unwrap();
+                        assert_eq!(range.end - range.start, n as i64);
+                        got.extend(range);
+                    } else {
+                        got.push(ids.next_id().await.unwrap());
+                    }
+                }
+                got
+            }));
+        }
+        let mut all = Vec::new();
+        for task in tasks {
+            let got = task.await.unwrap();
+            assert!(got.windows(2).all(|w| w[0] < w[1]), "increasing per task");
+            all.extend(got);
+        }
+        let total = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), total, "an ID was handed out twice");
+        assert!(all[0] >= 1);
+    });
+}
