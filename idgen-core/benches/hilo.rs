@@ -1,7 +1,8 @@
 //! Hi-lo engine benchmarks with the in-memory source.
 //!
 //! 1. Criterion: the per-ID cost of `next_id()` with and without background prefetch, for a
-//!    source without latency and one with a simulated 1 ms round trip.
+//!    source without latency and one with a simulated 1 ms round trip; four tasks sharing one
+//!    `HiLo` (time per ID of the group); `try_next_id()`; a bare `fetch_add` for scale.
 //! 2. A printed table: p50/p99/p99.9/max latency of single `next_id()` calls for a paced
 //!    consumer (about 2 µs of work per ID), overall and at block boundaries (the first ID of
 //!    each block), with and without prefetch.
@@ -65,6 +66,27 @@ fn per_id_cost(c: &mut Criterion) {
         }
     }
     let ids = start(&rt, Duration::ZERO, 1000, true);
+    group.bench_function("prefetch/latency_0us/block_1000/4_tasks_sharing", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let began = Instant::now();
+                let tasks: Vec<_> = (0..4)
+                    .map(|_| {
+                        let ids = ids.clone();
+                        tokio::spawn(async move {
+                            for _ in 0..iters.div_ceil(4) {
+                                black_box(ids.next_id().await.expect("id"));
+                            }
+                        })
+                    })
+                    .collect();
+                for task in tasks {
+                    task.await.expect("task");
+                }
+                began.elapsed()
+            })
+        });
+    });
     group.bench_function("try_next_id/prefetch/latency_0us/block_1000", |b| {
         b.iter(|| black_box(ids.try_next_id().expect("no error")));
     });

@@ -391,4 +391,56 @@ mod tests {
         cursor.compact(3, 2);
         assert_eq!(cursor.position(), (3, 2));
     }
+
+    /// Threads taking IDs while another stages tiny blocks as fast as they are switched to:
+    /// switches, stale slots and lost ordinals all happen, and no ID is ever taken twice.
+    #[test]
+    fn racing_takers_and_a_stager_never_take_an_id_twice() {
+        use std::sync::atomic::AtomicBool;
+        let cursor = Cursor::new();
+        let done = AtomicBool::new(false);
+        let blocks = 30_000u64;
+        let mut taken: Vec<i64> = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let mut start = 1i64;
+                for epoch in 1..=blocks {
+                    let len = 1 + epoch % 3;
+                    cursor.stage(epoch, Block { start, len }, NO_TRIGGER);
+                    start += len as i64;
+                    // Wait until a taker switched to it before staging the next one.
+                    while cursor.position().0 != Cursor::masked(epoch) {
+                        std::thread::yield_now();
+                    }
+                }
+                done.store(true, Ordering::Release);
+            });
+            let takers: Vec<_> = (0..3)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut got = Vec::new();
+                        while !done.load(Ordering::Acquire) {
+                            match cursor.take() {
+                                Take::Id { id, .. } => got.push(id),
+                                Take::Lost => {}
+                                Take::Exhausted { epoch, .. } => match cursor.switch(epoch) {
+                                    Some(Take::Id { id, .. }) => got.push(id),
+                                    _ => std::thread::yield_now(),
+                                },
+                            }
+                        }
+                        got
+                    })
+                })
+                .collect();
+            takers.into_iter().flat_map(|t| t.join().unwrap()).collect()
+        });
+        let total = taken.len();
+        taken.sort_unstable();
+        taken.dedup();
+        assert_eq!(taken.len(), total, "an ID was taken twice");
+        // Every block was switched to, so its first ID was taken.
+        assert!(total as u64 >= blocks, "{total}");
+        let last = (1..=blocks).map(|e| 1 + e % 3).sum::<u64>() as i64;
+        assert!(taken.iter().all(|&id| (1..=last).contains(&id)));
+    }
 }
