@@ -143,4 +143,94 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    // ---- hi-lo (src/hilo/) ----
+    /// A [`HiLoBuilder`](crate::hilo::HiLoBuilder) option outside its allowed range.
+    #[error("hi-lo option {option} = {value} is invalid: {reason}")]
+    HiLoInvalidOption {
+        /// The option's name, e.g. `block`.
+        option: &'static str,
+        /// The rejected value, as text.
+        value: String,
+        /// The allowed range.
+        reason: &'static str,
+    },
+
+    /// The database advances the counter by a different step than the configured block size
+    /// (the Hibernate `allocationSize` / EF Core `UseHiLo` duplicate-ID bug). Refused at start-up.
+    #[error(
+        "hi-lo counter {counter} advances by {database} per call in the database, but the configured block size is {configured}; refusing to start (make them equal, or opt in to adopting the database's increment)"
+    )]
+    HiLoIncrementMismatch {
+        /// The counter's name.
+        counter: String,
+        /// The configured block size.
+        configured: u64,
+        /// The increment the database reported.
+        database: u64,
+    },
+
+    /// The counter returned a block at or below one this generator already holds (a restored
+    /// backup, a failover to a lagging replica). The generator fails closed: no further IDs.
+    #[error(
+        "hi-lo counter {counter} went backwards: it returned block start {start}, but IDs up to {highest} were already taken from it; refusing all further IDs"
+    )]
+    HiLoCounterWentBackwards {
+        /// The counter's name.
+        counter: String,
+        /// The block start the counter returned.
+        start: i64,
+        /// The highest ID of the blocks this generator had before.
+        highest: i64,
+    },
+
+    /// The counter returned a block that does not lie in `1..=i64::MAX`. Fails closed.
+    #[error(
+        "hi-lo counter {counter} returned block start {start} for a block of {len}: IDs must lie between 1 and 9223372036854775807 (i64::MAX); refusing all further IDs"
+    )]
+    HiLoBlockOutOfRange {
+        /// The counter's name.
+        counter: String,
+        /// The block start the counter returned.
+        start: i64,
+        /// The block length asked for.
+        len: u64,
+    },
+
+    /// No ID within the timeout: the buffer is empty and the counter has not answered.
+    #[error(
+        "no hi-lo ID from counter {counter} within {waited_ms} ms: the buffer is empty{}",
+        match .last_error { Some(e) => format!("; last error: {e}"), None => String::new() }
+    )]
+    HiLoUnavailable {
+        /// The counter's name.
+        counter: String,
+        /// How long the caller waited, in milliseconds.
+        waited_ms: u64,
+        /// The last error the counter returned, if any.
+        last_error: Option<Box<Error>>,
+    },
+
+    /// The counter (database) returned an error.
+    #[error("hi-lo counter {counter} failed: {source}")]
+    HiLoSource {
+        /// The counter's name.
+        counter: String,
+        /// The source's error.
+        source: std::sync::Arc<dyn std::error::Error + Send + Sync + 'static>,
+    },
+
+    /// `reserve(n)` asked for more IDs than one block from this counter can hold contiguously.
+    #[error(
+        "cannot reserve {requested} contiguous hi-lo IDs: the most this counter can give at once is {max}"
+    )]
+    HiLoReserveTooLarge {
+        /// The number of IDs asked for.
+        requested: u64,
+        /// The largest contiguous range available (the fixed increment, or the engine's limit).
+        max: u64,
+    },
+
+    /// A [`HiLo`](crate::hilo::HiLo) was started outside a tokio runtime.
+    #[error("hi-lo needs a tokio runtime to fetch blocks in the background: start it inside one")]
+    HiLoNoRuntime,
 }
