@@ -26,11 +26,17 @@
 mod clock;
 mod error;
 mod fmt_time;
+pub mod public_id;
 pub mod snowflake;
+pub mod uuid7;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::Error;
 pub use snowflake::SnowflakeId;
+#[cfg(feature = "id-codec")]
+pub use public_id::{CodecKey, IdCodec};
+pub use public_id::{PublicId, PublicIdPrefix};
+pub use uuid7::Uuid7Generator;
 // SNOWFLAKE-EXPORTS
 #[cfg(any())]
 pub use snowflake::{
