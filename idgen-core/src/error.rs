@@ -103,15 +103,15 @@ pub enum Error {
     /// A public ID's text has the wrong type prefix (or none, or one where none belongs).
     #[error(
         "{input:?} is not a public ID of this type: expected {}, found {}",
-        describe_prefix(expected),
-        describe_prefix(found)
+        describe_expected(expected),
+        describe_found(found)
     )]
     PublicIdPrefix {
         /// The rejected text (cut to 64 characters).
         input: String,
         /// The prefix the type requires (`""` for an untyped public ID).
         expected: &'static str,
-        /// The prefix the text carries (`""` when it has none; cut to 64 characters).
+        /// The text up to and including its last `_` (`""` when it has none; cut to 64 characters).
         found: String,
     },
 
@@ -199,7 +199,12 @@ pub enum Error {
     },
 }
 
-/// `"no prefix"` or `the prefix "ord_"`, for messages.
-fn describe_prefix(prefix: &str) -> String {
+/// `no prefix` or `the prefix "ord_"`, for messages.
+fn describe_expected(prefix: &str) -> String {
     if prefix.is_empty() { "no prefix".to_owned() } else { format!("the prefix \"{prefix}_\"") }
+}
+
+/// `no prefix` or `"usr_"` (the text up to and including its last `_`), for messages.
+fn describe_found(found: &str) -> String {
+    if found.is_empty() { "no prefix".to_owned() } else { format!("{found:?}") }
 }

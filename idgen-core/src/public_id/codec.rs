@@ -58,7 +58,7 @@ const MAX_SLOTS: usize = 4;
 ///
 /// let id = SnowflakeId::new(112719806108546862).unwrap();
 /// let token = codec.encode_snowflake::<Order>(id);
-/// assert_eq!(token, "ord_1zhmb0rxt1ktsrq1g5dh9ypz03");
+/// assert_eq!(token, "ord_339gzpa0ng6jmxy75ea4rd5ms7");
 /// assert_eq!(codec.decode_snowflake::<Order>(&token)?, id);
 ///
 /// // Another type's token, or an altered one: the same error.

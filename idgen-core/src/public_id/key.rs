@@ -223,7 +223,7 @@ mod tests {
         }
         // URL-safe alphabet: 0xfb 0xff … encodes with '-' and '_'.
         let bytes: [u8; 32] = core::array::from_fn(|i| if i % 2 == 0 { 0xfb } else { 0xff });
-        let url = "-_-_-_-_-_-_-_-_-_-_-_-_-_-_-_-_-_-_-_-_-_8";
+        let url = "-__7__v_-__7__v_-__7__v_-__7__v_-__7__v_-_8";
         assert_eq!(CodecKey::from_base64(url).unwrap().bytes(), &bytes);
     }
 

@@ -20,3 +20,6 @@ pub use codec::IdCodec;
 pub use key::CodecKey;
 pub use id::PublicId;
 pub use prefix::PublicIdPrefix;
+
+#[cfg(test)]
+mod tests;
