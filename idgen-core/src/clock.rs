@@ -105,7 +105,10 @@ impl SystemClock {
             Ok(d) => d.as_nanos() as i128,
             Err(e) => -(e.duration().as_nanos() as i128),
         };
-        Self { anchor_unix_ns, anchor }
+        Self {
+            anchor_unix_ns,
+            anchor,
+        }
     }
 }
 
@@ -151,7 +154,9 @@ pub struct ManualClock {
 impl ManualClock {
     /// A clock that reads `unix_ms` until moved.
     pub fn new(unix_ms: i64) -> Self {
-        Self { ms: Arc::new(AtomicI64::new(unix_ms)) }
+        Self {
+            ms: Arc::new(AtomicI64::new(unix_ms)),
+        }
     }
 
     /// Sets the time to `unix_ms`, forwards or backwards.

@@ -27,9 +27,7 @@ pub enum Error {
     },
 
     /// A number outside `0..=i64::MAX` was offered as a [`SnowflakeId`](crate::SnowflakeId).
-    #[error(
-        "{value} is not a Snowflake ID: an ID is between 0 and 9223372036854775807 (i64::MAX)"
-    )]
+    #[error("{value} is not a Snowflake ID: an ID is between 0 and 9223372036854775807 (i64::MAX)")]
     IdOutOfRange {
         /// The rejected number.
         value: i128,
@@ -201,10 +199,18 @@ pub enum Error {
 
 /// `no prefix` or `the prefix "ord_"`, for messages.
 fn describe_expected(prefix: &str) -> String {
-    if prefix.is_empty() { "no prefix".to_owned() } else { format!("the prefix \"{prefix}_\"") }
+    if prefix.is_empty() {
+        "no prefix".to_owned()
+    } else {
+        format!("the prefix \"{prefix}_\"")
+    }
 }
 
 /// `no prefix` or `"usr_"` (the text up to and including its last `_`), for messages.
 fn describe_found(found: &str) -> String {
-    if found.is_empty() { "no prefix".to_owned() } else { format!("{found:?}") }
+    if found.is_empty() {
+        "no prefix".to_owned()
+    } else {
+        format!("{found:?}")
+    }
 }

@@ -48,8 +48,14 @@ mod tests {
     fn formats_known_instants() {
         assert_eq!(UnixMs(0).to_string(), "1970-01-01T00:00:00.000Z");
         assert_eq!(UnixMs(-1).to_string(), "1969-12-31T23:59:59.999Z");
-        assert_eq!(UnixMs(1_288_834_974_657).to_string(), "2010-11-04T01:42:54.657Z");
-        assert_eq!(UnixMs(951_782_400_000).to_string(), "2000-02-29T00:00:00.000Z");
+        assert_eq!(
+            UnixMs(1_288_834_974_657).to_string(),
+            "2010-11-04T01:42:54.657Z"
+        );
+        assert_eq!(
+            UnixMs(951_782_400_000).to_string(),
+            "2000-02-29T00:00:00.000Z"
+        );
     }
 
     proptest::proptest! {

@@ -32,10 +32,10 @@ pub mod uuid7;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::Error;
-pub use snowflake::SnowflakeId;
 #[cfg(feature = "id-codec")]
 pub use public_id::{CodecKey, IdCodec};
 pub use public_id::{PublicId, PublicIdPrefix};
+pub use snowflake::SnowflakeId;
 pub use uuid7::Uuid7Generator;
 // SNOWFLAKE-EXPORTS
 #[cfg(any())]

@@ -96,7 +96,10 @@ impl<C: Clock> Uuid7Generator<C> {
     /// # Ok::<(), idgen_core::Error>(())
     /// ```
     pub fn with_clock(clock: C) -> Self {
-        Self { clock, last: AtomicU64::new(0) }
+        Self {
+            clock,
+            last: AtomicU64::new(0),
+        }
     }
 
     /// The next UUIDv7: greater than every UUID this generator returned before.
@@ -117,7 +120,9 @@ impl<C: Clock> Uuid7Generator<C> {
         }
         let now = now as u64;
         let mut random = [0u8; 16];
-        getrandom::fill(&mut random).map_err(|e| Error::RandomSource { reason: e.to_string() })?;
+        getrandom::fill(&mut random).map_err(|e| Error::RandomSource {
+            reason: e.to_string(),
+        })?;
         let random = u128::from_le_bytes(random);
         let seed = (random >> 64) as u64 & SEED_MASK;
 
@@ -129,10 +134,16 @@ impl<C: Clock> Uuid7Generator<C> {
                 // Same or earlier millisecond: count on; an overflow carries into the ms.
                 match last.checked_add(1) {
                     Some(n) if n >> COUNTER_BITS <= MAX_UNIX_MS as u64 => n,
-                    _ => return Err(Error::Uuid7TimeOutOfRange { unix_ms: MAX_UNIX_MS + 1 }),
+                    _ => {
+                        return Err(Error::Uuid7TimeOutOfRange {
+                            unix_ms: MAX_UNIX_MS + 1,
+                        });
+                    }
                 }
             };
-            match self.last.compare_exchange_weak(last, next, Ordering::AcqRel, Ordering::Acquire)
+            match self
+                .last
+                .compare_exchange_weak(last, next, Ordering::AcqRel, Ordering::Acquire)
             {
                 Ok(_) => break next,
                 Err(current) => last = current,
@@ -171,7 +182,7 @@ impl<C: Clock> fmt::Debug for Uuid7Generator<C> {
 /// use idgen_core::uuid7;
 ///
 /// let id: uuid::Uuid = "01890a5d-ac96-774b-bcce-b302099a8057".parse().unwrap();
-/// assert_eq!(uuid7::timestamp_ms(id)?, 1_688_074_382_486); // 2023-06-29T21:33:02.486Z
+/// assert_eq!(uuid7::timestamp_ms(id)?, 1_688_096_058_518); // 2023-06-30T03:34:18.518Z
 /// assert!(uuid7::timestamp_ms(uuid::Uuid::nil()).is_err());
 /// # Ok::<(), idgen_core::Error>(())
 /// ```

@@ -91,8 +91,14 @@ mod tests {
         assert_eq!(&encode(u128::MAX), b"7zzzzzzzzzzzzzzzzzzzzzzzzz");
         // Vectors of the TypeID spec v0.3.0 (jetify-com/typeid spec/valid.yml).
         for (text, v) in [
-            (b"01h455vb4pex5vsknk084sn02q", 0x01890a5d_ac96_774b_bcce_b302099a8057u128),
-            (b"0123456789abcdefghjkmnpqrs", 0x0110c853_1d09_52d8_d73e_1194e95b5f19),
+            (
+                b"01h455vb4pex5vsknk084sn02q",
+                0x01890a5d_ac96_774b_bcce_b302099a8057u128,
+            ),
+            (
+                b"0123456789abcdefghjkmnpqrs",
+                0x0110c853_1d09_52d8_d73e_1194e95b5f19,
+            ),
             (b"0000000000000000000000000g", 0x10),
             (b"00000000000000000000000010", 0x20),
         ] {
@@ -104,12 +110,30 @@ mod tests {
     #[test]
     fn rejects_each_malformation() {
         assert_eq!(decode(b""), Err(DecodeError::Length(0)));
-        assert_eq!(decode(b"0000000000000000000000000"), Err(DecodeError::Length(25)));
-        assert_eq!(decode(b"000000000000000000000000000"), Err(DecodeError::Length(27)));
-        assert_eq!(decode(b"8zzzzzzzzzzzzzzzzzzzzzzzzz"), Err(DecodeError::Overflow));
-        assert_eq!(decode(b"0000000000000000000000000u"), Err(DecodeError::Character(25)));
-        assert_eq!(decode(b"0000000000000000000000000A"), Err(DecodeError::Character(25)));
-        assert_eq!(decode(b"i0000000000000000000000000"), Err(DecodeError::Character(0)));
+        assert_eq!(
+            decode(b"0000000000000000000000000"),
+            Err(DecodeError::Length(25))
+        );
+        assert_eq!(
+            decode(b"000000000000000000000000000"),
+            Err(DecodeError::Length(27))
+        );
+        assert_eq!(
+            decode(b"8zzzzzzzzzzzzzzzzzzzzzzzzz"),
+            Err(DecodeError::Overflow)
+        );
+        assert_eq!(
+            decode(b"0000000000000000000000000u"),
+            Err(DecodeError::Character(25))
+        );
+        assert_eq!(
+            decode(b"0000000000000000000000000A"),
+            Err(DecodeError::Character(25))
+        );
+        assert_eq!(
+            decode(b"i0000000000000000000000000"),
+            Err(DecodeError::Character(0))
+        );
     }
 
     #[test]

@@ -64,7 +64,7 @@ const MAX_SLOTS: usize = 4;
 /// // Another type's token, or an altered one: the same error.
 /// let as_user = token.replacen("ord", "usr", 1);
 /// assert!(codec.decode::<User>(&as_user).is_err());
-/// assert!(codec.decode::<Order>(&token.replacen('1', "2", 1)).is_err());
+/// assert!(codec.decode::<Order>(&token.replacen("ms7", "ms8", 1)).is_err());
 /// # Ok::<(), idgen_core::Error>(())
 /// ```
 pub struct IdCodec {
@@ -88,7 +88,9 @@ impl IdCodec {
     /// # Ok::<(), idgen_core::Error>(())
     /// ```
     pub fn new(slot: u8, key: CodecKey) -> Self {
-        Self { slots: vec![Slot::new(slot, &key)] }
+        Self {
+            slots: vec![Slot::new(slot, &key)],
+        }
     }
 
     /// Adds an older key in slot `slot` that still decodes but does not encode.
@@ -151,7 +153,9 @@ impl IdCodec {
             reason: reason.to_owned(),
         };
         match self.slots.iter().position(|s| s.id == slot) {
-            Some(0) => Err(refuse("it is the primary slot; rotate to a new key before retiring it")),
+            Some(0) => Err(refuse(
+                "it is the primary slot; rotate to a new key before retiring it",
+            )),
             Some(i) => {
                 self.slots.remove(i);
                 Ok(())
@@ -187,15 +191,14 @@ impl IdCodec {
     /// ```
     pub fn from_env(var: &str) -> Result<Self, Error> {
         let origin = format!("environment variable {var}");
-        let value = zeroize::Zeroizing::new(std::env::var(var).map_err(|e| {
-            Error::InvalidCodecKey {
+        let value =
+            zeroize::Zeroizing::new(std::env::var(var).map_err(|e| Error::InvalidCodecKey {
                 origin: origin.clone(),
                 reason: match e {
                     std::env::VarError::NotPresent => "it is not set".to_owned(),
                     std::env::VarError::NotUnicode(_) => "it is not valid UTF-8".to_owned(),
                 },
-            }
-        })?);
+            })?);
         Self::from_key_list_in(&value, &origin)
     }
 
@@ -267,8 +270,12 @@ impl IdCodec {
         let mut block = Array::from(plaintext(tag::<T>(), id));
         self.slots[0].cipher.encrypt_block(&mut block);
         let mut buf = [0u8; text::MAX_TEXT_LEN];
-        text::format(CheckedPrefix::<T>::PREFIX, u128::from_be_bytes(block.into()), &mut buf)
-            .to_owned()
+        text::format(
+            CheckedPrefix::<T>::PREFIX,
+            u128::from_be_bytes(block.into()),
+            &mut buf,
+        )
+        .to_owned()
     }
 
     /// The token for a [`SnowflakeId`] as a `T` (the same as [`encode`](Self::encode) of its value).
@@ -301,7 +308,9 @@ impl IdCodec {
     /// # Ok::<(), idgen_core::Error>(())
     /// ```
     pub fn decode<T: PublicIdPrefix + ?Sized>(&self, token: &str) -> Result<i64, Error> {
-        let reject = || Error::InvalidToken { input: text::excerpt(token) };
+        let reject = || Error::InvalidToken {
+            input: text::excerpt(token),
+        };
         let ciphertext = text::parse(CheckedPrefix::<T>::PREFIX, token, token)
             .map_err(|_| reject())?
             .to_be_bytes();
@@ -336,7 +345,9 @@ impl IdCodec {
         token: &str,
     ) -> Result<SnowflakeId, Error> {
         let id = self.decode::<T>(token)?;
-        SnowflakeId::new(id).ok_or_else(|| Error::InvalidToken { input: text::excerpt(token) })
+        SnowflakeId::new(id).ok_or_else(|| Error::InvalidToken {
+            input: text::excerpt(token),
+        })
     }
 
     fn add(&mut self, slot: u8, key: &CodecKey) -> Result<(), Error> {
@@ -345,7 +356,9 @@ impl IdCodec {
             reason,
         };
         if self.slots.iter().any(|s| s.id == slot) {
-            return Err(refuse("the slot already holds a key; retire it first".to_owned()));
+            return Err(refuse(
+                "the slot already holds a key; retire it first".to_owned(),
+            ));
         }
         if self.slots.len() >= MAX_SLOTS {
             return Err(refuse(format!(
@@ -360,7 +373,10 @@ impl IdCodec {
             block
         };
         if let Some(same) = self.slots.iter().find(|s| probe(s) == probe(&new)) {
-            return Err(refuse(format!("the same key is already active in slot {}", same.id)));
+            return Err(refuse(format!(
+                "the same key is already active in slot {}",
+                same.id
+            )));
         }
         self.slots.push(new);
         Ok(())
@@ -377,7 +393,10 @@ impl IdCodec {
 
 impl Slot {
     fn new(id: u8, key: &CodecKey) -> Self {
-        Self { id, cipher: Aes256::new(&Array::from(*key.bytes())) }
+        Self {
+            id,
+            cipher: Aes256::new(&Array::from(*key.bytes())),
+        }
     }
 }
 

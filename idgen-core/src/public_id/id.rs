@@ -100,8 +100,12 @@ impl<T: ?Sized> PublicId<T> {
     /// ```
     pub fn try_new() -> Result<Self, Error> {
         let mut bytes = [0u8; 16];
-        getrandom::fill(&mut bytes).map_err(|e| Error::RandomSource { reason: e.to_string() })?;
-        Ok(Self::from_uuid(uuid::Builder::from_random_bytes(bytes).into_uuid()))
+        getrandom::fill(&mut bytes).map_err(|e| Error::RandomSource {
+            reason: e.to_string(),
+        })?;
+        Ok(Self::from_uuid(
+            uuid::Builder::from_random_bytes(bytes).into_uuid(),
+        ))
     }
 
     /// The public ID holding `uuid` (e.g. read from a `uuid` column). Any UUID is accepted.
@@ -114,7 +118,10 @@ impl<T: ?Sized> PublicId<T> {
     /// ```
     #[inline]
     pub const fn from_uuid(uuid: Uuid) -> Self {
-        Self { uuid, _type: PhantomData }
+        Self {
+            uuid,
+            _type: PhantomData,
+        }
     }
 
     /// The UUID this public ID holds (what goes into a `uuid` column).

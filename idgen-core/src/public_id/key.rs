@@ -3,8 +3,8 @@
 use std::fmt;
 
 use base64::Engine as _;
-use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use base64::engine::DecodePaddingMode;
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use zeroize::{Zeroize, Zeroizing};
 
 use crate::Error;
@@ -114,7 +114,10 @@ impl CodecKey {
     }
 
     fn from_hex_in(text: &str, origin: &str) -> Result<Self, Error> {
-        let refuse = |reason: String| Error::InvalidCodecKey { origin: origin.to_owned(), reason };
+        let refuse = |reason: String| Error::InvalidCodecKey {
+            origin: origin.to_owned(),
+            reason,
+        };
         if text.len() != 2 * Self::LEN {
             return Err(refuse(format!(
                 "a hex key has exactly 64 hex digits (32 bytes), this one has {} characters",
@@ -150,7 +153,9 @@ impl CodecKey {
             use base64::DecodeError as E;
             let what = match e {
                 E::InvalidByte(at, _) => format!("character {at} is not in the base64 alphabet"),
-                E::InvalidLength(n) => format!("{n} base64 symbols cannot be a whole number of bytes"),
+                E::InvalidLength(n) => {
+                    format!("{n} base64 symbols cannot be a whole number of bytes")
+                }
                 E::InvalidLastSymbol(at, _) => format!("character {at} has non-zero trailing bits"),
                 E::InvalidPadding => "the '=' padding is misplaced".to_owned(),
             };
@@ -163,7 +168,10 @@ impl CodecKey {
     }
 
     fn checked(bytes: &[u8], origin: &str) -> Result<Self, Error> {
-        let refuse = |reason: String| Error::InvalidCodecKey { origin: origin.to_owned(), reason };
+        let refuse = |reason: String| Error::InvalidCodecKey {
+            origin: origin.to_owned(),
+            reason,
+        };
         let Ok(array) = <[u8; Self::LEN]>::try_from(bytes) else {
             return Err(refuse(format!(
                 "an IdCodec key has exactly 32 bytes, this one has {}",
@@ -235,7 +243,10 @@ mod tests {
             (CodecKey::from_bytes(&[0; 32]), "0x00"),
             (CodecKey::from_bytes(&[0xff; 32]), "0xff"),
             (CodecKey::from_hex(&HEX[..62]), "62 characters"),
-            (CodecKey::from_hex(&HEX.replace('f', "g")), "not a hex digit"),
+            (
+                CodecKey::from_hex(&HEX.replace('f', "g")),
+                "not a hex digit",
+            ),
             (CodecKey::from_base64("not base64!"), "not base64"),
             (CodecKey::from_base64("AAAA"), "has 3"),
             (CodecKey::from_text(""), "has 0"),

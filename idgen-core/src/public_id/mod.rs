@@ -16,9 +16,9 @@ mod text;
 
 #[cfg(feature = "id-codec")]
 pub use codec::IdCodec;
+pub use id::PublicId;
 #[cfg(feature = "id-codec")]
 pub use key::CodecKey;
-pub use id::PublicId;
 pub use prefix::PublicIdPrefix;
 
 #[cfg(test)]

@@ -20,6 +20,19 @@
 /// let id = PublicId::<Order>::new();
 /// assert!(id.to_string().starts_with("ord_"));
 /// ```
+///
+/// A prefix breaking the rules does not compile once the text form is used:
+///
+/// ```compile_fail
+/// use idgen_core::{PublicId, PublicIdPrefix};
+///
+/// struct Order;
+/// impl PublicIdPrefix for Order {
+///     const PREFIX: &'static str = "Order"; // upper-case: not a TypeID prefix
+/// }
+///
+/// println!("{}", PublicId::<Order>::new());
+/// ```
 pub trait PublicIdPrefix {
     /// The prefix, without the `_` separator; `""` for none.
     const PREFIX: &'static str;

@@ -62,7 +62,9 @@ mod tests {
 
     #[test]
     fn json_is_the_text_form() {
-        let row = Row { public_id: "ord_01h455vb4pex5vsknk084sn02q".parse().unwrap() };
+        let row = Row {
+            public_id: "ord_01h455vb4pex5vsknk084sn02q".parse().unwrap(),
+        };
         let json = serde_json::to_string(&row).unwrap();
         assert_eq!(json, r#"{"public_id":"ord_01h455vb4pex5vsknk084sn02q"}"#);
         assert_eq!(serde_json::from_str::<Row>(&json).unwrap(), row);

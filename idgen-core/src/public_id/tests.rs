@@ -21,15 +21,51 @@ impl PublicIdPrefix for Order {
 
 /// TypeID spec v0.3.0, spec/valid.yml (jetify-com/typeid): text, prefix, UUID.
 const VALID: &[(&str, &str, &str)] = &[
-    ("00000000000000000000000000", "", "00000000-0000-0000-0000-000000000000"),
-    ("00000000000000000000000001", "", "00000000-0000-0000-0000-000000000001"),
-    ("0000000000000000000000000a", "", "00000000-0000-0000-0000-00000000000a"),
-    ("0000000000000000000000000g", "", "00000000-0000-0000-0000-000000000010"),
-    ("00000000000000000000000010", "", "00000000-0000-0000-0000-000000000020"),
-    ("7zzzzzzzzzzzzzzzzzzzzzzzzz", "", "ffffffff-ffff-ffff-ffff-ffffffffffff"),
-    ("prefix_0123456789abcdefghjkmnpqrs", "prefix", "0110c853-1d09-52d8-d73e-1194e95b5f19"),
-    ("prefix_01h455vb4pex5vsknk084sn02q", "prefix", "01890a5d-ac96-774b-bcce-b302099a8057"),
-    ("pre_fix_00000000000000000000000000", "pre_fix", "00000000-0000-0000-0000-000000000000"),
+    (
+        "00000000000000000000000000",
+        "",
+        "00000000-0000-0000-0000-000000000000",
+    ),
+    (
+        "00000000000000000000000001",
+        "",
+        "00000000-0000-0000-0000-000000000001",
+    ),
+    (
+        "0000000000000000000000000a",
+        "",
+        "00000000-0000-0000-0000-00000000000a",
+    ),
+    (
+        "0000000000000000000000000g",
+        "",
+        "00000000-0000-0000-0000-000000000010",
+    ),
+    (
+        "00000000000000000000000010",
+        "",
+        "00000000-0000-0000-0000-000000000020",
+    ),
+    (
+        "7zzzzzzzzzzzzzzzzzzzzzzzzz",
+        "",
+        "ffffffff-ffff-ffff-ffff-ffffffffffff",
+    ),
+    (
+        "prefix_0123456789abcdefghjkmnpqrs",
+        "prefix",
+        "0110c853-1d09-52d8-d73e-1194e95b5f19",
+    ),
+    (
+        "prefix_01h455vb4pex5vsknk084sn02q",
+        "prefix",
+        "01890a5d-ac96-774b-bcce-b302099a8057",
+    ),
+    (
+        "pre_fix_00000000000000000000000000",
+        "pre_fix",
+        "00000000-0000-0000-0000-000000000000",
+    ),
 ];
 
 /// TypeID spec v0.3.0, spec/invalid.yml.
@@ -59,7 +95,10 @@ fn check_valid<T: PublicIdPrefix>(text: &str, uuid: &str) {
     let id: PublicId<T> = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
     assert_eq!(id.uuid().to_string(), uuid);
     assert_eq!(id.to_string(), text);
-    assert_eq!(PublicId::<T>::from_uuid(uuid.parse().unwrap()).to_string(), text);
+    assert_eq!(
+        PublicId::<T>::from_uuid(uuid.parse().unwrap()).to_string(),
+        text
+    );
 }
 
 #[test]
@@ -133,14 +172,22 @@ fn each_error_names_what_is_wrong() {
         "ord_81h455vb4pex5vsknk084sn02q".parse::<PublicId<Order>>(),
         Err(Error::PublicIdOverflow { found: '8', .. })
     ));
-    let err = "x_01h455vb4pex5vsknk084sn02q".parse::<PublicId>().unwrap_err();
+    let err = "x_01h455vb4pex5vsknk084sn02q"
+        .parse::<PublicId>()
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
         r#""x_01h455vb4pex5vsknk084sn02q" is not a public ID of this type: expected no prefix, found "x_""#
     );
     // A long input is cut in the message.
     let long = "a".repeat(10_000);
-    assert!(long.parse::<PublicId<Order>>().unwrap_err().to_string().len() < 200);
+    assert!(
+        long.parse::<PublicId<Order>>()
+            .unwrap_err()
+            .to_string()
+            .len()
+            < 200
+    );
 }
 
 #[test]

@@ -10,7 +10,11 @@ pub(crate) const MAX_TEXT_LEN: usize = MAX_PREFIX_LEN + 1 + base32::LEN;
 
 /// The length of the text for `prefix`.
 pub(crate) const fn text_len(prefix: &str) -> usize {
-    if prefix.is_empty() { base32::LEN } else { prefix.len() + 1 + base32::LEN }
+    if prefix.is_empty() {
+        base32::LEN
+    } else {
+        prefix.len() + 1 + base32::LEN
+    }
 }
 
 /// Writes the text of `value` under `prefix` into `buf` and returns it.
@@ -77,10 +81,14 @@ fn body_error(e: base32::DecodeError, body: &str, shown: &str) -> Error {
                 found: c,
                 reason: base32::character_reason(c),
             },
-            None => Error::PublicIdLength { input, found: body.chars().count() },
+            None => Error::PublicIdLength {
+                input,
+                found: body.chars().count(),
+            },
         },
-        base32::DecodeError::Overflow => {
-            Error::PublicIdOverflow { input, found: body.chars().next().unwrap_or('?') }
-        }
+        base32::DecodeError::Overflow => Error::PublicIdOverflow {
+            input,
+            found: body.chars().next().unwrap_or('?'),
+        },
     }
 }

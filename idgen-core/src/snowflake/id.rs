@@ -111,7 +111,10 @@ impl FromStr for SnowflakeId {
 
 /// Strict decimal parse shared by `FromStr` and serde.
 pub(crate) fn parse_decimal(s: &str) -> Result<SnowflakeId, Error> {
-    let reject = |reason| Error::InvalidIdText { input: s.chars().take(64).collect(), reason };
+    let reject = |reason| Error::InvalidIdText {
+        input: s.chars().take(64).collect(),
+        reason,
+    };
     if s.is_empty() {
         return Err(reject("the text is empty"));
     }
@@ -125,9 +128,16 @@ pub(crate) fn parse_decimal(s: &str) -> Result<SnowflakeId, Error> {
                 _ => "only the decimal digits 0-9 are allowed",
             }));
         }
-        value = match value.checked_mul(10).and_then(|v| v.checked_add(u64::from(b - b'0'))) {
+        value = match value
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(u64::from(b - b'0')))
+        {
             Some(v) if v <= i64::MAX as u64 => v,
-            _ => return Err(reject("the value is larger than 9223372036854775807 (i64::MAX)")),
+            _ => {
+                return Err(reject(
+                    "the value is larger than 9223372036854775807 (i64::MAX)",
+                ));
+            }
         };
     }
     Ok(SnowflakeId(value as i64))
@@ -136,7 +146,9 @@ pub(crate) fn parse_decimal(s: &str) -> Result<SnowflakeId, Error> {
 impl TryFrom<i64> for SnowflakeId {
     type Error = Error;
     fn try_from(value: i64) -> Result<Self, Error> {
-        Self::new(value).ok_or(Error::IdOutOfRange { value: value.into() })
+        Self::new(value).ok_or(Error::IdOutOfRange {
+            value: value.into(),
+        })
     }
 }
 
@@ -145,7 +157,9 @@ impl TryFrom<u64> for SnowflakeId {
     fn try_from(value: u64) -> Result<Self, Error> {
         i64::try_from(value)
             .map(Self)
-            .map_err(|_| Error::IdOutOfRange { value: value.into() })
+            .map_err(|_| Error::IdOutOfRange {
+                value: value.into(),
+            })
     }
 }
 
@@ -179,7 +193,10 @@ mod tests {
     fn parse_accepts_digits_up_to_i64_max() {
         assert_eq!("0".parse::<SnowflakeId>().unwrap().get(), 0);
         assert_eq!("007".parse::<SnowflakeId>().unwrap().get(), 7);
-        assert_eq!("9223372036854775807".parse::<SnowflakeId>().unwrap(), SnowflakeId::MAX);
+        assert_eq!(
+            "9223372036854775807".parse::<SnowflakeId>().unwrap(),
+            SnowflakeId::MAX
+        );
     }
 
     #[test]
@@ -200,7 +217,10 @@ mod tests {
             let err = input.parse::<SnowflakeId>().unwrap_err();
             let text = err.to_string();
             assert!(text.contains(reason_part), "{input:?}: {text}");
-            assert!(text.contains(&format!("{input:?}")), "{input:?} not named in: {text}");
+            assert!(
+                text.contains(&format!("{input:?}")),
+                "{input:?} not named in: {text}"
+            );
         }
     }
 
@@ -211,7 +231,10 @@ mod tests {
             SnowflakeId::try_from(-5i64).unwrap_err(),
             Error::IdOutOfRange { value: -5 }
         ));
-        assert_eq!(SnowflakeId::try_from(i64::MAX as u64).unwrap(), SnowflakeId::MAX);
+        assert_eq!(
+            SnowflakeId::try_from(i64::MAX as u64).unwrap(),
+            SnowflakeId::MAX
+        );
         assert_eq!(
             SnowflakeId::try_from(1u64 << 63).unwrap_err().to_string(),
             "9223372036854775808 is not a Snowflake ID: an ID is between 0 and 9223372036854775807 (i64::MAX)"

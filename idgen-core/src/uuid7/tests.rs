@@ -11,8 +11,14 @@ const T0: i64 = 1_700_000_000_000;
 
 /// Counts the UUIDs that do not sort strictly after their predecessor, as bytes and as text.
 fn out_of_order(ids: &[Uuid]) -> (usize, usize) {
-    let bytes = ids.windows(2).filter(|w| w[1].as_bytes() <= w[0].as_bytes()).count();
-    let text = ids.windows(2).filter(|w| w[1].to_string() <= w[0].to_string()).count();
+    let bytes = ids
+        .windows(2)
+        .filter(|w| w[1].as_bytes() <= w[0].as_bytes())
+        .count();
+    let text = ids
+        .windows(2)
+        .filter(|w| w[1].to_string() <= w[0].to_string())
+        .count();
     (bytes, text)
 }
 
@@ -88,7 +94,10 @@ fn refuses_times_outside_the_48_bit_range() {
     let ids = Uuid7Generator::with_clock(clock.clone());
     let err = ids.next_uuid().unwrap_err();
     assert!(matches!(err, Error::Uuid7TimeOutOfRange { unix_ms } if unix_ms == MAX_UNIX_MS + 1));
-    assert!(err.to_string().contains("to 10889-08-02T05:31:50.655Z"), "{err}");
+    assert!(
+        err.to_string().contains("to 10889-08-02T05:31:50.655Z"),
+        "{err}"
+    );
 
     // The last millisecond works, until its counter is used up: then an error, no wrap.
     clock.set(MAX_UNIX_MS);
@@ -127,7 +136,9 @@ fn strictly_increasing_across_threads() {
         .map(|_| {
             let ids = Arc::clone(&ids);
             std::thread::spawn(move || {
-                (0..50_000).map(|_| ids.next_uuid().unwrap()).collect::<Vec<_>>()
+                (0..50_000)
+                    .map(|_| ids.next_uuid().unwrap())
+                    .collect::<Vec<_>>()
             })
         })
         .collect();

@@ -26,15 +26,20 @@ fn fips_codec() -> IdCodec {
 }
 
 fn other_key(n: u8) -> CodecKey {
-    CodecKey::from_bytes(&core::array::from_fn::<u8, 32, _>(|i| (i as u8).wrapping_mul(7) ^ n))
-        .unwrap()
+    CodecKey::from_bytes(&core::array::from_fn::<u8, 32, _>(|i| {
+        (i as u8).wrapping_mul(7) ^ n
+    }))
+    .unwrap()
 }
 
 #[test]
 fn the_cipher_is_aes_256_fips_197_c3() {
     // FIPS-197 Appendix C.3: so the known answers below do not merely repeat our own code.
     let ct = fips_codec().encipher_block(0x00112233_44556677_8899aabb_ccddeeffu128.to_be_bytes());
-    assert_eq!(u128::from_be_bytes(ct), 0x8ea2b7ca_516745bf_eafc4990_4b496089);
+    assert_eq!(
+        u128::from_be_bytes(ct),
+        0x8ea2b7ca_516745bf_eafc4990_4b496089
+    );
 }
 
 #[test]
@@ -48,7 +53,10 @@ fn the_tag_is_fnv_1a_64() {
     assert_eq!(tag::<()>(), 0xe254e786e1903df9);
     assert_eq!(
         plaintext(0x1122334455667788, -2),
-        [0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe]
+        [
+            0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xfe
+        ]
     );
 }
 
@@ -56,12 +64,36 @@ fn the_tag_is_fnv_1a_64() {
 /// `cryptography` (OpenSSL AES-256-ECB of `FNV-1a-64("idgen/IdCodec/v1/" + prefix) ‖ id`,
 /// both big-endian, then TypeID base32).
 const KNOWN_ANSWERS: &[(i64, &str, &str)] = &[
-    (0, "ord_2s774b48gw3cww5vncacwwza1q", "6zpz7jxd44gx8hadwhpsrekvxa"),
-    (1, "ord_5sfatksbbp4ckqdc30eg7crdy5", "51qwrbf3wb7jtcax4wmjqj10vv"),
-    (1 << 53, "ord_2mxphq0e9nxgtyswdbbqmg7csw", "6t71r357w952w7wjhrtmtw232t"),
-    (i64::MAX, "ord_2gpcq8bznztmph6as9mg6dfkqv", "7baqk973eqa8v66mvw5whwzr14"),
-    (-1, "ord_6p7mvfsdsbws4bc0m5jmejjprt", "79bm1esnaeqwx6a0p1mfs4dch9"),
-    (112719806108546862, "ord_339gzpa0ng6jmxy75ea4rd5ms7", "24yfmxvjgg33k9bjx3fca9jhg2"),
+    (
+        0,
+        "ord_2s774b48gw3cww5vncacwwza1q",
+        "6zpz7jxd44gx8hadwhpsrekvxa",
+    ),
+    (
+        1,
+        "ord_5sfatksbbp4ckqdc30eg7crdy5",
+        "51qwrbf3wb7jtcax4wmjqj10vv",
+    ),
+    (
+        1 << 53,
+        "ord_2mxphq0e9nxgtyswdbbqmg7csw",
+        "6t71r357w952w7wjhrtmtw232t",
+    ),
+    (
+        i64::MAX,
+        "ord_2gpcq8bznztmph6as9mg6dfkqv",
+        "7baqk973eqa8v66mvw5whwzr14",
+    ),
+    (
+        -1,
+        "ord_6p7mvfsdsbws4bc0m5jmejjprt",
+        "79bm1esnaeqwx6a0p1mfs4dch9",
+    ),
+    (
+        112719806108546862,
+        "ord_339gzpa0ng6jmxy75ea4rd5ms7",
+        "24yfmxvjgg33k9bjx3fca9jhg2",
+    ),
 ];
 
 #[test]
@@ -170,14 +202,20 @@ fn another_type_s_token_is_rejected() {
     let codec = fips_codec();
     for &(id, ord, untyped) in KNOWN_ANSWERS {
         // As is: the prefix does not match.
-        assert!(matches!(codec.decode::<User>(ord), Err(Error::InvalidToken { .. })));
+        assert!(matches!(
+            codec.decode::<User>(ord),
+            Err(Error::InvalidToken { .. })
+        ));
         assert!(codec.decode::<()>(ord).is_err());
         assert!(codec.decode::<Order>(untyped).is_err());
         // With the prefix swapped: the tag inside the block does not match.
         let as_user = ord.replacen("ord_", "usr_", 1);
         assert!(codec.decode::<User>(&as_user).is_err(), "{id}");
         assert!(codec.decode::<()>(&ord[4..]).is_err(), "{id}");
-        assert!(codec.decode::<Order>(&format!("ord_{untyped}")).is_err(), "{id}");
+        assert!(
+            codec.decode::<Order>(&format!("ord_{untyped}")).is_err(),
+            "{id}"
+        );
     }
 }
 
@@ -206,7 +244,9 @@ fn rotation_keeps_old_tokens_until_the_slot_is_retired() {
     assert_eq!(codec.decode::<Order>(&new).unwrap(), 42);
 
     // A decode-only key decodes but never encodes.
-    let with_old = IdCodec::new(1, other_key(1)).with_decode_key(0, other_key(0)).unwrap();
+    let with_old = IdCodec::new(1, other_key(1))
+        .with_decode_key(0, other_key(0))
+        .unwrap();
     assert_eq!(with_old.decode::<Order>(&old).unwrap(), 42);
     assert_eq!(with_old.encode::<Order>(42), new);
 }
@@ -215,23 +255,38 @@ fn rotation_keeps_old_tokens_until_the_slot_is_retired() {
 fn slot_management_refuses_mistakes() {
     let codec = IdCodec::new(0, other_key(0));
     let err = codec.with_decode_key(0, other_key(1)).unwrap_err();
-    assert_eq!(err.to_string(), "key slot 0: the slot already holds a key; retire it first");
+    assert_eq!(
+        err.to_string(),
+        "key slot 0: the slot already holds a key; retire it first"
+    );
 
     let codec = IdCodec::new(0, other_key(0));
     let err = codec.with_decode_key(1, other_key(0)).unwrap_err();
-    assert_eq!(err.to_string(), "key slot 1: the same key is already active in slot 0");
+    assert_eq!(
+        err.to_string(),
+        "key slot 1: the same key is already active in slot 0"
+    );
 
     let mut codec = IdCodec::new(0, other_key(0));
     for s in 1..4 {
         codec.rotate(s, other_key(s)).unwrap();
     }
     let err = codec.rotate(4, other_key(4)).unwrap_err();
-    assert_eq!(err.to_string(), "key slot 4: 4 slots are active, the most allowed; retire one first");
+    assert_eq!(
+        err.to_string(),
+        "key slot 4: 4 slots are active, the most allowed; retire one first"
+    );
     assert_eq!(codec.slots().collect::<Vec<_>>(), [3, 2, 1, 0]);
 
     let err = codec.retire(3).unwrap_err();
     assert!(err.to_string().contains("primary"), "{err}");
-    assert!(codec.retire(7).unwrap_err().to_string().contains("no key is active"));
+    assert!(
+        codec
+            .retire(7)
+            .unwrap_err()
+            .to_string()
+            .contains("no key is active")
+    );
 }
 
 #[test]
@@ -244,14 +299,25 @@ fn key_lists() {
         ("1", "an item is `slot:key`"),
         ("x:00", r#"the slot "x" is not a number"#),
         ("300:00", r#"the slot "300" is not a number"#),
-        ("1:abc!", "key list, item 1: not 64 hex digits, and not base64"),
-        ("1:abcd", "key list, item 1: an IdCodec key has exactly 32 bytes, this one has 3"),
+        (
+            "1:abc!",
+            "key list, item 1: not 64 hex digits, and not base64",
+        ),
+        (
+            "1:abcd",
+            "key list, item 1: an IdCodec key has exactly 32 bytes, this one has 3",
+        ),
     ] {
         let err = IdCodec::from_key_list(bad).unwrap_err().to_string();
         assert!(err.contains(part), "{bad:?}: {err}");
     }
     let dup = format!("1:{0},2:{0}", "0f1e".repeat(16));
-    assert!(IdCodec::from_key_list(&dup).unwrap_err().to_string().contains("same key"));
+    assert!(
+        IdCodec::from_key_list(&dup)
+            .unwrap_err()
+            .to_string()
+            .contains("same key")
+    );
 }
 
 #[test]
