@@ -15,7 +15,11 @@ impl PublicIdPrefix for PreFix {
 
 fn check<T: PublicIdPrefix>(s: &str) {
     if let Ok(id) = s.parse::<PublicId<T>>() {
-        assert_eq!(id.to_string(), s, "strict parse accepted a non-canonical spelling");
+        assert_eq!(
+            id.to_string(),
+            s,
+            "strict parse accepted a non-canonical spelling"
+        );
     }
     if let Ok(id) = PublicId::<T>::parse_ignore_case(s) {
         assert_eq!(id.to_string(), s.to_ascii_lowercase());

@@ -19,7 +19,9 @@ fn public_id(c: &mut Criterion) {
     let id = PublicId::<Order>::new();
     g.bench_function("to_string", |b| b.iter(|| black_box(&id).to_string()));
     let text = id.to_string();
-    g.bench_function("parse", |b| b.iter(|| black_box(&text).parse::<PublicId<Order>>()));
+    g.bench_function("parse", |b| {
+        b.iter(|| black_box(&text).parse::<PublicId<Order>>())
+    });
     g.finish();
 }
 
@@ -28,16 +30,27 @@ fn id_codec(c: &mut Criterion) {
     let key = CodecKey::from_hex(&"0f1e2d3c4b5a6978".repeat(4)).unwrap();
     let codec = IdCodec::new(0, key);
     let id = 112_719_806_108_546_862_i64;
-    g.bench_function("encode", |b| b.iter(|| codec.encode::<Order>(black_box(id))));
+    g.bench_function("encode", |b| {
+        b.iter(|| codec.encode::<Order>(black_box(id)))
+    });
     let token = codec.encode::<Order>(id);
-    g.bench_function("decode (1 key)", |b| b.iter(|| codec.decode::<Order>(black_box(&token))));
-    let mut rotated = IdCodec::new(0, CodecKey::from_hex(&"1f1e2d3c4b5a6978".repeat(4)).unwrap());
+    g.bench_function("decode (1 key)", |b| {
+        b.iter(|| codec.decode::<Order>(black_box(&token)))
+    });
+    let mut rotated = IdCodec::new(
+        0,
+        CodecKey::from_hex(&"1f1e2d3c4b5a6978".repeat(4)).unwrap(),
+    );
     for s in 1..4u8 {
         let hex = format!("{s:02x}{}", &"0f1e2d3c4b5a6978".repeat(4)[2..]);
-        rotated.rotate(s, CodecKey::from_hex(&hex).unwrap()).unwrap();
+        rotated
+            .rotate(s, CodecKey::from_hex(&hex).unwrap())
+            .unwrap();
     }
     let token4 = rotated.encode::<Order>(id);
-    g.bench_function("decode (4 keys)", |b| b.iter(|| rotated.decode::<Order>(black_box(&token4))));
+    g.bench_function("decode (4 keys)", |b| {
+        b.iter(|| rotated.decode::<Order>(black_box(&token4)))
+    });
     let forged = "ord_0000000000000000000000000z";
     g.bench_function("decode forged (1 key)", |b| {
         b.iter(|| codec.decode::<Order>(black_box(forged)))

@@ -295,8 +295,10 @@ impl IdCodec {
     /// The ID in a token of type `T`, or [`Error::InvalidToken`] — the one error for every
     /// failure: malformed text, wrong prefix, altered or forged, another type's, a retired key's.
     ///
-    /// Every active key is tried, every time, and the tag comparison is a single 64-bit compare,
-    /// so the time taken does not depend on which check failed.
+    /// For well-formed text every active key is tried, every time, and each tag comparison is a
+    /// single 64-bit compare, so the time taken does not depend on which key matched or how much
+    /// of a tag did. (Malformed text is rejected before any deciphering: the format is public,
+    /// so that reveals nothing.)
     ///
     /// ```
     /// use idgen_core::{CodecKey, Error, IdCodec};
