@@ -244,9 +244,54 @@ proptest! {
 
     /// Any text that parses is the canonical spelling of its value: one spelling per value.
     #[test]
-    fn only_the_canonical_spelling_parses(s in "ord_[0-9a-zA-Z]{24,28}") {
-        if let Ok(id) = s.parse::<PublicId<Order>>() {
-            prop_assert_eq!(id.to_string(), s);
+    fn only_the_canonical_spelling_parses(s in "ord_[0-7]([0-9a-hjkmnp-tv-z]{25}|[0-9a-hjkmnp-tv-zA-Z]{25})") {
+        match s.parse::<PublicId<Order>>() {
+            Ok(id) => prop_assert_eq!(id.to_string(), s),
+            Err(_) => prop_assert!(s.bytes().any(|b| b.is_ascii_uppercase()), "{} rejected", s),
+        }
+    }
+
+    /// Other spellings of the same value — upper-case letters, Crockford's aliases (`o` for 0,
+    /// `i`/`l` for 1), the two padding bits set — are all rejected by the strict parser.
+    #[test]
+    fn other_spellings_of_a_value_are_rejected(v: u128, positions: u32, kind in 0u8..3) {
+        let id = PublicId::<Order>::from_uuid(uuid::Uuid::from_u128(v));
+        let canonical = id.to_string();
+        let mut body: Vec<u8> = canonical.as_bytes()[4..].to_vec();
+        match kind {
+            0 => {
+                for (i, b) in body.iter_mut().enumerate() {
+                    if positions & (1 << i) != 0 {
+                        *b = b.to_ascii_uppercase();
+                    }
+                }
+            }
+            1 => {
+                for (i, b) in body.iter_mut().enumerate() {
+                    if positions & (1 << i) != 0 {
+                        *b = match *b {
+                            b'0' => b'o',
+                            b'1' if i % 2 == 0 => b'i',
+                            b'1' => b'l',
+                            other => other.to_ascii_uppercase(),
+                        };
+                    }
+                }
+            }
+            _ => {
+                // The same 128 bits with bit 128 or 129 set: first character + 8, 16 or 24.
+                let value = super::base32::ALPHABET.iter().position(|&c| c == body[0]).unwrap();
+                let plus = 8 * (1 + (positions % 3) as usize);
+                body[0] = super::base32::ALPHABET[value + plus];
+            }
+        }
+        let variant = format!("ord_{}", String::from_utf8(body).unwrap());
+        if variant != canonical {
+            prop_assert!(variant.parse::<PublicId<Order>>().is_err(), "{} was accepted", variant);
+        }
+        if kind == 0 {
+            // Case folding is the one opt-in exception, and it gives back the same value.
+            prop_assert_eq!(PublicId::<Order>::parse_ignore_case(&variant).unwrap(), id);
         }
     }
 
