@@ -9,6 +9,9 @@
 //! to the millisecond: show the world a [`PublicId`](crate::PublicId), not a UUIDv7 key.
 
 use std::fmt;
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicU64, Ordering};
+#[cfg(not(loom))]
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use uuid::{Uuid, Variant};
@@ -197,5 +200,10 @@ pub fn timestamp_ms(uuid: Uuid) -> Result<i64, Error> {
     Ok((uuid.as_u128() >> 80) as i64)
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests;
+
+/// Model checks of the compare-and-swap under every interleaving loom explores:
+/// `RUSTFLAGS="--cfg loom" cargo test -p idgen-core --release --lib uuid7::loom_model`.
+#[cfg(all(test, loom))]
+mod loom_model;
