@@ -8,9 +8,9 @@
 //! there (store them as `BINARY(16)` if you need that). A UUIDv7 also reveals its creation time
 //! to the millisecond: show the world a [`PublicId`](crate::PublicId), not a UUIDv7 key.
 
-use std::fmt;
 #[cfg(loom)]
 use loom::sync::atomic::{AtomicU64, Ordering};
+use std::fmt;
 #[cfg(not(loom))]
 use std::sync::atomic::{AtomicU64, Ordering};
 

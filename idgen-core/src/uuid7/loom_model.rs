@@ -23,7 +23,10 @@ fn two_threads_get_distinct_ordered_uuids_in_one_millisecond() {
         let theirs = t.join().unwrap();
         let mut all = [mine[0], mine[1], theirs[0], theirs[1]];
         all.sort();
-        assert!(all.windows(2).all(|w| w[0] < w[1]), "duplicate UUIDs: {all:?}");
+        assert!(
+            all.windows(2).all(|w| w[0] < w[1]),
+            "duplicate UUIDs: {all:?}"
+        );
         // After both threads are done, the next UUID sorts after all of them.
         assert!(ids.next_uuid().unwrap() > all[3]);
     });
@@ -43,6 +46,9 @@ fn a_clock_tick_during_contention_keeps_order() {
         let theirs = t.join().unwrap();
         let mut all = [first, second, theirs[0], theirs[1]];
         all.sort();
-        assert!(all.windows(2).all(|w| w[0] < w[1]), "duplicate UUIDs: {all:?}");
+        assert!(
+            all.windows(2).all(|w| w[0] < w[1]),
+            "duplicate UUIDs: {all:?}"
+        );
     });
 }
