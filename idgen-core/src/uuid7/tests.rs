@@ -182,3 +182,17 @@ fn a_uuid_made_after_another_thread_s_sorts_after_it() {
     drop(to_b);
     b.join().unwrap();
 }
+
+#[test]
+fn the_generator_is_send_and_sync() {
+    fn send_sync<X: Send + Sync>() {}
+    send_sync::<Uuid7Generator>();
+    send_sync::<Uuid7Generator<ManualClock>>();
+    let ids = Uuid7Generator::with_clock(ManualClock::new(T0));
+    ids.next_uuid().unwrap();
+    let debug = format!("{ids:?}");
+    assert!(
+        debug.starts_with("Uuid7Generator { last_unix_ms: 1700000000000, last_counter: "),
+        "{debug}"
+    );
+}

@@ -335,3 +335,26 @@ fn decode_snowflake_rejects_negative_ids_with_the_same_error() {
     let err = codec.decode_snowflake::<Order>(&token).unwrap_err();
     assert!(matches!(err, Error::InvalidToken { .. }));
 }
+
+#[test]
+fn a_codec_is_shared_across_threads() {
+    fn send_sync<X: Send + Sync>() {}
+    send_sync::<IdCodec>();
+    let codec = std::sync::Arc::new(fips_codec());
+    let handles: Vec<_> = (0..4i64)
+        .map(|t| {
+            let codec = std::sync::Arc::clone(&codec);
+            std::thread::spawn(move || {
+                for id in (t * 1000)..(t * 1000 + 1000) {
+                    assert_eq!(
+                        codec.decode::<Order>(&codec.encode::<Order>(id)).unwrap(),
+                        id
+                    );
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+}
