@@ -150,7 +150,7 @@ pub enum Error {
         found: char,
     },
 
-    /// An [`IdCodec`](crate::IdCodec) token did not decode. Deliberately the same error for every
+    /// An `IdCodec` token did not decode. Deliberately the same error for every
     /// cause (altered, forged, another type's, a retired key's, malformed), so it is no oracle.
     #[error("{input:?} is not a valid token for this type")]
     InvalidToken {
@@ -158,7 +158,7 @@ pub enum Error {
         input: String,
     },
 
-    /// An [`IdCodec`](crate::IdCodec) key or key-slot configuration was refused.
+    /// An `IdCodec` key or key-slot configuration was refused.
     #[error("{origin}: {reason}")]
     InvalidCodecKey {
         /// Where the key came from (e.g. `environment variable PUBLIC_ID_KEY`, `key slot 2`).

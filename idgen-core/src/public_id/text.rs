@@ -1,4 +1,4 @@
-//! The text form shared by [`PublicId`](crate::PublicId) and [`IdCodec`](crate::IdCodec) tokens:
+//! The text form shared by [`PublicId`](crate::PublicId) and `IdCodec` tokens:
 //! `prefix_` (omitted for an empty prefix) + 26 base32 characters.
 
 use super::base32;
