@@ -67,7 +67,7 @@ fn counter_overflow_borrows_the_next_millisecond_and_keeps_order() {
     let last = timestamp_ms(*v.last().unwrap()).unwrap();
     assert_eq!(first, T0);
     // The first millisecond holds 65 536 − seed (32 769 to 65 536) UUIDs, each borrowed one
-    // 65 536 (its counter carries on from 0): 200 000 UUIDs end in the fourth borrowed ms.
+    // 65 536 (its counter carries on from 0): 200 000 UUIDs end in the third borrowed ms.
     assert_eq!(last, T0 + 3);
     // When the clock catches up, the next UUID still sorts after the borrowed ones.
     clock.set(last);
