@@ -51,6 +51,15 @@ fn id_codec(c: &mut Criterion) {
     g.bench_function("decode (4 keys)", |b| {
         b.iter(|| rotated.decode::<Order>(black_box(&token4)))
     });
+    // For reference: the bare cipher call inside each encode/decode.
+    {
+        use aes::cipher::{Array, BlockCipherDecrypt, KeyInit};
+        let aes = aes::Aes256::new(&Array::from([7u8; 32]));
+        let mut block = Array::from([1u8; 16]);
+        g.bench_function("raw AES-256 block decrypt", |b| {
+            b.iter(|| aes.decrypt_block(black_box(&mut block)))
+        });
+    }
     let forged = "ord_0000000000000000000000000z";
     g.bench_function("decode forged (1 key)", |b| {
         b.iter(|| codec.decode::<Order>(black_box(forged)))
