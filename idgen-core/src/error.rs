@@ -233,4 +233,120 @@ pub enum Error {
     /// A [`HiLo`](crate::hilo::HiLo) was started outside a tokio runtime.
     #[error("hi-lo needs a tokio runtime to fetch blocks in the background: start it inside one")]
     HiLoNoRuntime,
+    // ---- public IDs (`PublicId`, `IdCodec`) and UUIDv7 ----
+    /// A public ID's text has the wrong type prefix (or none, or one where none belongs).
+    #[error(
+        "{input:?} is not a public ID of this type: expected {}, found {}",
+        describe_expected(expected),
+        describe_found(found)
+    )]
+    PublicIdPrefix {
+        /// The rejected text (cut to 64 characters).
+        input: String,
+        /// The prefix the type requires (`""` for an untyped public ID).
+        expected: &'static str,
+        /// The text up to and including its last `_` (`""` when it has none; cut to 64 characters).
+        found: String,
+    },
+
+    /// A public ID's base32 part does not have exactly 26 characters.
+    #[error(
+        "{input:?} is not a public ID: its base32 part has {found} characters, a public ID has exactly 26"
+    )]
+    PublicIdLength {
+        /// The rejected text (cut to 64 characters).
+        input: String,
+        /// The number of characters after the prefix and `_`.
+        found: usize,
+    },
+
+    /// A public ID's base32 part holds a character outside the lower-case Crockford alphabet.
+    #[error(
+        "{input:?} is not a public ID: character {found:?} at position {position} of the base32 part {reason}"
+    )]
+    PublicIdCharacter {
+        /// The rejected text (cut to 64 characters).
+        input: String,
+        /// The 0-based position in the 26-character base32 part.
+        position: usize,
+        /// The offending character.
+        found: char,
+        /// Why it is rejected.
+        reason: &'static str,
+    },
+
+    /// A public ID's first base32 character is above `7`: 26 characters would hold more than 128 bits.
+    #[error(
+        "{input:?} is not a public ID: its first base32 character is {found:?}, the largest allowed is '7' (26 characters hold 130 bits, an ID has 128)"
+    )]
+    PublicIdOverflow {
+        /// The rejected text (cut to 64 characters).
+        input: String,
+        /// The first character of the base32 part.
+        found: char,
+    },
+
+    /// An `IdCodec` token did not decode. Deliberately the same error for every
+    /// cause (altered, forged, another type's, a retired key's, malformed), so it is no oracle.
+    #[error("{input:?} is not a valid token for this type")]
+    InvalidToken {
+        /// The rejected text (cut to 64 characters).
+        input: String,
+    },
+
+    /// An `IdCodec` key or key-slot configuration was refused.
+    #[error("{origin}: {reason}")]
+    InvalidCodecKey {
+        /// Where the key came from (e.g. `environment variable PUBLIC_ID_KEY`, `key slot 2`).
+        origin: String,
+        /// What is wrong (the key itself is never shown).
+        reason: String,
+    },
+
+    /// The operating system's random number generator failed.
+    #[error("the operating system's random number generator failed: {reason}")]
+    RandomSource {
+        /// The OS error.
+        reason: String,
+    },
+
+    /// A UUIDv7 timestamp outside `0..2^48` milliseconds since the Unix epoch.
+    #[error(
+        "{} cannot be a UUIDv7 timestamp: UUIDv7 holds 1970-01-01T00:00:00.000Z to {}",
+        UnixMs(*.unix_ms),
+        UnixMs(crate::uuid7::MAX_UNIX_MS)
+    )]
+    Uuid7TimeOutOfRange {
+        /// The instant, in milliseconds since the Unix epoch.
+        unix_ms: i64,
+    },
+
+    /// A UUID that is not a version 7 UUID was given where one is needed.
+    #[error("{uuid} is not a UUIDv7: its version is {version} and its variant {variant}")]
+    NotUuid7 {
+        /// The rejected UUID.
+        uuid: uuid::Uuid,
+        /// Its version number (the 4 bits of field `ver`).
+        version: u8,
+        /// Its variant, as the `uuid` crate names it.
+        variant: String,
+    },
+}
+
+/// `no prefix` or `the prefix "ord_"`, for messages.
+fn describe_expected(prefix: &str) -> String {
+    if prefix.is_empty() {
+        "no prefix".to_owned()
+    } else {
+        format!("the prefix \"{prefix}_\"")
+    }
+}
+
+/// `no prefix` or `"usr_"` (the text up to and including its last `_`), for messages.
+fn describe_found(found: &str) -> String {
+    if found.is_empty() {
+        "no prefix".to_owned()
+    } else {
+        format!("{found:?}")
+    }
 }

@@ -33,16 +33,22 @@ mod integrations;
 #[cfg(feature = "lease")]
 #[cfg_attr(docsrs, doc(cfg(feature = "lease")))]
 pub mod lease;
+pub mod public_id;
 pub mod snowflake;
+pub mod uuid7;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::Error;
 #[cfg(feature = "hilo")]
 pub use hilo::{HiLo, HiLoSource};
+#[cfg(feature = "id-codec")]
+pub use public_id::{CodecKey, IdCodec};
+pub use public_id::{PublicId, PublicIdPrefix};
 pub use snowflake::{
     ClockPolicy, Decomposed, Fence, FieldOrder, Layout, LayoutBuilder, NodeField, NodeId,
     NodeLease, Parts, Snowflake, SnowflakeBuilder, SnowflakeId, Stats,
 };
+pub use uuid7::Uuid7Generator;
 
 #[cfg(feature = "serde")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
