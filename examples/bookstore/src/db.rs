@@ -1,0 +1,230 @@
+//! The databases: four order shards and one control database (node leases, the hi-lo
+//! counter), embedded SQLite files by default or PostgreSQL / MariaDB from a URL.
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::ConnectOptions;
+use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+
+use crate::Result;
+
+/// How many shards the `orders` table is split into.
+pub const SHARDS: usize = 4;
+
+/// Where the data lives.
+#[derive(Clone, Debug)]
+pub enum Target {
+    /// Embedded SQLite: `control.sqlite` and `shard-N.sqlite` in this directory.
+    Dir(PathBuf),
+    /// A PostgreSQL or MariaDB/MySQL server: databases `<name>_control` and `<name>_shard_N`,
+    /// where `<name>` is the URL's database (default `bookstore`).
+    Url(String),
+}
+
+/// Which kind of database a pool talks to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// SQLite.
+    Sqlite,
+    /// PostgreSQL.
+    Postgres,
+    /// MariaDB or MySQL.
+    MySql,
+}
+
+/// A pool of one of the three kinds. [`on_pool!`](crate::on_pool) runs the same code on each.
+#[derive(Clone, Debug)]
+pub enum Pool {
+    /// SQLite.
+    Sqlite(SqlitePool),
+    /// PostgreSQL.
+    Postgres(PgPool),
+    /// MariaDB or MySQL.
+    MySql(MySqlPool),
+}
+
+/// Runs `$body` with `$p` bound to the concrete pool (`&SqlitePool`, `&PgPool` or `&MySqlPool`).
+#[macro_export]
+macro_rules! on_pool {
+    ($pool:expr, $p:ident => $body:expr) => {
+        match $pool {
+            $crate::db::Pool::Sqlite($p) => $body,
+            $crate::db::Pool::Postgres($p) => $body,
+            $crate::db::Pool::MySql($p) => $body,
+        }
+    };
+}
+
+impl Pool {
+    /// The kind of database.
+    pub fn backend(&self) -> Backend {
+        match self {
+            Pool::Sqlite(_) => Backend::Sqlite,
+            Pool::Postgres(_) => Backend::Postgres,
+            Pool::MySql(_) => Backend::MySql,
+        }
+    }
+
+    /// `sql` with its `?` placeholders written as this database wants them (`$1, $2…` on
+    /// PostgreSQL).
+    pub fn sql(&self, sql: &str) -> String {
+        if self.backend() != Backend::Postgres {
+            return sql.to_owned();
+        }
+        let mut out = String::with_capacity(sql.len() + 8);
+        let mut n = 0;
+        for c in sql.chars() {
+            if c == '?' {
+                n += 1;
+                out.push_str(&format!("${n}"));
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    /// Runs one statement without parameters.
+    pub async fn execute(&self, sql: &str) -> Result<()> {
+        on_pool!(self, p => { sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())).execute(p).await?; });
+        Ok(())
+    }
+
+    /// Closes the pool.
+    pub async fn close(&self) {
+        on_pool!(self, p => p.close().await)
+    }
+}
+
+/// The control database and the shards.
+#[derive(Clone, Debug)]
+pub struct Cluster {
+    /// Node leases and the hi-lo counter.
+    pub control: Pool,
+    /// The order shards, `SHARDS` of them.
+    pub shards: Vec<Pool>,
+    /// Where they live, for the report.
+    pub location: String,
+}
+
+impl Cluster {
+    /// Opens (creating when missing) the control database and the shards.
+    pub async fn open(target: &Target) -> Result<Cluster> {
+        match target {
+            Target::Dir(dir) => open_sqlite(dir).await,
+            Target::Url(url) if url.starts_with("postgres") => open_postgres(url).await,
+            Target::Url(url) if url.starts_with("mysql") || url.starts_with("mariadb") => {
+                open_mysql(url).await
+            }
+            Target::Url(url) => Err(format!(
+                "unsupported database URL {url:?}: use postgres://…, mysql://… (MariaDB) or no URL for SQLite"
+            )
+            .into()),
+        }
+    }
+
+    /// The kind of database.
+    pub fn backend(&self) -> Backend {
+        self.control.backend()
+    }
+
+    /// Closes every pool.
+    pub async fn close(&self) {
+        self.control.close().await;
+        for shard in &self.shards {
+            shard.close().await;
+        }
+    }
+}
+
+async fn open_sqlite(dir: &Path) -> Result<Cluster> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("cannot create the data directory {}: {e}", dir.display()))?;
+    let open = |file: String| {
+        let options = SqliteConnectOptions::new()
+            .filename(dir.join(file))
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .busy_timeout(Duration::from_secs(30));
+        SqlitePoolOptions::new().max_connections(4).connect_with(options)
+    };
+    let control = Pool::Sqlite(open("control.sqlite".into()).await?);
+    let mut shards = Vec::with_capacity(SHARDS);
+    for n in 0..SHARDS {
+        shards.push(Pool::Sqlite(open(format!("shard-{n}.sqlite")).await?));
+    }
+    let location = format!("SQLite files in {}", dir.display());
+    Ok(Cluster { control, shards, location })
+}
+
+/// The databases' names: `<base>_control`, `<base>_shard_0`…
+pub fn database_names(base: &str) -> Result<Vec<String>> {
+    if base.is_empty() || !base.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return Err(format!(
+            "database name {base:?} in the URL: use ASCII letters, digits and '_' only"
+        )
+        .into());
+    }
+    let mut names = vec![format!("{base}_control")];
+    names.extend((0..SHARDS).map(|n| format!("{base}_shard_{n}")));
+    Ok(names)
+}
+
+async fn open_postgres(url: &str) -> Result<Cluster> {
+    let options = PgConnectOptions::from_str(url)?;
+    let base = options.get_database().unwrap_or("bookstore").to_owned();
+    let names = database_names(&base)?;
+    let mut admin = options.clone().database("postgres").connect().await?;
+    for name in &names {
+        let exists: Option<i32> = sqlx::query_scalar("SELECT 1 FROM pg_database WHERE datname = $1")
+            .bind(name)
+            .fetch_optional(&mut admin)
+            .await?;
+        if exists.is_none() {
+            let create = format!("CREATE DATABASE \"{name}\"");
+            match sqlx::query(sqlx::AssertSqlSafe(create)).execute(&mut admin).await {
+                Ok(_) => {}
+                // Another process created it meanwhile.
+                Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some("42P04") => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    let pool = |name: &str| {
+        PgPoolOptions::new().max_connections(8).connect_with(options.clone().database(name))
+    };
+    let control = Pool::Postgres(pool(&names[0]).await?);
+    let mut shards = Vec::with_capacity(SHARDS);
+    for name in &names[1..] {
+        shards.push(Pool::Postgres(pool(name).await?));
+    }
+    let location = format!("PostgreSQL databases {}", names.join(", "));
+    Ok(Cluster { control, shards, location })
+}
+
+async fn open_mysql(url: &str) -> Result<Cluster> {
+    let url = url.replacen("mariadb://", "mysql://", 1);
+    let options = MySqlConnectOptions::from_str(&url)?;
+    let base = options.get_database().unwrap_or("bookstore").to_owned();
+    let names = database_names(&base)?;
+    // The server always has the `mysql` database; the URL's own one may not exist yet.
+    let mut admin = options.clone().database("mysql").connect().await?;
+    for name in &names {
+        let create = format!("CREATE DATABASE IF NOT EXISTS `{name}`");
+        sqlx::query(sqlx::AssertSqlSafe(create)).execute(&mut admin).await?;
+    }
+    let pool = |name: &str| {
+        MySqlPoolOptions::new().max_connections(8).connect_with(options.clone().database(name))
+    };
+    let control = Pool::MySql(pool(&names[0]).await?);
+    let mut shards = Vec::with_capacity(SHARDS);
+    for name in &names[1..] {
+        shards.push(Pool::MySql(pool(name).await?));
+    }
+    let location = format!("MariaDB/MySQL databases {}", names.join(", "));
+    Ok(Cluster { control, shards, location })
+}
