@@ -150,7 +150,9 @@ async fn open_sqlite(dir: &Path) -> Result<Cluster> {
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .busy_timeout(Duration::from_secs(30));
-        SqlitePoolOptions::new().max_connections(4).connect_with(options)
+        SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
     };
     let control = Pool::Sqlite(open("control.sqlite".into()).await?);
     let mut shards = Vec::with_capacity(SHARDS);
@@ -158,7 +160,11 @@ async fn open_sqlite(dir: &Path) -> Result<Cluster> {
         shards.push(Pool::Sqlite(open(format!("shard-{n}.sqlite")).await?));
     }
     let location = format!("SQLite files in {}", dir.display());
-    Ok(Cluster { control, shards, location })
+    Ok(Cluster {
+        control,
+        shards,
+        location,
+    })
 }
 
 /// The databases' names: `<base>_control`, `<base>_shard_0`…
@@ -180,13 +186,17 @@ async fn open_postgres(url: &str) -> Result<Cluster> {
     let names = database_names(&base)?;
     let mut admin = options.clone().database("postgres").connect().await?;
     for name in &names {
-        let exists: Option<i32> = sqlx::query_scalar("SELECT 1 FROM pg_database WHERE datname = $1")
-            .bind(name)
-            .fetch_optional(&mut admin)
-            .await?;
+        let exists: Option<i32> =
+            sqlx::query_scalar("SELECT 1 FROM pg_database WHERE datname = $1")
+                .bind(name)
+                .fetch_optional(&mut admin)
+                .await?;
         if exists.is_none() {
             let create = format!("CREATE DATABASE \"{name}\"");
-            match sqlx::query(sqlx::AssertSqlSafe(create)).execute(&mut admin).await {
+            match sqlx::query(sqlx::AssertSqlSafe(create))
+                .execute(&mut admin)
+                .await
+            {
                 Ok(_) => {}
                 // Another process created it meanwhile.
                 Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some("42P04") => {}
@@ -195,7 +205,9 @@ async fn open_postgres(url: &str) -> Result<Cluster> {
         }
     }
     let pool = |name: &str| {
-        PgPoolOptions::new().max_connections(8).connect_with(options.clone().database(name))
+        PgPoolOptions::new()
+            .max_connections(8)
+            .connect_with(options.clone().database(name))
     };
     let control = Pool::Postgres(pool(&names[0]).await?);
     let mut shards = Vec::with_capacity(SHARDS);
@@ -203,7 +215,11 @@ async fn open_postgres(url: &str) -> Result<Cluster> {
         shards.push(Pool::Postgres(pool(name).await?));
     }
     let location = format!("PostgreSQL databases {}", names.join(", "));
-    Ok(Cluster { control, shards, location })
+    Ok(Cluster {
+        control,
+        shards,
+        location,
+    })
 }
 
 async fn open_mysql(url: &str) -> Result<Cluster> {
@@ -215,10 +231,14 @@ async fn open_mysql(url: &str) -> Result<Cluster> {
     let mut admin = options.clone().database("mysql").connect().await?;
     for name in &names {
         let create = format!("CREATE DATABASE IF NOT EXISTS `{name}`");
-        sqlx::query(sqlx::AssertSqlSafe(create)).execute(&mut admin).await?;
+        sqlx::query(sqlx::AssertSqlSafe(create))
+            .execute(&mut admin)
+            .await?;
     }
     let pool = |name: &str| {
-        MySqlPoolOptions::new().max_connections(8).connect_with(options.clone().database(name))
+        MySqlPoolOptions::new()
+            .max_connections(8)
+            .connect_with(options.clone().database(name))
     };
     let control = Pool::MySql(pool(&names[0]).await?);
     let mut shards = Vec::with_capacity(SHARDS);
@@ -226,5 +246,9 @@ async fn open_mysql(url: &str) -> Result<Cluster> {
         shards.push(Pool::MySql(pool(name).await?));
     }
     let location = format!("MariaDB/MySQL databases {}", names.join(", "));
-    Ok(Cluster { control, shards, location })
+    Ok(Cluster {
+        control,
+        shards,
+        location,
+    })
 }

@@ -58,7 +58,12 @@ struct CustomerOrders {
 }
 
 fn not_found() -> Response {
-    (StatusCode::NOT_FOUND, [("content-type", "application/json")], NOT_FOUND_BODY).into_response()
+    (
+        StatusCode::NOT_FOUND,
+        [("content-type", "application/json")],
+        NOT_FOUND_BODY,
+    )
+        .into_response()
 }
 
 fn error(status: StatusCode, message: impl Into<String>) -> Response {
@@ -71,15 +76,19 @@ fn internal(e: impl std::fmt::Display) -> Response {
 }
 
 /// The caller from `X-Customer-Id`: a positive integer.
-fn caller(headers: &HeaderMap) -> Result<i64, Response> {
+fn caller(headers: &HeaderMap) -> Option<i64> {
     headers
         .get(CUSTOMER_HEADER)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<i64>().ok())
         .filter(|&id| id > 0)
-        .ok_or_else(|| {
-            error(StatusCode::UNAUTHORIZED, "send your customer ID in the X-Customer-Id header")
-        })
+}
+
+fn unauthorized() -> Response {
+    error(
+        StatusCode::UNAUTHORIZED,
+        "send your customer ID in the X-Customer-Id header",
+    )
 }
 
 fn check_lines(lines: &[NewLine]) -> Result<(), String> {
@@ -91,7 +100,10 @@ fn check_lines(lines: &[NewLine]) -> Result<(), String> {
             return Err(format!("line {n}: the title has 1 to 200 characters"));
         }
         if !(1..=100).contains(&line.quantity) {
-            return Err(format!("line {n}: quantity {} is not between 1 and 100", line.quantity));
+            return Err(format!(
+                "line {n}: quantity {} is not between 1 and 100",
+                line.quantity
+            ));
         }
         if !(0..=1_000_000).contains(&line.price_cents) {
             return Err(format!(
@@ -108,16 +120,18 @@ async fn create_order(
     headers: HeaderMap,
     body: Result<Json<CreateOrder>, JsonRejection>,
 ) -> Response {
-    let customer = match caller(&headers) {
-        Ok(c) => c,
-        Err(r) => return r,
+    let Some(customer) = caller(&headers) else {
+        return unauthorized();
     };
     let Json(body) = match body {
         Ok(b) => b,
         Err(e) => return error(StatusCode::BAD_REQUEST, e.body_text()),
     };
     if body.customer_id != customer {
-        return error(StatusCode::FORBIDDEN, "customer_id must be the caller's own (X-Customer-Id)");
+        return error(
+            StatusCode::FORBIDDEN,
+            "customer_id must be the caller's own (X-Customer-Id)",
+        );
     }
     if let Err(message) = check_lines(&body.lines) {
         return error(StatusCode::UNPROCESSABLE_ENTITY, message);
@@ -136,9 +150,8 @@ async fn get_order(
     headers: HeaderMap,
     Path(public_id): Path<String>,
 ) -> Response {
-    let customer = match caller(&headers) {
-        Ok(c) => c,
-        Err(r) => return r,
+    let Some(customer) = caller(&headers) else {
+        return unauthorized();
     };
     // A malformed or tampered ID is answered exactly like an unknown one.
     let Ok(public_id) = public_id.parse::<PublicId<Order>>() else {
@@ -156,15 +169,18 @@ async fn customer_orders(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    let customer = match caller(&headers) {
-        Ok(c) => c,
-        Err(r) => return r,
+    let Some(customer) = caller(&headers) else {
+        return unauthorized();
     };
     if id.parse::<i64>().ok() != Some(customer) {
         return not_found();
     }
     match app.shards().orders_of(customer, 50).await {
-        Ok(orders) => Json(CustomerOrders { customer_id: customer, orders }).into_response(),
+        Ok(orders) => Json(CustomerOrders {
+            customer_id: customer,
+            orders,
+        })
+        .into_response(),
         Err(e) => internal(e),
     }
 }

@@ -26,7 +26,12 @@ impl Instance {
         let handle = lease.handle();
         let ids = Snowflake::builder().layout(LAYOUT).lease(lease).build()?;
         let line_ids = line_ids::line_ids(&cluster.control).await?;
-        Ok(Instance { ids, lease: handle, line_ids, shards })
+        Ok(Instance {
+            ids,
+            lease: handle,
+            line_ids,
+            shards,
+        })
     }
 
     /// The leased node ID.

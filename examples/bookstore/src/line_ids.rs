@@ -20,6 +20,8 @@ pub async fn prepare(_control: &Pool) -> Result<()> {
 /// TEMPORARY until idgen-sqlx's SQL hi-lo sources land: one in-memory counter per process.
 pub async fn line_ids(_control: &Pool) -> Result<HiLo> {
     static COUNTER: OnceLock<MemorySource> = OnceLock::new();
-    let counter = COUNTER.get_or_init(|| MemorySource::named("order_lines")).clone();
+    let counter = COUNTER
+        .get_or_init(|| MemorySource::named("order_lines"))
+        .clone();
     Ok(HiLo::new(counter, BLOCK).await?)
 }

@@ -92,7 +92,11 @@ async fn run(args: Args) -> Result<()> {
     if let Some(Command::Worker { orders, customers }) = args.command {
         return workload::run_worker(&cluster, &shards, orders, customers).await;
     }
-    let work = Workload { instances: args.instances, orders: args.orders, customers: args.customers };
+    let work = Workload {
+        instances: args.instances,
+        orders: args.orders,
+        customers: args.customers,
+    };
     let bar = ProgressBar::new(u64::from(args.orders)); // hidden when stderr is not a terminal
     bar.set_style(
         ProgressStyle::with_template("{spinner} {msg} [{bar:40}] {pos}/{len} orders ({per_sec})")
@@ -131,7 +135,10 @@ async fn serve(
     let instance = Arc::new(Instance::start(cluster, shards).await?);
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     let addr = listener.local_addr()?;
-    println!("\nServing the API on http://{addr} (node ID {}); Ctrl-C stops it. Try:", instance.node());
+    println!(
+        "\nServing the API on http://{addr} (node ID {}); Ctrl-C stops it. Try:",
+        instance.node()
+    );
     if let Some(newest) = report.newest.first() {
         let (order, customer) = (&newest.order.public_id, newest.order.customer_id);
         println!("  curl -H 'X-Customer-Id: {customer}' http://{addr}/orders/{order}");

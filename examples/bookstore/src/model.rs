@@ -69,9 +69,9 @@ pub mod id_string {
         }
         match Either::deserialize(d)? {
             Either::Int(n) => Ok(n),
-            Either::Text(t) => t.parse().map_err(|_| {
-                serde::de::Error::custom(format!("{t:?} is not an integer ID"))
-            }),
+            Either::Text(t) => t
+                .parse()
+                .map_err(|_| serde::de::Error::custom(format!("{t:?} is not an integer ID"))),
         }
     }
 }

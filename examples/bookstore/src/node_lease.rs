@@ -23,5 +23,8 @@ pub async fn prepare(_control: &Pool) -> Result<()> {
 pub async fn lease(_control: &Pool) -> Result<WorkerLease> {
     static STORE: OnceLock<MemoryLeaseStore> = OnceLock::new();
     let store = STORE.get_or_init(MemoryLeaseStore::new).clone();
-    Ok(WorkerLease::options().namespace("orders").acquire(store, &LAYOUT).await?)
+    Ok(WorkerLease::options()
+        .namespace("orders")
+        .acquire(store, &LAYOUT)
+        .await?)
 }

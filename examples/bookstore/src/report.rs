@@ -30,7 +30,10 @@ impl Uniqueness {
             rows += 1;
             seen.insert(v);
         }
-        Uniqueness { rows, distinct: seen.len() as u64 }
+        Uniqueness {
+            rows,
+            distinct: seen.len() as u64,
+        }
     }
 
     /// Rows whose value another row has too.
@@ -126,7 +129,12 @@ pub async fn build(shards: &Shards, location: &str, run: Option<RunSummary>) -> 
     let mut newest = Vec::new();
     for (shard, order) in shards.newest(10).await? {
         let d = LAYOUT.decompose(order.id)?;
-        newest.push(NewestOrder { shard, node: d.node, created_utc: utc(d.unix_ms), order });
+        newest.push(NewestOrder {
+            shard,
+            node: d.node,
+            created_utc: utc(d.unix_ms),
+            order,
+        });
     }
     let first = newest.first().map(|n| &n.order);
     Ok(Report {
@@ -172,14 +180,31 @@ impl Report {
         } else {
             writeln!(out, "data: {}", self.location)?;
         }
-        writeln!(out, "\nOrders per shard (shard = customer_id % {}):", self.shards.len())?;
+        writeln!(
+            out,
+            "\nOrders per shard (shard = customer_id % {}):",
+            self.shards.len()
+        )?;
         for (n, c) in self.shards.iter().enumerate() {
-            writeln!(out, "  shard {n}: {:>7} orders {:>8} lines", c.orders, c.lines)?;
+            writeln!(
+                out,
+                "  shard {n}: {:>7} orders {:>8} lines",
+                c.orders, c.lines
+            )?;
         }
         let line = |name: &str, u: &Uniqueness| {
-            format!("  {name:<16} {:>8} rows {:>8} distinct {:>4} duplicates", u.rows, u.distinct, u.duplicates())
+            format!(
+                "  {name:<16} {:>8} rows {:>8} distinct {:>4} duplicates",
+                u.rows,
+                u.distinct,
+                u.duplicates()
+            )
         };
-        writeln!(out, "\nDuplicate IDs across all shards: {}", self.duplicates())?;
+        writeln!(
+            out,
+            "\nDuplicate IDs across all shards: {}",
+            self.duplicates()
+        )?;
         writeln!(out, "{}", line("order IDs", &self.order_ids))?;
         writeln!(out, "{}", line("public order IDs", &self.public_ids))?;
         writeln!(out, "{}", line("order-line IDs", &self.line_ids))?;
@@ -188,7 +213,11 @@ impl Report {
             "  (had each shard numbered its orders 1, 2, 3… with its own IDENTITY column: {} duplicates)",
             self.identity_collisions
         )?;
-        writeln!(out, "\nNewest {} orders of all shards, merged by ID (no timestamp column):", self.newest.len())?;
+        writeln!(
+            out,
+            "\nNewest {} orders of all shards, merged by ID (no timestamp column):",
+            self.newest.len()
+        )?;
         writeln!(
             out,
             "  {:<19}  {:<30}  {:>5}  {:>8}  {:>4}  created (UTC, read from the ID)",
@@ -207,15 +236,30 @@ impl Report {
             )?;
         }
         if let Some(d) = &self.decoded {
-            let fields: Vec<String> = d.node_fields.iter().map(|(k, v)| format!("{k} {v}")).collect();
-            writeln!(out, "\nOne ID decoded ({} layout): {}", "Twitter", d.id)?;
-            writeln!(out, "  time      {}  ({} ms since 1970)", d.time_utc, d.unix_ms)?;
+            let fields: Vec<String> = d
+                .node_fields
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
+            writeln!(out, "\nOne ID decoded (Twitter layout): {}", d.id)?;
+            writeln!(
+                out,
+                "  time      {}  ({} ms since 1970)",
+                d.time_utc, d.unix_ms
+            )?;
             writeln!(out, "  node      {}  ({})", d.node, fields.join(", "))?;
             writeln!(out, "  sequence  {}", d.sequence)?;
         }
         if let Some(order) = &self.example {
-            writeln!(out, "\nOne order as JSON (IDs are strings, so JavaScript keeps all 64 bits):")?;
-            writeln!(out, "{}", serde_json::to_string_pretty(order).unwrap_or_default())?;
+            writeln!(
+                out,
+                "\nOne order as JSON (IDs are strings, so JavaScript keeps all 64 bits):"
+            )?;
+            writeln!(
+                out,
+                "{}",
+                serde_json::to_string_pretty(order).unwrap_or_default()
+            )?;
         }
         Ok(())
     }

@@ -60,14 +60,17 @@ impl Shards {
         for pool in &cluster.shards {
             schema::create_shard_tables(pool).await?;
         }
-        Ok(Shards { pools: cluster.shards.clone() })
+        Ok(Shards {
+            pools: cluster.shards.clone(),
+        })
     }
 
     /// Stores an order and its lines in the customer's shard, in one transaction.
     pub async fn insert(&self, order: &Order) -> Result<()> {
         let pool = &self.pools[shard_of(order.customer_id)];
-        let insert_order =
-            pool.sql("INSERT INTO orders (id, public_id, customer_id, total_cents) VALUES (?, ?, ?, ?)");
+        let insert_order = pool.sql(
+            "INSERT INTO orders (id, public_id, customer_id, total_cents) VALUES (?, ?, ?, ?)",
+        );
         let insert_line = pool.sql(
             "INSERT INTO order_lines (id, order_id, title, quantity, price_cents) VALUES (?, ?, ?, ?, ?)",
         );
@@ -163,7 +166,10 @@ impl Shards {
             )
             .fetch_one(p)
             .await?);
-            counts.push(ShardCount { orders: orders as u64, lines: lines as u64 });
+            counts.push(ShardCount {
+                orders: orders as u64,
+                lines: lines as u64,
+            });
         }
         Ok(counts)
     }
@@ -180,7 +186,11 @@ impl Shards {
                 let (ids, public): (Vec<i64>, Vec<Vec<u8>>) = orders.into_iter().unzip();
                 (ids, public, lines.into_iter().map(|(id,)| id).collect::<Vec<i64>>())
             });
-            keys.push(ShardKeys { order_ids, public_ids, line_ids });
+            keys.push(ShardKeys {
+                order_ids,
+                public_ids,
+                line_ids,
+            });
         }
         Ok(keys)
     }
@@ -195,7 +205,11 @@ async fn with_lines(pool: &Pool, row: OrderRow) -> Result<Order> {
         .fetch_all(p)
         .await?);
     let bytes: [u8; 16] = row.public_id.as_slice().try_into().map_err(|_| {
-        format!("order {}: public_id has {} bytes, not 16", row.id, row.public_id.len())
+        format!(
+            "order {}: public_id has {} bytes, not 16",
+            row.id,
+            row.public_id.len()
+        )
     })?;
     Ok(Order {
         id: row.id,

@@ -65,7 +65,11 @@ pub fn random_order(customers: i64) -> (i64, Vec<NewLine>) {
     let lines = (0..rng.random_range(1..=4))
         .map(|_| {
             let (title, price) = BOOKS[rng.random_range(0..BOOKS.len())];
-            NewLine { title: title.into(), quantity: rng.random_range(1..=3), price_cents: price }
+            NewLine {
+                title: title.into(),
+                quantity: rng.random_range(1..=3),
+                price_cents: price,
+            }
         })
         .collect();
     (customer, lines)
@@ -96,7 +100,10 @@ pub async fn run_tasks(
         tasks.spawn(async move {
             let result = create_orders(&instance, count, customers, |_| bar.inc(1)).await;
             instance.stop().await?;
-            result.map(|()| InstanceRun { node: instance.node(), orders: count })
+            result.map(|()| InstanceRun {
+                node: instance.node(),
+                orders: count,
+            })
         });
     }
     let mut runs = Vec::with_capacity(n as usize);
@@ -104,7 +111,11 @@ pub async fn run_tasks(
         runs.push(joined.map_err(|e| format!("an instance task failed: {e}"))??);
     }
     runs.sort_by_key(|r| r.node);
-    Ok(RunSummary { instances: runs, elapsed: started.elapsed(), processes: false })
+    Ok(RunSummary {
+        instances: runs,
+        elapsed: started.elapsed(),
+        processes: false,
+    })
 }
 
 async fn create_orders(
@@ -123,7 +134,12 @@ async fn create_orders(
 
 /// The body of one worker process (`bookstore worker`): one instance, progress on stdout
 /// (`progress N`, then `done NODE`).
-pub async fn run_worker(cluster: &Cluster, shards: &Shards, orders: u32, customers: i64) -> Result<()> {
+pub async fn run_worker(
+    cluster: &Cluster,
+    shards: &Shards,
+    orders: u32,
+    customers: i64,
+) -> Result<()> {
     let instance = Instance::start(cluster, shards.clone()).await?;
     let result = create_orders(&instance, orders, customers, |_| println!("progress 1")).await;
     instance.stop().await?;
@@ -134,7 +150,11 @@ pub async fn run_worker(cluster: &Cluster, shards: &Shards, orders: u32, custome
 
 /// Runs the instances as OS processes, each this program again with `worker`. `args` are the
 /// database arguments to pass on.
-pub async fn run_processes(work: &Workload, args: &[String], bar: &ProgressBar) -> Result<RunSummary> {
+pub async fn run_processes(
+    work: &Workload,
+    args: &[String],
+    bar: &ProgressBar,
+) -> Result<RunSummary> {
     let started = Instant::now();
     let exe = std::env::current_exe()?;
     let n = work.instances.max(1);
@@ -143,11 +163,20 @@ pub async fn run_processes(work: &Workload, args: &[String], bar: &ProgressBar) 
         let count = share(work.orders, n, i);
         let mut child = tokio::process::Command::new(&exe)
             .args(args)
-            .args(["worker", "--orders", &count.to_string(), "--customers", &work.customers.to_string()])
+            .args([
+                "worker",
+                "--orders",
+                &count.to_string(),
+                "--customers",
+                &work.customers.to_string(),
+            ])
             .stdout(Stdio::piped())
             .kill_on_drop(true)
             .spawn()?;
-        let stdout = child.stdout.take().ok_or("no stdout from a worker process")?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or("no stdout from a worker process")?;
         let bar = bar.clone();
         children.spawn(async move {
             let mut lines = BufReader::new(stdout).lines();
@@ -161,8 +190,13 @@ pub async fn run_processes(work: &Workload, args: &[String], bar: &ProgressBar) 
             }
             let status = child.wait().await?;
             match (status.success(), node) {
-                (true, Some(node)) => Ok(InstanceRun { node, orders: count }),
-                _ => Err(crate::Error::from(format!("worker process {i} failed: {status}"))),
+                (true, Some(node)) => Ok(InstanceRun {
+                    node,
+                    orders: count,
+                }),
+                _ => Err(crate::Error::from(format!(
+                    "worker process {i} failed: {status}"
+                ))),
             }
         });
     }
@@ -171,5 +205,9 @@ pub async fn run_processes(work: &Workload, args: &[String], bar: &ProgressBar) 
         runs.push(joined.map_err(|e| format!("a worker task failed: {e}"))??);
     }
     runs.sort_by_key(|r| r.node);
-    Ok(RunSummary { instances: runs, elapsed: started.elapsed(), processes: true })
+    Ok(RunSummary {
+        instances: runs,
+        elapsed: started.elapsed(),
+        processes: true,
+    })
 }

@@ -1,0 +1,124 @@
+//! The JSON API over real HTTP: create, fetch by public ID, and the one 404 for a wrong owner,
+//! an unknown ID and a malformed or tampered one.
+
+mod common;
+
+use common::{Server, request};
+
+const ORDER: &str = r#"{"customer_id":"7","lines":[{"title":"Dune","quantity":2,"price_cents":1250},{"title":"Kindred","quantity":1,"price_cents":1199}]}"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn create_then_fetch_by_public_id() {
+    let server = Server::start().await;
+    let created = request(server.addr, "POST", "/orders", Some("7"), Some(ORDER)).await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let order = created.json();
+    let public_id = order["public_id"].as_str().unwrap().to_owned();
+    let id = order["id"]
+        .as_str()
+        .expect("the internal ID is a JSON string")
+        .to_owned();
+    assert!(
+        public_id.starts_with("ord_") && public_id.len() == 30,
+        "{public_id}"
+    );
+    assert_eq!(order["customer_id"], "7");
+    assert_eq!(order["total_cents"], 2 * 1250 + 1199);
+    let lines = order["lines"].as_array().unwrap();
+    assert_eq!(lines.len(), 2);
+    assert!(lines.iter().all(|l| l["id"].is_string()));
+
+    // The URL carries the public ID, never the internal one.
+    let location = created.location.unwrap();
+    assert_eq!(location, format!("/orders/{public_id}"));
+    assert!(!location.contains(&id));
+
+    let fetched = request(server.addr, "GET", &location, Some("7"), None).await;
+    assert_eq!(fetched.status, 200, "{}", fetched.body);
+    assert_eq!(fetched.json(), order);
+
+    let mine = request(server.addr, "GET", "/customers/7/orders", Some("7"), None).await;
+    assert_eq!(mine.status, 200);
+    assert_eq!(mine.json()["orders"][0], order);
+    assert_eq!(mine.json()["customer_id"], "7");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn wrong_owner_unknown_and_tampered_ids_get_the_same_404() {
+    let server = Server::start().await;
+    let created = request(server.addr, "POST", "/orders", Some("7"), Some(ORDER)).await;
+    assert_eq!(created.status, 201);
+    let order = created.json();
+    let public_id = order["public_id"].as_str().unwrap();
+    let internal_id = order["id"].as_str().unwrap();
+
+    // Tampered: one character of the body changed, still well-formed.
+    let mut tampered = public_id.to_owned();
+    let last = tampered.pop().unwrap();
+    tampered.push(if last == '0' { '1' } else { '0' });
+
+    let customer_8_same_shard = "11"; // 11 % 4 == 7 % 4: the same shard, another owner
+    let attempts = [
+        (customer_8_same_shard, format!("/orders/{public_id}")), // wrong owner, same shard
+        ("8", format!("/orders/{public_id}")),                   // wrong owner, other shard
+        ("7", format!("/orders/{tampered}")),                    // tampered
+        (
+            "7",
+            format!(
+                "/orders/{}",
+                idgen_sqlx::PublicId::<bookstore::model::Order>::new()
+            ),
+        ), // unknown
+        ("7", "/orders/ord_123".to_owned()),                     // malformed
+        ("7", format!("/orders/{internal_id}")),                 // an internal ID
+        ("7", format!("/orders/usr_{}", &public_id[4..])),       // another type's prefix
+        ("7", format!("/orders/{}", public_id.to_uppercase())),  // not the canonical spelling
+        ("8", "/customers/7/orders".to_owned()),                 // someone else's list
+    ];
+    let mut answers = Vec::new();
+    for (caller, path) in &attempts {
+        let a = request(server.addr, "GET", path, Some(caller), None).await;
+        answers.push((path.clone(), a.status, a.content_type, a.body));
+    }
+    for (path, status, content_type, body) in &answers {
+        assert_eq!(*status, 404, "{path}");
+        assert_eq!(body, bookstore::http::NOT_FOUND_BODY, "{path}");
+        assert_eq!(content_type.as_deref(), Some("application/json"), "{path}");
+    }
+    // The owner still sees it.
+    let own = request(
+        server.addr,
+        "GET",
+        &format!("/orders/{public_id}"),
+        Some("7"),
+        None,
+    )
+    .await;
+    assert_eq!(own.status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_requests_are_refused_with_a_reason() {
+    let server = Server::start().await;
+    let no_caller = request(server.addr, "POST", "/orders", None, Some(ORDER)).await;
+    assert_eq!(no_caller.status, 401);
+    let someone_else = request(server.addr, "POST", "/orders", Some("8"), Some(ORDER)).await;
+    assert_eq!(someone_else.status, 403);
+    let no_lines = r#"{"customer_id":"7","lines":[]}"#;
+    let empty = request(server.addr, "POST", "/orders", Some("7"), Some(no_lines)).await;
+    assert_eq!(empty.status, 422);
+    assert!(
+        empty.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("1 to 50 lines, not 0")
+    );
+    let broken = request(server.addr, "POST", "/orders", Some("7"), Some("{")).await;
+    assert_eq!(broken.status, 400);
+    let numeric = ORDER.replace(r#""customer_id":"7""#, r#""customer_id":7"#);
+    let accepted = request(server.addr, "POST", "/orders", Some("7"), Some(&numeric)).await;
+    assert_eq!(
+        accepted.status, 201,
+        "an integer customer_id is accepted too"
+    );
+}

@@ -1,0 +1,133 @@
+//! The report end to end on SQLite in a temporary directory: every key distinct across the
+//! shards, orders routed by customer, the newest orders in ID order.
+
+use std::collections::HashSet;
+use std::process::Command;
+
+use bookstore::db::{Cluster, SHARDS, Target};
+use bookstore::shards::shard_of;
+use bookstore::workload::{Workload, run_tasks};
+use indicatif::ProgressBar;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn four_instances_four_shards_no_duplicates() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = Cluster::open(&Target::Dir(dir.path().to_owned()))
+        .await
+        .unwrap();
+    let shards = bookstore::prepare(&cluster).await.unwrap();
+    let work = Workload {
+        instances: 4,
+        orders: 400,
+        customers: 100,
+    };
+    let run = run_tasks(&cluster, &shards, &work, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    let report = bookstore::report::build(&shards, &cluster.location, Some(run))
+        .await
+        .unwrap();
+
+    let nodes: HashSet<u64> = report
+        .run
+        .as_ref()
+        .unwrap()
+        .instances
+        .iter()
+        .map(|i| i.node)
+        .collect();
+    assert_eq!(nodes.len(), 4, "each instance leased its own node ID");
+    assert_eq!(report.shards.len(), SHARDS);
+    assert_eq!(report.shards.iter().map(|s| s.orders).sum::<u64>(), 400);
+    assert!(
+        report.shards.iter().all(|s| s.orders > 0),
+        "{:?}",
+        report.shards
+    );
+    let lines: u64 = report.shards.iter().map(|s| s.lines).sum();
+    assert!((400..=1600).contains(&lines));
+
+    assert_eq!(
+        (report.order_ids.rows, report.order_ids.distinct),
+        (400, 400)
+    );
+    assert_eq!(
+        (report.public_ids.rows, report.public_ids.distinct),
+        (400, 400)
+    );
+    assert_eq!(
+        (report.line_ids.rows, report.line_ids.distinct),
+        (lines, lines)
+    );
+    assert_eq!(report.duplicates(), 0);
+    let largest = report.shards.iter().map(|s| s.orders).max().unwrap();
+    assert_eq!(report.identity_collisions, 400 - largest);
+
+    assert_eq!(report.newest.len(), 10);
+    for pair in report.newest.windows(2) {
+        assert!(pair[0].order.id > pair[1].order.id, "newest first, by ID");
+    }
+    for n in &report.newest {
+        assert_eq!(n.shard, shard_of(n.order.customer_id));
+        assert!(nodes.contains(&n.node));
+    }
+    let decoded = report.decoded.as_ref().unwrap();
+    assert_eq!(decoded.id, report.newest[0].order.id);
+    assert!(nodes.contains(&decoded.node));
+    let json = serde_json::to_value(report.example.as_ref().unwrap()).unwrap();
+    assert_eq!(json["id"], report.newest[0].order.id.to_string());
+    assert!(json["public_id"].as_str().unwrap().starts_with("ord_"));
+    cluster.close().await;
+}
+
+fn run_binary(dir: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_bookstore"))
+        .arg("--data-dir")
+        .arg(dir)
+        .args(extra)
+        .env_remove("DATABASE_URL")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+#[test]
+fn the_binary_prints_the_report_and_a_second_run_adds_to_the_same_shards() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let text = String::from_utf8(run_binary(&data, &["--orders", "300"]).stdout).unwrap();
+    for expected in [
+        "4 app instances (tasks) created 300 orders",
+        "Duplicate IDs across all shards: 0",
+        "Newest 10 orders of all shards, merged by ID",
+        "One ID decoded (Twitter layout)",
+        "\"public_id\": \"ord_",
+    ] {
+        assert!(
+            text.contains(expected),
+            "{expected:?} missing from:\n{text}"
+        );
+    }
+    for file in ["control.sqlite", "shard-0.sqlite", "shard-3.sqlite"] {
+        assert!(data.join(file).exists(), "{file}");
+    }
+
+    let json = run_binary(&data, &["--orders", "200", "--instances", "2", "--json"]).stdout;
+    let report: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let orders: u64 = report["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["orders"].as_u64().unwrap())
+        .sum();
+    assert_eq!(orders, 500, "both runs' orders are in the shards");
+    assert_eq!(report["order_ids"]["distinct"], 500);
+    assert_eq!(report["line_ids"]["rows"], report["line_ids"]["distinct"]);
+    assert_eq!(report["public_ids"]["distinct"], 500);
+    assert!(report["newest"][0]["order"]["id"].is_string());
+}
