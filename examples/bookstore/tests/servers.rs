@@ -1,0 +1,53 @@
+//! The report on PostgreSQL and MariaDB, from a URL: the shard and control databases are
+//! created, filled and checked the same way as on SQLite.
+
+use std::process::Command;
+
+use bookstore::db::database_names;
+
+fn run_report(url: &str) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_bookstore"))
+        .args(["--database-url", url, "--orders", "300", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn check(report: &serde_json::Value) {
+    let shards = report["shards"].as_array().unwrap();
+    assert_eq!(shards.len(), 4);
+    assert!(shards.iter().all(|s| s["orders"].as_u64().unwrap() > 0));
+    let orders: u64 = shards.iter().map(|s| s["orders"].as_u64().unwrap()).sum();
+    let lines: u64 = shards.iter().map(|s| s["lines"].as_u64().unwrap()).sum();
+    assert_eq!(orders, 300);
+    assert_eq!(report["order_ids"]["distinct"], 300);
+    assert_eq!(report["public_ids"]["distinct"], 300);
+    assert_eq!(report["line_ids"]["rows"], lines);
+    assert_eq!(report["line_ids"]["distinct"], lines);
+    assert_eq!(report["newest"].as_array().unwrap().len(), 10);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn postgres_from_a_url() {
+    let db = idgen_testkit::postgres().await.unwrap();
+    let report = run_report(db.url());
+    check(&report);
+    for name in database_names(db.name()).unwrap() {
+        let drop = format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)");
+        sqlx::query(sqlx::AssertSqlSafe(drop)).execute(db.pool()).await.unwrap();
+    }
+    db.cleanup().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mariadb_from_a_url() {
+    let db = idgen_testkit::mysql().await.unwrap();
+    let report = run_report(db.url());
+    check(&report);
+    for name in database_names(db.name()).unwrap() {
+        let drop = format!("DROP DATABASE IF EXISTS `{name}`");
+        sqlx::query(sqlx::AssertSqlSafe(drop)).execute(db.pool()).await.unwrap();
+    }
+    db.cleanup().await.unwrap();
+}
