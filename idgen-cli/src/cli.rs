@@ -1,0 +1,47 @@
+//! The command line: global options and subcommands.
+
+use clap::{Parser, Subcommand};
+
+use crate::colour::ColorChoice;
+use crate::commands::{compose::ComposeArgs, inspect::InspectArgs, new::NewArgs};
+use crate::layout_arg::{self, LayoutArg};
+
+/// Inspect, compose and generate Snowflake IDs.
+#[derive(Debug, Parser)]
+#[command(name = "idgen", version, about, long_about = None, propagate_version = true)]
+pub(crate) struct Cli {
+    /// What to do
+    #[command(subcommand)]
+    pub(crate) command: Command,
+
+    /// Print JSON for scripts (IDs as strings, so JavaScript never rounds them)
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+
+    /// Colour the output: auto (when stdout is a terminal and NO_COLOR is unset), always, never
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    pub(crate) color: ColorChoice,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Take an ID apart: time (UTC and local), each field, and its bits
+    Inspect(InspectArgs),
+    /// Make the ID for given fields (time, node, sequence)
+    Compose(ComposeArgs),
+    /// Generate new IDs, one per line
+    New(NewArgs),
+}
+
+/// `--layout`, shared by the Snowflake commands.
+#[derive(Clone, Debug, clap::Args)]
+pub(crate) struct LayoutOpt {
+    /// The layout: twitter, sonyflake, instagram, or custom:KEY=VALUE,… with the keys
+    /// base=twitter|sonyflake|instagram, epoch=RFC3339|UNIX_MS, unit=Nms|Ns, time=BITS,
+    /// node=BITS|NAME:BITS+NAME:BITS…, seq=BITS, order=tns|tsn; for example
+    /// custom:epoch=2026-01-01T00:00:00Z,unit=1ms,time=41,node=dc:5+worker:5,seq=12
+    #[arg(long, value_name = "LAYOUT", env = "IDGEN_LAYOUT", default_value = "twitter",
+          value_parser = layout_arg::parse)]
+    pub(crate) layout: LayoutArg,
+}
