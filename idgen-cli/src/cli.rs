@@ -15,11 +15,12 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 
     /// Print JSON for scripts (IDs as strings, so JavaScript never rounds them)
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Output")]
     pub(crate) json: bool,
 
-    /// Colour the output: auto (when stdout is a terminal and NO_COLOR is unset), always, never
-    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    /// When to colour the output
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto,
+          help_heading = "Output")]
     pub(crate) color: ColorChoice,
 }
 

@@ -12,20 +12,21 @@ pub(crate) struct NodeArgs {
     /// The node ID: a number, `hostname` (the number after the host name's last `-`, as in
     /// orders-7), `ip` (the low 16 bits of a private IPv4 address, Sonyflake's rule) or
     /// `env:VAR` (the number in an environment variable)
-    #[arg(long, value_name = "NODE", value_parser = parse_node_source,
+    #[arg(long, value_name = "NODE", value_parser = parse_node_source, allow_hyphen_values = true,
           conflicts_with_all = ["datacenter", "worker", "node_fields"])]
     pub(crate) node: Option<NodeId>,
 
     /// The datacenter sub-field of the node (Twitter layout)
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub(crate) datacenter: Option<u64>,
 
     /// The worker sub-field of the node (Twitter layout)
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub(crate) worker: Option<u64>,
 
     /// A node sub-field by name, for any layout (e.g. machine=2565, shard=12); repeatable
-    #[arg(long = "node-field", id = "node_fields", value_name = "NAME=N", value_parser = parse_named_value)]
+    #[arg(long = "node-field", id = "node_fields", value_name = "NAME=N", value_parser = parse_named_value,
+        allow_hyphen_values = true)]
     pub(crate) node_fields: Vec<(String, u64)>,
 }
 

@@ -21,14 +21,19 @@ use crate::time_arg;
 pub(crate) struct ComposeArgs {
     /// The time: RFC 3339 (2026-10-31T12:00:00Z), milliseconds since the Unix epoch, or `now`;
     /// rounded down to the layout's tick
-    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    #[arg(long, value_name = "TIME", value_parser = parse_time, allow_hyphen_values = true)]
     pub(crate) time: i64,
 
     #[command(flatten)]
     pub(crate) node: NodeArgs,
 
     /// The sequence number within the tick
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        allow_hyphen_values = true
+    )]
     pub(crate) seq: u64,
 
     #[command(flatten)]

@@ -12,7 +12,7 @@ use crate::error::CliError;
 #[derive(Debug, clap::Args)]
 pub(crate) struct InspectArgs {
     /// The ID, in decimal
-    #[arg(value_name = "ID")]
+    #[arg(value_name = "ID", allow_hyphen_values = true)]
     pub(crate) id: SnowflakeId,
 
     #[command(flatten)]

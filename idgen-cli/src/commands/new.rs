@@ -14,7 +14,7 @@ use crate::node_arg::NodeArgs;
 #[derive(Debug, clap::Args)]
 pub(crate) struct NewArgs {
     /// How many IDs
-    #[arg(short = 'n', long = "count", value_name = "N", default_value_t = 1,
+    #[arg(short = 'n', long = "count", value_name = "N", default_value_t = 1, allow_hyphen_values = true,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) count: u64,
 
