@@ -272,3 +272,16 @@ fn times_before_1970_work_with_an_earlier_epoch() {
     assert_eq!(v["unix_ms"], -5000);
     assert_eq!(v["utc"], "1969-12-31T23:59:55Z");
 }
+
+#[test]
+fn compose_now_uses_the_current_time() {
+    let before = jiff::Timestamp::now().as_millisecond();
+    let v = json(&["compose", "--time", "now", "--node", "5"]);
+    let after = jiff::Timestamp::now().as_millisecond();
+    let ms = v["unix_ms"].as_i64().unwrap();
+    assert!(
+        (before..=after).contains(&ms),
+        "{before} <= {ms} <= {after}"
+    );
+    assert_eq!(v["node"], 5);
+}
