@@ -160,7 +160,7 @@ impl Described {
             );
         }
         out.push('\n');
-        let _ = writeln!(out, "{:<12} {:<20} bits", "field", "value");
+        let _ = writeln!(out, "{:<12} {:<26} bits", "field", "value");
         for f in self.fields.iter().filter(|f| f.kind != Kind::Unused) {
             let range = format!("{}..{}", f.shift + f.bits - 1, f.shift);
             let value = if f.kind == Kind::Timestamp {
@@ -170,7 +170,7 @@ impl Described {
             };
             let _ = writeln!(
                 out,
-                "{:<12} {value:<20} {range:<7} ({} bits)",
+                "{:<12} {value:<26} {range:<7} ({} bits)",
                 f.name, f.bits
             );
         }
@@ -178,7 +178,7 @@ impl Described {
             let names: Vec<_> = layout.node_fields().iter().map(|f| f.name).collect();
             let _ = writeln!(
                 out,
-                "{:<12} {:<20} ({} together)",
+                "{:<12} {:<26} ({} together)",
                 "node",
                 d.node,
                 names.join(" + ")

@@ -148,3 +148,20 @@ fn a_reader_that_stops_early_ends_idgen_quietly() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The README's example is what `idgen` prints.
+#[test]
+fn the_readme_example_is_the_real_output() {
+    let readme = include_str!("../README.md");
+    let start = "$ idgen inspect 2116500430648709162\n";
+    let from = readme.find(start).expect("README has the example") + start.len();
+    let len = readme[from..].find("\n$ idgen compose").unwrap() + 1;
+    let out = idgen(&["inspect", ID])
+        .env("TZ", "Europe/Berlin")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(String::from_utf8(out).unwrap(), readme[from..from + len]);
+}
