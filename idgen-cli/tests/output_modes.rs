@@ -155,7 +155,7 @@ fn the_readme_example_is_the_real_output() {
     let readme = include_str!("../README.md");
     let start = "$ idgen inspect 2116500430648709162\n";
     let from = readme.find(start).expect("README has the example") + start.len();
-    let len = readme[from..].find("\n$ idgen compose").unwrap() + 1;
+    let len = readme[from..].find("\n\n$ idgen compose").unwrap() + 1;
     let out = idgen(&["inspect", ID])
         .env("TZ", "Europe/Berlin")
         .assert()
