@@ -2,5 +2,7 @@
 
 #[cfg(feature = "serde")]
 pub(crate) mod serde;
+#[cfg(feature = "sqlx")]
+mod sqlx;
 #[cfg(any(feature = "jiff", feature = "chrono", feature = "time"))]
 mod time_crates;

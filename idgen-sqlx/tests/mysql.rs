@@ -1,0 +1,148 @@
+//! `SnowflakeId` on a real MySQL/MariaDB server (through idgen-testkit).
+
+mod common;
+
+use common::IdRow;
+use idgen_sqlx::SnowflakeId;
+use sqlx::Row;
+
+const SELECT_ALL: &str = "SELECT id, generator, seq, parent FROM ids ORDER BY id";
+
+async fn db_with_ids_table(id_type: &str) -> idgen_testkit::TestDb<sqlx::MySql> {
+    let db = idgen_testkit::mysql()
+        .await
+        .expect("a MySQL/MariaDB database");
+    let ddl = format!(
+        "CREATE TABLE ids (id {id_type} PRIMARY KEY, generator INT NOT NULL, seq INT NOT NULL, parent {id_type} NULL)"
+    );
+    sqlx::raw_sql(sqlx::AssertSqlSafe(ddl))
+        .execute(db.pool())
+        .await
+        .unwrap();
+    db
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_ids_from_concurrent_tasks_round_trip_in_order() {
+    let db = db_with_ids_table("BIGINT").await;
+    let inserted = insert_concurrently!(sqlx::MySql, db.pool());
+    let read: Vec<IdRow> = sqlx::query_as(SELECT_ALL)
+        .fetch_all(db.pool())
+        .await
+        .unwrap();
+    common::check_read_back(inserted, &read);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bigint_unsigned_columns_round_trip_too() {
+    let db = db_with_ids_table("BIGINT UNSIGNED").await;
+    let inserted = insert_concurrently!(sqlx::MySql, db.pool());
+    let read: Vec<IdRow> = sqlx::query_as(SELECT_ALL)
+        .fetch_all(db.pool())
+        .await
+        .unwrap();
+    common::check_read_back(inserted, &read);
+
+    // The largest ID fits, through the binary (prepared) and the text protocol.
+    sqlx::query("INSERT INTO ids VALUES (?, 99, 0, NULL)")
+        .bind(SnowflakeId::MAX)
+        .execute(db.pool())
+        .await
+        .unwrap();
+    let max: SnowflakeId = sqlx::query_scalar("SELECT id FROM ids WHERE generator = 99")
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    assert_eq!(max, SnowflakeId::MAX);
+    let text = sqlx::raw_sql("SELECT id FROM ids WHERE generator = 99")
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    assert_eq!(text.try_get::<SnowflakeId, _>(0).unwrap(), SnowflakeId::MAX);
+}
+
+#[tokio::test]
+async fn unsigned_value_above_i64_max_is_a_decode_error_naming_it() {
+    let db = db_with_ids_table("BIGINT UNSIGNED").await;
+    sqlx::raw_sql("INSERT INTO ids VALUES (9223372036854775808, 0, 0, 18446744073709551615)")
+        .execute(db.pool())
+        .await
+        .unwrap();
+
+    let err = sqlx::query_as::<_, IdRow>(SELECT_ALL)
+        .fetch_one(db.pool())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, sqlx::Error::ColumnDecode { .. }), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("9223372036854775808 is not a Snowflake ID"),
+        "{err}"
+    );
+
+    let row = sqlx::raw_sql("SELECT parent FROM ids")
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    let err = row.try_get::<Option<SnowflakeId>, _>(0).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("18446744073709551615 is not a Snowflake ID"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn null_round_trips_as_none() {
+    let db = db_with_ids_table("BIGINT").await;
+    let id = SnowflakeId::new(42).unwrap();
+    sqlx::query("INSERT INTO ids VALUES (?, 0, 0, ?)")
+        .bind(id)
+        .bind(None::<SnowflakeId>)
+        .execute(db.pool())
+        .await
+        .unwrap();
+    let row: IdRow = sqlx::query_as(SELECT_ALL)
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    assert_eq!(
+        row,
+        IdRow {
+            id,
+            generator: 0,
+            seq: 0,
+            parent: None
+        }
+    );
+}
+
+#[tokio::test]
+async fn negative_value_is_a_decode_error_naming_it() {
+    let db = db_with_ids_table("BIGINT").await;
+    sqlx::raw_sql("INSERT INTO ids VALUES (-5, 0, 0, -6)")
+        .execute(db.pool())
+        .await
+        .unwrap();
+
+    let err = sqlx::query_as::<_, IdRow>(SELECT_ALL)
+        .fetch_one(db.pool())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, sqlx::Error::ColumnDecode { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("-5 is not a Snowflake ID"),
+        "{err}"
+    );
+
+    // The text protocol (unprepared statements) checks the same.
+    let row = sqlx::raw_sql("SELECT parent FROM ids")
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    let err = row.try_get::<Option<SnowflakeId>, _>(0).unwrap_err();
+    assert!(
+        err.to_string().contains("-6 is not a Snowflake ID"),
+        "{err}"
+    );
+}

@@ -1,0 +1,196 @@
+//! Path 3: a throwaway server started from locally installed binaries.
+//!
+//! The first test that needs one starts it: a fresh data directory in a temporary directory, a
+//! free port on 127.0.0.1, no password (trust / empty root password). Every later test of the
+//! same process reuses it. When the process ends, however it ends, a small watchdog process
+//! stops the server and deletes the directory (it waits for the end of a pipe that only this
+//! process holds open).
+//!
+//! PostgreSQL refuses to run as root, so when the tests run as root the servers run as the
+//! unprivileged user `nobody` (or `$IDGEN_TESTKIT_USER`), through `setpriv` or `runuser`.
+//!
+//! The functions here skip the discovery order and always use this path, e.g. to test it on a
+//! machine where `IDGEN_POSTGRES_URL` is set:
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), idgen_testkit::Error> {
+//! let db = idgen_testkit::local_server::postgres().await?;
+//! sqlx::query("SELECT 1").execute(db.pool()).await.unwrap();
+//! # Ok(()) }
+//! ```
+
+mod binaries;
+mod mariadb;
+mod postgres;
+mod unprivileged;
+mod watchdog;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use sqlx::{MySql, Postgres};
+
+use crate::server::{Kind, Server, SharedServers};
+use crate::{Error, TestDb, admin};
+
+/// A new, empty database on this process's throwaway local PostgreSQL server (started on first
+/// use from `initdb` and `postgres`).
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), idgen_testkit::Error> {
+/// let db = idgen_testkit::local_server::postgres().await?;
+/// assert!(db.url().starts_with("postgres://postgres@127.0.0.1:"));
+/// # Ok(()) }
+/// ```
+pub async fn postgres() -> Result<TestDb<Postgres>, Error> {
+    TestDb::create_on(shared(Kind::Postgres).await?).await
+}
+
+/// A new, empty database on this process's throwaway local MariaDB server (started on first use
+/// from `mariadb-install-db` and `mariadbd`).
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), idgen_testkit::Error> {
+/// let db = idgen_testkit::local_server::mysql().await?;
+/// assert!(db.url().starts_with("mysql://root@127.0.0.1:"));
+/// # Ok(()) }
+/// ```
+pub async fn mysql() -> Result<TestDb<MySql>, Error> {
+    TestDb::create_on(shared(Kind::MySql).await?).await
+}
+
+/// The process's local server of `kind`, started on first use.
+pub(crate) async fn shared(kind: Kind) -> Result<Arc<Server>, Error> {
+    static LOCAL: SharedServers = SharedServers::new();
+    LOCAL
+        .get_or_start(kind, || async move {
+            match kind {
+                Kind::Postgres => postgres::start().await,
+                Kind::MySql => mariadb::start().await,
+            }
+        })
+        .await
+}
+
+/// A port on 127.0.0.1 that was free a moment ago.
+fn free_port() -> Result<u16, Error> {
+    std::net::TcpListener::bind(("127.0.0.1", 0))
+        .and_then(|listener| listener.local_addr())
+        .map(|addr| addr.port())
+        .map_err(|err| {
+            Error::start(
+                "a local server",
+                format!("no free port on 127.0.0.1: {err}"),
+            )
+        })
+}
+
+/// How many times a server start is tried (another process may take the port in between).
+const START_ATTEMPTS: usize = 3;
+/// How long a started server may take to accept connections.
+const READY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// How to initialise and run one kind of local server.
+struct LaunchSpec {
+    kind: Kind,
+    /// For messages, e.g. `a local PostgreSQL server`.
+    what: &'static str,
+    /// For the temporary directory's name, e.g. `pg`.
+    dir_tag: &'static str,
+    /// The program that creates a data directory, and its arguments for a working directory.
+    init: PathBuf,
+    init_args: fn(&Path) -> Vec<String>,
+    /// The server program, its arguments for a working directory and port, and its stop signal.
+    server: PathBuf,
+    server_args: fn(&Path, u16) -> Vec<String>,
+    stop_signal: &'static str,
+    /// The administrator URL for a port.
+    admin_url: fn(u16) -> String,
+}
+
+/// Starts the server of `spec`, retrying with a new directory and port a few times.
+async fn launch(spec: LaunchSpec) -> Result<Server, Error> {
+    let runner = unprivileged::Runner::for_this_process(spec.what)?;
+    let mut last_error = None;
+    for _ in 0..START_ATTEMPTS {
+        match launch_once(&spec, &runner).await {
+            Ok(server) => return Ok(server),
+            Err(err) => last_error = Some(err),
+        }
+    }
+    Err(last_error.unwrap_or_else(|| Error::start(spec.what, "no attempt was made")))
+}
+
+async fn launch_once(spec: &LaunchSpec, runner: &unprivileged::Runner) -> Result<Server, Error> {
+    let what = spec.what;
+    crate::stale::sweep_once();
+    let dir = tempfile::Builder::new()
+        .prefix(&crate::stale::dir_prefix(spec.dir_tag))
+        .tempdir()
+        .map_err(|err| Error::start(what, format!("cannot create a temporary directory: {err}")))?
+        .keep();
+    let prepared = prepare(spec, runner, &dir);
+    if let Err(err) = prepared {
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(err);
+    }
+    let port = free_port()?;
+    let mut argv = runner.argv(&spec.server);
+    argv.extend((spec.server_args)(&dir, port));
+    let watchdog = watchdog::Watchdog::spawn(&dir, spec.stop_signal, &argv, what)?;
+    let admin_url = (spec.admin_url)(port);
+
+    let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
+    loop {
+        if watchdog.server_exited() {
+            let log = watchdog::log_tail(&dir);
+            watchdog.stop(&dir);
+            return Err(Error::start(
+                what,
+                format!("the server exited at once; its log ends: {log}"),
+            ));
+        }
+        match admin::ping(spec.kind, &admin_url).await {
+            Ok(()) => return Ok(Server::new(spec.kind, admin_url, Some(Box::new(watchdog)))),
+            Err(err) if tokio::time::Instant::now() >= deadline => {
+                let log = watchdog::log_tail(&dir);
+                watchdog.stop(&dir);
+                return Err(Error::start(
+                    what,
+                    format!("no answer within {READY_TIMEOUT:?} ({err}); its log ends: {log}"),
+                ));
+            }
+            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
+        }
+    }
+}
+
+/// Gives `dir` to the server's user and creates the data directory in it.
+fn prepare(spec: &LaunchSpec, runner: &unprivileged::Runner, dir: &Path) -> Result<(), Error> {
+    let what = spec.what;
+    runner.give(dir, what)?;
+    let log_path = dir.join("init.log");
+    let log = std::fs::File::create(&log_path)
+        .and_then(|f| Ok((f.try_clone()?, f)))
+        .map_err(|err| {
+            Error::start(what, format!("cannot create {}: {err}", log_path.display()))
+        })?;
+    let status = runner
+        .command(&spec.init)
+        .args((spec.init_args)(dir))
+        .stdin(std::process::Stdio::null())
+        .stdout(log.0)
+        .stderr(log.1)
+        .status()
+        .map_err(|err| Error::start(what, format!("cannot run {}: {err}", spec.init.display())))?;
+    if status.success() {
+        return Ok(());
+    }
+    let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    let tail = lines[lines.len().saturating_sub(8)..].join(" | ");
+    Err(Error::start(
+        what,
+        format!("{} failed ({status}): {tail}", spec.init.display()),
+    ))
+}
