@@ -3,10 +3,13 @@
 use clap::{Parser, Subcommand};
 
 use crate::colour::ColorChoice;
-use crate::commands::{compose::ComposeArgs, inspect::InspectArgs, new::NewArgs};
+use crate::commands::{
+    compose::ComposeArgs, inspect::InspectArgs, new::NewArgs, public_id::PublicIdArgs,
+    uuid7::Uuid7Args,
+};
 use crate::layout_arg::{self, LayoutArg};
 
-/// Inspect, compose and generate Snowflake IDs.
+/// Inspect, compose and generate Snowflake IDs; generate public IDs and UUIDv7.
 #[derive(Debug, Parser)]
 #[command(name = "idgen", version, about, long_about = None, propagate_version = true)]
 pub(crate) struct Cli {
@@ -33,6 +36,10 @@ pub(crate) enum Command {
     Compose(ComposeArgs),
     /// Generate new IDs, one per line
     New(NewArgs),
+    /// Generate random public IDs (TypeID text, e.g. ord_01h455vb4pex5vsknk084sn02q), one per line
+    PublicId(PublicIdArgs),
+    /// Generate monotonic UUIDv7, one per line
+    Uuid7(Uuid7Args),
 }
 
 /// `--layout`, shared by the Snowflake commands.
