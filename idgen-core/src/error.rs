@@ -335,9 +335,7 @@ pub enum Error {
     // ---- public IDs in database columns (src/integrations/sqlx/public_id/) ----
     /// A database value read as a [`PublicId`](crate::PublicId) does not hold exactly 16 bytes
     /// (e.g. a `VARBINARY` or `BLOB` written by other code).
-    #[error(
-        "a {found}-byte value is not a public ID: a public ID is stored as exactly 16 bytes"
-    )]
+    #[error("a {found}-byte value is not a public ID: a public ID is stored as exactly 16 bytes")]
     PublicIdByteLength {
         /// The number of bytes the value holds.
         found: usize,

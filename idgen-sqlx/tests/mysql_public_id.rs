@@ -145,7 +145,8 @@ async fn wrong_length_binary_is_a_decode_error_naming_the_length() {
         .await
         .unwrap_err();
     assert!(
-        err.to_string().contains("a 17-byte value is not a public ID"),
+        err.to_string()
+            .contains("a 17-byte value is not a public ID"),
         "{err}"
     );
 
@@ -156,12 +157,14 @@ async fn wrong_length_binary_is_a_decode_error_naming_the_length() {
         .unwrap();
     let err = row.try_get::<PublicId<Order>, _>(0).unwrap_err();
     assert!(
-        err.to_string().contains("a 15-byte value is not a public ID"),
+        err.to_string()
+            .contains("a 15-byte value is not a public ID"),
         "{err}"
     );
     let err = row.try_get::<Option<PublicId<GiftCard>>, _>(1).unwrap_err();
     assert!(
-        err.to_string().contains("a 17-byte value is not a public ID"),
+        err.to_string()
+            .contains("a 17-byte value is not a public ID"),
         "{err}"
     );
 }

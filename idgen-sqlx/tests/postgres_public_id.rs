@@ -84,12 +84,11 @@ async fn arrays_bind_to_any_and_decode() {
         .await
         .unwrap();
     assert_eq!(echoed, wanted);
-    let with_null: Vec<Option<PublicId<Order>>> = sqlx::query_scalar(
-        "SELECT ARRAY['01890a5d-ac96-774b-bcce-b302099a8057', NULL]::UUID[]",
-    )
-    .fetch_one(db.pool())
-    .await
-    .unwrap();
+    let with_null: Vec<Option<PublicId<Order>>> =
+        sqlx::query_scalar("SELECT ARRAY['01890a5d-ac96-774b-bcce-b302099a8057', NULL]::UUID[]")
+            .fetch_one(db.pool())
+            .await
+            .unwrap();
     assert_eq!(
         with_null,
         vec![Some(common::orders::known_public_id()), None]
@@ -156,7 +155,10 @@ async fn bytea_and_text_are_type_mismatches() {
     let db = db_with_orders_table().await;
     for (sql, sql_type) in [
         (r"SELECT '\x000102030405060708090a0b0c0d0e'::BYTEA", "BYTEA"),
-        (r"SELECT '\x000102030405060708090a0b0c0d0e0f'::BYTEA", "BYTEA"),
+        (
+            r"SELECT '\x000102030405060708090a0b0c0d0e0f'::BYTEA",
+            "BYTEA",
+        ),
         ("SELECT 'ord_01h455vb4pex5vsknk084sn02q'::TEXT", "TEXT"),
     ] {
         let err = sqlx::query_scalar::<_, PublicId<Order>>(sql)

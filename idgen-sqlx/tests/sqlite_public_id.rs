@@ -137,7 +137,8 @@ async fn wrong_length_blob_is_a_decode_error_naming_the_length() {
         .await
         .unwrap_err();
     assert!(
-        err.to_string().contains("a 17-byte value is not a public ID"),
+        err.to_string()
+            .contains("a 17-byte value is not a public ID"),
         "{err}"
     );
 }
