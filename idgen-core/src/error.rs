@@ -331,6 +331,15 @@ pub enum Error {
         /// Its variant, as the `uuid` crate names it.
         variant: String,
     },
+
+    // ---- public IDs in database columns (src/integrations/sqlx/public_id/) ----
+    /// A database value read as a [`PublicId`](crate::PublicId) does not hold exactly 16 bytes
+    /// (e.g. a `VARBINARY` or `BLOB` written by other code).
+    #[error("a {found}-byte value is not a public ID: a public ID is stored as exactly 16 bytes")]
+    PublicIdByteLength {
+        /// The number of bytes the value holds.
+        found: usize,
+    },
 }
 
 /// `no prefix` or `the prefix "ord_"`, for messages.
