@@ -33,7 +33,7 @@ fn shard_ddl(backend: Backend) -> [&'static str; 3] {
         Backend::Postgres => [
             "CREATE TABLE IF NOT EXISTS orders (
                 id          BIGINT PRIMARY KEY,
-                public_id   BYTEA  NOT NULL UNIQUE,
+                public_id   UUID   NOT NULL UNIQUE,
                 customer_id BIGINT NOT NULL,
                 total_cents BIGINT NOT NULL
             )",

@@ -15,7 +15,7 @@ pub fn shard_of(customer_id: i64) -> usize {
 #[derive(sqlx::FromRow)]
 struct OrderRow {
     id: SnowflakeId,
-    public_id: Vec<u8>,
+    public_id: PublicId<Order>,
     customer_id: i64,
     total_cents: i64,
 }
@@ -42,8 +42,8 @@ pub struct ShardCount {
 pub struct ShardKeys {
     /// `orders.id`.
     pub order_ids: Vec<i64>,
-    /// `orders.public_id`, as bytes.
-    pub public_ids: Vec<Vec<u8>>,
+    /// `orders.public_id`.
+    pub public_ids: Vec<PublicId<Order>>,
     /// `order_lines.id`.
     pub line_ids: Vec<i64>,
 }
@@ -78,7 +78,7 @@ impl Shards {
             let mut tx = p.begin().await?;
             sqlx::query(sqlx::AssertSqlSafe(insert_order))
                 .bind(order.id)
-                .bind(order.public_id.to_bytes().to_vec())
+                .bind(order.public_id)
                 .bind(order.customer_id)
                 .bind(order.total_cents)
                 .execute(&mut *tx)
@@ -110,7 +110,7 @@ impl Shards {
             "SELECT id, public_id, customer_id, total_cents FROM orders WHERE public_id = ? AND customer_id = ?",
         );
         let row: Option<OrderRow> = on_pool!(pool, p => sqlx::query_as(sqlx::AssertSqlSafe(sql))
-            .bind(public_id.to_bytes().to_vec())
+            .bind(public_id)
             .bind(customer_id)
             .fetch_optional(p)
             .await?);
@@ -179,11 +179,11 @@ impl Shards {
         let mut keys = Vec::with_capacity(self.pools.len());
         for pool in &self.pools {
             let (order_ids, public_ids, line_ids) = on_pool!(pool, p => {
-                let orders: Vec<(i64, Vec<u8>)> =
+                let orders: Vec<(i64, PublicId<Order>)> =
                     sqlx::query_as("SELECT id, public_id FROM orders").fetch_all(p).await?;
                 let lines: Vec<(i64,)> =
                     sqlx::query_as("SELECT id FROM order_lines").fetch_all(p).await?;
-                let (ids, public): (Vec<i64>, Vec<Vec<u8>>) = orders.into_iter().unzip();
+                let (ids, public): (Vec<i64>, Vec<PublicId<Order>>) = orders.into_iter().unzip();
                 (ids, public, lines.into_iter().map(|(id,)| id).collect::<Vec<i64>>())
             });
             keys.push(ShardKeys {
@@ -204,16 +204,9 @@ async fn with_lines(pool: &Pool, row: OrderRow) -> Result<Order> {
         .bind(row.id)
         .fetch_all(p)
         .await?);
-    let bytes: [u8; 16] = row.public_id.as_slice().try_into().map_err(|_| {
-        format!(
-            "order {}: public_id has {} bytes, not 16",
-            row.id,
-            row.public_id.len()
-        )
-    })?;
     Ok(Order {
         id: row.id,
-        public_id: PublicId::from_bytes(bytes),
+        public_id: row.public_id,
         customer_id: row.customer_id,
         total_cents: row.total_cents,
         lines: lines

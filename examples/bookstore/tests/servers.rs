@@ -10,7 +10,11 @@ fn run_report(url: &str) -> serde_json::Value {
         .args(["--database-url", url, "--orders", "300", "--json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -35,7 +39,10 @@ async fn postgres_from_a_url() {
     check(&report);
     for name in database_names(db.name()).unwrap() {
         let drop = format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)");
-        sqlx::query(sqlx::AssertSqlSafe(drop)).execute(db.pool()).await.unwrap();
+        sqlx::query(sqlx::AssertSqlSafe(drop))
+            .execute(db.pool())
+            .await
+            .unwrap();
     }
     db.cleanup().await.unwrap();
 }
@@ -47,7 +54,10 @@ async fn mariadb_from_a_url() {
     check(&report);
     for name in database_names(db.name()).unwrap() {
         let drop = format!("DROP DATABASE IF EXISTS `{name}`");
-        sqlx::query(sqlx::AssertSqlSafe(drop)).execute(db.pool()).await.unwrap();
+        sqlx::query(sqlx::AssertSqlSafe(drop))
+            .execute(db.pool())
+            .await
+            .unwrap();
     }
     db.cleanup().await.unwrap();
 }
