@@ -252,3 +252,36 @@ async fn open_mysql(url: &str) -> Result<Cluster> {
         location,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn database_names_derive_from_the_url_database_and_refuse_odd_ones() {
+        assert_eq!(
+            database_names("bookstore").unwrap(),
+            [
+                "bookstore_control",
+                "bookstore_shard_0",
+                "bookstore_shard_1",
+                "bookstore_shard_2",
+                "bookstore_shard_3"
+            ]
+        );
+        let err = database_names("a-b\"; DROP").unwrap_err();
+        assert!(err.to_string().contains(r#""a-b\"; DROP""#), "{err}");
+        assert!(database_names("").is_err());
+    }
+
+    #[tokio::test]
+    async fn postgres_placeholders_are_numbered() {
+        let lazy = PgPoolOptions::new()
+            .connect_lazy("postgres://localhost/x")
+            .unwrap();
+        let pg = Pool::Postgres(lazy);
+        assert_eq!(pg.sql("a = ? AND b = ?"), "a = $1 AND b = $2");
+        let sqlite = Pool::Sqlite(SqlitePool::connect("sqlite::memory:").await.unwrap());
+        assert_eq!(sqlite.sql("a = ? AND b = ?"), "a = ? AND b = ?");
+    }
+}

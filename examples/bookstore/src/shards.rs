@@ -220,3 +220,15 @@ async fn with_lines(pool: &Pool, row: OrderRow) -> Result<Order> {
             .collect(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn customers_are_routed_by_remainder() {
+        let shards: Vec<usize> = (0..8).map(shard_of).collect();
+        assert_eq!(shards, [0, 1, 2, 3, 0, 1, 2, 3]);
+        assert_eq!(shard_of(-1), 3, "never a negative shard index");
+    }
+}

@@ -131,3 +131,41 @@ fn the_binary_prints_the_report_and_a_second_run_adds_to_the_same_shards() {
     assert_eq!(report["public_ids"]["distinct"], 500);
     assert!(report["newest"][0]["order"]["id"].is_string());
 }
+
+#[test]
+fn four_processes_lease_four_node_ids_and_share_one_line_counter() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--processes",
+        "--instances",
+        "4",
+        "--orders",
+        "400",
+        "--json",
+    ];
+    let report: serde_json::Value =
+        serde_json::from_slice(&run_binary(dir.path(), &args).stdout).unwrap();
+    let run = &report["run"];
+    assert_eq!(run["processes"], true);
+    let nodes: HashSet<u64> = run["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["node"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        nodes.len(),
+        4,
+        "each process leased its own node ID: {nodes:?}"
+    );
+    let orders: u64 = report["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["orders"].as_u64().unwrap())
+        .sum();
+    assert_eq!(orders, 400);
+    assert_eq!(report["order_ids"]["distinct"], 400);
+    assert_eq!(report["public_ids"]["distinct"], 400);
+    assert_eq!(report["line_ids"]["rows"], report["line_ids"]["distinct"]);
+}
