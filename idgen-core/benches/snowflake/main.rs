@@ -7,10 +7,17 @@
 //! - `a_capped_sonyflake`: the same for Sonyflake's 256 IDs per 10 ms (25,600 IDs/s): this
 //!   measures sleeping, so it runs small counts.
 //! - `b_unbound`: the cost per ID when the sequence never runs out: ours with a 41 + 0 + 22 bit
-//!   layout on the real clock, and the peers that have no per-tick cap.
+//!   layout on the real clock, and the peers that have no per-tick cap (uuid with `fast-rng`,
+//!   as its README suggests).
 //! - `b_burst`: the cost per ID of the capped generators when not bound: bursts of 2,000 IDs,
 //!   each started at a fresh millisecond, only the bursts timed.
 //! - `d_two_threads`: two threads sharing one generator, total IDs/s.
+//!
+//! The table adds up every timed run of a benchmark (warm-up and measurement). "no CPU" is the
+//! share of the timed time the thread was runnable but had no CPU (Linux schedstat): on a busy
+//! machine a capped generator loses those ticks, and an unbound one's wall-clock cost per ID
+//! grows; "ns/ID on CPU" removes that wait. The ratio is our cost per ID over the peer's
+//! (on-CPU cost where both have it): below 1, ours is cheaper.
 
 mod tally;
 
@@ -30,6 +37,9 @@ const SONYFLAKE_CAP: f64 = 25_600.0;
 /// IDs per burst in `b_burst`: at most two bursts meet any one ms, so 4,096 per ms is never
 /// reached.
 const BURST: u64 = 2_000;
+
+const BURSTS: &str = "b_burst";
+const TWO_THREADS: &str = "d_two_threads";
 
 const OURS_TWITTER: &str = "idgen Snowflake, TWITTER";
 const OURS_SONYFLAKE: &str = "idgen Snowflake, SONYFLAKE";
@@ -59,8 +69,10 @@ fn bench_ids(
 ) {
     group.bench_function(spec.name, |b| {
         b.iter_custom(|n| {
+            let before = tally::runqueue_wait();
             let elapsed = run(n);
-            tally.add(spec, n, elapsed);
+            let waited = before.zip(tally::runqueue_wait()).map(|(b, a)| a - b);
+            tally.add(spec, n, elapsed, waited);
             elapsed
         })
     });
@@ -77,6 +89,7 @@ fn spec(
         name,
         cap_per_s,
         versus,
+        count_cpu_wait: section != TWO_THREADS && section != BURSTS,
     }
 }
 
@@ -269,7 +282,7 @@ fn unbound(c: &mut Criterion, tally: &Tally) {
 }
 
 fn burst(c: &mut Criterion, tally: &Tally) {
-    const S: &str = "b_burst";
+    const S: &str = BURSTS;
     let mut g = c.benchmark_group(S);
     // Only the bursts count as measured time, and a burst is ~1/20 of the ms it starts in:
     // the real time is ~20 times the measurement time.
@@ -320,7 +333,7 @@ fn burst(c: &mut Criterion, tally: &Tally) {
 }
 
 fn two_threads(c: &mut Criterion, tally: &Tally) {
-    const S: &str = "d_two_threads";
+    const S: &str = TWO_THREADS;
     let mut g = c.benchmark_group(S);
     g.sample_size(10).throughput(Throughput::Elements(1));
     let cap = Some(TWITTER_CAP);

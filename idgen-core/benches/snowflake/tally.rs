@@ -14,6 +14,8 @@ struct Row {
     versus: Option<&'static str>,
     ids: u64,
     elapsed: Duration,
+    /// Time the timing thread was runnable but waiting for a CPU (single-thread rows on Linux).
+    runqueue: Option<Duration>,
 }
 
 impl Row {
@@ -24,6 +26,13 @@ impl Row {
     fn ids_per_s(&self) -> f64 {
         self.ids as f64 / self.elapsed.as_secs_f64()
     }
+
+    /// Nanoseconds per ID while the thread had a CPU: the wall time less the time it waited
+    /// for one. Only for rows without a cap (a capped generator's time is set by the cap).
+    fn on_cpu_ns_per_id(&self) -> Option<f64> {
+        let wait = self.runqueue.filter(|_| self.cap_per_s.is_none())?;
+        Some(self.elapsed.saturating_sub(wait).as_secs_f64() * 1e9 / self.ids as f64)
+    }
 }
 
 /// What one benchmark is: where it goes in the table and what it is compared with.
@@ -33,6 +42,10 @@ pub(crate) struct Spec {
     pub(crate) name: &'static str,
     pub(crate) cap_per_s: Option<f64>,
     pub(crate) versus: Option<&'static str>,
+    /// Whether all the timed time is spent issuing IDs on the timing thread, so its wait for a CPU
+    /// is time lost to issuing (not so for bursts, which time only part of the run, nor for two
+    /// threads).
+    pub(crate) count_cpu_wait: bool,
 }
 
 #[derive(Default)]
@@ -41,8 +54,9 @@ pub(crate) struct Tally {
 }
 
 impl Tally {
-    /// Adds a timed run of `ids` IDs to the row of `spec`.
-    pub(crate) fn add(&self, spec: Spec, ids: u64, elapsed: Duration) {
+    /// Adds a timed run of `ids` IDs to the row of `spec`, during which the timing thread waited
+    /// `runqueue` for a CPU.
+    pub(crate) fn add(&self, spec: Spec, ids: u64, elapsed: Duration, runqueue: Option<Duration>) {
         let mut rows = self.rows.borrow_mut();
         let row = match rows
             .iter_mut()
@@ -57,21 +71,27 @@ impl Tally {
                     versus: spec.versus,
                     ids: 0,
                     elapsed: Duration::ZERO,
+                    runqueue: Some(Duration::ZERO),
                 });
                 rows.last_mut().expect("just pushed")
             }
         };
         row.ids += ids;
         row.elapsed += elapsed;
+        row.runqueue = match (row.runqueue, runqueue) {
+            (Some(total), Some(wait)) if spec.count_cpu_wait => Some(total + wait),
+            _ => None,
+        };
     }
 
-    /// The table in Markdown: IDs/s, ns per ID, share of the cap, and our cost per ID divided by
-    /// the peer's (below 1: ours is cheaper).
+    /// The table in Markdown: IDs/s, ns per ID (wall clock, and on CPU), share of the cap, share
+    /// of the time the thread was runnable but had no CPU, and our cost per ID divided by the
+    /// peer's (on-CPU cost when both rows have it; below 1: ours is cheaper).
     pub(crate) fn table(&self) -> String {
         let rows = self.rows.borrow();
         let mut out = String::from(
-            "| section | generator | IDs/s | ns/ID | % of cap | ours ÷ peer (ns/ID) |\n\
-             |---|---|---:|---:|---:|---:|\n",
+            "| section | generator | IDs/s | ns/ID | ns/ID on CPU | % of cap | no CPU | ours ÷ peer (ns/ID) |\n\
+             |---|---|---:|---:|---:|---:|---:|---:|\n",
         );
         for row in rows.iter() {
             let share = row.cap_per_s.map_or("—".to_string(), |cap| {
@@ -84,15 +104,30 @@ impl Tally {
                         .find(|r| r.section == row.section && r.name == ours)
                 })
                 .map_or("—".to_string(), |ours| {
-                    format!("{:.2}", ours.ns_per_id() / row.ns_per_id())
+                    let (a, b) = match (ours.on_cpu_ns_per_id(), row.on_cpu_ns_per_id()) {
+                        (Some(a), Some(b)) => (a, b),
+                        _ => (ours.ns_per_id(), row.ns_per_id()),
+                    };
+                    format!("{:.2}", a / b)
                 });
+            let on_cpu = row
+                .on_cpu_ns_per_id()
+                .map_or("—".to_string(), |ns| format!("{ns:.1}"));
+            let no_cpu = row.runqueue.map_or("—".to_string(), |wait| {
+                format!(
+                    "{:.0} %",
+                    100.0 * wait.as_secs_f64() / row.elapsed.as_secs_f64()
+                )
+            });
             out.push_str(&format!(
-                "| {} | {} | {} | {:.1} | {} | {} |\n",
+                "| {} | {} | {} | {:.1} | {} | {} | {} | {} |\n",
                 row.section,
                 row.name,
                 group_thousands(row.ids_per_s()),
                 row.ns_per_id(),
+                on_cpu,
                 share,
+                no_cpu,
                 ratio
             ));
         }
@@ -110,4 +145,12 @@ fn group_thousands(x: f64) -> String {
         out.push(c);
     }
     out
+}
+
+/// The time this thread has spent runnable but waiting for a CPU, from Linux's
+/// `/proc/thread-self/schedstat` (`None` elsewhere).
+pub(crate) fn runqueue_wait() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns = stat.split_whitespace().nth(1)?.parse().ok()?;
+    Some(Duration::from_nanos(ns))
 }
