@@ -8,7 +8,8 @@
 //!   measures sleeping, so it runs small counts.
 //! - `b_unbound`: the cost per ID when the sequence never runs out: ours with a 41 + 0 + 22 bit
 //!   layout on the real clock, and the peers that have no per-tick cap (uuid with `fast-rng`,
-//!   as its README suggests).
+//!   as its README suggests); ours on a `ManualClock` that moves on 1 ms per 4,096 IDs (no clock
+//!   read: what rs-snowflake's `lazy_generate` and `SnowflakeIdBucket` do).
 //! - `b_burst`: the cost per ID of the capped generators when not bound: bursts of 2,000 IDs,
 //!   each started at a fresh millisecond, only the bursts timed.
 //! - `d_two_threads`: two threads sharing one generator, total IDs/s.
@@ -27,7 +28,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, Throughput};
-use idgen_core::{Layout, Snowflake};
+use idgen_core::{Clock, Layout, ManualClock, Snowflake, SystemClock};
 use tally::{Spec, Tally};
 
 /// Twitter's layout: 4,096 IDs per ms per node.
@@ -44,6 +45,7 @@ const TWO_THREADS: &str = "d_two_threads";
 const OURS_TWITTER: &str = "idgen Snowflake, TWITTER";
 const OURS_SONYFLAKE: &str = "idgen Snowflake, SONYFLAKE";
 const OURS_WIDE: &str = "idgen Snowflake, 41+0+22 bits";
+const OURS_NO_CLOCK: &str = "idgen Snowflake, TWITTER, ManualClock";
 
 fn main() {
     let mut c = Criterion::default()
@@ -256,18 +258,26 @@ fn unbound(c: &mut Criterion, tally: &Tally) {
         time_loop(n, || ids.next_id().expect("next_id"))
     });
 
+    // Without reading a clock: a ManualClock that moves on by one ms whenever a tick's 4,096
+    // IDs are used up, which is what rs-snowflake's lazy_generate does.
+    let clock = ManualClock::new(SystemClock::new().now_ms());
+    let simulated = Snowflake::with_clock(Layout::TWITTER, 1, clock).expect("node 1 fits");
+    bench_ids(&mut g, tally, spec(S, OURS_NO_CLOCK, None, None), |n| {
+        time_loop(n, || simulated.next_id().expect("next_id"))
+    });
+    let no_clock = Some(OURS_NO_CLOCK);
     let mut rs = snowflake::SnowflakeIdGenerator::new(1, 1);
     bench_ids(
         &mut g,
         tally,
-        spec(S, "rs-snowflake lazy_generate", None, vs),
+        spec(S, "rs-snowflake lazy_generate", None, no_clock),
         |n| time_loop(n, || rs.lazy_generate()),
     );
     let mut bucket = snowflake::SnowflakeIdBucket::new(1, 1);
     bench_ids(
         &mut g,
         tally,
-        spec(S, "rs-snowflake SnowflakeIdBucket", None, vs),
+        spec(S, "rs-snowflake SnowflakeIdBucket", None, no_clock),
         |n| time_loop(n, || bucket.get_id()),
     );
 
