@@ -62,20 +62,25 @@ fn main() {
     println!("\n{}", tally.table());
 }
 
+/// The time a routine took, and how much of it the timing thread spent waiting for a CPU
+/// (`None` when not known: not on Linux, or the IDs were issued on other threads).
+struct Timed {
+    elapsed: Duration,
+    cpu_wait: Option<Duration>,
+}
+
 /// Registers one benchmark whose routine `run(n)` issues `n` IDs and returns the time it took.
 fn bench_ids(
     group: &mut BenchmarkGroup<'_, WallTime>,
     tally: &Tally,
     spec: Spec,
-    mut run: impl FnMut(u64) -> Duration,
+    mut run: impl FnMut(u64) -> Timed,
 ) {
     group.bench_function(spec.name, |b| {
         b.iter_custom(|n| {
-            let before = tally::runqueue_wait();
-            let elapsed = run(n);
-            let waited = before.zip(tally::runqueue_wait()).map(|(b, a)| a - b);
-            tally.add(spec, n, elapsed, waited);
-            elapsed
+            let timed = run(n);
+            tally.add(spec, n, timed.elapsed, timed.cpu_wait);
+            timed.elapsed
         })
     });
 }
@@ -91,35 +96,38 @@ fn spec(
         name,
         cap_per_s,
         versus,
-        count_cpu_wait: section != TWO_THREADS && section != BURSTS,
     }
 }
 
 /// `n` calls of `next` on this thread.
-fn time_loop<T>(n: u64, mut next: impl FnMut() -> T) -> Duration {
+fn time_loop<T>(n: u64, mut next: impl FnMut() -> T) -> Timed {
+    let waited_before = tally::runqueue_wait();
     let start = Instant::now();
     for _ in 0..n {
         black_box(next());
     }
-    start.elapsed()
+    let elapsed = start.elapsed();
+    let cpu_wait = waited_before
+        .zip(tally::runqueue_wait())
+        .map(|(before, after)| after.saturating_sub(before));
+    Timed { elapsed, cpu_wait }
 }
 
 /// `n` calls of `next` in bursts of [`BURST`], each started at a fresh wall-clock millisecond;
 /// only the bursts are timed.
-fn time_bursts<T>(n: u64, mut next: impl FnMut() -> T) -> Duration {
+fn time_bursts<T>(n: u64, mut next: impl FnMut() -> T) -> Timed {
     let mut left = n;
-    let mut total = Duration::ZERO;
+    let mut elapsed = Duration::ZERO;
+    let mut cpu_wait = Some(Duration::ZERO);
     while left > 0 {
         let this = left.min(BURST);
         wait_for_next_ms();
-        let start = Instant::now();
-        for _ in 0..this {
-            black_box(next());
-        }
-        total += start.elapsed();
+        let burst = time_loop(this, &mut next);
+        elapsed += burst.elapsed;
+        cpu_wait = cpu_wait.zip(burst.cpu_wait).map(|(total, w)| total + w);
         left -= this;
     }
-    total
+    Timed { elapsed, cpu_wait }
 }
 
 fn wait_for_next_ms() {
@@ -136,8 +144,8 @@ fn wait_for_next_ms() {
 }
 
 /// `n` calls of `next` split over two threads sharing `generator`, timed from a common start
-/// until both are done.
-fn time_two_threads<G: Sync, T>(n: u64, generator: &G, next: impl Fn(&G) -> T + Sync) -> Duration {
+/// until both are done (their waits for a CPU are not counted).
+fn time_two_threads<G: Sync, T>(n: u64, generator: &G, next: impl Fn(&G) -> T + Sync) -> Timed {
     let barrier = Barrier::new(3);
     let start = std::thread::scope(|s| {
         for count in [n / 2, n - n / 2] {
@@ -152,7 +160,10 @@ fn time_two_threads<G: Sync, T>(n: u64, generator: &G, next: impl Fn(&G) -> T + 
         barrier.wait();
         Instant::now()
     });
-    start.elapsed()
+    Timed {
+        elapsed: start.elapsed(),
+        cpu_wait: None,
+    }
 }
 
 /// Our generator for node 1 (node 0 when the layout has no node field).

@@ -14,7 +14,8 @@ struct Row {
     versus: Option<&'static str>,
     ids: u64,
     elapsed: Duration,
-    /// Time the timing thread was runnable but waiting for a CPU (single-thread rows on Linux).
+    /// Time the timing thread was runnable but waiting for a CPU during the timed time (rows that
+    /// issue on the timing thread, on Linux).
     runqueue: Option<Duration>,
 }
 
@@ -42,10 +43,6 @@ pub(crate) struct Spec {
     pub(crate) name: &'static str,
     pub(crate) cap_per_s: Option<f64>,
     pub(crate) versus: Option<&'static str>,
-    /// Whether all the timed time is spent issuing IDs on the timing thread, so its wait for a CPU
-    /// is time lost to issuing (not so for bursts, which time only part of the run, nor for two
-    /// threads).
-    pub(crate) count_cpu_wait: bool,
 }
 
 #[derive(Default)]
@@ -79,7 +76,7 @@ impl Tally {
         row.ids += ids;
         row.elapsed += elapsed;
         row.runqueue = match (row.runqueue, runqueue) {
-            (Some(total), Some(wait)) if spec.count_cpu_wait => Some(total + wait),
+            (Some(total), Some(wait)) => Some(total + wait),
             _ => None,
         };
     }
