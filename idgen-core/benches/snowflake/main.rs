@@ -17,7 +17,8 @@
 //! The table adds up every timed run of a benchmark (warm-up and measurement). "no CPU" is the
 //! share of the timed time the thread was runnable but had no CPU (Linux schedstat): on a busy
 //! machine a capped generator loses those ticks, and an unbound one's wall-clock cost per ID
-//! grows; "ns/ID on CPU" removes that wait. The ratio is our cost per ID over the peer's
+//! grows; "ns/ID on CPU" removes that wait (for bursts: counts only the bursts that never
+//! waited for a CPU). The ratio is our cost per ID over the peer's
 //! (on-CPU cost where both have it): below 1, ours is cheaper.
 
 mod tally;
@@ -29,7 +30,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, Throughput};
 use idgen_core::{Clock, Layout, ManualClock, Snowflake, SystemClock};
-use tally::{Spec, Tally};
+use tally::{Spec, Tally, Timed};
 
 /// Twitter's layout: 4,096 IDs per ms per node.
 const TWITTER_CAP: f64 = 4_096_000.0;
@@ -62,13 +63,6 @@ fn main() {
     println!("\n{}", tally.table());
 }
 
-/// The time a routine took, and how much of it the timing thread spent waiting for a CPU
-/// (`None` when not known: not on Linux, or the IDs were issued on other threads).
-struct Timed {
-    elapsed: Duration,
-    cpu_wait: Option<Duration>,
-}
-
 /// Registers one benchmark whose routine `run(n)` issues `n` IDs and returns the time it took.
 fn bench_ids(
     group: &mut BenchmarkGroup<'_, WallTime>,
@@ -79,7 +73,7 @@ fn bench_ids(
     group.bench_function(spec.name, |b| {
         b.iter_custom(|n| {
             let timed = run(n);
-            tally.add(spec, n, timed.elapsed, timed.cpu_wait);
+            tally.add(spec, n, &timed);
             timed.elapsed
         })
     });
@@ -110,7 +104,12 @@ fn time_loop<T>(n: u64, mut next: impl FnMut() -> T) -> Timed {
     let cpu_wait = waited_before
         .zip(tally::runqueue_wait())
         .map(|(before, after)| after.saturating_sub(before));
-    Timed { elapsed, cpu_wait }
+    let on_cpu = cpu_wait.map(|wait| (n, elapsed.saturating_sub(wait)));
+    Timed {
+        elapsed,
+        cpu_wait,
+        on_cpu,
+    }
 }
 
 /// `n` calls of `next` in bursts of [`BURST`], each started at a fresh wall-clock millisecond;
@@ -119,15 +118,29 @@ fn time_bursts<T>(n: u64, mut next: impl FnMut() -> T) -> Timed {
     let mut left = n;
     let mut elapsed = Duration::ZERO;
     let mut cpu_wait = Some(Duration::ZERO);
+    let mut on_cpu = Some((0, Duration::ZERO));
     while left > 0 {
         let this = left.min(BURST);
         wait_for_next_ms();
         let burst = time_loop(this, &mut next);
         elapsed += burst.elapsed;
         cpu_wait = cpu_wait.zip(burst.cpu_wait).map(|(total, w)| total + w);
+        // Only bursts that never waited for a CPU count as on-CPU time.
+        let clean = burst.cpu_wait.map(|w| w.is_zero());
+        on_cpu = on_cpu.zip(clean).map(|((ids, time), clean)| {
+            if clean {
+                (ids + this, time + burst.elapsed)
+            } else {
+                (ids, time)
+            }
+        });
         left -= this;
     }
-    Timed { elapsed, cpu_wait }
+    Timed {
+        elapsed,
+        cpu_wait,
+        on_cpu,
+    }
 }
 
 fn wait_for_next_ms() {
@@ -163,6 +176,7 @@ fn time_two_threads<G: Sync, T>(n: u64, generator: &G, next: impl Fn(&G) -> T + 
     Timed {
         elapsed: start.elapsed(),
         cpu_wait: None,
+        on_cpu: None,
     }
 }
 

@@ -17,6 +17,8 @@ struct Row {
     /// Time the timing thread was runnable but waiting for a CPU during the timed time (rows that
     /// issue on the timing thread, on Linux).
     runqueue: Option<Duration>,
+    /// IDs and time while the thread had a CPU (see [`Timed::on_cpu`]).
+    on_cpu: Option<(u64, Duration)>,
 }
 
 impl Row {
@@ -28,12 +30,25 @@ impl Row {
         self.ids as f64 / self.elapsed.as_secs_f64()
     }
 
-    /// Nanoseconds per ID while the thread had a CPU: the wall time less the time it waited
-    /// for one. Only for rows without a cap (a capped generator's time is set by the cap).
+    /// Nanoseconds per ID while the thread had a CPU. Only for rows without a cap (a capped
+    /// generator's time is set by the cap).
     fn on_cpu_ns_per_id(&self) -> Option<f64> {
-        let wait = self.runqueue.filter(|_| self.cap_per_s.is_none())?;
-        Some(self.elapsed.saturating_sub(wait).as_secs_f64() * 1e9 / self.ids as f64)
+        let (ids, time) = self
+            .on_cpu
+            .filter(|&(ids, _)| ids > 0 && self.cap_per_s.is_none())?;
+        Some(time.as_secs_f64() * 1e9 / ids as f64)
     }
+}
+
+/// The time a routine took, and what is known of the thread's CPU while it ran.
+pub(crate) struct Timed {
+    pub(crate) elapsed: Duration,
+    /// How long the timing thread was runnable but waited for a CPU (`None` when not known:
+    /// not on Linux, or the IDs were issued on other threads).
+    pub(crate) cpu_wait: Option<Duration>,
+    /// IDs issued and time taken while the thread had a CPU: for one long loop, all its IDs and
+    /// its time less `cpu_wait`; for bursts, only the bursts that never waited for a CPU.
+    pub(crate) on_cpu: Option<(u64, Duration)>,
 }
 
 /// What one benchmark is: where it goes in the table and what it is compared with.
@@ -51,9 +66,8 @@ pub(crate) struct Tally {
 }
 
 impl Tally {
-    /// Adds a timed run of `ids` IDs to the row of `spec`, during which the timing thread waited
-    /// `runqueue` for a CPU.
-    pub(crate) fn add(&self, spec: Spec, ids: u64, elapsed: Duration, runqueue: Option<Duration>) {
+    /// Adds a timed run of `ids` IDs to the row of `spec`.
+    pub(crate) fn add(&self, spec: Spec, ids: u64, timed: &Timed) {
         let mut rows = self.rows.borrow_mut();
         let row = match rows
             .iter_mut()
@@ -69,16 +83,18 @@ impl Tally {
                     ids: 0,
                     elapsed: Duration::ZERO,
                     runqueue: Some(Duration::ZERO),
+                    on_cpu: Some((0, Duration::ZERO)),
                 });
                 rows.last_mut().expect("just pushed")
             }
         };
         row.ids += ids;
-        row.elapsed += elapsed;
-        row.runqueue = match (row.runqueue, runqueue) {
-            (Some(total), Some(wait)) => Some(total + wait),
-            _ => None,
-        };
+        row.elapsed += timed.elapsed;
+        row.runqueue = row.runqueue.zip(timed.cpu_wait).map(|(a, b)| a + b);
+        row.on_cpu = row
+            .on_cpu
+            .zip(timed.on_cpu)
+            .map(|((ids_a, a), (ids_b, b))| (ids_a + ids_b, a + b));
     }
 
     /// The table in Markdown: IDs/s, ns per ID (wall clock, and on CPU), share of the cap, share
