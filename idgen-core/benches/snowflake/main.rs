@@ -18,7 +18,9 @@
 //! share of the timed time the thread was runnable but had no CPU (Linux schedstat): on a busy
 //! machine a capped generator loses those ticks, and an unbound one's wall-clock cost per ID
 //! grows; "ns/ID on CPU" removes that wait (for bursts: counts only the bursts that never
-//! waited for a CPU). The ratio is our cost per ID over the peer's
+//! waited for a CPU). "% of cap, quiet runs" counts, for capped rows, only the timed runs of at
+//! least 20 ms in which the thread waited for a CPU at most 5 % of the time (and says how many
+//! of how many runs those were). The ratio is our cost per ID over the peer's
 //! (on-CPU cost where both have it): below 1, ours is cheaper.
 
 mod tally;

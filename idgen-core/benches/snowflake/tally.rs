@@ -19,7 +19,15 @@ struct Row {
     runqueue: Option<Duration>,
     /// IDs and time while the thread had a CPU (see [`Timed::on_cpu`]).
     on_cpu: Option<(u64, Duration)>,
+    /// For capped rows: IDs and time of the runs of at least [`QUIET_MIN`] in which the thread
+    /// waited for a CPU at most [`QUIET_MAX_WAIT`] of the time, and how many of how many runs.
+    quiet: (u64, Duration, u32, u32),
 }
+
+/// The shortest run counted in the "quiet runs" column: many ticks long.
+const QUIET_MIN: Duration = Duration::from_millis(20);
+/// The largest share of a run's time the thread may wait for a CPU for the run to count as quiet.
+const QUIET_MAX_WAIT: f64 = 0.05;
 
 impl Row {
     fn ns_per_id(&self) -> f64 {
@@ -84,12 +92,24 @@ impl Tally {
                     elapsed: Duration::ZERO,
                     runqueue: Some(Duration::ZERO),
                     on_cpu: Some((0, Duration::ZERO)),
+                    quiet: (0, Duration::ZERO, 0, 0),
                 });
                 rows.last_mut().expect("just pushed")
             }
         };
         row.ids += ids;
         row.elapsed += timed.elapsed;
+        if row.cap_per_s.is_some() && timed.elapsed >= QUIET_MIN {
+            row.quiet.3 += 1;
+            let share = timed
+                .cpu_wait
+                .map(|wait| wait.as_secs_f64() / timed.elapsed.as_secs_f64());
+            if share.is_some_and(|share| share <= QUIET_MAX_WAIT) {
+                row.quiet.0 += ids;
+                row.quiet.1 += timed.elapsed;
+                row.quiet.2 += 1;
+            }
+        }
         row.runqueue = row.runqueue.zip(timed.cpu_wait).map(|(a, b)| a + b);
         row.on_cpu = row
             .on_cpu
@@ -98,13 +118,14 @@ impl Tally {
     }
 
     /// The table in Markdown: IDs/s, ns per ID (wall clock, and on CPU), share of the cap, share
-    /// of the time the thread was runnable but had no CPU, and our cost per ID divided by the
-    /// peer's (on-CPU cost when both rows have it; below 1: ours is cheaper).
+    /// of the time the thread was runnable but had no CPU, share of the cap in the quiet runs,
+    /// and our cost per ID divided by the peer's (on-CPU cost when both rows have it; below 1:
+    /// ours is cheaper).
     pub(crate) fn table(&self) -> String {
         let rows = self.rows.borrow();
         let mut out = String::from(
-            "| section | generator | IDs/s | ns/ID | ns/ID on CPU | % of cap | no CPU | ours ÷ peer (ns/ID) |\n\
-             |---|---|---:|---:|---:|---:|---:|---:|\n",
+            "| section | generator | IDs/s | ns/ID | ns/ID on CPU | % of cap | no CPU | % of cap, quiet runs | ours ÷ peer (ns/ID) |\n\
+             |---|---|---:|---:|---:|---:|---:|---:|---:|\n",
         );
         for row in rows.iter() {
             let share = row.cap_per_s.map_or("—".to_string(), |cap| {
@@ -132,8 +153,16 @@ impl Tally {
                     100.0 * wait.as_secs_f64() / row.elapsed.as_secs_f64()
                 )
             });
+            let quiet = match (row.cap_per_s, row.quiet) {
+                (Some(cap), (ids, time, quiet, all)) if quiet > 0 => format!(
+                    "{:.1} % ({quiet} of {all})",
+                    100.0 * ids as f64 / time.as_secs_f64() / cap
+                ),
+                (Some(_), (_, _, _, all)) if row.runqueue.is_some() => format!("— (0 of {all})"),
+                _ => "—".to_string(),
+            };
             out.push_str(&format!(
-                "| {} | {} | {} | {:.1} | {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {:.1} | {} | {} | {} | {} | {} |\n",
                 row.section,
                 row.name,
                 group_thousands(row.ids_per_s()),
@@ -141,6 +170,7 @@ impl Tally {
                 on_cpu,
                 share,
                 no_cpu,
+                quiet,
                 ratio
             ));
         }
