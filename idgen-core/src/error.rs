@@ -96,4 +96,51 @@ pub enum Error {
         /// Why nothing usable was found there.
         reason: String,
     },
+
+    /// The generator's node-ID lease is not known to be valid now, so it issues nothing.
+    #[error(
+        "the node ID lease is not valid at {} (valid until {}): no ID was issued until the lease is renewed",
+        UnixMs(*.now_ms),
+        UnixMs(*.valid_until_ms)
+    )]
+    Fenced {
+        /// The clock's reading, in milliseconds since the Unix epoch.
+        now_ms: i64,
+        /// The fence's deadline, in milliseconds since the Unix epoch (`i64::MIN` when revoked).
+        valid_until_ms: i64,
+    },
+
+    /// A generator was built without a node ID.
+    #[error(
+        "no node ID was given to the generator: call .node(), .node_id() or .lease() on the builder"
+    )]
+    MissingNode,
+
+    // ---- node-ID leases ----
+    /// Every node ID of the layout's node space is leased by a live holder.
+    #[error(
+        "no free node ID in namespace {namespace:?}: all {capacity} node IDs (the layout's node capacity) are leased by live holders"
+    )]
+    NoFreeNode {
+        /// The lease namespace.
+        namespace: String,
+        /// How many node IDs there are.
+        capacity: u64,
+    },
+
+    /// The lease store failed or did not answer in time.
+    #[error("node ID lease store failed to {operation}: {message}")]
+    LeaseStore {
+        /// `"claim"`, `"renew"` or `"release"`.
+        operation: &'static str,
+        /// The store's error.
+        message: String,
+    },
+
+    /// Options that contradict each other.
+    #[error("invalid options: {reason}")]
+    InvalidOptions {
+        /// What is wrong.
+        reason: String,
+    },
 }

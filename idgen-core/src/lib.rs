@@ -11,14 +11,14 @@
 //! orphan rule allows them nowhere else); applications depend on `idgen-sqlx`, `idgen-diesel` or
 //! `idgen-seaorm`, which turn those features on and re-export this crate.
 //!
-//! ```ignore
+//! ```
 //! use idgen_core::{Layout, Snowflake, SnowflakeId};
 //!
 //! let ids = Snowflake::new(Layout::TWITTER, 7)?;
 //! let a: SnowflakeId = ids.next_id()?;
 //! let b = ids.next_id()?;
 //! assert!(b > a);
-//! assert_eq!(Layout::TWITTER.decompose(a).node, 7);
+//! assert_eq!(Layout::TWITTER.decompose(a)?.node, 7);
 //! # Ok::<(), idgen_core::Error>(())
 //! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -27,17 +27,21 @@ mod clock;
 mod error;
 mod fmt_time;
 mod integrations;
+#[cfg(feature = "lease")]
+#[cfg_attr(docsrs, doc(cfg(feature = "lease")))]
+pub mod lease;
 pub mod snowflake;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::Error;
-pub use snowflake::SnowflakeId;
-// SNOWFLAKE-EXPORTS
-#[cfg(any())]
 pub use snowflake::{
-    ClockPolicy, Decomposed, Layout, LayoutBuilder, NodeId, Parts, Snowflake, SnowflakeBuilder,
-    SnowflakeId, Stats,
+    ClockPolicy, Decomposed, Fence, FieldOrder, Layout, LayoutBuilder, NodeField, NodeId,
+    NodeLease, Parts, Snowflake, SnowflakeBuilder, SnowflakeId, Stats,
 };
+
+#[cfg(feature = "serde")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
+pub use integrations::serde::as_number as serde_as_number;
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,4 +1,8 @@
 //! Impls of other crates' traits for idgen's types, each behind its own feature.
 
+#[cfg(feature = "serde")]
+pub(crate) mod serde;
 #[cfg(feature = "sqlx")]
 mod sqlx;
+#[cfg(any(feature = "jiff", feature = "chrono", feature = "time"))]
+mod time_crates;

@@ -1,6 +1,18 @@
 //! Snowflake IDs: the [`SnowflakeId`] type, [`Layout`]s, and the [`Snowflake`] generator.
 
+mod fence;
+mod generator;
 mod id;
+mod layout;
+mod node;
+mod policy;
 
+pub use fence::{Fence, NodeLease};
+pub use generator::{Snowflake, SnowflakeBuilder, Stats};
 pub use id::SnowflakeId;
 pub(crate) use id::parse_decimal;
+pub use layout::{
+    Decomposed, FieldOrder, Layout, LayoutBuilder, MAX_NODE_FIELDS, NodeField, Parts,
+};
+pub use node::NodeId;
+pub use policy::ClockPolicy;

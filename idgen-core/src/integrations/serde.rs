@@ -1,0 +1,240 @@
+//! serde for [`SnowflakeId`]: a string in human-readable formats, an `i64` otherwise.
+
+use std::fmt;
+
+use serde::de::{self, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::SnowflakeId;
+use crate::snowflake::parse_decimal;
+
+impl Serialize for SnowflakeId {
+    /// A JSON string (`"112719806108546862"`) in human-readable formats, because JavaScript's
+    /// `Number` rounds integers above 2^53; an `i64` in binary formats.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if serializer.is_human_readable() {
+            let mut buf = itoa_buf(self.get());
+            serializer.serialize_str(buf.as_str())
+        } else {
+            serializer.serialize_i64(self.get())
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for SnowflakeId {
+    /// Reads a decimal string or an integer; rejects negatives, floats, empty strings,
+    /// whitespace, signs and values above `i64::MAX` with an error naming the input.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if deserializer.is_human_readable() {
+            deserializer.deserialize_any(IdVisitor)
+        } else {
+            deserializer.deserialize_i64(IdVisitor)
+        }
+    }
+}
+
+struct IdVisitor;
+
+impl Visitor<'_> for IdVisitor {
+    type Value = SnowflakeId;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a Snowflake ID: a decimal string or an integer from 0 to 9223372036854775807")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<SnowflakeId, E> {
+        parse_decimal(v).map_err(E::custom)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<SnowflakeId, E> {
+        SnowflakeId::try_from(v).map_err(E::custom)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<SnowflakeId, E> {
+        SnowflakeId::try_from(v).map_err(E::custom)
+    }
+
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<SnowflakeId, E> {
+        SnowflakeId::try_from(v).map_err(E::custom)
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<SnowflakeId, E> {
+        i128::try_from(v)
+            .map_err(|_| {
+                E::custom(format!(
+                    "{v} is not a Snowflake ID: it is larger than i64::MAX"
+                ))
+            })
+            .and_then(|v| self.visit_i128(v))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<SnowflakeId, E> {
+        Err(E::custom(format_args!(
+            "{v} is not a Snowflake ID: the number was read as floating point (it has a fraction \
+             or an exponent, or is too large for 64 bits); an ID is an integer from 0 to {}",
+            i64::MAX
+        )))
+    }
+}
+
+/// A small stack buffer for an `i64`'s decimal digits.
+fn itoa_buf(v: i64) -> DecimalBuf {
+    let mut buf = DecimalBuf {
+        bytes: [0; 20],
+        start: 20,
+    };
+    let mut n = v.unsigned_abs();
+    loop {
+        buf.start -= 1;
+        buf.bytes[buf.start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf
+}
+
+struct DecimalBuf {
+    bytes: [u8; 20],
+    start: usize,
+}
+
+impl DecimalBuf {
+    fn as_str(&mut self) -> &str {
+        // Only ASCII digits were written.
+        std::str::from_utf8(&self.bytes[self.start..]).unwrap_or("")
+    }
+}
+
+/// `#[serde(with = "idgen_core::serde_as_number")]`: write a [`SnowflakeId`] as a JSON
+/// **number**, for internal services whose every reader handles 64-bit integers. Reading still
+/// accepts a string or an integer.
+///
+/// Never use it for JSON that a browser or any JavaScript reads: IDs above 2^53 − 1 come out
+/// changed there.
+///
+/// ```
+/// use idgen_core::SnowflakeId;
+///
+/// #[derive(serde::Serialize, serde::Deserialize)]
+/// struct Row {
+///     #[serde(with = "idgen_core::serde_as_number")]
+///     id: SnowflakeId,
+/// }
+///
+/// let row = Row { id: SnowflakeId::new(112719806108546862).unwrap() };
+/// assert_eq!(serde_json::to_string(&row)?, r#"{"id":112719806108546862}"#);
+/// let back: Row = serde_json::from_str(r#"{"id":"112719806108546862"}"#)?;
+/// assert_eq!(back.id, row.id);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+pub mod as_number {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::SnowflakeId;
+
+    /// Serializes the ID as an `i64` number.
+    pub fn serialize<S: Serializer>(id: &SnowflakeId, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_i64(id.get())
+    }
+
+    /// Deserializes a string or an integer, as the default impl does.
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<SnowflakeId, D::Error> {
+        SnowflakeId::deserialize(deserializer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn from_json(text: &str) -> Result<SnowflakeId, String> {
+        serde_json::from_str::<SnowflakeId>(text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn serializes_as_a_string() {
+        let id = SnowflakeId::new(112719806108546862).unwrap();
+        assert_eq!(
+            serde_json::to_string(&id).unwrap(),
+            "\"112719806108546862\""
+        );
+        assert_eq!(serde_json::to_string(&SnowflakeId::MIN).unwrap(), "\"0\"");
+        assert_eq!(
+            serde_json::to_string(&SnowflakeId::MAX).unwrap(),
+            "\"9223372036854775807\""
+        );
+    }
+
+    #[test]
+    fn reads_strings_and_integers() {
+        assert_eq!(
+            from_json("\"112719806108546862\"").unwrap().get(),
+            112719806108546862
+        );
+        assert_eq!(
+            from_json("112719806108546862").unwrap().get(),
+            112719806108546862
+        );
+        assert_eq!(from_json("0").unwrap().get(), 0);
+        assert_eq!(from_json("9223372036854775807").unwrap(), SnowflakeId::MAX);
+    }
+
+    #[test]
+    fn rejects_bad_input_naming_it() {
+        for (json, needle) in [
+            ("-1", "-1 is not a Snowflake ID"),
+            ("\"-1\"", "\"-1\" is not a Snowflake ID"),
+            (
+                "1.5",
+                "1.5 is not a Snowflake ID: the number was read as floating point",
+            ),
+            ("1e3", "1000 is not a Snowflake ID"),
+            ("\"\"", "\"\" is not a Snowflake ID: the text is empty"),
+            ("\" 1\"", "whitespace"),
+            ("\"+1\"", "sign"),
+            (
+                "9223372036854775808",
+                "9223372036854775808 is not a Snowflake ID",
+            ),
+            ("\"9223372036854775808\"", "larger than 9223372036854775807"),
+            (
+                "18446744073709551616",
+                "18446744073709552000 is not a Snowflake ID",
+            ),
+            ("null", "a Snowflake ID"),
+            ("true", "a Snowflake ID"),
+        ] {
+            let err = from_json(json).unwrap_err();
+            assert!(err.contains(needle), "{json}: {err}");
+        }
+    }
+
+    #[test]
+    fn as_number_writes_a_number() {
+        #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
+        struct Row {
+            #[serde(with = "crate::serde_as_number")]
+            id: SnowflakeId,
+        }
+        let row = Row {
+            id: SnowflakeId::new(42).unwrap(),
+        };
+        assert_eq!(serde_json::to_string(&row).unwrap(), r#"{"id":42}"#);
+        assert_eq!(serde_json::from_str::<Row>(r#"{"id":42}"#).unwrap(), row);
+        assert_eq!(serde_json::from_str::<Row>(r#"{"id":"42"}"#).unwrap(), row);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn json_round_trip(v in 0i64..=i64::MAX) {
+            let id = SnowflakeId::new(v).unwrap();
+            let text = serde_json::to_string(&id).unwrap();
+            proptest::prop_assert_eq!(text.clone(), format!("\"{v}\""));
+            proptest::prop_assert_eq!(serde_json::from_str::<SnowflakeId>(&text).unwrap(), id);
+        }
+    }
+}

@@ -1,0 +1,416 @@
+//! The lease engine's logic over the in-memory store, on tokio's paused clock (deterministic).
+//! The same promises are tested against real databases in the adapter crates.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::time::Duration;
+
+use crate::lease::{
+    BoxError, Claim, ClaimRequest, LeaseOptions, LeaseStore, MemoryLeaseStore, RenewRequest,
+    WorkerLease,
+};
+use crate::{Clock, ClockPolicy, Error, Layout, Snowflake};
+
+const BASE_MS: i64 = 1_800_000_000_000;
+
+/// Unix time that follows tokio's (paused) clock; `wait_until` jumps an offset forward.
+#[derive(Clone)]
+struct TokioClock {
+    start: tokio::time::Instant,
+    offset: Arc<AtomicI64>,
+}
+
+impl TokioClock {
+    fn new() -> Self {
+        TokioClock {
+            start: tokio::time::Instant::now(),
+            offset: Arc::default(),
+        }
+    }
+}
+
+impl Clock for TokioClock {
+    fn now_ms(&self) -> i64 {
+        BASE_MS + self.start.elapsed().as_millis() as i64 + self.offset.load(Ordering::SeqCst)
+    }
+    fn wait_until(&self, target_ms: i64) {
+        let behind = target_ms - self.now_ms();
+        if behind > 0 {
+            self.offset.fetch_add(behind, Ordering::SeqCst);
+        }
+    }
+    fn is_simulated(&self) -> bool {
+        true
+    }
+}
+
+/// A store that can be made to fail, as a database that went away.
+#[derive(Clone)]
+struct Flaky {
+    inner: MemoryLeaseStore,
+    down: Arc<AtomicBool>,
+}
+
+impl LeaseStore for Flaky {
+    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
+        if self.down.load(Ordering::SeqCst) {
+            return Err("connection refused".into());
+        }
+        self.inner.claim(req).await
+    }
+    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
+        if self.down.load(Ordering::SeqCst) {
+            return Err("connection refused".into());
+        }
+        self.inner.renew(req).await
+    }
+    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
+        if self.down.load(Ordering::SeqCst) {
+            return Err("connection refused".into());
+        }
+        self.inner.release(req).await
+    }
+}
+
+fn options(clock: &TokioClock) -> LeaseOptions {
+    LeaseOptions::default()
+        .ttl(Duration::from_secs(3))
+        .renew_every(Duration::from_secs(1))
+        .safety_margin(Duration::from_millis(500))
+        .clock(clock.clone())
+}
+
+fn eight_nodes() -> Layout {
+    Layout::builder().node_bits(3).build().unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn concurrent_acquirers_get_distinct_node_ids() {
+    let clock = TokioClock::new();
+    let store = MemoryLeaseStore::with_clock(clock.clone());
+    let tasks: Vec<_> = (0..64)
+        .map(|_| {
+            let (store, clock) = (store.clone(), clock.clone());
+            tokio::spawn(async move {
+                options(&clock)
+                    .acquire(store, &Layout::TWITTER)
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    let mut leases = Vec::new();
+    for t in tasks {
+        leases.push(t.await.unwrap());
+    }
+    let nodes: HashSet<u64> = leases.iter().map(|l| l.node()).collect();
+    assert_eq!(nodes.len(), 64);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_ninth_of_eight_gets_the_capacity_error() {
+    let clock = TokioClock::new();
+    let store = MemoryLeaseStore::with_clock(clock.clone());
+    let mut held = Vec::new();
+    for _ in 0..8 {
+        held.push(
+            options(&clock)
+                .acquire(store.clone(), &eight_nodes())
+                .await
+                .unwrap(),
+        );
+    }
+    let err = options(&clock)
+        .acquire(store.clone(), &eight_nodes())
+        .await
+        .unwrap_err();
+    assert!(matches!(&err, Error::NoFreeNode { capacity: 8, namespace } if namespace == "default"));
+    assert!(err.to_string().contains("all 8 node IDs"), "{err}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn renewals_keep_the_generator_open() {
+    let clock = TokioClock::new();
+    let store = MemoryLeaseStore::with_clock(clock.clone());
+    let lease = options(&clock)
+        .acquire(store, &Layout::TWITTER)
+        .await
+        .unwrap();
+    let handle = lease.handle();
+    let ids = Snowflake::builder()
+        .layout(Layout::TWITTER)
+        .clock(clock.clone())
+        .lease(lease)
+        .build()
+        .unwrap();
+    for _ in 0..10 {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        ids.next_id().unwrap();
+    }
+    let status = handle.status();
+    assert!(status.renewals >= 9, "{status:?}");
+    assert!(status.valid_until_ms > clock.now_ms());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_holder_that_cannot_renew_stops_before_its_lease_expires_and_resumes_after() {
+    let clock = TokioClock::new();
+    let flaky = Flaky {
+        inner: MemoryLeaseStore::with_clock(clock.clone()),
+        down: Arc::default(),
+    };
+    let lease = options(&clock)
+        .acquire(flaky.clone(), &Layout::TWITTER)
+        .await
+        .unwrap();
+    let handle = lease.handle();
+    let ids = Snowflake::builder()
+        .clock(clock.clone())
+        .lease(lease)
+        .build()
+        .unwrap();
+    ids.next_id().unwrap();
+
+    flaky.down.store(true, Ordering::SeqCst);
+    let down_at = clock.now_ms();
+    // Last successful renewal was at `down_at` at the latest: the store keeps the lease until
+    // down_at + 3 s. The generator must stop by down_at + 3 s - 500 ms.
+    let mut stopped_at = None;
+    for _ in 0..60 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        if let Err(Error::Fenced { .. }) = ids.next_id() {
+            stopped_at = Some(clock.now_ms());
+            break;
+        }
+    }
+    let stopped_at = stopped_at.expect("the generator never stopped");
+    assert!(
+        stopped_at <= down_at + 2_500,
+        "stopped {} ms after the store went down",
+        stopped_at - down_at
+    );
+    assert!(handle.status().failed_renewals > 0);
+    assert!(
+        handle
+            .status()
+            .last_error
+            .unwrap()
+            .contains("connection refused")
+    );
+
+    flaky.down.store(false, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    ids.next_id().expect("renewed after the store came back");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_expired_lease_passes_to_another_holder_and_the_old_one_stays_stopped() {
+    let clock = TokioClock::new();
+    let flaky = Flaky {
+        inner: MemoryLeaseStore::with_clock(clock.clone()),
+        down: Arc::default(),
+    };
+    let capacity_one = Layout::builder().node_bits(0).build().unwrap();
+    let first = options(&clock)
+        .acquire(flaky.clone(), &capacity_one)
+        .await
+        .unwrap();
+    let first_handle = first.handle();
+    let old = Snowflake::builder()
+        .layout(capacity_one)
+        .clock(clock.clone())
+        .lease(first)
+        .build()
+        .unwrap();
+    let last_old_id = old.next_id().unwrap();
+
+    // The old holder stops heart-beating (its store connection is cut) for longer than the TTL.
+    flaky.down.store(true, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let second = options(&clock)
+        .acquire(flaky.inner.clone(), &capacity_one)
+        .await
+        .unwrap();
+    assert_eq!(second.node(), 0);
+    let new = Snowflake::builder()
+        .layout(capacity_one)
+        .clock(clock.clone())
+        .clock_policy(ClockPolicy::Refuse)
+        .lease(second)
+        .build()
+        .unwrap();
+    assert!(new.next_id().unwrap() > last_old_id);
+
+    flaky.down.store(false, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(first_handle.status().lost);
+    assert!(matches!(old.next_id(), Err(Error::Fenced { .. })));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_new_holder_never_issues_at_or_below_the_rows_last_timestamp() {
+    let clock = TokioClock::new();
+    let store = MemoryLeaseStore::with_clock(clock.clone());
+    let ahead = clock.now_ms() + 2_000;
+    // A previous holder on a host whose clock runs 2 s ahead stored this.
+    store
+        .renew(RenewRequest {
+            namespace: "default",
+            node: 0,
+            holder: "other",
+            ttl: Duration::ZERO,
+            last_timestamp_ms: Some(ahead),
+        })
+        .await
+        .unwrap();
+    store
+        .claim(ClaimRequest {
+            namespace: "default",
+            capacity: 1,
+            holder: "other",
+            ttl: Duration::ZERO,
+        })
+        .await
+        .unwrap();
+    store
+        .renew(RenewRequest {
+            namespace: "default",
+            node: 0,
+            holder: "other",
+            ttl: Duration::ZERO,
+            last_timestamp_ms: Some(ahead),
+        })
+        .await
+        .unwrap();
+
+    let lease = options(&clock)
+        .acquire(store.clone(), &Layout::TWITTER)
+        .await
+        .unwrap();
+    assert_eq!(
+        (lease.node(), lease.previous_timestamp_ms()),
+        (0, Some(ahead))
+    );
+    let refusing = Snowflake::builder()
+        .clock(clock.clone())
+        .clock_policy(ClockPolicy::Wait {
+            max: Duration::from_millis(100),
+        })
+        .lease(lease)
+        .build()
+        .unwrap();
+    let err = refusing.next_id().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::ClockMovedBackwards {
+                behind_ms: 2_000,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    drop(refusing);
+    tokio::task::yield_now().await; // let the background release run
+
+    let lease = options(&clock)
+        .acquire(store, &Layout::TWITTER)
+        .await
+        .unwrap();
+    assert_eq!(
+        lease.previous_timestamp_ms(),
+        Some(ahead),
+        "the exact floor survives a release"
+    );
+    let waiting = Snowflake::builder()
+        .clock(clock.clone())
+        .clock_policy(ClockPolicy::Wait {
+            max: Duration::from_secs(3),
+        })
+        .lease(lease)
+        .build()
+        .unwrap();
+    let id = waiting.next_id().unwrap();
+    assert!(Layout::TWITTER.decompose(id).unwrap().unix_ms > ahead);
+}
+
+#[tokio::test(start_paused = true)]
+async fn release_frees_the_node_id_at_once_with_the_exact_last_timestamp() {
+    let clock = TokioClock::new();
+    let store = MemoryLeaseStore::with_clock(clock.clone());
+    let lease = options(&clock)
+        .acquire(store.clone(), &Layout::TWITTER)
+        .await
+        .unwrap();
+    let handle = lease.handle();
+    let ids = Snowflake::builder()
+        .clock(clock.clone())
+        .lease(lease)
+        .build()
+        .unwrap();
+    let last = ids.next_id().unwrap();
+    handle.release().await.unwrap();
+    assert!(matches!(ids.next_id(), Err(Error::Fenced { .. })));
+
+    let next = options(&clock)
+        .acquire(store, &Layout::TWITTER)
+        .await
+        .unwrap();
+    assert_eq!(
+        next.node(),
+        handle.node(),
+        "the released node ID is free again"
+    );
+    let last_ms = Layout::TWITTER.decompose(last).unwrap().unix_ms;
+    assert_eq!(
+        next.previous_timestamp_ms(),
+        Some(last_ms),
+        "not the renewal's bound: the exact value"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropping_the_generator_releases_its_lease() {
+    let clock = TokioClock::new();
+    let store = MemoryLeaseStore::with_clock(clock.clone());
+    let tiny = Layout::builder().node_bits(0).build().unwrap();
+    let lease = options(&clock).acquire(store.clone(), &tiny).await.unwrap();
+    let ids = Snowflake::builder()
+        .layout(tiny)
+        .clock(clock.clone())
+        .lease(lease)
+        .build()
+        .unwrap();
+    ids.next_id().unwrap();
+    drop(ids);
+    tokio::task::yield_now().await;
+    assert!(options(&clock).acquire(store, &tiny).await.is_ok());
+}
+
+#[tokio::test(start_paused = true)]
+async fn inconsistent_options_are_refused() {
+    let store = MemoryLeaseStore::new();
+    for (opts, needle) in [
+        (WorkerLease::options().ttl(Duration::ZERO), "ttl"),
+        (
+            WorkerLease::options()
+                .ttl(Duration::from_secs(5))
+                .safety_margin(Duration::from_secs(5)),
+            "safety_margin",
+        ),
+        (
+            WorkerLease::options().renew_every(Duration::from_secs(30)),
+            "renew_every",
+        ),
+        (WorkerLease::options().capacity(2000), "capacity 2000"),
+        (WorkerLease::options().capacity(0), "capacity 0"),
+    ] {
+        let err = opts
+            .acquire(store.clone(), &Layout::TWITTER)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidOptions { .. }));
+        assert!(err.to_string().contains(needle), "{err}");
+    }
+}

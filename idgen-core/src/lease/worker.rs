@@ -1,0 +1,553 @@
+//! [`WorkerLease`]: a node ID leased from a [`LeaseStore`], renewed in the background.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+
+use crate::lease::store::DynLeaseStore;
+use crate::lease::{ClaimRequest, IntoLeaseStore, RenewRequest};
+use crate::{Clock, Error, Fence, Layout, NodeLease, Result, SystemClock};
+
+/// A node ID leased from a database, so two live processes never share one.
+///
+/// [`acquire`](WorkerLease::acquire) claims the lowest free or expired node ID of the layout's
+/// node space; a background task renews the lease every `renew_every` and moves the
+/// [`Fence`] of the generator built from it. If renewals fail until the lease is within
+/// `safety_margin` of expiring, the generator stops issuing ([`Error::Fenced`]) before any other
+/// process can be handed the node ID, and resumes when a renewal succeeds again.
+///
+/// Each renewal stores, as the row's last timestamp, the fence deadline it is about to grant:
+/// an upper bound on every timestamp this process may issue before the next renewal. The next
+/// holder of the node ID (after a crash, or on another host whose clock is behind) issues only
+/// after it — waiting or failing as its [`ClockPolicy`](crate::ClockPolicy) says, never
+/// reissuing. A graceful [`release`](LeaseHandle::release) stores the exact last timestamp, so the
+/// node ID can be reused at once.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), idgen_core::Error> {
+/// use idgen_core::lease::{MemoryLeaseStore, WorkerLease};
+/// use idgen_core::{Layout, Snowflake};
+///
+/// let store = MemoryLeaseStore::new(); // the adapter crates pass a database pool instead
+/// let lease = WorkerLease::acquire(store, &Layout::TWITTER).await?;
+/// let handle = lease.handle();
+/// let ids = Snowflake::builder().layout(Layout::TWITTER).lease(lease).build()?;
+/// let id = ids.next_id()?;
+/// assert_eq!(Layout::TWITTER.decompose(id)?.node, handle.node());
+///
+/// handle.release().await?; // graceful shutdown: the generator stops, the node ID is free
+/// assert!(ids.next_id().is_err());
+/// # Ok(()) }
+/// ```
+pub struct WorkerLease {
+    shared: Arc<Shared>,
+    heartbeat: tokio::task::JoinHandle<()>,
+}
+
+struct Shared {
+    store: Arc<dyn DynLeaseStore>,
+    namespace: String,
+    holder: String,
+    node: u64,
+    floor_ms: Option<i64>,
+    options: Timing,
+    clock: Arc<dyn Clock>,
+    fence: Fence,
+    status: Mutex<LeaseStatus>,
+    released: AtomicBool,
+    stop: Notify,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Timing {
+    ttl: Duration,
+    renew_every: Duration,
+    safety_margin: Duration,
+    store_timeout: Duration,
+}
+
+/// What the lease's background renewal has seen, from [`LeaseHandle::status`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LeaseStatus {
+    /// Successful renewals.
+    pub renewals: u64,
+    /// Renewals that failed (store error or time-out).
+    pub failed_renewals: u64,
+    /// The last renewal error, if the last renewal failed.
+    pub last_error: Option<String>,
+    /// The node ID was taken by another holder (after this one's lease expired); the generator
+    /// is stopped for good.
+    pub lost: bool,
+    /// The fence deadline, in Unix ms: the generator issues IDs until then.
+    pub valid_until_ms: i64,
+}
+
+/// Options for [`WorkerLease`]; start from [`WorkerLease::options`].
+///
+/// Defaults: namespace `"default"`, table `"idgen_worker_lease"`, TTL 30 s, renewal every 10 s,
+/// safety margin 5 s, store calls time out after 5 s, capacity = the layout's node capacity,
+/// holder = host name, process ID and a random suffix.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), idgen_core::Error> {
+/// use std::time::Duration;
+/// use idgen_core::lease::{MemoryLeaseStore, WorkerLease};
+/// use idgen_core::Layout;
+///
+/// let lease = WorkerLease::options()
+///     .namespace("orders")
+///     .ttl(Duration::from_secs(60))
+///     .renew_every(Duration::from_secs(15))
+///     .safety_margin(Duration::from_secs(10))
+///     .acquire(MemoryLeaseStore::new(), &Layout::TWITTER)
+///     .await?;
+/// assert_eq!(lease.namespace(), "orders");
+///
+/// let err = WorkerLease::options().renew_every(Duration::from_secs(30))
+///     .acquire(MemoryLeaseStore::new(), &Layout::TWITTER).await.err().unwrap();
+/// assert!(err.to_string().contains("renew_every (30s) must be shorter than ttl - safety_margin (25s)"));
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct LeaseOptions {
+    namespace: String,
+    table: String,
+    timing: Timing,
+    capacity: Option<u64>,
+    holder: Option<String>,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for LeaseOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeaseOptions")
+            .field("namespace", &self.namespace)
+            .field("table", &self.table)
+            .field("timing", &self.timing)
+            .field("capacity", &self.capacity)
+            .field("holder", &self.holder)
+            .finish()
+    }
+}
+
+impl Default for LeaseOptions {
+    fn default() -> Self {
+        LeaseOptions {
+            namespace: "default".into(),
+            table: "idgen_worker_lease".into(),
+            timing: Timing {
+                ttl: Duration::from_secs(30),
+                renew_every: Duration::from_secs(10),
+                safety_margin: Duration::from_secs(5),
+                store_timeout: Duration::from_secs(5),
+            },
+            capacity: None,
+            holder: None,
+            clock: Arc::new(SystemClock::new()),
+        }
+    }
+}
+
+impl LeaseOptions {
+    /// Separates independent generators sharing one lease table.
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.namespace = namespace.into();
+        self
+    }
+
+    /// The lease table's name (for database stores).
+    pub fn table(mut self, table: impl Into<String>) -> Self {
+        self.table = table.into();
+        self
+    }
+
+    /// How long a lease lasts without renewal.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.timing.ttl = ttl;
+        self
+    }
+
+    /// How often the background task renews the lease.
+    pub fn renew_every(mut self, every: Duration) -> Self {
+        self.timing.renew_every = every;
+        self
+    }
+
+    /// How long before the lease's expiry the generator stops, when renewals fail: covers
+    /// clock-rate differences and the time between a renewal's send and its commit.
+    pub fn safety_margin(mut self, margin: Duration) -> Self {
+        self.timing.safety_margin = margin;
+        self
+    }
+
+    /// How long one store call may take before it counts as failed.
+    pub fn store_timeout(mut self, timeout: Duration) -> Self {
+        self.timing.store_timeout = timeout;
+        self
+    }
+
+    /// Lease only node IDs `0..capacity` (at most the layout's node capacity).
+    pub fn capacity(mut self, capacity: u64) -> Self {
+        self.capacity = Some(capacity);
+        self
+    }
+
+    /// The holder name stored in the lease row (unique per process by default).
+    pub fn holder(mut self, holder: impl Into<String>) -> Self {
+        self.holder = Some(holder.into());
+        self
+    }
+
+    /// The clock the fence is measured on: the same clock as the generator's.
+    pub fn clock(mut self, clock: impl Clock + 'static) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// Claims a node ID of `layout` from `store` (a pool, with an adapter crate), records the
+    /// lease's time bound, and starts renewing it. Must be called inside a tokio runtime.
+    ///
+    /// Errors: [`Error::NoFreeNode`] when every node ID is leased, [`Error::LeaseStore`] when the
+    /// store fails or times out, [`Error::InvalidOptions`] for inconsistent timings.
+    pub async fn acquire<M>(
+        self,
+        store: impl IntoLeaseStore<M>,
+        layout: &Layout,
+    ) -> Result<WorkerLease> {
+        let t = self.timing;
+        let invalid = |reason: String| Err(Error::InvalidOptions { reason });
+        if t.ttl.is_zero() || t.safety_margin >= t.ttl {
+            return invalid(format!(
+                "safety_margin ({:?}) must be shorter than ttl ({:?}), and ttl above 0",
+                t.safety_margin, t.ttl
+            ));
+        }
+        if t.renew_every.is_zero() || t.renew_every >= t.ttl - t.safety_margin {
+            return invalid(format!(
+                "renew_every ({:?}) must be shorter than ttl - safety_margin ({:?}), and above 0",
+                t.renew_every,
+                t.ttl - t.safety_margin
+            ));
+        }
+        let capacity = self.capacity.unwrap_or(layout.node_capacity());
+        if capacity == 0 || capacity > layout.node_capacity() {
+            return invalid(format!(
+                "capacity {capacity} must be between 1 and the layout's node capacity {}",
+                layout.node_capacity()
+            ));
+        }
+        let store: Arc<dyn DynLeaseStore> = Arc::new(store.into_lease_store(&self.table));
+        let holder = self.holder.unwrap_or_else(default_holder);
+        let request = ClaimRequest {
+            namespace: &self.namespace,
+            capacity,
+            holder: &holder,
+            ttl: t.ttl,
+        };
+        let claim = timed("claim", t.store_timeout, store.claim(request))
+            .await?
+            .ok_or_else(|| Error::NoFreeNode {
+                namespace: self.namespace.clone(),
+                capacity,
+            })?;
+
+        // Record the bound this holder may issue up to before the first renewal, then open.
+        let sent_at = self.clock.now_ms();
+        let deadline = sent_at + millis(t.ttl - t.safety_margin);
+        let renew = RenewRequest {
+            namespace: &self.namespace,
+            node: claim.node,
+            holder: &holder,
+            ttl: t.ttl,
+            last_timestamp_ms: Some(deadline),
+        };
+        if !timed("renew", t.store_timeout, store.renew(renew)).await? {
+            return Err(Error::LeaseStore {
+                operation: "renew",
+                message: format!(
+                    "node ID {} was claimed by another holder at once",
+                    claim.node
+                ),
+            });
+        }
+        let shared = Arc::new(Shared {
+            store,
+            namespace: self.namespace,
+            holder,
+            node: claim.node,
+            floor_ms: claim.last_timestamp_ms,
+            options: t,
+            clock: self.clock,
+            fence: Fence::new(deadline),
+            status: Mutex::new(LeaseStatus {
+                valid_until_ms: deadline,
+                ..LeaseStatus::default()
+            }),
+            released: AtomicBool::new(false),
+            stop: Notify::new(),
+        });
+        let heartbeat = tokio::spawn(heartbeat(Arc::clone(&shared)));
+        Ok(WorkerLease { shared, heartbeat })
+    }
+}
+
+impl WorkerLease {
+    /// Claims a node ID of `layout` with the default [`LeaseOptions`]; see
+    /// [`LeaseOptions::acquire`].
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), idgen_core::Error> {
+    /// use idgen_core::lease::{MemoryLeaseStore, WorkerLease};
+    /// use idgen_core::{Error, Layout};
+    ///
+    /// let tiny = Layout::builder().node_bits(1).build()?; // 2 node IDs
+    /// let store = MemoryLeaseStore::new();
+    /// let _a = WorkerLease::acquire(store.clone(), &tiny).await?;
+    /// let _b = WorkerLease::acquire(store.clone(), &tiny).await?;
+    /// let err = WorkerLease::acquire(store.clone(), &tiny).await.err().unwrap();
+    /// assert!(matches!(err, Error::NoFreeNode { capacity: 2, .. }));
+    /// # Ok(()) }
+    /// ```
+    pub async fn acquire<M>(store: impl IntoLeaseStore<M>, layout: &Layout) -> Result<WorkerLease> {
+        LeaseOptions::default().acquire(store, layout).await
+    }
+
+    /// Options for acquiring a lease.
+    ///
+    /// ```
+    /// let options = idgen_core::lease::WorkerLease::options().namespace("orders");
+    /// # let _ = options;
+    /// ```
+    pub fn options() -> LeaseOptions {
+        LeaseOptions::default()
+    }
+
+    /// The leased node ID.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), idgen_core::Error> {
+    /// # use idgen_core::lease::{MemoryLeaseStore, WorkerLease};
+    /// let lease = WorkerLease::acquire(MemoryLeaseStore::new(), &idgen_core::Layout::TWITTER).await?;
+    /// assert_eq!(lease.node(), 0); // the lowest free one
+    /// # Ok(()) }
+    /// ```
+    pub fn node(&self) -> u64 {
+        self.shared.node
+    }
+
+    /// The namespace the node ID was leased in.
+    pub fn namespace(&self) -> &str {
+        &self.shared.namespace
+    }
+
+    /// The largest last timestamp an earlier holder stored (the generator issues after it).
+    pub fn previous_timestamp_ms(&self) -> Option<i64> {
+        self.shared.floor_ms
+    }
+
+    /// A handle that outlives moving the lease into a generator: status and graceful release.
+    pub fn handle(&self) -> LeaseHandle {
+        LeaseHandle {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl NodeLease for WorkerLease {
+    fn node(&self) -> u64 {
+        self.shared.node
+    }
+    fn fence(&self) -> Fence {
+        self.shared.fence.clone()
+    }
+    fn not_before_ms(&self) -> Option<i64> {
+        self.shared.floor_ms
+    }
+}
+
+impl Drop for WorkerLease {
+    /// Stops the generator and the renewals, and releases the node ID in the background when a
+    /// tokio runtime is running (otherwise the lease expires after its TTL).
+    fn drop(&mut self) {
+        self.heartbeat.abort();
+        if !self.shared.released.swap(true, Ordering::SeqCst) {
+            self.shared.fence.revoke();
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                let shared = Arc::clone(&self.shared);
+                runtime.spawn(async move {
+                    let _ = shared.release_row().await;
+                });
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for WorkerLease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.handle().fmt(f)
+    }
+}
+
+/// A clonable handle to a [`WorkerLease`], kept after the lease moved into a generator.
+#[derive(Clone)]
+pub struct LeaseHandle {
+    shared: Arc<Shared>,
+}
+
+impl LeaseHandle {
+    /// The leased node ID.
+    pub fn node(&self) -> u64 {
+        self.shared.node
+    }
+
+    /// The fence the generator checks.
+    pub fn fence(&self) -> Fence {
+        self.shared.fence.clone()
+    }
+
+    /// What the background renewal has seen.
+    pub fn status(&self) -> LeaseStatus {
+        self.shared
+            .status
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Graceful shutdown: stops the generator, stops renewing, and gives the node ID back with
+    /// the exact last timestamp issued, so the next holder can start at once.
+    pub async fn release(&self) -> Result<()> {
+        if self.shared.released.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        self.shared.fence.revoke();
+        self.shared.stop.notify_one();
+        self.shared.release_row().await
+    }
+}
+
+impl std::fmt::Debug for LeaseHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkerLease")
+            .field("namespace", &self.shared.namespace)
+            .field("node", &self.shared.node)
+            .field("holder", &self.shared.holder)
+            .field("status", &self.status())
+            .finish()
+    }
+}
+
+impl Shared {
+    async fn release_row(&self) -> Result<()> {
+        // The fence is revoked, so nothing more is issued: store the exact last timestamp.
+        let last = self.fence.last_issued_ms().max(self.floor_ms);
+        let request = RenewRequest {
+            namespace: &self.namespace,
+            node: self.node,
+            holder: &self.holder,
+            ttl: Duration::ZERO,
+            last_timestamp_ms: last,
+        };
+        timed(
+            "release",
+            self.options.store_timeout,
+            self.store.release(request),
+        )
+        .await
+    }
+
+    fn update(&self, f: impl FnOnce(&mut LeaseStatus)) {
+        f(&mut self.status.lock().unwrap_or_else(|p| p.into_inner()));
+    }
+}
+
+async fn heartbeat(shared: Arc<Shared>) {
+    let t = shared.options;
+    let retry = (t.renew_every / 4).max(Duration::from_millis(10));
+    let mut delay = t.renew_every;
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            _ = shared.stop.notified() => return,
+        }
+        if shared.released.load(Ordering::SeqCst) {
+            return;
+        }
+        let sent_at = shared.clock.now_ms();
+        let deadline = sent_at + millis(t.ttl - t.safety_margin);
+        let request = RenewRequest {
+            namespace: &shared.namespace,
+            node: shared.node,
+            holder: &shared.holder,
+            ttl: t.ttl,
+            last_timestamp_ms: Some(deadline),
+        };
+        match timed("renew", t.store_timeout, shared.store.renew(request)).await {
+            Ok(true) => {
+                if shared.released.load(Ordering::SeqCst) {
+                    return;
+                }
+                shared.fence.extend_until(deadline);
+                shared.update(|s| {
+                    s.renewals += 1;
+                    s.last_error = None;
+                    s.valid_until_ms = deadline;
+                });
+                delay = t.renew_every;
+            }
+            Ok(false) => {
+                shared.fence.revoke();
+                shared.update(|s| {
+                    s.lost = true;
+                    s.valid_until_ms = i64::MIN;
+                });
+                return;
+            }
+            Err(e) => {
+                shared.update(|s| {
+                    s.failed_renewals += 1;
+                    s.last_error = Some(e.to_string());
+                });
+                delay = retry;
+            }
+        }
+    }
+}
+
+async fn timed<T>(
+    operation: &'static str,
+    limit: Duration,
+    call: impl std::future::Future<Output = std::result::Result<T, crate::lease::BoxError>>,
+) -> Result<T> {
+    match tokio::time::timeout(limit, call).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(e)) => Err(Error::LeaseStore {
+            operation,
+            message: e.to_string(),
+        }),
+        Err(_) => Err(Error::LeaseStore {
+            operation,
+            message: format!("no answer within {limit:?}"),
+        }),
+    }
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// `host:pid:random`: unique per process, readable in the lease table.
+fn default_holder() -> String {
+    use std::hash::{BuildHasher, RandomState};
+    let host = gethostname::gethostname().to_string_lossy().into_owned();
+    // RandomState is seeded from the OS once per process: enough to tell restarts apart.
+    let nonce = RandomState::new().hash_one((std::process::id(), std::time::SystemTime::now()));
+    format!("{host}:{}:{:08x}", std::process::id(), nonce as u32)
+}

@@ -1,0 +1,616 @@
+//! [`Snowflake`]: the lock-free ID generator.
+
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use crate::snowflake::fence::{Fence, NodeLease};
+use crate::snowflake::{ClockPolicy, FieldOrder, Layout, NodeId, SnowflakeId};
+use crate::{Clock, Error, Result, SystemClock};
+
+/// A Snowflake ID generator for one node ID: `Send + Sync`, used through `&self` from any number
+/// of threads, lock-free (one compare-and-swap per ID).
+///
+/// Every ID it returns is strictly greater than every ID it returned before, across threads.
+/// When a tick's sequence is used up it waits for the next tick (counted in [`stats`]); the
+/// async [`next_id_async`](Snowflake::next_id_async) (feature `tokio`) waits without blocking a
+/// runtime thread, and [`try_next_id`](Snowflake::try_next_id) never waits. When the clock is
+/// behind the last issued timestamp, the [`ClockPolicy`] decides. A timestamp past the layout's
+/// range, or before its epoch, is an error, never a wrap-around.
+///
+/// Two generators with the same layout and node ID produce the same IDs: give each process its
+/// own node ID (a fixed value, [`NodeId`] sources, or a database lease).
+///
+/// ```
+/// use idgen_core::{Layout, Snowflake};
+///
+/// let ids = Snowflake::new(Layout::TWITTER, 7)?;
+/// let a = ids.next_id()?;
+/// let b = ids.next_id()?;
+/// assert!(b > a);
+/// assert_eq!(Layout::TWITTER.decompose(b)?.node, 7);
+/// # Ok::<(), idgen_core::Error>(())
+/// ```
+///
+/// [`stats`]: Snowflake::stats
+pub struct Snowflake<C: Clock = SystemClock> {
+    hot: Hot,
+    layout: Layout,
+    node: u64,
+    encode: Encode,
+    seq_bits: u32,
+    seq_mask: u64,
+    clock: C,
+    policy: ClockPolicy,
+    fence: Option<Fence>,
+    counters: Counters,
+    _lease: Option<Box<dyn NodeLease>>,
+}
+
+/// The contended state: last issued `(tick << seq_bits) | sequence`, and the issue count,
+/// on a cache line of their own.
+#[repr(align(128))]
+struct Hot {
+    state: AtomicU64,
+    issued: AtomicU64,
+}
+
+/// How a state word becomes an ID under the layout's field order.
+#[derive(Clone, Copy)]
+enum Encode {
+    /// `ticks | node | seq`: split the state word around the node bits.
+    NodeInMiddle { time_shift: u32, node_part: u64 },
+    /// `ticks | seq | node`: the state word shifted, then the node.
+    NodeAtBottom { node_bits: u32, node: u64 },
+}
+
+#[derive(Default)]
+struct Counters {
+    exhaustion_waits: AtomicU64,
+    backwards_steps: AtomicU64,
+    max_backwards_ms: AtomicU64,
+    last_step_tick: AtomicU64,
+    waited_ns: AtomicU64,
+    high_clock_ms: AtomicI64,
+}
+
+/// Counters of a generator, from [`Snowflake::stats`].
+///
+/// ```
+/// use idgen_core::{Layout, ManualClock, Snowflake};
+///
+/// let clock = ManualClock::new(1_800_000_000_000);
+/// let ids = Snowflake::with_clock(Layout::SONYFLAKE, 1, clock)?;
+/// for _ in 0..300 { ids.next_id()?; } // 256 per tick: one wait for the next tick
+/// let stats = ids.stats();
+/// assert_eq!(stats.ids_issued, 300);
+/// assert_eq!(stats.exhaustion_waits, 1);
+/// # Ok::<(), idgen_core::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// IDs returned.
+    pub ids_issued: u64,
+    /// Times a caller waited for the next tick because the sequence was used up.
+    pub exhaustion_waits: u64,
+    /// Steps back of the clock seen (each counted once, however many callers met it).
+    pub backwards_steps: u64,
+    /// The largest step back seen.
+    pub max_backwards: Duration,
+    /// Total time callers spent waiting (for the next tick, or for the clock to catch up).
+    pub waited: Duration,
+}
+
+enum Step {
+    Issued(u64),
+    Wait { until_ms: i64, exhausted: bool },
+}
+
+impl Snowflake<SystemClock> {
+    /// A generator for `node` under `layout`, on the [`SystemClock`] and the default
+    /// [`ClockPolicy`]. Fails when `node` does not fit the layout's node field.
+    ///
+    /// ```
+    /// use idgen_core::{Layout, Snowflake};
+    /// assert!(Snowflake::new(Layout::TWITTER, 1023).is_ok());
+    /// let err = Snowflake::new(Layout::TWITTER, 1024).err().unwrap();
+    /// assert_eq!(err.to_string(), "node 1024 does not fit in 10 bits: the largest node is 1023");
+    /// ```
+    pub fn new(layout: Layout, node: u64) -> Result<Self> {
+        Self::builder().layout(layout).node(node).build()
+    }
+
+    /// A builder for every option; see [`SnowflakeBuilder`].
+    ///
+    /// ```
+    /// use idgen_core::{ClockPolicy, Layout, Snowflake};
+    /// let ids = Snowflake::builder()
+    ///     .layout(Layout::SONYFLAKE)
+    ///     .node(2565)
+    ///     .clock_policy(ClockPolicy::Refuse)
+    ///     .build()?;
+    /// assert_eq!(ids.node(), 2565);
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    pub fn builder() -> SnowflakeBuilder<SystemClock> {
+        SnowflakeBuilder::new(SystemClock::new())
+    }
+}
+
+impl<C: Clock> Snowflake<C> {
+    /// A generator on a clock of your choice (a [`ManualClock`](crate::ManualClock) in tests).
+    ///
+    /// ```
+    /// use idgen_core::{Layout, ManualClock, Snowflake};
+    /// let ids = Snowflake::with_clock(Layout::TWITTER, 1, ManualClock::new(1_288_834_975_657))?;
+    /// assert_eq!(ids.next_id()?.get(), 4194308096); // 1000 ms after the epoch, node 1, sequence 0
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    pub fn with_clock(layout: Layout, node: u64, clock: C) -> Result<Self> {
+        SnowflakeBuilder::new(clock)
+            .layout(layout)
+            .node(node)
+            .build()
+    }
+
+    /// The next ID. Waits for the next tick when this tick's sequence is used up, and applies the
+    /// [`ClockPolicy`] when the clock is behind.
+    ///
+    /// Errors: [`Error::ClockMovedBackwards`], [`Error::TimeOverflow`], [`Error::BeforeEpoch`],
+    /// [`Error::Fenced`].
+    ///
+    /// ```
+    /// let ids = idgen_core::Snowflake::new(idgen_core::Layout::TWITTER, 1)?;
+    /// let id = ids.next_id()?;
+    /// assert!(id.get() > 0);
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    #[inline]
+    pub fn next_id(&self) -> Result<SnowflakeId> {
+        loop {
+            match self.step()? {
+                Step::Issued(state) => return Ok(self.encode(state)),
+                Step::Wait {
+                    until_ms,
+                    exhausted,
+                } => {
+                    self.count_wait(exhausted);
+                    let started = self.wait_started();
+                    self.clock.wait_until(until_ms);
+                    self.count_waited(started);
+                }
+            }
+        }
+    }
+
+    /// The next ID if one can be issued without waiting, `Ok(None)` when the caller would have
+    /// to wait (sequence used up, or the clock behind within the policy's bound).
+    ///
+    /// ```
+    /// use idgen_core::{Layout, ManualClock, Snowflake};
+    /// let ids = Snowflake::with_clock(Layout::SONYFLAKE, 1, ManualClock::new(1_800_000_000_000))?;
+    /// for _ in 0..256 { assert!(ids.try_next_id()?.is_some()); }
+    /// assert_eq!(ids.try_next_id()?, None); // 256 per 10 ms tick
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    pub fn try_next_id(&self) -> Result<Option<SnowflakeId>> {
+        match self.step()? {
+            Step::Issued(state) => Ok(Some(self.encode(state))),
+            Step::Wait { .. } => Ok(None),
+        }
+    }
+
+    /// Like [`next_id`](Snowflake::next_id), but waits on the tokio runtime instead of blocking
+    /// the thread: it sleeps for whole milliseconds and yields to the runtime for the last one.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), idgen_core::Error> {
+    /// let ids = idgen_core::Snowflake::new(idgen_core::Layout::SONYFLAKE, 1)?;
+    /// let mut last = ids.next_id_async().await?;
+    /// for _ in 0..600 { // more than two ticks' worth: waits without blocking the runtime
+    ///     let id = ids.next_id_async().await?;
+    ///     assert!(id > last);
+    ///     last = id;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "tokio")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+    pub async fn next_id_async(&self) -> Result<SnowflakeId> {
+        loop {
+            match self.step()? {
+                Step::Issued(state) => return Ok(self.encode(state)),
+                Step::Wait {
+                    until_ms,
+                    exhausted,
+                } => {
+                    self.count_wait(exhausted);
+                    let started = self.wait_started();
+                    if self.clock.is_simulated() {
+                        self.clock.wait_until(until_ms);
+                    } else {
+                        loop {
+                            let remaining = until_ms - self.clock.now_ms();
+                            if remaining <= 0 {
+                                break;
+                            } else if remaining >= 2 {
+                                tokio::time::sleep(Duration::from_millis(remaining as u64 - 1))
+                                    .await;
+                            } else {
+                                tokio::task::yield_now().await;
+                            }
+                        }
+                    }
+                    self.count_waited(started);
+                }
+            }
+        }
+    }
+
+    /// The layout this generator issues IDs under.
+    ///
+    /// ```
+    /// # use idgen_core::{Layout, Snowflake};
+    /// assert_eq!(Snowflake::new(Layout::SONYFLAKE, 1)?.layout(), &Layout::SONYFLAKE);
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The node ID in every ID of this generator.
+    ///
+    /// ```
+    /// # use idgen_core::{Layout, Snowflake};
+    /// assert_eq!(Snowflake::new(Layout::TWITTER, 12)?.node(), 12);
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    pub fn node(&self) -> u64 {
+        self.node
+    }
+
+    /// The clock policy.
+    ///
+    /// ```
+    /// # use idgen_core::{ClockPolicy, Layout, Snowflake};
+    /// assert_eq!(Snowflake::new(Layout::TWITTER, 1)?.clock_policy(), ClockPolicy::default());
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    pub fn clock_policy(&self) -> ClockPolicy {
+        self.policy
+    }
+
+    /// The clock.
+    ///
+    /// ```
+    /// # use idgen_core::{Clock, Layout, ManualClock, Snowflake};
+    /// let ids = Snowflake::with_clock(Layout::TWITTER, 1, ManualClock::new(1_800_000_000_000))?;
+    /// assert_eq!(ids.clock().now_ms(), 1_800_000_000_000);
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// The start of the tick of the last ID issued (Unix ms), or of the floor set by
+    /// [`SnowflakeBuilder::not_before_ms`]; `None` when neither exists yet.
+    ///
+    /// ```
+    /// use idgen_core::{Layout, ManualClock, Snowflake};
+    /// let ids = Snowflake::with_clock(Layout::TWITTER, 1, ManualClock::new(1_800_000_000_000))?;
+    /// assert_eq!(ids.last_timestamp_ms(), None);
+    /// ids.next_id()?;
+    /// assert_eq!(ids.last_timestamp_ms(), Some(1_800_000_000_000));
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    pub fn last_timestamp_ms(&self) -> Option<i64> {
+        let state = self.hot.state.load(Relaxed);
+        (state != 0).then(|| self.layout.tick_start_ms(state >> self.seq_bits))
+    }
+
+    /// A snapshot of the generator's counters.
+    ///
+    /// ```
+    /// # use idgen_core::{Layout, Snowflake};
+    /// let ids = Snowflake::new(Layout::TWITTER, 1)?;
+    /// ids.next_id()?;
+    /// assert_eq!(ids.stats().ids_issued, 1);
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    pub fn stats(&self) -> Stats {
+        let c = &self.counters;
+        Stats {
+            ids_issued: self.hot.issued.load(Relaxed),
+            exhaustion_waits: c.exhaustion_waits.load(Relaxed),
+            backwards_steps: c.backwards_steps.load(Relaxed),
+            max_backwards: Duration::from_millis(c.max_backwards_ms.load(Relaxed)),
+            waited: Duration::from_nanos(c.waited_ns.load(Relaxed)),
+        }
+    }
+
+    /// One attempt: issue, or say how long to wait, or fail.
+    #[inline]
+    fn step(&self) -> Result<Step> {
+        let mut current = self.hot.state.load(Relaxed);
+        loop {
+            let now_ms = self.clock.now_ms();
+            if let Some(fence) = &self.fence
+                && !fence.is_open_at(now_ms)
+            {
+                return Err(Error::Fenced {
+                    now_ms,
+                    valid_until_ms: fence.valid_until_ms(),
+                });
+            }
+            let now_tick = self.layout.ticks_at(now_ms)?;
+            let last_tick = current >> self.seq_bits;
+            let next = if now_tick > last_tick {
+                now_tick << self.seq_bits
+            } else if now_tick == last_tick {
+                if current & self.seq_mask == self.seq_mask {
+                    let until_ms = self.layout.tick_start_ms(last_tick + 1);
+                    return Ok(Step::Wait {
+                        until_ms,
+                        exhausted: true,
+                    });
+                }
+                current + 1
+            } else {
+                match self.behind(now_ms, last_tick, current)? {
+                    Some(next) => next,
+                    None => {
+                        let until_ms = self.layout.tick_start_ms(last_tick);
+                        return Ok(Step::Wait {
+                            until_ms,
+                            exhausted: false,
+                        });
+                    }
+                }
+            };
+            match self
+                .hot
+                .state
+                .compare_exchange_weak(current, next, Relaxed, Relaxed)
+            {
+                Ok(_) => {
+                    self.hot.issued.fetch_add(1, Relaxed);
+                    if next >> self.seq_bits != last_tick {
+                        self.on_new_tick(now_ms, next >> self.seq_bits);
+                    }
+                    return Ok(Step::Issued(next));
+                }
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    /// The clock reads an earlier tick than the last issued one: the policy's answer.
+    /// `Ok(Some(state))` issues `state`, `Ok(None)` waits for the clock to reach `last_tick`.
+    #[cold]
+    fn behind(&self, now_ms: i64, last_tick: u64, current: u64) -> Result<Option<u64>> {
+        let behind_ms = (self.layout.tick_start_ms(last_tick) - now_ms).max(0) as u64;
+        self.count_backwards(last_tick, now_ms);
+        let tolerance = self.policy.tolerance_ms();
+        if behind_ms > tolerance {
+            return Err(Error::ClockMovedBackwards {
+                behind_ms,
+                allowed_ms: tolerance,
+                policy: self.policy.name(),
+            });
+        }
+        match self.policy {
+            ClockPolicy::Borrow { .. } if current & self.seq_mask != self.seq_mask => {
+                Ok(Some(current + 1))
+            }
+            // Refuse has tolerance 0, so it never gets here with behind_ms > 0.
+            _ => Ok(None),
+        }
+    }
+
+    #[cold]
+    fn on_new_tick(&self, now_ms: i64, tick: u64) {
+        self.counters.high_clock_ms.fetch_max(now_ms, Relaxed);
+        if let Some(fence) = &self.fence {
+            fence.note_issued_ms(self.layout.tick_start_ms(tick));
+        }
+    }
+
+    fn count_backwards(&self, last_tick: u64, now_ms: i64) {
+        let c = &self.counters;
+        // One step is met by every caller until the clock catches up: count it once.
+        if c.last_step_tick.swap(last_tick, Relaxed) != last_tick {
+            c.backwards_steps.fetch_add(1, Relaxed);
+        }
+        let step = (c.high_clock_ms.load(Relaxed) - now_ms).max(0) as u64;
+        c.max_backwards_ms.fetch_max(step, Relaxed);
+    }
+
+    fn count_wait(&self, exhausted: bool) {
+        if exhausted {
+            self.counters.exhaustion_waits.fetch_add(1, Relaxed);
+        }
+    }
+
+    fn wait_started(&self) -> (Instant, i64) {
+        (Instant::now(), self.clock.now_ms())
+    }
+
+    fn count_waited(&self, (instant, clock_ms): (Instant, i64)) {
+        let ns = if self.clock.is_simulated() {
+            (self.clock.now_ms() - clock_ms).max(0) as u64 * 1_000_000
+        } else {
+            instant.elapsed().as_nanos() as u64
+        };
+        self.counters.waited_ns.fetch_add(ns, Relaxed);
+    }
+
+    #[inline]
+    fn encode(&self, state: u64) -> SnowflakeId {
+        let raw = match self.encode {
+            Encode::NodeInMiddle {
+                time_shift,
+                node_part,
+            } => ((state >> self.seq_bits) << time_shift) | node_part | (state & self.seq_mask),
+            Encode::NodeAtBottom { node_bits, node } => (state << node_bits) | node,
+        };
+        SnowflakeId::from_raw(raw)
+    }
+}
+
+impl<C: Clock> std::fmt::Debug for Snowflake<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snowflake")
+            .field("layout", &self.layout)
+            .field("node", &self.node)
+            .field("policy", &self.policy)
+            .field("fenced", &self.fence.is_some())
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+/// Builds a [`Snowflake`] generator: layout, node ID (or a lease), clock, clock policy.
+///
+/// ```
+/// use std::time::Duration;
+/// use idgen_core::{ClockPolicy, Layout, ManualClock, NodeId, Snowflake};
+///
+/// let ids = Snowflake::builder()
+///     .layout(Layout::TWITTER)
+///     .node_id(NodeId::Fixed(33))
+///     .clock(ManualClock::new(1_800_000_000_000))
+///     .clock_policy(ClockPolicy::Borrow { max: Duration::from_millis(50) })
+///     .build()?;
+/// assert_eq!(ids.node(), 33);
+/// # Ok::<(), idgen_core::Error>(())
+/// ```
+pub struct SnowflakeBuilder<C: Clock> {
+    layout: Layout,
+    node: Option<NodeId>,
+    clock: C,
+    policy: ClockPolicy,
+    not_before_ms: Option<i64>,
+    fence: Option<Fence>,
+    lease: Option<Box<dyn NodeLease>>,
+}
+
+impl<C: Clock> SnowflakeBuilder<C> {
+    fn new(clock: C) -> Self {
+        SnowflakeBuilder {
+            layout: Layout::TWITTER,
+            node: None,
+            clock,
+            policy: ClockPolicy::default(),
+            not_before_ms: None,
+            fence: None,
+            lease: None,
+        }
+    }
+
+    /// The layout ([`Layout::TWITTER`] unless set).
+    pub fn layout(mut self, layout: Layout) -> Self {
+        self.layout = layout;
+        self
+    }
+
+    /// A fixed node ID.
+    pub fn node(self, node: u64) -> Self {
+        self.node_id(NodeId::Fixed(node))
+    }
+
+    /// A node ID from a [`NodeId`] source, resolved and checked by [`build`](Self::build).
+    pub fn node_id(mut self, node: NodeId) -> Self {
+        self.node = Some(node);
+        self
+    }
+
+    /// The clock ([`SystemClock`] unless set).
+    pub fn clock<C2: Clock>(self, clock: C2) -> SnowflakeBuilder<C2> {
+        SnowflakeBuilder {
+            layout: self.layout,
+            node: self.node,
+            clock,
+            policy: self.policy,
+            not_before_ms: self.not_before_ms,
+            fence: self.fence,
+            lease: self.lease,
+        }
+    }
+
+    /// What to do when the clock is behind the last issued timestamp.
+    pub fn clock_policy(mut self, policy: ClockPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Issue IDs only at ticks after the one containing `unix_ms`: the last timestamp this node
+    /// ID issued before (in another process, before a restart). A clock behind it is handled by
+    /// the [`ClockPolicy`]: waited out within the bound, else an error; never reissued.
+    pub fn not_before_ms(mut self, unix_ms: i64) -> Self {
+        self.not_before_ms = Some(self.not_before_ms.map_or(unix_ms, |ms| ms.max(unix_ms)));
+        self
+    }
+
+    /// Stop issuing when the [`Fence`]'s deadline passes.
+    pub fn fence(mut self, fence: Fence) -> Self {
+        self.fence = Some(fence);
+        self
+    }
+
+    /// Take the node ID, fence and last timestamp from a lease, and keep the lease alive as long
+    /// as the generator.
+    pub fn lease(mut self, lease: impl NodeLease) -> Self {
+        self.node = Some(NodeId::Fixed(lease.node()));
+        self.fence = Some(lease.fence());
+        if let Some(ms) = lease.not_before_ms() {
+            self = self.not_before_ms(ms);
+        }
+        self.lease = Some(Box::new(lease));
+        self
+    }
+
+    /// The generator. Fails when no node ID was given, the node ID source fails, or the node ID
+    /// does not fit the layout.
+    pub fn build(self) -> Result<Snowflake<C>> {
+        let layout = self.layout;
+        let node = self.node.ok_or(Error::MissingNode)?.resolve(&layout)?;
+        let (time_shift, node_shift, _) = layout.shifts();
+        let seq_bits = u32::from(layout.sequence_bits());
+        let seq_mask = layout.max_sequence();
+        let encode = match layout.order() {
+            FieldOrder::TimeNodeSequence => Encode::NodeInMiddle {
+                time_shift,
+                node_part: node << node_shift,
+            },
+            FieldOrder::TimeSequenceNode => Encode::NodeAtBottom {
+                node_bits: u32::from(layout.node_bits()),
+                node,
+            },
+        };
+        // The state is the last issued (tick, sequence); a floor is "tick used up".
+        let state = match self.not_before_ms {
+            Some(ms) if ms >= layout.epoch_ms() => {
+                let tick = layout.ticks_at(ms.min(layout.last_unix_ms()))?;
+                (tick << seq_bits) | seq_mask
+            }
+            _ => 0,
+        };
+        Ok(Snowflake {
+            hot: Hot {
+                state: AtomicU64::new(state),
+                issued: AtomicU64::new(0),
+            },
+            layout,
+            node,
+            encode,
+            seq_bits,
+            seq_mask,
+            clock: self.clock,
+            policy: self.policy,
+            fence: self.fence,
+            counters: Counters::default(),
+            _lease: self.lease,
+        })
+    }
+}
