@@ -219,7 +219,7 @@ pub async fn a_new_holder_never_issues_at_or_below_the_rows_last_timestamp<B: Ba
 pub async fn a_killed_holder_loses_its_node_id_after_the_ttl<B: Backend>() {
     let db = db_with_table::<B>(B::test_db().await).await;
     let ttl_ms = 4_000;
-    let mut child = Child::spawn(db.url(), "killed", 0, 1_000, ttl_ms, None);
+    let mut child = Child::spawn(db.url(), "killed", (0, 1), 1_000, ttl_ms, None);
     let node = child.line("NODE").await;
     let child_last: i64 = child.line("LAST").await.parse().unwrap();
     assert_eq!(node, "0");
@@ -389,7 +389,7 @@ pub async fn a_generator_stops_before_its_lease_expires_when_the_database_is_unr
 
 // ---- OS processes ----
 
-pub async fn four_processes_lease_distinct_node_ids_and_issue_a_million_distinct_ids<
+pub async fn sixty_four_acquirers_in_four_processes_get_distinct_node_ids_and_issue_a_million_distinct_ids<
     B: Backend,
 >() {
     const PER_PROCESS: usize = 250_000;
@@ -398,22 +398,26 @@ pub async fn four_processes_lease_distinct_node_ids_and_issue_a_million_distinct
     let mut children: Vec<_> = (0..4)
         .map(|i| {
             let out = dir.path().join(format!("ids-{i}"));
-            let child = Child::spawn(db.url(), "procs", 10, PER_PROCESS, 30_000, Some(&out));
+            let child = Child::spawn(db.url(), "procs", (10, 16), PER_PROCESS, 30_000, Some(&out));
             (child, out)
         })
         .collect();
     let mut nodes = Vec::new();
+    let mut all_nodes = Vec::new();
     for (child, _) in &mut children {
+        let held = child.line("NODES").await;
+        all_nodes.extend(held.split(',').map(|n| n.parse::<u64>().unwrap()));
         nodes.push(child.line("NODE").await.parse::<u64>().unwrap());
     }
     for (child, _) in &mut children {
         child.line("DONE").await;
     }
-    // All four hold their leases until now: the node IDs were held at the same time.
+    // Each child holds its 16 leases until now: 64 acquirers in 4 processes, held at once.
+    assert_eq!(all_nodes.len(), 64);
     assert_eq!(
-        nodes.iter().collect::<HashSet<_>>().len(),
-        4,
-        "duplicate node IDs: {nodes:?}"
+        all_nodes.iter().collect::<HashSet<_>>().len(),
+        64,
+        "duplicate node IDs: {all_nodes:?}"
     );
 
     let mut all = HashSet::with_capacity(4 * PER_PROCESS);
@@ -441,7 +445,7 @@ impl Child {
     fn spawn(
         url: &str,
         namespace: &str,
-        node_bits: u8,
+        (node_bits, leases): (u8, usize),
         count: usize,
         ttl_ms: u64,
         out: Option<&std::path::Path>,
@@ -452,6 +456,7 @@ impl Child {
             .env("IDGEN_LEASE_CHILD_URL", url)
             .env("IDGEN_LEASE_CHILD_NAMESPACE", namespace)
             .env("IDGEN_LEASE_CHILD_NODE_BITS", node_bits.to_string())
+            .env("IDGEN_LEASE_CHILD_LEASES", leases.to_string())
             .env("IDGEN_LEASE_CHILD_COUNT", count.to_string())
             .env("IDGEN_LEASE_CHILD_TTL_MS", ttl_ms.to_string())
             .stdin(Stdio::piped())
@@ -498,8 +503,9 @@ impl Child {
     }
 }
 
-/// The child side: lease a node ID, print it, issue `COUNT` IDs (to `OUT`, 8 bytes each, little
-/// endian), print the last and `DONE`, hold the lease until stdin closes, release.
+/// The child side: `LEASES` acquirers at once, print their node IDs, issue `COUNT` IDs from the
+/// first (to `OUT`, 8 bytes each, little endian), print the last and `DONE`, hold the leases until
+/// stdin closes, release.
 pub fn child_main<B: Backend>() {
     let Ok(url) = std::env::var("IDGEN_LEASE_CHILD_URL") else {
         return; // run as a normal test: nothing to do
@@ -513,11 +519,21 @@ pub fn child_main<B: Backend>() {
     runtime.block_on(async {
         let pool = B::connect(&url).await;
         let layout = layout(var("NODE_BITS").parse().unwrap());
-        let lease = short(var("TTL_MS").parse().unwrap())
-            .namespace(var("NAMESPACE"))
-            .acquire(&pool, &layout)
-            .await
-            .unwrap();
+        // LEASES acquirers at once (tasks); the first lease's node ID issues the IDs.
+        let acquirers: Vec<_> = (0..var("LEASES").parse::<usize>().unwrap())
+            .map(|_| {
+                let pool = pool.clone();
+                let options = short(var("TTL_MS").parse().unwrap()).namespace(var("NAMESPACE"));
+                tokio::spawn(async move { options.acquire(&pool, &layout).await.unwrap() })
+            })
+            .collect();
+        let mut leases = Vec::new();
+        for acquirer in acquirers {
+            leases.push(acquirer.await.unwrap());
+        }
+        let nodes: Vec<String> = leases.iter().map(|l| l.node().to_string()).collect();
+        println!("NODES {}", nodes.join(","));
+        let lease = leases.remove(0);
         let handle = lease.handle();
         println!("NODE {}", lease.node());
         let ids = Snowflake::builder()
@@ -541,6 +557,9 @@ pub fn child_main<B: Backend>() {
         let mut stdin = BufReader::new(tokio::io::stdin()).lines();
         while let Ok(Some(_)) = stdin.next_line().await {}
         handle.release().await.unwrap();
+        for other in leases {
+            other.handle().release().await.unwrap();
+        }
     });
 }
 
@@ -580,8 +599,9 @@ macro_rules! lease_tests {
         }
 
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn four_processes_lease_distinct_node_ids_and_issue_a_million_distinct_ids() {
-            lease_common::four_processes_lease_distinct_node_ids_and_issue_a_million_distinct_ids::<
+        async fn sixty_four_acquirers_in_four_processes_get_distinct_node_ids_and_issue_a_million_distinct_ids(
+        ) {
+            lease_common::sixty_four_acquirers_in_four_processes_get_distinct_node_ids_and_issue_a_million_distinct_ids::<
                 $backend,
             >()
             .await;
