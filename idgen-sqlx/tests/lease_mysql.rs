@@ -13,10 +13,14 @@ struct My;
 impl Backend for My {
     type DB = MySql;
     async fn test_db() -> TestDb<MySql> {
-        idgen_testkit::mysql().await.expect("a MySQL/MariaDB database")
+        idgen_testkit::mysql()
+            .await
+            .expect("a MySQL/MariaDB database")
     }
     async fn connect(url: &str) -> MySqlPool {
-        MySqlPool::connect(url).await.expect("connect to MySQL/MariaDB")
+        MySqlPool::connect(url)
+            .await
+            .expect("connect to MySQL/MariaDB")
     }
 }
 
@@ -35,7 +39,9 @@ async fn a_generator_stops_before_its_lease_expires_when_the_database_is_unreach
 #[tokio::test]
 async fn a_missing_table_is_named_with_a_hint() {
     let db = My::test_db().await;
-    let err = WorkerLease::acquire(db.pool(), &Layout::TWITTER).await.unwrap_err();
+    let err = WorkerLease::acquire(db.pool(), &Layout::TWITTER)
+        .await
+        .unwrap_err();
     let text = err.to_string();
     assert!(text.contains("`idgen_worker_lease`"), "{text}");
     assert!(text.contains("create_lease_table"), "{text}");

@@ -13,7 +13,9 @@ struct Pg;
 impl Backend for Pg {
     type DB = Postgres;
     async fn test_db() -> TestDb<Postgres> {
-        idgen_testkit::postgres().await.expect("a PostgreSQL database")
+        idgen_testkit::postgres()
+            .await
+            .expect("a PostgreSQL database")
     }
     async fn connect(url: &str) -> PgPool {
         PgPool::connect(url).await.expect("connect to PostgreSQL")
@@ -35,7 +37,10 @@ async fn a_generator_stops_before_its_lease_expires_when_the_database_is_unreach
 #[tokio::test]
 async fn a_custom_table_in_a_schema_and_a_refused_name() {
     let db = Pg::test_db().await;
-    sqlx::query("CREATE SCHEMA ops").execute(db.pool()).await.unwrap();
+    sqlx::query("CREATE SCHEMA ops")
+        .execute(db.pool())
+        .await
+        .unwrap();
     let store = PgLeaseStore::with_table(db.pool().clone(), "ops.leases").unwrap();
     store.create_table().await.unwrap();
     let lease = WorkerLease::options()
@@ -43,21 +48,37 @@ async fn a_custom_table_in_a_schema_and_a_refused_name() {
         .acquire(db.pool(), &Layout::TWITTER)
         .await
         .unwrap();
-    assert_eq!(store.rows("default").await.unwrap()[lease.node() as usize].holder.is_some(), true);
+    let rows = store.rows("default").await.unwrap();
+    assert_eq!(rows.len(), 1024);
+    assert!(rows[lease.node() as usize].holder.is_some(), "{rows:?}");
 
     let err = WorkerLease::options()
         .table("leases; DROP SCHEMA ops")
         .acquire(db.pool(), &Layout::TWITTER)
         .await
         .unwrap_err();
-    assert!(matches!(err, Error::LeaseStore { operation: "claim", .. }), "{err:?}");
-    assert!(err.to_string().contains("\"leases; DROP SCHEMA ops\""), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::LeaseStore {
+                operation: "claim",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("\"leases; DROP SCHEMA ops\""),
+        "{err}"
+    );
 }
 
 #[tokio::test]
 async fn a_missing_table_is_named_with_a_hint() {
     let db = Pg::test_db().await;
-    let err = WorkerLease::acquire(db.pool(), &Layout::TWITTER).await.unwrap_err();
+    let err = WorkerLease::acquire(db.pool(), &Layout::TWITTER)
+        .await
+        .unwrap_err();
     let text = err.to_string();
     assert!(text.contains("\"idgen_worker_lease\""), "{text}");
     assert!(text.contains("create_lease_table"), "{text}");

@@ -51,7 +51,9 @@ async fn a_generator_stops_before_its_lease_expires_when_the_database_is_unreach
 #[tokio::test]
 async fn a_missing_table_is_named_with_a_hint() {
     let db = Lite::test_db().await;
-    let err = WorkerLease::acquire(db.pool(), &Layout::TWITTER).await.unwrap_err();
+    let err = WorkerLease::acquire(db.pool(), &Layout::TWITTER)
+        .await
+        .unwrap_err();
     let text = err.to_string();
     assert!(text.contains("\"idgen_worker_lease\""), "{text}");
     assert!(text.contains("create_lease_table"), "{text}");

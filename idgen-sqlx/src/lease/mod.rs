@@ -9,6 +9,7 @@
 //! stores the leases in PostgreSQL, MySQL/MariaDB or SQLite over a sqlx pool.
 //!
 //! ```
+//! # #[cfg(feature = "sqlite")]
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use idgen_sqlx::lease::{create_lease_table, WorkerLease};
@@ -25,6 +26,8 @@
 //!
 //! handle.release().await?; // at shutdown: the node ID is free again at once
 //! # Ok(()) }
+//! # #[cfg(not(feature = "sqlite"))]
+//! # fn main() {}
 //! ```
 //!
 //! [`LeaseOptions`] (from [`WorkerLease::options`]) sets the namespace (independent generators
@@ -110,14 +113,14 @@ mod postgres;
 mod sqlite;
 
 pub use idgen_core::lease::*;
+#[doc(hidden)]
+pub use store::DialectFuture;
 #[cfg(feature = "mysql")]
 pub use store::MySqlLeaseStore;
 #[cfg(feature = "postgres")]
 pub use store::PgLeaseStore;
 #[cfg(feature = "sqlite")]
 pub use store::SqliteLeaseStore;
-#[doc(hidden)]
-pub use store::DialectFuture;
 pub use store::{
     DEFAULT_TABLE, LeaseDialect, LeaseRow, SqlxLeaseStore, SqlxPool, create_lease_table,
 };

@@ -233,7 +233,11 @@ fn supports_skip_locked(version: &str) -> bool {
         .take(3)
         .map(|n| n.parse().unwrap_or(0))
         .collect();
-    let v = (numbers.first().copied().unwrap_or(0), numbers.get(1).copied().unwrap_or(0), numbers.get(2).copied().unwrap_or(0));
+    let v = (
+        numbers.first().copied().unwrap_or(0),
+        numbers.get(1).copied().unwrap_or(0),
+        numbers.get(2).copied().unwrap_or(0),
+    );
     if version.contains("MariaDB") {
         v >= (10, 6, 0)
     } else {

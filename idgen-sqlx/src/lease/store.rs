@@ -29,6 +29,7 @@ const TRANSIENT_ATTEMPTS: u32 = 8;
 /// for the table and the SQL.
 ///
 /// ```
+/// # #[cfg(feature = "sqlite")]
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// use idgen_sqlx::lease::{SqlxLeaseStore, WorkerLease};
@@ -43,6 +44,8 @@ const TRANSIENT_ATTEMPTS: u32 = 8;
 /// let err = SqlxLeaseStore::with_table(sqlx::SqlitePool::connect("sqlite::memory:").await?, "x; DROP TABLE y");
 /// assert!(err.unwrap_err().to_string().contains("may contain only ASCII letters, digits and '_'"));
 /// # Ok(()) }
+/// # #[cfg(not(feature = "sqlite"))]
+/// # fn main() {}
 /// ```
 pub struct SqlxLeaseStore<DB: Database> {
     pub(crate) pool: Pool<DB>,
@@ -79,6 +82,7 @@ pub struct LeaseRow {
 /// Never named by callers.
 ///
 /// ```
+/// # #[cfg(feature = "sqlite")]
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// use idgen_sqlx::lease::{create_lease_table, WorkerLease};
@@ -90,6 +94,8 @@ pub struct LeaseRow {
 /// let by_value = WorkerLease::acquire(pool.clone(), &Layout::TWITTER).await?;
 /// assert_ne!(by_reference.node(), by_value.node());
 /// # Ok(()) }
+/// # #[cfg(not(feature = "sqlite"))]
+/// # fn main() {}
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct SqlxPool;
@@ -115,6 +121,7 @@ mod sealed {
 ///
 /// ```
 /// fn takes_a_lease_pool<DB: idgen_sqlx::lease::LeaseDialect>(_pool: &sqlx::Pool<DB>) {}
+/// # #[cfg(feature = "sqlite")]
 /// # let _ = takes_a_lease_pool::<sqlx::Sqlite>;
 /// ```
 pub trait LeaseDialect: Database + sealed::Sealed {
@@ -174,12 +181,15 @@ pub trait LeaseDialect: Database + sealed::Sealed {
 /// The SQL for migrations is in the [module documentation](crate::lease).
 ///
 /// ```
+/// # #[cfg(feature = "sqlite")]
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), sqlx::Error> {
 /// let pool = sqlx::SqlitePool::connect("sqlite::memory:").await?;
 /// idgen_sqlx::lease::create_lease_table(&pool).await?;
 /// idgen_sqlx::lease::create_lease_table(&pool).await?; // idempotent
 /// # Ok(()) }
+/// # #[cfg(not(feature = "sqlite"))]
+/// # fn main() {}
 /// ```
 pub async fn create_lease_table<DB: LeaseDialect>(pool: &Pool<DB>) -> Result<(), sqlx::Error> {
     SqlxLeaseStore::new(pool.clone()).create_table().await
@@ -189,12 +199,15 @@ impl<DB: LeaseDialect> SqlxLeaseStore<DB> {
     /// A store using the table `idgen_worker_lease`.
     ///
     /// ```
+    /// # #[cfg(feature = "sqlite")]
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), sqlx::Error> {
     /// let pool = sqlx::SqlitePool::connect("sqlite::memory:").await?;
     /// let store = idgen_sqlx::lease::SqliteLeaseStore::new(pool);
     /// assert_eq!(store.table(), Some("\"idgen_worker_lease\""));
     /// # Ok(()) }
+    /// # #[cfg(not(feature = "sqlite"))]
+    /// # fn main() {}
     /// ```
     pub fn new(pool: Pool<DB>) -> Self {
         Self::named(pool, DEFAULT_TABLE)
@@ -206,6 +219,7 @@ impl<DB: LeaseDialect> SqlxLeaseStore<DB> {
     /// Errors: [`Error::InvalidOptions`] naming the rejected name.
     ///
     /// ```
+    /// # #[cfg(feature = "sqlite")]
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let pool = sqlx::SqlitePool::connect("sqlite::memory:").await?;
@@ -213,6 +227,8 @@ impl<DB: LeaseDialect> SqlxLeaseStore<DB> {
     /// assert_eq!(store.table(), Some("\"main\".\"leases\""));
     /// assert!(idgen_sqlx::lease::SqlxLeaseStore::with_table(pool, "leases--").is_err());
     /// # Ok(()) }
+    /// # #[cfg(not(feature = "sqlite"))]
+    /// # fn main() {}
     /// ```
     pub fn with_table(pool: Pool<DB>, table: &str) -> Result<Self, Error> {
         let store = Self::named(pool, table);
@@ -236,12 +252,15 @@ impl<DB: LeaseDialect> SqlxLeaseStore<DB> {
     /// The pool.
     ///
     /// ```
+    /// # #[cfg(feature = "sqlite")]
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), sqlx::Error> {
     /// let pool = sqlx::SqlitePool::connect("sqlite::memory:").await?;
     /// let store = idgen_sqlx::lease::SqliteLeaseStore::new(pool);
     /// assert!(!store.pool().is_closed());
     /// # Ok(()) }
+    /// # #[cfg(not(feature = "sqlite"))]
+    /// # fn main() {}
     /// ```
     pub fn pool(&self) -> &Pool<DB> {
         &self.pool
@@ -250,12 +269,15 @@ impl<DB: LeaseDialect> SqlxLeaseStore<DB> {
     /// The `CREATE TABLE` statement(s) for this store's table, for a migration file.
     ///
     /// ```
+    /// # #[cfg(feature = "sqlite")]
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), sqlx::Error> {
     /// let pool = sqlx::SqlitePool::connect("sqlite::memory:").await?;
     /// let sql = idgen_sqlx::lease::SqliteLeaseStore::new(pool).migration_sql();
     /// assert!(sql.starts_with("CREATE TABLE IF NOT EXISTS \"idgen_worker_lease\""));
     /// # Ok(()) }
+    /// # #[cfg(not(feature = "sqlite"))]
+    /// # fn main() {}
     /// ```
     pub fn migration_sql(&self) -> String {
         match &self.table {
@@ -267,6 +289,7 @@ impl<DB: LeaseDialect> SqlxLeaseStore<DB> {
     /// Creates the table if it does not exist (idempotent).
     ///
     /// ```
+    /// # #[cfg(feature = "sqlite")]
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), sqlx::Error> {
     /// let pool = sqlx::SqlitePool::connect("sqlite::memory:").await?;
@@ -274,6 +297,8 @@ impl<DB: LeaseDialect> SqlxLeaseStore<DB> {
     /// store.create_table().await?;
     /// assert!(store.rows("default").await?.is_empty());
     /// # Ok(()) }
+    /// # #[cfg(not(feature = "sqlite"))]
+    /// # fn main() {}
     /// ```
     pub async fn create_table(&self) -> Result<(), sqlx::Error> {
         DB::create_table(&self.pool, self.quoted_table()?).await
@@ -282,6 +307,7 @@ impl<DB: LeaseDialect> SqlxLeaseStore<DB> {
     /// The rows of `namespace` by node ID: for operators and tests.
     ///
     /// ```
+    /// # #[cfg(feature = "sqlite")]
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// use idgen_sqlx::lease::{SqliteLeaseStore, WorkerLease};
@@ -294,6 +320,8 @@ impl<DB: LeaseDialect> SqlxLeaseStore<DB> {
     /// assert_eq!(rows[0].holder.as_deref(), Some("web-1"));
     /// assert_eq!(rows[1].holder, None);
     /// # drop(lease); Ok(()) }
+    /// # #[cfg(not(feature = "sqlite"))]
+    /// # fn main() {}
     /// ```
     pub async fn rows(&self, namespace: &str) -> Result<Vec<LeaseRow>, sqlx::Error> {
         DB::rows(&self.pool, self.quoted_table()?, namespace).await
@@ -412,16 +440,42 @@ impl<DB: Database> std::fmt::Debug for SqlxLeaseStore<DB> {
 }
 
 /// Milliseconds of a TTL, as the databases take them.
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
 pub(crate) fn ttl_ms(ttl: Duration) -> i64 {
     i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// A node ID as a `BIGINT` (node IDs are far below `i64::MAX`: at most 2^22 of them).
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
 pub(crate) fn node_i64(node: u64) -> i64 {
     i64::try_from(node).unwrap_or(i64::MAX)
 }
 
 /// A `BIGINT` node ID read back.
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
 pub(crate) fn node_u64(node: i64) -> Result<u64, sqlx::Error> {
-    u64::try_from(node).map_err(|_| sqlx::Error::Protocol(format!("negative node ID {node} in the lease table")))
+    u64::try_from(node)
+        .map_err(|_| sqlx::Error::Protocol(format!("negative node ID {node} in the lease table")))
+}
+
+#[cfg(all(test, feature = "postgres", feature = "mysql", feature = "sqlite"))]
+mod tests {
+    use super::LeaseDialect;
+
+    /// The migration SQL in the module documentation is what `create_table` runs.
+    #[test]
+    fn the_documented_migrations_are_the_statements_run() {
+        let docs: String = include_str!("mod.rs")
+            .lines()
+            .filter_map(|l| l.strip_prefix("//! "))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for sql in [
+            sqlx::Postgres::migration_sql("\"idgen_worker_lease\""),
+            sqlx::MySql::migration_sql("`idgen_worker_lease`"),
+            sqlx::Sqlite::migration_sql("\"idgen_worker_lease\""),
+        ] {
+            assert!(docs.contains(&sql), "not in the docs:\n{sql}");
+        }
+    }
 }

@@ -8,8 +8,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use idgen_sqlx::lease::{
-    ClaimRequest, LeaseDialect, LeaseOptions, LeaseStore, RenewRequest, SqlxLeaseStore,
-    WorkerLease,
+    ClaimRequest, LeaseDialect, LeaseOptions, LeaseStore, RenewRequest, SqlxLeaseStore, WorkerLease,
 };
 use idgen_sqlx::{Clock, ClockPolicy, Error, Layout, Snowflake, SystemClock};
 use idgen_testkit::{TcpProxy, TestDb};
@@ -106,12 +105,7 @@ pub async fn the_ninth_of_eight_node_ids_gets_the_capacity_error<B: Backend>() {
     // The same with a capacity below the layout's, in another namespace.
     let orders = || WorkerLease::options().namespace("orders").capacity(8);
     for _ in 0..8 {
-        held.push(
-            orders()
-                .acquire(db.pool(), &Layout::TWITTER)
-                .await
-                .unwrap(),
-        );
+        held.push(orders().acquire(db.pool(), &Layout::TWITTER).await.unwrap());
     }
     let err = orders()
         .acquire(db.pool(), &Layout::TWITTER)
@@ -130,7 +124,11 @@ pub async fn a_released_node_id_is_free_at_once_and_keeps_its_last_timestamp<B: 
     let one = layout(0);
     let lease = WorkerLease::acquire(db.pool(), &one).await.unwrap();
     let handle = lease.handle();
-    let ids = Snowflake::builder().layout(one).lease(lease).build().unwrap();
+    let ids = Snowflake::builder()
+        .layout(one)
+        .lease(lease)
+        .build()
+        .unwrap();
     let mut last = ids.next_id().unwrap();
     for _ in 0..1000 {
         last = ids.next_id().unwrap();
@@ -149,7 +147,11 @@ pub async fn a_released_node_id_is_free_at_once_and_keeps_its_last_timestamp<B: 
 
     let next = WorkerLease::acquire(db.pool(), &one).await.unwrap();
     assert_eq!(next.previous_timestamp_ms(), Some(last_ms));
-    let ids = Snowflake::builder().layout(one).lease(next).build().unwrap();
+    let ids = Snowflake::builder()
+        .layout(one)
+        .lease(next)
+        .build()
+        .unwrap();
     assert!(ids.next_id().unwrap() > last);
 }
 
@@ -188,7 +190,11 @@ pub async fn a_new_holder_never_issues_at_or_below_the_rows_last_timestamp<B: Ba
     let lease = WorkerLease::acquire(db.pool(), &one).await.unwrap();
     assert_eq!(lease.previous_timestamp_ms(), Some(ahead));
     let handle = lease.handle();
-    let ids = Snowflake::builder().layout(one).lease(lease).build().unwrap();
+    let ids = Snowflake::builder()
+        .layout(one)
+        .lease(lease)
+        .build()
+        .unwrap();
     match ids.next_id() {
         Err(Error::ClockMovedBackwards { behind_ms, .. }) => {
             assert!(behind_ms > 1_000, "behind only {behind_ms} ms")
@@ -308,7 +314,9 @@ fn host_port_span(url: &str) -> (usize, usize) {
     let start = url[after_scheme..]
         .find('@')
         .map_or(after_scheme, |at| after_scheme + at + 1);
-    let end = url[start..].find('/').map_or(url.len(), |slash| start + slash);
+    let end = url[start..]
+        .find('/')
+        .map_or(url.len(), |slash| start + slash);
     (start, end)
 }
 
