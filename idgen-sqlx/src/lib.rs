@@ -13,7 +13,9 @@
 //! | `mysql`    | MySQL, MariaDB | `BIGINT`, `BIGINT UNSIGNED`                     |
 //! | `sqlite`   | SQLite         | `INTEGER` (sqlx's bundled SQLite)               |
 //!
-//! `runtime-tokio` (default) turns on sqlx's tokio runtime.
+//! `runtime-tokio` (default) turns on sqlx's tokio runtime. `lease` (default) adds
+//! [`lease`]: node IDs leased from a table in the same database
+//! (`WorkerLease::acquire(&pool, &Layout::TWITTER)`), so two processes never share one.
 //!
 //! `SnowflakeId` implements `sqlx::Type`, `Encode` and `Decode`, so it binds, decodes, works as a
 //! field of `#[derive(sqlx::FromRow)]` structs, and `Option<SnowflakeId>` maps `NULL`. A value

@@ -117,6 +117,39 @@ pub async fn the_ninth_of_eight_node_ids_gets_the_capacity_error<B: Backend>() {
     );
 }
 
+// ---- node spaces above one chunk of rows ----
+
+pub async fn rows_are_created_as_the_node_space_fills<B: Backend>() {
+    let db = db_with_table::<B>(B::test_db().await).await;
+    let store = SqlxLeaseStore::new(db.pool().clone());
+    let capacity = 1_100;
+    let claim = |i: u64| {
+        let store = store.clone();
+        async move {
+            let holder = format!("holder-{i}");
+            store
+                .claim(ClaimRequest {
+                    namespace: "big",
+                    capacity,
+                    holder: &holder,
+                    ttl: Duration::from_secs(600),
+                })
+                .await
+                .unwrap()
+        }
+    };
+    let first = claim(0).await.unwrap();
+    assert_eq!(first.node, 0);
+    assert_eq!(store.rows("big").await.unwrap().len(), 1024);
+    let mut nodes = HashSet::from([first.node]);
+    for i in 1..capacity {
+        nodes.insert(claim(i).await.expect("a free node ID").node);
+    }
+    assert_eq!(nodes, (0..capacity).collect::<HashSet<_>>());
+    assert_eq!(store.rows("big").await.unwrap().len(), capacity as usize);
+    assert_eq!(claim(capacity).await, None, "claimed beyond the capacity");
+}
+
 // ---- release ----
 
 pub async fn a_released_node_id_is_free_at_once_and_keeps_its_last_timestamp<B: Backend>() {
@@ -583,6 +616,11 @@ macro_rules! lease_tests {
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn the_ninth_of_eight_node_ids_gets_the_capacity_error() {
             lease_common::the_ninth_of_eight_node_ids_gets_the_capacity_error::<$backend>().await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn rows_are_created_as_the_node_space_fills() {
+            lease_common::rows_are_created_as_the_node_space_fills::<$backend>().await;
         }
 
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
