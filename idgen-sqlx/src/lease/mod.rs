@@ -44,7 +44,9 @@
 //!   RETURNING`; MySQL/MariaDB a short `READ COMMITTED` transaction with `SELECT … FOR UPDATE
 //!   SKIP LOCKED` (MySQL 8.0.1+, MariaDB 10.6+; plain `FOR UPDATE` on older servers, which is
 //!   slower under contention but as safe) then `UPDATE`; SQLite one `UPDATE … RETURNING` (one
-//!   writer at a time; concurrent claims wait up to the pool's busy timeout).
+//!   writer at a time; concurrent claims wait up to the pool's busy timeout). A claim that
+//!   found no row it could lock checks, without locking, whether expired rows exist (held for a
+//!   moment by another session) and tries again, so `NoFreeNode` means none is free.
 //! - **Renew**: succeeds while the row's holder is still this process (even after the lease ran
 //!   out, as long as nobody claimed it since), and stores the larger of the row's and the new
 //!   last timestamp.

@@ -109,6 +109,25 @@ impl LeaseDialect for MySql {
         })
     }
 
+    fn count_expired<'a>(
+        pool: &'a MySqlPool,
+        table: &'a str,
+        namespace: &'a str,
+        capacity: u64,
+    ) -> DialectFuture<'a, i64> {
+        Box::pin(async move {
+            let sql = format!(
+                "SELECT COUNT(*) FROM {table} \
+                 WHERE namespace = ? AND node < ? AND expires_at <= {NOW}"
+            );
+            sqlx::query_scalar(AssertSqlSafe(sql))
+                .bind(namespace)
+                .bind(node_i64(capacity))
+                .fetch_one(pool)
+                .await
+        })
+    }
+
     fn insert_rows<'a>(
         pool: &'a MySqlPool,
         table: &'a str,

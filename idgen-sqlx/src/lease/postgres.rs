@@ -84,6 +84,25 @@ impl LeaseDialect for Postgres {
         })
     }
 
+    fn count_expired<'a>(
+        pool: &'a PgPool,
+        table: &'a str,
+        namespace: &'a str,
+        capacity: u64,
+    ) -> DialectFuture<'a, i64> {
+        Box::pin(async move {
+            let sql = format!(
+                "SELECT COUNT(*) FROM {table} \
+                 WHERE namespace = $1 AND node < $2 AND expires_at <= now()"
+            );
+            sqlx::query_scalar(AssertSqlSafe(sql))
+                .bind(namespace)
+                .bind(node_i64(capacity))
+                .fetch_one(pool)
+                .await
+        })
+    }
+
     fn insert_rows<'a>(
         pool: &'a PgPool,
         table: &'a str,
