@@ -81,8 +81,8 @@ pub(crate) enum Key {
 pub(crate) enum KeySource {
     /// The database assigns the key.
     Identity,
-    /// A Snowflake generator on this writer's node.
-    Snowflake(Snowflake),
+    /// A Snowflake generator on this writer's node (boxed: the generator is cache-line padded).
+    Snowflake(Box<Snowflake>),
     /// A hi-lo generator over the shared sequence.
     HiLo(HiLo),
     /// Random UUIDv4.
@@ -97,7 +97,7 @@ impl KeySource {
         Ok(match kind {
             KeyKind::Identity => KeySource::Identity,
             KeyKind::Snowflake => {
-                KeySource::Snowflake(Snowflake::new(Layout::TWITTER, writer as u64)?)
+                KeySource::Snowflake(Box::new(Snowflake::new(Layout::TWITTER, writer as u64)?))
             }
             KeyKind::HiLo => KeySource::HiLo(hilo.ok_or("the hilo kind needs a HiLo generator")?),
             KeyKind::UuidV4 => KeySource::UuidV4,
