@@ -14,7 +14,9 @@
 //! | `mysql`    | MySQL, MariaDB | `BIGINT`, `BIGINT UNSIGNED`                | `BINARY(16)`                             |
 //! | `sqlite`   | SQLite         | `INTEGER` (sqlx's bundled SQLite)          | `BLOB` of 16 bytes                       |
 //!
-//! `runtime-tokio` (default) turns on sqlx's tokio runtime.
+//! `runtime-tokio` (default) turns on sqlx's tokio runtime. `lease` (default) adds
+//! [`lease`]: node IDs leased from a table in the same database
+//! (`WorkerLease::acquire(&pool, &Layout::TWITTER)`), so two processes never share one.
 //!
 //! `SnowflakeId` implements `sqlx::Type`, `Encode` and `Decode`, so it binds, decodes, works as a
 //! field of `#[derive(sqlx::FromRow)]` structs, and `Option<SnowflakeId>` maps `NULL`. A value
@@ -169,3 +171,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use idgen_core::*;
+
+#[cfg(feature = "lease")]
+#[cfg_attr(docsrs, doc(cfg(feature = "lease")))]
+pub mod lease;
