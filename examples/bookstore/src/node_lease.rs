@@ -1,30 +1,24 @@
-//! Each app instance leases its node ID, so no two running instances share one.
+//! Each app instance leases its node ID from a table in the control database, so no two running
+//! instances (tasks, processes or hosts) ever share one.
 
-use std::sync::OnceLock;
-
-use idgen_core::lease::{MemoryLeaseStore, WorkerLease};
 use idgen_sqlx::Layout;
+use idgen_sqlx::lease::{WorkerLease, create_lease_table};
 
-use crate::Result;
 use crate::db::Pool;
+use crate::{Result, on_pool};
 
 /// The ID layout: Twitter's (41 bits of milliseconds, 10 bits of node, 12 of sequence).
 pub const LAYOUT: Layout = Layout::TWITTER;
 
-/// Prepares the lease table in the control database (once, before any instance starts).
-pub async fn prepare(_control: &Pool) -> Result<()> {
+/// Creates the lease table `idgen_worker_lease` in the control database when missing.
+pub async fn prepare(control: &Pool) -> Result<()> {
+    on_pool!(control, p => create_lease_table(p).await?);
     Ok(())
 }
 
-/// Leases a free node ID of [`LAYOUT`] for one instance.
-///
-/// TEMPORARY until idgen-sqlx's SQL lease store lands: the leases are kept in one in-memory
-/// store per process, which keeps the tasks of one process apart but not two processes.
-pub async fn lease(_control: &Pool) -> Result<WorkerLease> {
-    static STORE: OnceLock<MemoryLeaseStore> = OnceLock::new();
-    let store = STORE.get_or_init(MemoryLeaseStore::new).clone();
-    Ok(WorkerLease::options()
-        .namespace("orders")
-        .acquire(store, &LAYOUT)
-        .await?)
+/// Leases the lowest free node ID of [`LAYOUT`] for one instance; renewed in the background
+/// until the instance stops.
+pub async fn lease(control: &Pool) -> Result<WorkerLease> {
+    let options = WorkerLease::options().namespace("orders");
+    Ok(on_pool!(control, p => options.acquire(p, &LAYOUT).await?))
 }

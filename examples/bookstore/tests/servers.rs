@@ -5,9 +5,10 @@ use std::process::Command;
 
 use bookstore::db::database_names;
 
-fn run_report(url: &str) -> serde_json::Value {
+fn run_report(url: &str, extra: &[&str]) -> serde_json::Value {
     let out = Command::new(env!("CARGO_BIN_EXE_bookstore"))
         .args(["--database-url", url, "--orders", "300", "--json"])
+        .args(extra)
         .output()
         .unwrap();
     assert!(
@@ -18,15 +19,16 @@ fn run_report(url: &str) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-fn check(report: &serde_json::Value) {
+/// Checks a report after `runs` runs of 300 orders each.
+fn check(report: &serde_json::Value, runs: u64) {
     let shards = report["shards"].as_array().unwrap();
     assert_eq!(shards.len(), 4);
     assert!(shards.iter().all(|s| s["orders"].as_u64().unwrap() > 0));
     let orders: u64 = shards.iter().map(|s| s["orders"].as_u64().unwrap()).sum();
     let lines: u64 = shards.iter().map(|s| s["lines"].as_u64().unwrap()).sum();
-    assert_eq!(orders, 300);
-    assert_eq!(report["order_ids"]["distinct"], 300);
-    assert_eq!(report["public_ids"]["distinct"], 300);
+    assert_eq!(orders, 300 * runs);
+    assert_eq!(report["order_ids"]["distinct"], 300 * runs);
+    assert_eq!(report["public_ids"]["distinct"], 300 * runs);
     assert_eq!(report["line_ids"]["rows"], lines);
     assert_eq!(report["line_ids"]["distinct"], lines);
     assert_eq!(report["newest"].as_array().unwrap().len(), 10);
@@ -35,8 +37,12 @@ fn check(report: &serde_json::Value) {
 #[tokio::test(flavor = "multi_thread")]
 async fn postgres_from_a_url() {
     let db = idgen_testkit::postgres().await.unwrap();
-    let report = run_report(db.url());
-    check(&report);
+    check(&run_report(db.url(), &[]), 1);
+    // Then 4 OS processes, each leasing its node ID from the same control database.
+    let report = run_report(db.url(), &["--processes"]);
+    check(&report, 2);
+    let nodes = report["run"]["instances"].as_array().unwrap();
+    assert_eq!(nodes.len(), 4);
     for name in database_names(db.name()).unwrap() {
         let drop = format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)");
         sqlx::query(sqlx::AssertSqlSafe(drop))
@@ -50,8 +56,12 @@ async fn postgres_from_a_url() {
 #[tokio::test(flavor = "multi_thread")]
 async fn mariadb_from_a_url() {
     let db = idgen_testkit::mysql().await.unwrap();
-    let report = run_report(db.url());
-    check(&report);
+    check(&run_report(db.url(), &[]), 1);
+    // Then 4 OS processes, each leasing its node ID from the same control database.
+    let report = run_report(db.url(), &["--processes"]);
+    check(&report, 2);
+    let nodes = report["run"]["instances"].as_array().unwrap();
+    assert_eq!(nodes.len(), 4);
     for name in database_names(db.name()).unwrap() {
         let drop = format!("DROP DATABASE IF EXISTS `{name}`");
         sqlx::query(sqlx::AssertSqlSafe(drop))
