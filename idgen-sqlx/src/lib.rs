@@ -75,3 +75,10 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use idgen_core::*;
+
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite")))
+)]
+pub mod hilo;
