@@ -23,7 +23,7 @@
 //! counter per entity, and the source types ([`PgSequence`], [`MySqlCounter`],
 //! [`SqliteCounter`]) give the other choices and the `create` helpers. Counter and table names
 //! are written into SQL, so only `name` or `schema.name` of ASCII letters, digits and `_` pass
-//! ([`Error::HiLoInvalidCounterName`](crate::Error::HiLoInvalidCounterName)); they are not
+//! ([`Error::HiLoInvalidCounterName`]); they are not
 //! quoted (PostgreSQL folds them to lower case, consistently everywhere).
 //!
 //! # Semantics
@@ -36,10 +36,10 @@
 //!
 //! At start-up the counter's increment is read from the database, and a sequence whose
 //! increment differs from the block size is refused with
-//! [`Error::HiLoIncrementMismatch`](crate::Error::HiLoIncrementMismatch) naming both numbers
+//! [`Error::HiLoIncrementMismatch`] naming both numbers
 //! (or adopted with [`HiLoBuilder::adopt_database_increment`]). A missing sequence, table or row
-//! is [`Error::HiLoCounterMissing`](crate::Error::HiLoCounterMissing) (wrapped in
-//! [`Error::HiLoSource`](crate::Error::HiLoSource)).
+//! is [`Error::HiLoCounterMissing`] (wrapped in
+//! [`Error::HiLoSource`]).
 //!
 //! # Per database
 //!
@@ -111,7 +111,7 @@
 //! while every `HiLo` on it is stopped, then start them with the new block (pooled-lo stays
 //! correct across the change). Never set the counter back (`setval` to a lower value,
 //! restoring an older backup of only the counter): a `HiLo` that sees it go backwards stops
-//! with [`Error::HiLoCounterWentBackwards`](crate::Error::HiLoCounterWentBackwards), but new
+//! with [`Error::HiLoCounterWentBackwards`], but new
 //! processes would reissue IDs.
 //!
 //! [`DEFAULT_COUNTER`]: crate::hilo::DEFAULT_COUNTER
