@@ -326,6 +326,10 @@ async fn four_processes(kind: Kind) {
     assert_eq!(all.len(), PROCESSES * TASKS * IDS_PER_TASK);
     assert!(all.iter().all(|&id| id >= 1));
 
+    eprintln!(
+        "{kind:?}: {} raw blocks taken while the children ran",
+        raw_blocks.len()
+    );
     assert!(raw_blocks.len() >= 2);
     for block in &raw_blocks {
         for id in block.clone() {
@@ -509,6 +513,55 @@ async fn a_rolled_back_transaction_does_not_return_a_table_block() {
     assert_eq!(counter.allocate(BLOCK).await.unwrap(), 101);
 }
 
+/// The caller's pool is exhausted by a transaction waiting for IDs: the refill still runs, on
+/// the source's own connection, so this does not deadlock.
+#[tokio::test]
+async fn an_exhausted_caller_pool_does_not_block_the_refill() {
+    let db = idgen_testkit::postgres().await.unwrap();
+    let pool = PgPoolOptions::new()
+        .max_connections(1)
+        .acquire_timeout(Duration::from_millis(500))
+        .connect(db.url())
+        .await
+        .unwrap();
+    PgSequence::new(&pool, "orders")
+        .unwrap()
+        .create(10)
+        .await
+        .unwrap();
+    let ids = HiLo::builder(&pool)
+        .counter("orders")
+        .block(10)
+        .prefetch(false)
+        .timeout(Duration::from_secs(5))
+        .build()
+        .await
+        .unwrap();
+    let mut tx = pool.begin().await.unwrap(); // the pool's only connection
+    assert!(
+        pool.acquire().await.is_err(),
+        "the caller's pool is exhausted"
+    );
+    sqlx::query("CREATE TABLE t (id BIGINT PRIMARY KEY)")
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    for _ in 0..35 {
+        let id = ids.next_id().await.unwrap(); // crosses three block boundaries
+        sqlx::query("INSERT INTO t VALUES ($1)")
+            .bind(id)
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+    }
+    tx.commit().await.unwrap();
+    let rows: i64 = sqlx::query_scalar("SELECT count(DISTINCT id) FROM t")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(rows, 35);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The database goes away mid-run, and comes back
 // ---------------------------------------------------------------------------------------------
@@ -626,6 +679,9 @@ async fn outage(kind: Kind) {
             Err(err) => break err,
         }
     };
+    eprintln!(
+        "{kind:?}: {served_while_down} IDs served with the database down ({buffered} buffered); then: {err}"
+    );
     assert!(matches!(err, Error::HiLoUnavailable { .. }), "{err:?}");
     assert!(
         served_while_down >= buffered,

@@ -194,3 +194,16 @@ fn is_missing_relation(err: &sqlx::Error) -> bool {
             || db.message().contains("no such table")
     })
 }
+
+/// A descending sequence (negative increment) cannot hand out pooled-lo blocks.
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+fn positive_step(counter: &str, step: i64) -> Result<u64, Error> {
+    u64::try_from(step)
+        .ok()
+        .filter(|&s| s > 0)
+        .ok_or_else(|| Error::HiLoInvalidOption {
+            option: "database increment",
+            value: format!("{step} (counter {counter})"),
+            reason: "a hi-lo sequence must count upwards: INCREMENT BY the block size, >= 1",
+        })
+}

@@ -5,8 +5,10 @@ use std::sync::OnceLock;
 
 use sqlx::{AssertSqlSafe, MySqlPool};
 
-use super::postgres::positive_step;
-use super::{DEFAULT_TABLE, PoolMarker, closing, counter_error, is_missing_relation, name, pool};
+use super::{
+    DEFAULT_TABLE, PoolMarker, closing, counter_error, is_missing_relation, name, pool,
+    positive_step,
+};
 use crate::Error;
 use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
 

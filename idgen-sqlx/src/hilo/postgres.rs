@@ -2,7 +2,7 @@
 
 use sqlx::{AssertSqlSafe, PgPool};
 
-use super::{PoolMarker, closing, counter_error, is_missing_relation, name, pool};
+use super::{PoolMarker, closing, counter_error, is_missing_relation, name, pool, positive_step};
 use crate::Error;
 use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
 
@@ -134,18 +134,6 @@ impl HiLoSource for PgSequence {
     fn name(&self) -> &str {
         &self.name
     }
-}
-
-/// A descending sequence (negative increment) cannot hand out pooled-lo blocks.
-pub(super) fn positive_step(counter: &str, step: i64) -> Result<u64, Error> {
-    u64::try_from(step)
-        .ok()
-        .filter(|&s| s > 0)
-        .ok_or_else(|| Error::HiLoInvalidOption {
-            option: "database increment",
-            value: format!("{step} (counter {counter})"),
-            reason: "a hi-lo sequence must count upwards: INCREMENT BY the block size, >= 1",
-        })
 }
 
 /// `HiLo::new(pg_pool, block)`: the sequence named by [`HiLoBuilder::counter`] (default
