@@ -562,6 +562,45 @@ async fn an_exhausted_caller_pool_does_not_block_the_refill() {
     assert_eq!(rows, 35);
 }
 
+/// A sequence set back (a restored backup, a lagging replica) is caught at the next block:
+/// the generator fails closed instead of reissuing IDs.
+#[tokio::test]
+async fn a_sequence_set_back_fails_closed() {
+    let db = idgen_testkit::postgres().await.unwrap();
+    let seq = PgSequence::new(db.pool(), "orders").unwrap();
+    seq.create(10).await.unwrap();
+    let ids = HiLo::builder(seq)
+        .block(10)
+        .prefetch(false)
+        .build()
+        .await
+        .unwrap();
+    for expected in 1..=15 {
+        assert_eq!(ids.next_id().await.unwrap(), expected);
+    }
+    sqlx::query("SELECT setval('orders', 1, false)")
+        .execute(db.pool())
+        .await
+        .unwrap();
+    let err = loop {
+        match ids.next_id().await {
+            Ok(id) => assert!(id <= 20, "{id} is from the block fetched before the reset"),
+            Err(err) => break err,
+        }
+    };
+    assert!(
+        matches!(
+            err,
+            Error::HiLoCounterWentBackwards {
+                start: 1,
+                highest: 20,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // The database goes away mid-run, and comes back
 // ---------------------------------------------------------------------------------------------

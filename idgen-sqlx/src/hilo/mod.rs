@@ -146,6 +146,20 @@ use sqlx::pool::PoolConnection;
 use crate::Error;
 
 /// The counter table's default name (MySQL table mode, SQLite).
+///
+/// ```
+/// # #[cfg(feature = "sqlite")]
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use idgen_sqlx::hilo::{DEFAULT_TABLE, SqliteCounter};
+///
+/// let pool = sqlx::SqlitePool::connect_lazy("sqlite::memory:").unwrap();
+/// let sql = SqliteCounter::new(&pool, "orders").unwrap().migration_sql();
+/// assert!(sql.starts_with(&format!("CREATE TABLE IF NOT EXISTS {DEFAULT_TABLE} (")));
+/// # }
+/// # #[cfg(not(feature = "sqlite"))]
+/// # fn main() {}
+/// ```
 pub const DEFAULT_TABLE: &str = "idgen_hilo";
 
 /// The `Marker` of [`IntoHiLoSource`] for sqlx pools: it lets `HiLo::new(pool, block)` accept a
