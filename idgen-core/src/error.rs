@@ -340,6 +340,30 @@ pub enum Error {
         /// The number of bytes the value holds.
         found: usize,
     },
+
+    // ---- hi-lo SQL sources (idgen-sqlx src/hilo/) ----
+    /// A hi-lo counter name (a sequence or table name written into SQL) that is not a plain
+    /// SQL identifier.
+    #[error(
+        "hi-lo counter name {name:?} is invalid: use `name` or `schema.name`, each part 1 to 63 ASCII letters, digits or `_`, not starting with a digit ({reason})"
+    )]
+    HiLoInvalidCounterName {
+        /// The rejected name.
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+
+    /// The counter's sequence, table or row does not exist in the database.
+    #[error(
+        "hi-lo counter {counter} does not exist: {missing}; create it first (the source's `create`, or the migration SQL in idgen_sqlx::hilo)"
+    )]
+    HiLoCounterMissing {
+        /// The counter's name.
+        counter: String,
+        /// What is missing, e.g. `no sequence named orders` or `no row 'orders' in table idgen_hilo`.
+        missing: String,
+    },
 }
 
 /// `no prefix` or `the prefix "ord_"`, for messages.
