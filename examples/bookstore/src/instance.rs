@@ -1,6 +1,6 @@
 //! One app instance: a leased node ID, a Snowflake generator, a hi-lo generator, the shards.
 
-use idgen_core::hilo::HiLo;
+use idgen_sqlx::hilo::HiLo;
 use idgen_sqlx::lease::LeaseHandle;
 use idgen_sqlx::{PublicId, Snowflake};
 
