@@ -122,3 +122,60 @@ async fn bad_requests_are_refused_with_a_reason() {
         "an integer customer_id is accepted too"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_binary_serves_the_orders_of_its_report() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_bookstore"))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["--orders", "40", "--serve", "--port", "0"])
+        .env_remove("DATABASE_URL")
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // The first curl example: `curl -H 'X-Customer-Id: C' http://ADDR/orders/ord_…`.
+    let example = loop {
+        let line = lines
+            .next_line()
+            .await
+            .unwrap()
+            .expect("the server printed no example");
+        if line.trim_start().starts_with("curl -H 'X-Customer-Id: ")
+            && line.contains("/orders/ord_")
+        {
+            break line;
+        }
+    };
+    let customer = example
+        .split("X-Customer-Id: ")
+        .nth(1)
+        .unwrap()
+        .split('\'')
+        .next()
+        .unwrap();
+    let url = example.split_whitespace().last().unwrap();
+    let addr = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let path = &url[url.find("/orders/").unwrap()..];
+
+    let own = request(addr, "GET", path, Some(customer), None).await;
+    assert_eq!(own.status, 200, "{}", own.body);
+    assert_eq!(own.json()["customer_id"], customer);
+    let other = (customer.parse::<i64>().unwrap() + 1).to_string();
+    let foreign = request(addr, "GET", path, Some(&other), None).await;
+    assert_eq!(
+        (foreign.status, foreign.body.as_str()),
+        (404, bookstore::http::NOT_FOUND_BODY)
+    );
+    child.kill().await.unwrap();
+}
