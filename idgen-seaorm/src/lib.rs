@@ -1,0 +1,97 @@
+//! # idgen-seaorm
+//!
+//! idgen for [sea-orm](https://docs.rs/sea-orm/2) 2.0 users: everything of `idgen-core`
+//! (re-exported, so this is the one idgen crate to depend on), with [`SnowflakeId`] as an entity
+//! field type and IDs filled on insert.
+//!
+//! ```toml
+//! idgen-seaorm = { version = "0.1", features = ["postgres"] }   # and/or "mysql", "sqlite"
+//! ```
+//!
+//! | feature    | turns on                                                                 |
+//! |------------|--------------------------------------------------------------------------|
+//! | `postgres` | sea-orm's `sqlx-postgres` and `runtime-tokio`; `Vec<SnowflakeId>` as `INT8[]` |
+//! | `mysql`    | sea-orm's `sqlx-mysql` and `runtime-tokio`                                |
+//! | `sqlite`   | sea-orm's `sqlx-sqlite` and `runtime-tokio` (bundled SQLite)              |
+//!
+//! Without a feature no driver or runtime is chosen; your own sea-orm features decide.
+//!
+//! ## `SnowflakeId` in an entity
+//!
+//! `SnowflakeId` is a `BIGINT` column (`ColumnType::BigInteger`): a field of
+//! `DeriveEntityModel` models, a primary key (`auto_increment = false`: the application makes
+//! the ID), a foreign key, and `Option<SnowflakeId>` for `NULL`. It filters and orders like the
+//! integer it is (`Column::Id.gt(id)`, `order_by_asc(Column::Id)` is creation order per
+//! generator). A value read from the database that is not an ID (negative) is an error naming
+//! the value (`DbErr::TryIntoErr`), never a panic.
+//!
+//! ## IDs filled on insert
+//!
+//! Set a process-wide generator once with [`set_generator`] and write
+//! [`fill_ids_on_insert!`]`(id)` in the entity module; [`fill`](mod@fill) explains which insert
+//! paths that covers (all ActiveModels built with `new()`/`Default`, on both the
+//! `am.insert(db)` path and `Entity::insert`/`insert_many`).
+//!
+//! ```
+//! # #[cfg(feature = "sqlite")]
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! mod order {
+//!     use idgen_seaorm::SnowflakeId;
+//!     use sea_orm::entity::prelude::*;
+//!
+//!     #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+//!     #[sea_orm(table_name = "orders")]
+//!     pub struct Model {
+//!         #[sea_orm(primary_key, auto_increment = false)]
+//!         pub id: SnowflakeId,
+//!         pub customer: String,
+//!         pub parent: Option<SnowflakeId>,
+//!     }
+//!
+//!     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+//!     pub enum Relation {}
+//!
+//!     idgen_seaorm::fill_ids_on_insert!(id);
+//! }
+//!
+//! use idgen_seaorm::{Layout, Snowflake};
+//! use sea_orm::{ActiveModelTrait, ActiveValue::Set, ConnectionTrait, Database, EntityTrait, Schema};
+//!
+//! idgen_seaorm::set_generator(Snowflake::new(Layout::TWITTER, 7)?)?;
+//! let db = Database::connect("sqlite::memory:").await?;
+//! db.execute(&Schema::new(db.get_database_backend()).create_table_from_entity(order::Entity)).await?;
+//!
+//! let first = order::ActiveModel { customer: Set("Ada".into()), ..Default::default() }
+//!     .insert(&db)
+//!     .await?;
+//! order::Entity::insert_many((0..3).map(|_| order::ActiveModel {
+//!     customer: Set("Grace".into()),
+//!     parent: Set(Some(first.id)),
+//!     ..Default::default()
+//! }))
+//! .exec(&db)
+//! .await?;
+//!
+//! let all = order::Entity::find().all(&db).await?;
+//! assert_eq!(all.len(), 4);
+//! assert_eq!(order::Entity::find_by_id(first.id).one(&db).await?, Some(first));
+//! # Ok(()) }
+//! # #[cfg(not(feature = "sqlite"))]
+//! # fn main() {}
+//! ```
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod behavior;
+mod error;
+pub mod fill;
+
+pub use error::Error;
+pub use fill::{GeneratedId, fill, next_id, preset, set_generator};
+pub use idgen_core::*;
+
+#[doc(hidden)]
+pub mod __private {
+    pub use sea_orm;
+}
