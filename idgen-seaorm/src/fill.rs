@@ -1,19 +1,4 @@
-//! Filling IDs on insert from a process-wide generator.
-//!
-//! sea-orm has two insert paths, and a generated ID must reach both:
-//!
-//! | how the row is inserted | filled by |
-//! |---|---|
-//! | `am.insert(db)`, `am.save(db)` (the ActiveModel path; runs `before_save`) | [`fill`] in `before_save`, or [`preset`] in `new()` |
-//! | `Entity::insert(am).exec(db)`, `Entity::insert_many(ams)` (bypass `before_save`) | [`preset`] in `new()`, only |
-//!
-//! `ActiveModel::new()`, `ActiveModel::default()` and `ActiveModel { .., ..Default::default() }`
-//! all call `ActiveModelBehavior::new()`, so an ID set there is on every ActiveModel built that
-//! way. What is **not** covered: an ActiveModel built with `ActiveModelTrait::default()` (all
-//! `NotSet`, bypassing `new()`) and then passed to `Entity::insert`; the database then rejects the
-//! row (`NOT NULL` primary key). `Model::into_active_model()` keeps the model's own ID.
-//!
-//! [`fill_ids_on_insert!`](crate::fill_ids_on_insert) writes both hooks.
+//! Filling IDs on insert from a process-wide generator (see the crate docs for the paths covered).
 
 use std::sync::{Arc, OnceLock};
 

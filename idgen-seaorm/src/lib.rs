@@ -28,9 +28,22 @@
 //! ## IDs filled on insert
 //!
 //! Set a process-wide generator once with [`set_generator`] and write
-//! [`fill_ids_on_insert!`]`(id)` in the entity module; [`fill`](mod@fill) explains which insert
-//! paths that covers (all ActiveModels built with `new()`/`Default`, on both the
-//! `am.insert(db)` path and `Entity::insert`/`insert_many`).
+//! [`fill_ids_on_insert!`]`(id)` in the entity module. sea-orm has two insert paths, and a generated ID must reach both;
+//! the macro writes both hooks:
+//!
+//! | how the row is inserted | filled by |
+//! |---|---|
+//! | `am.insert(db)`, `am.save(db)` (the ActiveModel path; runs `before_save`) | [`fill()`] in `before_save`, or [`preset()`] in `new()` |
+//! | `Entity::insert(am).exec(db)`, `Entity::insert_many(ams)` (bypass `before_save`) | [`preset()`] in `new()`, only |
+//!
+//! `ActiveModel::new()`, `ActiveModel::default()` and `ActiveModel { .., ..Default::default() }`
+//! all call `ActiveModelBehavior::new()`, so an ID set there is on every ActiveModel built that
+//! way. What is **not** covered: an ActiveModel whose ID is `NotSet` (built with
+//! `ActiveModelTrait::default()`, which bypasses `new()`, or reset by hand) passed to
+//! `Entity::insert`/`insert_many`. PostgreSQL and MariaDB/MySQL then reject the row (no value
+//! for the primary key); **SQLite accepts it**, because sea-orm creates a `BigInteger` primary
+//! key as `integer PRIMARY KEY`, a rowid alias, and SQLite assigns the largest ID + 1 itself.
+//! `Model::into_active_model()` keeps the model's own ID.
 //!
 //! ```
 //! # #[cfg(feature = "sqlite")]
@@ -85,7 +98,7 @@
 
 mod behavior;
 mod error;
-pub mod fill;
+mod fill;
 
 pub use error::Error;
 pub use fill::{GeneratedId, fill, next_id, preset, set_generator};
