@@ -99,9 +99,18 @@
 mod behavior;
 mod error;
 mod fill;
+#[cfg(feature = "lease")]
+#[cfg_attr(docsrs, doc(cfg(feature = "lease")))]
+pub mod lease;
+#[cfg(feature = "migration")]
+#[cfg_attr(docsrs, doc(cfg(feature = "migration")))]
+pub mod migration;
 
 pub use error::Error;
 pub use fill::{GeneratedId, fill, next_id, preset, set_generator};
+/// `idgen_core::Error` (the errors of generators, layouts and leases), named apart from this
+/// crate's own [`Error`].
+pub use idgen_core::Error as CoreError;
 pub use idgen_core::*;
 
 #[doc(hidden)]
