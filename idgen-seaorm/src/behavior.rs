@@ -11,21 +11,28 @@
 ///
 /// ```
 /// mod order {
-///     use idgen_seaorm::SnowflakeId;
+///     use idgen_seaorm::{PublicId, PublicIdPrefix, SnowflakeId};
 ///     use sea_orm::entity::prelude::*;
+///
+///     pub struct Order;
+///     impl PublicIdPrefix for Order {
+///         const PREFIX: &'static str = "ord";
+///     }
 ///
 ///     #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 ///     #[sea_orm(table_name = "orders")]
 ///     pub struct Model {
 ///         #[sea_orm(primary_key, auto_increment = false)]
 ///         pub id: SnowflakeId,
+///         #[sea_orm(unique)]
+///         pub public_id: PublicId<Order>,
 ///         pub customer: String,
 ///     }
 ///
 ///     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
 ///     pub enum Relation {}
 ///
-///     idgen_seaorm::fill_ids_on_insert!(id);
+///     idgen_seaorm::fill_ids_on_insert!(id, public_id);
 /// }
 ///
 /// use idgen_seaorm::{Layout, Snowflake};
@@ -33,7 +40,7 @@
 ///
 /// idgen_seaorm::set_generator(Snowflake::new(Layout::TWITTER, 5)?)?;
 /// let am = order::ActiveModel { customer: Set("Ada".into()), ..Default::default() };
-/// assert!(am.id.is_set());
+/// assert!(am.id.is_set() && am.public_id.is_set());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[macro_export]

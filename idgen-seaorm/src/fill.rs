@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use idgen_core::{Clock, Snowflake, SnowflakeId};
+use idgen_core::{Clock, PublicId, Snowflake, SnowflakeId};
 use sea_orm::{ActiveValue, Value};
 
 use crate::Error;
@@ -67,7 +67,8 @@ pub fn next_id() -> Result<SnowflakeId, Error> {
 
 /// An ID type that can be generated for a new row, without arguments.
 ///
-/// Implemented for [`SnowflakeId`] (from the process-wide generator, [`next_id`]).
+/// Implemented for [`SnowflakeId`] (from the process-wide generator, [`next_id`]) and for
+/// [`PublicId`] (128 random bits from the operating system, [`PublicId::try_new`]).
 pub trait GeneratedId: Into<Value> + Sized {
     /// A fresh ID.
     ///
@@ -85,6 +86,12 @@ pub trait GeneratedId: Into<Value> + Sized {
 impl GeneratedId for SnowflakeId {
     fn generate() -> Result<Self, Error> {
         next_id()
+    }
+}
+
+impl<T: ?Sized> GeneratedId for PublicId<T> {
+    fn generate() -> Result<Self, Error> {
+        Ok(PublicId::try_new()?)
     }
 }
 

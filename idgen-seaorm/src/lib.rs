@@ -1,8 +1,9 @@
 //! # idgen-seaorm
 //!
 //! idgen for [sea-orm](https://docs.rs/sea-orm/2) 2.0 users: everything of `idgen-core`
-//! (re-exported, so this is the one idgen crate to depend on), with [`SnowflakeId`] as an entity
-//! field type and IDs filled on insert.
+//! (re-exported, so this is the one idgen crate to depend on), with [`SnowflakeId`] and
+//! [`PublicId`] as entity field types, IDs filled on insert, and node-ID leases over a
+//! `DatabaseConnection` ([`lease`]).
 //!
 //! ```toml
 //! idgen-seaorm = { version = "0.1", features = ["postgres"] }   # and/or "mysql", "sqlite"
@@ -25,10 +26,19 @@
 //! generator). A value read from the database that is not an ID (negative) is an error naming
 //! the value (`DbErr::TryIntoErr`), never a panic.
 //!
+//! ## `PublicId` in an entity
+//!
+//! `PublicId<T>` is sea-orm's UUID column (`ColumnType::Uuid`): PostgreSQL `uuid`,
+//! MySQL/MariaDB `binary(16)`, SQLite a 16-byte `BLOB`. Give it `#[sea_orm(unique)]` and look
+//! rows up by it (`Column::PublicId.eq(id)`). As a primary key it works when the ActiveModel
+//! sets it (as `fill_ids_on_insert!` does); sea-orm's `TryFromU64` conversion from an
+//! auto-increment value is an error saying so.
+//!
 //! ## IDs filled on insert
 //!
 //! Set a process-wide generator once with [`set_generator`] and write
-//! [`fill_ids_on_insert!`]`(id)` in the entity module. sea-orm has two insert paths, and a generated ID must reach both;
+//! [`fill_ids_on_insert!`]`(id, public_id)` in the entity module (any fields of [`GeneratedId`]
+//! types: `SnowflakeId` from the generator, `PublicId` from the OS random source). sea-orm has two insert paths, and a generated ID must reach both;
 //! the macro writes both hooks:
 //!
 //! | how the row is inserted | filled by |
@@ -50,14 +60,21 @@
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! mod order {
-//!     use idgen_seaorm::SnowflakeId;
+//!     use idgen_seaorm::{PublicId, PublicIdPrefix, SnowflakeId};
 //!     use sea_orm::entity::prelude::*;
+//!
+//!     pub struct Order;
+//!     impl PublicIdPrefix for Order {
+//!         const PREFIX: &'static str = "ord";
+//!     }
 //!
 //!     #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 //!     #[sea_orm(table_name = "orders")]
 //!     pub struct Model {
 //!         #[sea_orm(primary_key, auto_increment = false)]
 //!         pub id: SnowflakeId,
+//!         #[sea_orm(unique)]
+//!         pub public_id: PublicId<Order>,
 //!         pub customer: String,
 //!         pub parent: Option<SnowflakeId>,
 //!     }
@@ -65,11 +82,11 @@
 //!     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
 //!     pub enum Relation {}
 //!
-//!     idgen_seaorm::fill_ids_on_insert!(id);
+//!     idgen_seaorm::fill_ids_on_insert!(id, public_id);
 //! }
 //!
 //! use idgen_seaorm::{Layout, Snowflake};
-//! use sea_orm::{ActiveModelTrait, ActiveValue::Set, ConnectionTrait, Database, EntityTrait, Schema};
+//! use sea_orm::{ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, Database, EntityTrait, QueryFilter, Schema};
 //!
 //! idgen_seaorm::set_generator(Snowflake::new(Layout::TWITTER, 7)?)?;
 //! let db = Database::connect("sqlite::memory:").await?;
@@ -88,7 +105,12 @@
 //!
 //! let all = order::Entity::find().all(&db).await?;
 //! assert_eq!(all.len(), 4);
-//! assert_eq!(order::Entity::find_by_id(first.id).one(&db).await?, Some(first));
+//! assert_eq!(order::Entity::find_by_id(first.id).one(&db).await?.as_ref(), Some(&first));
+//! let by_public_id = order::Entity::find()
+//!     .filter(order::Column::PublicId.eq(first.public_id))
+//!     .one(&db)
+//!     .await?;
+//! assert_eq!(by_public_id, Some(first));
 //! # Ok(()) }
 //! # #[cfg(not(feature = "sqlite"))]
 //! # fn main() {}

@@ -1,14 +1,22 @@
 //! The test entities: orders (with a nullable parent order) and their lines.
 
 pub mod order {
-    use idgen_seaorm::SnowflakeId;
+    use idgen_seaorm::{PublicId, PublicIdPrefix, SnowflakeId};
     use sea_orm::entity::prelude::*;
+
+    /// The public ID type of orders.
+    pub struct Order;
+    impl PublicIdPrefix for Order {
+        const PREFIX: &'static str = "ord";
+    }
 
     #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
     #[sea_orm(table_name = "orders")]
     pub struct Model {
         #[sea_orm(primary_key, auto_increment = false)]
         pub id: SnowflakeId,
+        #[sea_orm(unique)]
+        pub public_id: PublicId<Order>,
         pub customer: String,
         /// Which task inserted the row.
         pub task: i32,
@@ -30,7 +38,7 @@ pub mod order {
         }
     }
 
-    idgen_seaorm::fill_ids_on_insert!(id);
+    idgen_seaorm::fill_ids_on_insert!(id, public_id);
 }
 
 pub mod order_line {
@@ -62,6 +70,26 @@ pub mod order_line {
             Relation::Order.def()
         }
     }
+
+    idgen_seaorm::fill_ids_on_insert!(id);
+}
+
+/// A table whose primary key is a public ID.
+pub mod token {
+    use idgen_seaorm::{PublicId, SnowflakeId};
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "tokens")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: PublicId,
+        pub order_id: Option<SnowflakeId>,
+        pub label: String,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
 
     idgen_seaorm::fill_ids_on_insert!(id);
 }

@@ -9,8 +9,8 @@ pub mod lease;
 
 use std::collections::HashSet;
 
-use entities::{order, order_line};
-use idgen_seaorm::{Layout, Snowflake, SnowflakeId};
+use entities::{order, order_line, token};
+use idgen_seaorm::{Layout, PublicId, Snowflake, SnowflakeId};
 use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ActiveValue::Set, ColumnTrait, ConnectionTrait,
     DatabaseConnection, DbBackend, EntityTrait, ModelTrait, PaginatorTrait, QueryFilter,
@@ -41,6 +41,9 @@ pub async fn create_tables(db: &DatabaseConnection) {
     db.execute(&schema.create_table_from_entity(order_line::Entity))
         .await
         .expect("create order_lines");
+    db.execute(&schema.create_table_from_entity(token::Entity))
+        .await
+        .expect("create tokens");
 }
 
 /// A new order built with `Default` (so `new()` has filled its ID).
@@ -76,6 +79,7 @@ pub async fn insert_many_fills_ids(db: &DatabaseConnection) {
                     .collect();
                 inserted.extend(batch.iter().map(|am| order::Model {
                     id: am.id.clone().unwrap(),
+                    public_id: am.public_id.clone().unwrap(),
                     customer: am.customer.clone().unwrap(),
                     task,
                     seq: am.seq.clone().unwrap(),
@@ -96,6 +100,8 @@ pub async fn insert_many_fills_ids(db: &DatabaseConnection) {
     assert_eq!(inserted.len(), (TASKS * ROWS_PER_TASK) as usize);
     let distinct: HashSet<SnowflakeId> = inserted.iter().map(|m| m.id).collect();
     assert_eq!(distinct.len(), inserted.len(), "an ID was filled twice");
+    let public: HashSet<PublicId<order::Order>> = inserted.iter().map(|m| m.public_id).collect();
+    assert_eq!(public.len(), inserted.len(), "a public ID was filled twice");
 
     // Every row, unchanged, in ID order = each task's creation order.
     let read = order::Entity::find()
@@ -137,6 +143,16 @@ pub async fn insert_many_fills_ids(db: &DatabaseConnection) {
         order::Entity::find_by_id(absent).one(db).await.unwrap(),
         None
     );
+
+    // Found by public ID.
+    for model in read.iter().step_by(1999) {
+        let found = order::Entity::find()
+            .filter(order::Column::PublicId.eq(model.public_id))
+            .one(db)
+            .await
+            .unwrap();
+        assert_eq!(found.as_ref(), Some(model));
+    }
 
     // Filters on the ID and on the nullable ID column.
     let middle = read[read.len() / 2].id;
@@ -195,6 +211,7 @@ pub async fn insert_paths_fill_ids(db: &DatabaseConnection) {
     // ActiveModel path, built with every column NotSet: before_save fills the ID.
     let b = order::ActiveModel {
         id: NotSet,
+        public_id: NotSet,
         customer: Set("b".into()),
         task: Set(0),
         seq: Set(1),
@@ -204,10 +221,12 @@ pub async fn insert_paths_fill_ids(db: &DatabaseConnection) {
     .await
     .unwrap();
     assert!(b.id > a.id);
+    assert_ne!(b.public_id, a.public_id);
 
     // save() of a new ActiveModel with no ID inserts, and before_save fills the ID.
     let c = order::ActiveModel {
         id: NotSet,
+        public_id: NotSet,
         customer: Set("c".into()),
         task: Set(0),
         seq: Set(2),
@@ -218,6 +237,8 @@ pub async fn insert_paths_fill_ids(db: &DatabaseConnection) {
     .unwrap();
     let c_id = c.id.clone().unwrap();
     assert!(c_id > b.id);
+
+    assert_ne!(c.public_id.clone().unwrap(), b.public_id);
 
     // Entity::insert of an ActiveModel built with Default: new() filled the ID.
     let am = new_order(0, 3, None);
@@ -234,6 +255,7 @@ pub async fn insert_paths_fill_ids(db: &DatabaseConnection) {
     // Not covered: Entity::insert of an ActiveModel with the ID NotSet bypasses before_save.
     let no_id = order::ActiveModel {
         id: NotSet,
+        public_id: Set(PublicId::new()),
         customer: Set("e".into()),
         task: Set(0),
         seq: Set(5),
@@ -368,9 +390,13 @@ pub async fn nulls_round_trip_as_none(db: &DatabaseConnection) {
 /// A negative number in an ID column is a decode error naming it, in a model and alone.
 pub async fn negative_value_is_an_error_naming_it(db: &DatabaseConnection) {
     create_tables(db).await;
-    db.execute_unprepared(
-        "INSERT INTO orders (id, customer, task, seq, parent) VALUES (-5, 'x', 0, 0, -6)",
-    )
+    let public_id = match db.get_database_backend() {
+        DbBackend::Postgres => "'00000000-0000-4000-8000-000000000001'",
+        _ => "X'00000000000040008000000000000001'",
+    };
+    db.execute_unprepared(&format!(
+        "INSERT INTO orders (id, public_id, customer, task, seq, parent) VALUES (-5, {public_id}, 'x', 0, 0, -6)"
+    ))
     .await
     .unwrap();
     let err = order::Entity::find().one(db).await.unwrap_err();
@@ -390,6 +416,65 @@ pub async fn negative_value_is_an_error_naming_it(db: &DatabaseConnection) {
         err.to_string().contains("-6 is not a Snowflake ID"),
         "{err}"
     );
+}
+
+/// A `PublicId` primary key: filled on insert on both paths, found by ID; a public ID written
+/// as raw bytes reads back as the same ID.
+pub async fn public_id_primary_key(db: &DatabaseConnection) {
+    use_generator();
+    create_tables(db).await;
+    let a = token::ActiveModel {
+        label: Set("a".into()),
+        order_id: Set(None),
+        ..Default::default()
+    }
+    .insert(db)
+    .await
+    .unwrap();
+    let am = token::ActiveModel {
+        label: Set("b".into()),
+        order_id: Set(Some(idgen_seaorm::next_id().unwrap())),
+        ..Default::default()
+    };
+    let b_id = am.id.clone().unwrap();
+    let result = token::Entity::insert(am).exec(db).await.unwrap();
+    assert_eq!(result.last_insert_id, b_id);
+    assert_ne!(a.id, b_id);
+
+    let found = token::Entity::find_by_id(a.id).one(db).await.unwrap();
+    assert_eq!(found.as_ref(), Some(&a));
+    let b = token::Entity::find_by_id(b_id)
+        .one(db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(b.label, "b");
+    assert!(b.order_id.is_some());
+    assert_eq!(
+        token::Entity::find_by_id(PublicId::new())
+            .one(db)
+            .await
+            .unwrap(),
+        None
+    );
+
+    // The stored form is the 16 bytes of the ID.
+    let known = PublicId::from_bytes(*b"0123456789abcdef");
+    let literal = match db.get_database_backend() {
+        DbBackend::Postgres => format!("'{}'", known.uuid()),
+        _ => format!("X'{}'", known.uuid().simple()),
+    };
+    db.execute_unprepared(&format!(
+        "INSERT INTO tokens (id, order_id, label) VALUES ({literal}, NULL, 'raw')"
+    ))
+    .await
+    .unwrap();
+    let raw = token::Entity::find_by_id(known)
+        .one(db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((raw.id, raw.label.as_str()), (known, "raw"));
 }
 
 /// One `#[tokio::test]` per scenario, on the database `$connect` opens.
@@ -418,6 +503,12 @@ macro_rules! scenarios {
         async fn nulls_round_trip_as_none() {
             let (_keep, db) = $connect().await;
             common::nulls_round_trip_as_none(&db).await;
+        }
+
+        #[tokio::test]
+        async fn public_id_primary_key() {
+            let (_keep, db) = $connect().await;
+            common::public_id_primary_key(&db).await;
         }
 
         #[tokio::test]

@@ -1,4 +1,4 @@
-//! [`SnowflakeId`](crate::SnowflakeId) as a sea-orm 2.0 column type (feature `sea-orm`).
+//! [`SnowflakeId`](crate::SnowflakeId) as a sea-orm 2.0 `BIGINT` column type.
 //!
 //! The impls are those `#[derive(DeriveValueType)]` would write for a `BIGINT` newtype, plus a
 //! range check on every read:
@@ -17,7 +17,7 @@
 //!
 //! A value that is not an ID (negative, or above `i64::MAX` from `TryFromU64`) is an error whose
 //! message names it: `DbErr::TryIntoErr` wrapping [`Error::IdOutOfRange`](crate::Error::IdOutOfRange).
-//! Nothing here panics. No sea-orm driver or runtime is chosen by this crate.
+//! Nothing here panics.
 //!
 //! ```
 //! use idgen_core::SnowflakeId;
