@@ -121,6 +121,9 @@
 mod behavior;
 mod error;
 mod fill;
+#[cfg(feature = "hilo")]
+#[cfg_attr(docsrs, doc(cfg(feature = "hilo")))]
+pub mod hilo;
 #[cfg(feature = "lease")]
 #[cfg_attr(docsrs, doc(cfg(feature = "lease")))]
 pub mod lease;

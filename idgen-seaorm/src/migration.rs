@@ -23,6 +23,8 @@ use sea_orm::{ConnectionTrait, DbErr};
 use sea_orm_migration::{MigrationName, MigrationTrait, SchemaManager};
 
 use crate::Error;
+#[cfg(feature = "hilo")]
+use crate::hilo::{Kind, counter_statements, mariadb_with_sequences};
 use crate::lease::{DEFAULT_TABLE, quoted_table_name, sql};
 
 /// Creates the node-ID lease table (`idgen_worker_lease`, or another name) with the statement
@@ -128,6 +130,123 @@ impl MigrationTrait for LeaseTableMigration {
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         let sql = format!("DROP TABLE IF EXISTS {}", self.quoted(manager)?);
+        manager
+            .get_connection()
+            .execute_unprepared(&sql)
+            .await
+            .map(drop)
+    }
+}
+
+/// Creates a hi-lo counter (feature `hilo`): the sequence (PostgreSQL, MariaDB ≥ 10.3) or the
+/// counter table `idgen_hilo` and the counter's row (MySQL, older MariaDB, SQLite), with the
+/// statements `SeaOrmCounter::create` and idgen-sqlx use; idempotent. `down` drops the sequence
+/// or deletes the row. Migration name: `m20260101_000002_hilo_<counter>`.
+///
+/// ```
+/// # #[cfg(feature = "sqlite")]
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use idgen_seaorm::migration::HiLoCounterMigration;
+/// use sea_orm_migration::{MigrationName, MigrationTrait, MigratorTrait};
+///
+/// struct Migrator;
+/// impl MigratorTrait for Migrator {
+///     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+///         vec![Box::new(HiLoCounterMigration::new("orders", 1000).unwrap())]
+///     }
+/// }
+///
+/// let db = sea_orm::Database::connect("sqlite::memory:").await?;
+/// Migrator::up(&db, None).await?;
+/// let ids = idgen_seaorm::hilo::HiLo::builder(&db).counter("orders").block(1000).build().await?;
+/// assert_eq!(ids.next_id().await?, 1);
+/// assert!(HiLoCounterMigration::new("orders; --", 1000).is_err());
+/// # Ok(()) }
+/// # #[cfg(not(feature = "sqlite"))]
+/// # fn main() {}
+/// ```
+#[cfg(feature = "hilo")]
+#[derive(Clone, Debug)]
+pub struct HiLoCounterMigration {
+    counter: String,
+    block: u64,
+    name: String,
+}
+
+#[cfg(feature = "hilo")]
+impl HiLoCounterMigration {
+    /// The migration of counter `counter` with increment (block size) `block`.
+    ///
+    /// ```
+    /// use sea_orm_migration::MigrationName;
+    /// let m = idgen_seaorm::migration::HiLoCounterMigration::new("hilo", 1000)?;
+    /// assert_eq!(m.name(), "m20260101_000002_hilo_hilo");
+    /// # Ok::<(), idgen_seaorm::Error>(())
+    /// ```
+    pub fn new(counter: &str, block: u64) -> Result<Self, Error> {
+        crate::hilo::validate(counter)?;
+        Ok(HiLoCounterMigration {
+            counter: counter.to_owned(),
+            block,
+            name: format!("m20260101_000002_hilo_{counter}"),
+        })
+    }
+
+    async fn kind(manager: &SchemaManager<'_>) -> Result<Kind, DbErr> {
+        Ok(match manager.get_database_backend() {
+            sea_orm::DbBackend::Postgres => Kind::PgSequence,
+            sea_orm::DbBackend::MySql => {
+                let row = manager
+                    .get_connection()
+                    .query_one_raw(sea_orm::Statement::from_string(
+                        sea_orm::DbBackend::MySql,
+                        "SELECT VERSION()",
+                    ))
+                    .await?
+                    .ok_or_else(|| DbErr::Migration("SELECT VERSION() returned no row".into()))?;
+                let version: String = row.try_get_by_index(0)?;
+                if mariadb_with_sequences(&version) {
+                    Kind::MariaDbSequence
+                } else {
+                    Kind::MySqlTable
+                }
+            }
+            _ => Kind::SqliteTable,
+        })
+    }
+}
+
+#[cfg(feature = "hilo")]
+impl MigrationName for HiLoCounterMigration {
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+#[cfg(feature = "hilo")]
+#[sea_orm_migration::async_trait::async_trait]
+impl MigrationTrait for HiLoCounterMigration {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let kind = Self::kind(manager).await?;
+        let table = crate::hilo::DEFAULT_TABLE;
+        for sql in counter_statements(kind, &self.counter, table, self.block) {
+            manager.get_connection().execute_unprepared(&sql).await?;
+        }
+        Ok(())
+    }
+
+    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let counter = &self.counter;
+        let table = crate::hilo::DEFAULT_TABLE;
+        let sql = match Self::kind(manager).await? {
+            Kind::PgSequence | Kind::MariaDbSequence => {
+                format!("DROP SEQUENCE IF EXISTS {counter}")
+            }
+            Kind::MySqlTable | Kind::SqliteTable => {
+                format!("DELETE FROM {table} WHERE name = '{counter}'")
+            }
+        };
         manager
             .get_connection()
             .execute_unprepared(&sql)

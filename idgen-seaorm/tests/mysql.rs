@@ -15,3 +15,5 @@ async fn connect() -> (idgen_testkit::TestDb<sqlx::MySql>, DatabaseConnection) {
 scenarios!(connect);
 #[cfg(feature = "lease")]
 lease_scenarios!(connect);
+#[cfg(feature = "hilo")]
+hilo_scenarios!(connect);

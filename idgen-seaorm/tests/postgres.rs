@@ -17,6 +17,8 @@ async fn connect() -> (idgen_testkit::TestDb<sqlx::Postgres>, DatabaseConnection
 scenarios!(connect);
 #[cfg(feature = "lease")]
 lease_scenarios!(connect);
+#[cfg(feature = "hilo")]
+hilo_scenarios!(connect);
 
 #[tokio::test]
 async fn eq_any_binds_an_int8_array() {

@@ -13,3 +13,5 @@ async fn connect() -> (idgen_testkit::TestDb<sqlx::Sqlite>, DatabaseConnection) 
 scenarios!(connect);
 #[cfg(feature = "lease")]
 lease_scenarios!(connect);
+#[cfg(feature = "hilo")]
+hilo_scenarios!(connect);

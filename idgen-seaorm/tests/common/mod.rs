@@ -4,6 +4,8 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod entities;
+#[cfg(feature = "hilo")]
+pub mod hilo;
 #[cfg(feature = "lease")]
 pub mod lease;
 
