@@ -1,5 +1,10 @@
 //! The counter's own one-connection sqlx pool, and the statements of each database (those of
 //! idgen-sqlx's hi-lo sources).
+// Without a database feature no `Dedicated` can exist, and its methods are unreachable.
+#![cfg_attr(
+    not(any(feature = "postgres", feature = "mysql", feature = "sqlite")),
+    allow(unreachable_code, unused_variables, dead_code)
+)]
 
 #[cfg(feature = "mysql")]
 use std::sync::{Arc, OnceLock};
@@ -12,7 +17,12 @@ use sea_orm::{DatabaseConnection, DbBackend};
 use crate::Error;
 use crate::hilo::Increment;
 
-/// Which counter a name means on this database.
+/// Which counter a name means on this database (each variant is made only with its database's
+/// feature, or by the migrations).
+#[cfg_attr(
+    not(all(feature = "postgres", feature = "mysql", feature = "sqlite")),
+    allow(dead_code)
+)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
     PgSequence,
@@ -30,6 +40,9 @@ pub(crate) enum Dedicated {
     MySql(sqlx::MySqlPool, Arc<OnceLock<Kind>>),
     #[cfg(feature = "sqlite")]
     Sqlite(sqlx::SqlitePool),
+    /// Never made: keeps the enum inhabited-looking when no database feature is on.
+    #[allow(dead_code)]
+    Unavailable(std::convert::Infallible),
 }
 
 /// A lazily connected one-connection pool with `pool`'s connect options.
@@ -74,6 +87,7 @@ fn positive_step(counter: &str, step: i64) -> Result<u64, Error> {
 }
 
 /// MariaDB 10.3 and newer have sequences.
+#[cfg_attr(not(any(feature = "mysql", feature = "migration")), allow(dead_code))]
 pub(crate) fn mariadb_with_sequences(version: &str) -> bool {
     if !version.contains("MariaDB") {
         return false;
@@ -90,6 +104,7 @@ pub(crate) fn mariadb_with_sequences(version: &str) -> bool {
 impl Dedicated {
     /// The counter pool for `db`, or why `db` cannot have one.
     pub(crate) fn of(db: &DatabaseConnection) -> Result<Dedicated, Error> {
+        #[allow(unused_imports)]
         use sea_orm::DatabaseConnectionType as Type;
         match &db.inner {
             #[cfg(feature = "postgres")]
@@ -120,6 +135,7 @@ impl Dedicated {
             Dedicated::MySql(..) => DbBackend::MySql,
             #[cfg(feature = "sqlite")]
             Dedicated::Sqlite(_) => DbBackend::Sqlite,
+            Dedicated::Unavailable(never) => match never {},
         }
     }
 
@@ -147,19 +163,21 @@ impl Dedicated {
             }
             #[cfg(feature = "sqlite")]
             Dedicated::Sqlite(_) => Ok(Kind::SqliteTable),
+            Dedicated::Unavailable(never) => match *never {},
         }
     }
 
     /// Runs one DDL statement.
     pub(crate) async fn execute(&self, counter: &str, sql: &str) -> Result<(), Error> {
         let sql = AssertSqlSafe(sql.to_owned());
-        let done = match self {
+        let done: Result<(), sqlx::Error> = match self {
             #[cfg(feature = "postgres")]
             Dedicated::Postgres(pool) => sqlx::raw_sql(sql).execute(pool).await.map(drop),
             #[cfg(feature = "mysql")]
             Dedicated::MySql(pool, _) => sqlx::raw_sql(sql).execute(pool).await.map(drop),
             #[cfg(feature = "sqlite")]
             Dedicated::Sqlite(pool) => sqlx::raw_sql(sql).execute(pool).await.map(drop),
+            Dedicated::Unavailable(never) => match *never {},
         };
         done.map_err(|e| database_error(counter, e))
     }
@@ -241,6 +259,7 @@ impl Dedicated {
                     .map_err(|e| database_error(counter, e))?
                     .ok_or_else(missing_row)
             }
+            Dedicated::Unavailable(never) => match *never {},
         }
     }
 
@@ -318,6 +337,7 @@ impl Dedicated {
                     Err(e) => Err(database_error(counter, e)),
                 }
             }
+            Dedicated::Unavailable(never) => match *never {},
         }
     }
 }

@@ -59,7 +59,9 @@ pub use idgen_core::hilo::*;
 
 use crate::Error;
 use backend::Dedicated;
-pub(crate) use backend::{Kind, mariadb_with_sequences};
+pub(crate) use backend::Kind;
+#[cfg(feature = "migration")]
+pub(crate) use backend::mariadb_with_sequences;
 
 /// The counter table's default name (MySQL without sequences, SQLite).
 pub const DEFAULT_TABLE: &str = "idgen_hilo";
