@@ -3,7 +3,7 @@
 /// Implements `ActiveModelBehavior` for the `ActiveModel` in scope so that the named fields get
 /// fresh IDs ([`GeneratedId`](crate::GeneratedId)) on insert: [`preset`](crate::preset()) in `new()`
 /// (so `Entity::insert` and `insert_many` of ActiveModels built with `new()`/`Default` carry
-/// them) and [`fill`](crate::fill()) in `before_save` (for any field still `NotSet` on the
+/// them) and [`fill_async`](crate::fill_async()) in `before_save` (for any field still `NotSet` on the
 /// `am.insert(db)` / `am.save(db)` path, with the error if no ID can be made).
 ///
 /// Write it in the entity module instead of `impl ActiveModelBehavior for ActiveModel {}`. If the
@@ -64,7 +64,7 @@ macro_rules! fill_ids_on_insert {
                 C: $crate::__private::sea_orm::ConnectionTrait,
             {
                 if insert {
-                    $($crate::fill(&mut self.$field)?;)+
+                    $($crate::fill_async(&mut self.$field).await?;)+
                 }
                 Ok(self)
             }

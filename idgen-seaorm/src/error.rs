@@ -29,6 +29,21 @@ pub enum Error {
         node: u64,
     },
 
+    /// An `i64` ID was asked of the process-wide hi-lo before [`set_hilo`](crate::set_hilo).
+    #[error(
+        "no process-wide HiLo: call idgen_seaorm::set_hilo(..) once at start-up before inserting rows with hi-lo IDs"
+    )]
+    NoHiLo,
+
+    /// [`set_hilo`](crate::set_hilo) was called a second time.
+    #[error("the process-wide HiLo is already set; it is set once per process")]
+    HiLoAlreadySet,
+
+    /// No hi-lo ID was in memory for a caller that cannot wait (`ActiveModelBehavior::new()`);
+    /// `before_save` waits for one instead.
+    #[error("no hi-lo ID is buffered right now (the next block is being fetched)")]
+    HiLoBufferEmpty,
+
     /// A hi-lo counter or table name that cannot be written into SQL.
     #[error("hi-lo counter name {name:?} is invalid: {reason}")]
     InvalidCounterName {

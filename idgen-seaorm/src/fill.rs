@@ -69,7 +69,7 @@ pub fn next_id() -> Result<SnowflakeId, Error> {
 ///
 /// Implemented for [`SnowflakeId`] (from the process-wide generator, [`next_id`]) and for
 /// [`PublicId`] (128 random bits from the operating system, [`PublicId::try_new`]).
-pub trait GeneratedId: Into<Value> + Sized {
+pub trait GeneratedId: Into<Value> + Sized + Send {
     /// A fresh ID.
     ///
     /// ```
@@ -81,11 +81,42 @@ pub trait GeneratedId: Into<Value> + Sized {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     fn generate() -> Result<Self, Error>;
+
+    /// A fresh ID, waiting for one if the source needs to (hi-lo refilling its blocks); the
+    /// others answer at once.
+    ///
+    /// ```
+    /// use idgen_seaorm::{GeneratedId, PublicId};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let id = PublicId::<()>::generate_async().await?;
+    /// assert_eq!(id.uuid().get_version_num(), 4);
+    /// # Ok::<(), idgen_seaorm::Error>(()) }).unwrap();
+    /// ```
+    fn generate_async() -> impl std::future::Future<Output = Result<Self, Error>> + Send {
+        std::future::ready(Self::generate())
+    }
 }
 
 impl GeneratedId for SnowflakeId {
     fn generate() -> Result<Self, Error> {
         next_id()
+    }
+}
+
+/// From the process-wide [`HiLo`](idgen_core::hilo::HiLo) set by
+/// [`set_hilo`](crate::set_hilo): without waiting in `generate` (an error if no ID is buffered),
+/// waiting for a block in `generate_async`.
+#[cfg(feature = "hilo")]
+impl GeneratedId for i64 {
+    fn generate() -> Result<Self, Error> {
+        crate::fill_hilo::hilo()?
+            .try_next_id()?
+            .ok_or(Error::HiLoBufferEmpty)
+    }
+
+    async fn generate_async() -> Result<Self, Error> {
+        Ok(crate::fill_hilo::hilo()?.next_id().await?)
     }
 }
 
@@ -137,6 +168,26 @@ pub fn preset<T: GeneratedId>() -> ActiveValue<T> {
 pub fn fill<T: GeneratedId>(value: &mut ActiveValue<T>) -> Result<(), Error> {
     if value.is_not_set() {
         *value = ActiveValue::Set(T::generate()?);
+    }
+    Ok(())
+}
+
+/// [`fill`], waiting for an ID if the source needs to ([`GeneratedId::generate_async`]): what
+/// [`fill_ids_on_insert!`](crate::fill_ids_on_insert) calls in `before_save`.
+///
+/// ```
+/// use idgen_seaorm::PublicId;
+/// use sea_orm::ActiveValue;
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let mut id = ActiveValue::<PublicId>::NotSet;
+/// idgen_seaorm::fill_async(&mut id).await?;
+/// assert!(id.is_set());
+/// # Ok::<(), idgen_seaorm::Error>(()) }).unwrap();
+/// ```
+pub async fn fill_async<T: GeneratedId>(value: &mut ActiveValue<T>) -> Result<(), Error> {
+    if value.is_not_set() {
+        *value = ActiveValue::Set(T::generate_async().await?);
     }
     Ok(())
 }

@@ -38,12 +38,14 @@
 //!
 //! Set a process-wide generator once with [`set_generator`] and write
 //! [`fill_ids_on_insert!`]`(id, public_id)` in the entity module (any fields of [`GeneratedId`]
-//! types: `SnowflakeId` from the generator, `PublicId` from the OS random source). sea-orm has two insert paths, and a generated ID must reach both;
-//! the macro writes both hooks:
+//! types: `SnowflakeId` from the generator, `PublicId` from the OS random source, and with
+//! feature `hilo` an `i64` from the process-wide [`HiLo`] of [`set_hilo`]).
+//! sea-orm has two insert paths, and a generated ID must reach both; the macro writes both
+//! hooks:
 //!
 //! | how the row is inserted | filled by |
 //! |---|---|
-//! | `am.insert(db)`, `am.save(db)` (the ActiveModel path; runs `before_save`) | [`fill()`] in `before_save`, or [`preset()`] in `new()` |
+//! | `am.insert(db)`, `am.save(db)` (the ActiveModel path; runs `before_save`) | [`fill_async()`] in `before_save`, or [`preset()`] in `new()` |
 //! | `Entity::insert(am).exec(db)`, `Entity::insert_many(ams)` (bypass `before_save`) | [`preset()`] in `new()`, only |
 //!
 //! `ActiveModel::new()`, `ActiveModel::default()` and `ActiveModel { .., ..Default::default() }`
@@ -53,7 +55,9 @@
 //! `Entity::insert`/`insert_many`. PostgreSQL and MariaDB/MySQL then reject the row (no value
 //! for the primary key); **SQLite accepts it**, because sea-orm creates a `BigInteger` primary
 //! key as `integer PRIMARY KEY`, a rowid alias, and SQLite assigns the largest ID + 1 itself.
-//! `Model::into_active_model()` keeps the model's own ID.
+//! `Model::into_active_model()` keeps the model's own ID. A hi-lo `i64` is taken in `new()`
+//! only if one is in memory (the engine refills ahead of need); for large `insert_many` batches
+//! take a contiguous range with `HiLo::reserve(n)` and set the IDs yourself.
 //!
 //! ```
 //! # #[cfg(feature = "sqlite")]
@@ -122,6 +126,8 @@ mod behavior;
 mod error;
 mod fill;
 #[cfg(feature = "hilo")]
+mod fill_hilo;
+#[cfg(feature = "hilo")]
 #[cfg_attr(docsrs, doc(cfg(feature = "hilo")))]
 pub mod hilo;
 #[cfg(feature = "lease")]
@@ -132,7 +138,9 @@ pub mod lease;
 pub mod migration;
 
 pub use error::Error;
-pub use fill::{GeneratedId, fill, next_id, preset, set_generator};
+pub use fill::{GeneratedId, fill, fill_async, next_id, preset, set_generator};
+#[cfg(feature = "hilo")]
+pub use fill_hilo::{fill_from_hilo, set_hilo};
 /// `idgen_core::Error` (the errors of generators, layouts and leases), named apart from this
 /// crate's own [`Error`].
 pub use idgen_core::Error as CoreError;

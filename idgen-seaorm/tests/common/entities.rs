@@ -93,3 +93,21 @@ pub mod token {
 
     idgen_seaorm::fill_ids_on_insert!(id);
 }
+
+/// A table whose `i64` primary key comes from the process-wide hi-lo.
+pub mod event {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "events")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: i64,
+        pub kind: String,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    idgen_seaorm::fill_ids_on_insert!(id);
+}

@@ -119,6 +119,12 @@ macro_rules! hilo_scenarios {
         }
 
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn hilo_ids_filled_on_insert() {
+            let (_keep, db) = $connect().await;
+            common::hilo::hilo_ids_filled_on_insert(&db).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn hilo_processes_never_share_an_id() {
             let (keep, db) = $connect().await;
             idgen_seaorm::hilo::SeaOrmCounter::new(&db, "hilo")
@@ -188,4 +194,58 @@ pub async fn migrations_create_what_the_stores_use(db: &DatabaseConnection) {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("does not exist"), "{err}");
+}
+
+/// `i64` IDs from the process-wide hi-lo, filled on both insert paths.
+pub async fn hilo_ids_filled_on_insert(db: &DatabaseConnection) {
+    use super::entities::event;
+    use sea_orm::{
+        ActiveModelTrait, ActiveValue::NotSet, ActiveValue::Set, ConnectionTrait, EntityTrait,
+        QueryOrder, Schema,
+    };
+
+    let schema = Schema::new(db.get_database_backend());
+    db.execute(&schema.create_table_from_entity(event::Entity))
+        .await
+        .unwrap();
+    SeaOrmCounter::new(db, "hilo")
+        .unwrap()
+        .create(BLOCK)
+        .await
+        .unwrap();
+    idgen_seaorm::set_hilo(HiLo::new(db, BLOCK).await.unwrap()).unwrap();
+
+    // new() took an ID from the buffered block.
+    let am = event::ActiveModel {
+        kind: Set("a".into()),
+        ..Default::default()
+    };
+    assert_eq!(am.id, Set(1));
+    let a = am.insert(db).await.unwrap();
+    // before_save waits for one when the field is NotSet.
+    let b = event::ActiveModel {
+        id: NotSet,
+        kind: Set("b".into()),
+    }
+    .insert(db)
+    .await
+    .unwrap();
+    assert_eq!((a.id, b.id), (1, 2));
+    // Entity::insert_many of ActiveModels built with Default.
+    let many: Vec<event::ActiveModel> = (0..50)
+        .map(|_| event::ActiveModel {
+            kind: Set("many".into()),
+            ..Default::default()
+        })
+        .collect();
+    event::Entity::insert_many(many).exec(db).await.unwrap();
+    let ids: Vec<i64> = event::Entity::find()
+        .order_by_asc(event::Column::Id)
+        .all(db)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
+    assert_eq!(ids, (1..=52).collect::<Vec<i64>>());
 }
