@@ -14,6 +14,6 @@ async fn connect() -> (idgen_testkit::TestDb<sqlx::MySql>, DatabaseConnection) {
 
 scenarios!(connect);
 #[cfg(feature = "lease")]
-lease_scenarios!(connect);
+lease_scenarios!(connect, sqlx::MySqlPool);
 #[cfg(feature = "hilo")]
 hilo_scenarios!(connect);

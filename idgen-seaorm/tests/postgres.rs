@@ -16,7 +16,7 @@ async fn connect() -> (idgen_testkit::TestDb<sqlx::Postgres>, DatabaseConnection
 
 scenarios!(connect);
 #[cfg(feature = "lease")]
-lease_scenarios!(connect);
+lease_scenarios!(connect, sqlx::PgPool);
 #[cfg(feature = "hilo")]
 hilo_scenarios!(connect);
 

@@ -12,6 +12,6 @@ async fn connect() -> (idgen_testkit::TestDb<sqlx::Sqlite>, DatabaseConnection) 
 
 scenarios!(connect);
 #[cfg(feature = "lease")]
-lease_scenarios!(connect);
+lease_scenarios!(connect, sqlx::SqlitePool);
 #[cfg(feature = "hilo")]
 hilo_scenarios!(connect);

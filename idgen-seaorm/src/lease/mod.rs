@@ -69,6 +69,9 @@ pub const DEFAULT_TABLE: &str = "idgen_worker_lease";
 /// Rows of a namespace are created in chunks of this many node IDs, as they are needed.
 const CHUNK: u64 = 1024;
 
+/// Attempts of a claim that found expired rows, all locked by other sessions for the moment.
+const LOCKED_ROUNDS: u64 = 100;
+
 /// Attempts of one step that failed on a deadlock, lock time-out or busy database.
 const TRANSIENT_ATTEMPTS: u32 = 8;
 
@@ -267,21 +270,33 @@ impl SeaOrmLeaseStore {
 
     async fn claim_once(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, DbErr> {
         let table = self.quoted_table()?;
-        // Each round either claims, finds the node space full, or creates missing rows.
-        let rounds = req.capacity.div_ceil(CHUNK) + 2;
+        // Each round claims, finds the node space full, creates missing rows, or waits for rows
+        // that were locked for a moment (by another claim's scan, or on MySQL by a concurrent
+        // insert of the same rows) and so were skipped.
+        let rounds = req.capacity.div_ceil(CHUNK) + 2 + LOCKED_ROUNDS;
+        let mut locked_rounds = 0;
         for _ in 0..rounds {
             // Rows are never deleted, so every row counted here is seen by the claim after it.
             let next = sql::next_missing(&self.db, table, req.namespace, req.capacity).await?;
             if let Some(claim) = sql::take_expired(&self.db, table, req).await? {
                 return Ok(Some(claim));
             }
-            if next >= req.capacity {
+            if next < req.capacity {
+                let end = req.capacity.min(next + CHUNK);
+                sql::insert_rows(&self.db, table, req.namespace, next..end).await?;
+                continue;
+            }
+            // Every row exists and none could be locked: full, unless some were only locked.
+            let expired = sql::count_expired(&self.db, table, req.namespace, req.capacity).await?;
+            if expired == 0 {
                 return Ok(None);
             }
-            let end = req.capacity.min(next + CHUNK);
-            sql::insert_rows(&self.db, table, req.namespace, next..end).await?;
+            locked_rounds += 1;
+            tokio::time::sleep(Duration::from_millis(5 * locked_rounds.min(20))).await;
         }
-        Ok(None)
+        Err(DbErr::Custom(format!(
+            "expired rows stayed locked by other sessions through {LOCKED_ROUNDS} attempts"
+        )))
     }
 
     /// Runs `step` again (after a short pause) while it fails with a transient error.

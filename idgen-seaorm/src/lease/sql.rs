@@ -226,6 +226,35 @@ pub(crate) async fn next_missing(
     node_u64(next)
 }
 
+/// How many rows below the capacity have expired (some may be locked by other sessions).
+pub(crate) async fn count_expired(
+    db: &DatabaseConnection,
+    table: &str,
+    namespace: &str,
+    capacity: u64,
+) -> Result<i64, DbErr> {
+    let backend = db.get_database_backend();
+    let sql = match backend {
+        DbBackend::Postgres => format!(
+            "SELECT COUNT(*) FROM {table} \
+             WHERE namespace = $1 AND node < $2 AND expires_at <= now()"
+        ),
+        DbBackend::MySql => format!(
+            "SELECT COUNT(*) FROM {table} \
+             WHERE namespace = ? AND node < ? AND expires_at <= {MY_NOW}"
+        ),
+        _ => format!(
+            "SELECT COUNT(*) FROM {table} \
+             WHERE namespace = ?1 AND node < ?2 AND expires_at <= {LITE_NOW_MS}"
+        ),
+    };
+    let values = vec![text(namespace), int(node_i64(capacity))];
+    db.query_one_raw(stmt(backend, sql, values))
+        .await?
+        .ok_or_else(|| DbErr::Custom("COUNT(*) returned no row".to_owned()))?
+        .try_get_by_index(0)
+}
+
 /// Creates the rows `nodes` of `namespace` (unclaimed, expired), keeping existing ones.
 pub(crate) async fn insert_rows(
     db: &DatabaseConnection,

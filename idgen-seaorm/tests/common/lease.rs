@@ -12,8 +12,6 @@ use idgen_seaorm::lease::{
 };
 use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, Statement};
 
-/// OS processes that lease at once.
-pub const PROCESSES: usize = 4;
 /// Leases each process holds at once.
 pub const LEASES_PER_PROCESS: usize = 8;
 /// The environment variables that make the test binary a lease-holding child.
@@ -158,11 +156,11 @@ pub async fn missing_table_is_named(db: &DatabaseConnection) {
     assert!(text.contains("create_lease_table"), "{text}");
 }
 
-/// `PROCESSES` child processes (this test binary, running `child_test`) each hold
+/// Child processes (this test binary, running each of `child_tests`) each hold
 /// `LEASES_PER_PROCESS` leases at once from the database at `url`: all node IDs differ.
-pub fn processes_never_share_a_node(url: &str, child_test: &str) {
+pub fn processes_never_share_a_node(url: &str, child_tests: &[&str]) {
     let mut children = Vec::new();
-    for _ in 0..PROCESSES {
+    for child_test in child_tests {
         let child = Command::new(std::env::current_exe().unwrap())
             .args(["--exact", child_test, "--include-ignored", "--nocapture"])
             .env(CHILD_URL, url)
@@ -200,20 +198,27 @@ pub fn processes_never_share_a_node(url: &str, child_test: &str) {
         assert!(child.wait().unwrap().success(), "a child process failed");
     }
     let distinct: HashSet<u64> = all.iter().copied().collect();
-    assert_eq!(distinct.len(), PROCESSES * LEASES_PER_PROCESS, "{all:?}");
+    assert_eq!(
+        distinct.len(),
+        child_tests.len() * LEASES_PER_PROCESS,
+        "{all:?}"
+    );
 }
 
-/// The child side: holds `LEASES_PER_PROCESS` leases, prints them, and keeps them until its
-/// stdin closes.
-pub async fn hold_leases_as_child(
-    connect_and_prepare: impl AsyncFnOnce(&str) -> DatabaseConnection,
-) {
+/// The child side: holds `LEASES_PER_PROCESS` leases taken through sea-orm, prints them, and
+/// keeps them until its stdin closes.
+pub async fn hold_leases_as_child() {
     let url = std::env::var(CHILD_URL).expect("run by processes_never_share_a_node");
-    let db = connect_and_prepare(&url).await;
+    let db = sea_orm::Database::connect(&url).await.unwrap();
     let mut leases = Vec::new();
     for _ in 0..LEASES_PER_PROCESS {
         leases.push(WorkerLease::acquire(&db, &Layout::TWITTER).await.unwrap());
     }
+    report_and_hold(&leases).await;
+}
+
+/// Prints the leases' node IDs, then keeps them until stdin closes.
+pub async fn report_and_hold(leases: &[WorkerLease]) {
     let nodes: Vec<String> = leases.iter().map(|l| l.node().to_string()).collect();
     println!("{NODES_PREFIX} {}", nodes.join(" "));
     tokio::task::spawn_blocking(|| {
@@ -222,13 +227,12 @@ pub async fn hold_leases_as_child(
     })
     .await
     .unwrap();
-    drop(leases);
 }
 
 /// The lease tests on the database `$connect` opens; `$url` gives its URL.
 #[macro_export]
 macro_rules! lease_scenarios {
-    ($connect:ident) => {
+    ($connect:ident, $pool:ty) => {
         #[tokio::test]
         async fn lease_store_claims_renews_and_releases() {
             let (_keep, db) = $connect().await;
@@ -247,25 +251,47 @@ macro_rules! lease_scenarios {
             common::lease::missing_table_is_named(&db).await;
         }
 
+        /// Two sea-orm processes and two sqlx (idgen-sqlx) processes lease from one table.
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn lease_processes_never_share_a_node() {
+        async fn lease_seaorm_and_sqlx_processes_never_share_a_node() {
             let (keep, db) = $connect().await;
             idgen_seaorm::lease::create_lease_table(&db).await.unwrap();
             let url = keep.url().to_owned();
             tokio::task::spawn_blocking(move || {
-                common::lease::processes_never_share_a_node(&url, "lease_child_process")
+                common::lease::processes_never_share_a_node(
+                    &url,
+                    &[
+                        "lease_child_process",
+                        "lease_child_process_sqlx",
+                        "lease_child_process",
+                        "lease_child_process_sqlx",
+                    ],
+                )
             })
             .await
             .unwrap();
         }
 
         #[tokio::test]
-        #[ignore = "a child process of lease_processes_never_share_a_node"]
+        #[ignore = "a child process of lease_seaorm_and_sqlx_processes_never_share_a_node"]
         async fn lease_child_process() {
-            common::lease::hold_leases_as_child(async |url: &str| {
-                sea_orm::Database::connect(url).await.unwrap()
-            })
-            .await;
+            common::lease::hold_leases_as_child().await;
+        }
+
+        #[tokio::test]
+        #[ignore = "a child process of lease_seaorm_and_sqlx_processes_never_share_a_node"]
+        async fn lease_child_process_sqlx() {
+            let url = std::env::var(common::lease::CHILD_URL).unwrap();
+            let pool = <$pool>::connect(&url).await.unwrap();
+            let mut leases = Vec::new();
+            for _ in 0..common::lease::LEASES_PER_PROCESS {
+                let lease =
+                    idgen_sqlx::lease::WorkerLease::acquire(&pool, &idgen_seaorm::Layout::TWITTER)
+                        .await
+                        .unwrap();
+                leases.push(lease);
+            }
+            common::lease::report_and_hold(&leases).await;
         }
     };
 }
