@@ -16,4 +16,4 @@ scenarios!(connect);
 #[cfg(feature = "lease")]
 lease_scenarios!(connect, sqlx::MySqlPool);
 #[cfg(feature = "hilo")]
-hilo_scenarios!(connect);
+hilo_scenarios!(connect, sqlx::MySqlPool);

@@ -18,7 +18,7 @@ scenarios!(connect);
 #[cfg(feature = "lease")]
 lease_scenarios!(connect, sqlx::PgPool);
 #[cfg(feature = "hilo")]
-hilo_scenarios!(connect);
+hilo_scenarios!(connect, sqlx::PgPool);
 
 #[tokio::test]
 async fn eq_any_binds_an_int8_array() {

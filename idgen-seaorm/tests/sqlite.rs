@@ -14,4 +14,4 @@ scenarios!(connect);
 #[cfg(feature = "lease")]
 lease_scenarios!(connect, sqlx::SqlitePool);
 #[cfg(feature = "hilo")]
-hilo_scenarios!(connect);
+hilo_scenarios!(connect, sqlx::SqlitePool);

@@ -17,11 +17,13 @@ pub const BLOCK: u64 = 1000;
 pub const CHILD_URL: &str = "IDGEN_SEAORM_HILO_CHILD_URL";
 const IDS_PREFIX: &str = "IDGEN_CHILD_IDS";
 
-/// `PROCESSES` children (this test binary running `child_test`) each take `IDS_PER_PROCESS`
-/// IDs from the counter `hilo` of the database at `url`: all distinct.
-pub fn processes_never_share_an_id(url: &str, child_test: &str) {
-    let children: Vec<_> = (0..PROCESSES)
-        .map(|_| {
+/// Children (this test binary running each of `child_tests`) each take `IDS_PER_PROCESS` IDs
+/// from the counter `hilo` of the database at `url`: all distinct.
+pub fn processes_never_share_an_id(url: &str, child_tests: &[&str]) {
+    assert_eq!(child_tests.len(), PROCESSES);
+    let children: Vec<_> = child_tests
+        .iter()
+        .map(|child_test| {
             Command::new(std::env::current_exe().unwrap())
                 .args(["--exact", child_test, "--include-ignored", "--nocapture"])
                 .env(CHILD_URL, url)
@@ -59,11 +61,15 @@ pub fn processes_never_share_an_id(url: &str, child_test: &str) {
     assert_eq!(all.len(), PROCESSES * IDS_PER_PROCESS);
 }
 
-/// The child side: takes `IDS_PER_PROCESS` IDs and prints them.
+/// The child side: takes `IDS_PER_PROCESS` IDs through sea-orm and prints them.
 pub async fn take_ids_as_child() {
     let url = std::env::var(CHILD_URL).expect("run by processes_never_share_an_id");
     let db = sea_orm::Database::connect(&url).await.unwrap();
-    let ids = HiLo::new(&db, BLOCK).await.unwrap();
+    take_and_print(HiLo::new(&db, BLOCK).await.unwrap()).await;
+}
+
+/// Takes `IDS_PER_PROCESS` IDs from `ids` and prints them.
+pub async fn take_and_print(ids: HiLo) {
     let mut taken = Vec::with_capacity(IDS_PER_PROCESS);
     for _ in 0..IDS_PER_PROCESS {
         taken.push(ids.next_id().await.unwrap().to_string());
@@ -111,7 +117,7 @@ pub async fn wrong_increment_is_refused(db: &DatabaseConnection) {
 /// The hi-lo tests on the database `$connect` opens.
 #[macro_export]
 macro_rules! hilo_scenarios {
-    ($connect:ident) => {
+    ($connect:ident, $pool:ty) => {
         #[tokio::test]
         async fn hilo_wrong_increment_is_refused() {
             let (_keep, db) = $connect().await;
@@ -124,8 +130,9 @@ macro_rules! hilo_scenarios {
             common::hilo::hilo_ids_filled_on_insert(&db).await;
         }
 
+        /// Two sea-orm and two sqlx (idgen-sqlx) processes share one counter.
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn hilo_processes_never_share_an_id() {
+        async fn hilo_seaorm_and_sqlx_processes_never_share_an_id() {
             let (keep, db) = $connect().await;
             idgen_seaorm::hilo::SeaOrmCounter::new(&db, "hilo")
                 .unwrap()
@@ -134,7 +141,15 @@ macro_rules! hilo_scenarios {
                 .unwrap();
             let url = keep.url().to_owned();
             tokio::task::spawn_blocking(move || {
-                common::hilo::processes_never_share_an_id(&url, "hilo_child_process")
+                common::hilo::processes_never_share_an_id(
+                    &url,
+                    &[
+                        "hilo_child_process",
+                        "hilo_child_process_sqlx",
+                        "hilo_child_process",
+                        "hilo_child_process_sqlx",
+                    ],
+                )
             })
             .await
             .unwrap();
@@ -148,9 +163,20 @@ macro_rules! hilo_scenarios {
         }
 
         #[tokio::test]
-        #[ignore = "a child process of hilo_processes_never_share_an_id"]
+        #[ignore = "a child process of hilo_seaorm_and_sqlx_processes_never_share_an_id"]
         async fn hilo_child_process() {
             common::hilo::take_ids_as_child().await;
+        }
+
+        #[tokio::test]
+        #[ignore = "a child process of hilo_seaorm_and_sqlx_processes_never_share_an_id"]
+        async fn hilo_child_process_sqlx() {
+            let url = std::env::var(common::hilo::CHILD_URL).unwrap();
+            let pool = <$pool>::connect(&url).await.unwrap();
+            let ids = idgen_sqlx::hilo::HiLo::new(&pool, common::hilo::BLOCK)
+                .await
+                .unwrap();
+            common::hilo::take_and_print(ids).await;
         }
     };
 }
