@@ -15,7 +15,11 @@
 //! | `mysql`    | sea-orm's `sqlx-mysql` and `runtime-tokio`                                |
 //! | `sqlite`   | sea-orm's `sqlx-sqlite` and `runtime-tokio` (bundled SQLite)              |
 //!
-//! Without a feature no driver or runtime is chosen; your own sea-orm features decide.
+//! | `lease` (default) | [`lease`]: `WorkerLease::acquire(&db, &layout)` on idgen-sqlx's lease table |
+//! | `hilo` (default) | [`hilo`]: `HiLo::new(&db, block)` on idgen-sqlx's counters; [`set_hilo`] |
+//! | `migration` | [`migration`]: sea-orm-migration migrations for both (needs a database feature) |
+//!
+//! Without a database feature no driver or runtime is chosen; your own sea-orm features decide.
 //!
 //! ## `SnowflakeId` in an entity
 //!
