@@ -1,0 +1,45 @@
+//! idgen-seaorm on a real PostgreSQL server (through idgen-testkit).
+
+mod common;
+
+use common::entities::order;
+use idgen_seaorm::SnowflakeId;
+use sea_orm::{ColumnTrait, Database, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
+
+async fn connect() -> (idgen_testkit::TestDb<sqlx::Postgres>, DatabaseConnection) {
+    let db = idgen_testkit::postgres()
+        .await
+        .expect("a PostgreSQL database");
+    let conn = Database::connect(db.url()).await.expect("sea-orm connects");
+    (db, conn)
+}
+
+scenarios!(connect);
+#[cfg(feature = "lease")]
+lease_scenarios!(connect, sqlx::PgPool);
+#[cfg(feature = "hilo")]
+hilo_scenarios!(connect, sqlx::PgPool);
+
+#[tokio::test]
+async fn eq_any_binds_an_int8_array() {
+    let (_keep, db) = connect().await;
+    common::use_generator();
+    common::create_tables(&db).await;
+    let mut ids = Vec::new();
+    for seq in 0..5 {
+        let am = common::new_order(0, seq, None);
+        ids.push(am.id.clone().unwrap());
+        order::Entity::insert(am).exec(&db).await.unwrap();
+    }
+    let wanted: Vec<SnowflakeId> = vec![ids[1], ids[3]];
+    let found: Vec<SnowflakeId> = order::Entity::find()
+        .filter(order::Column::Id.eq_any(wanted.clone()))
+        .order_by_asc(order::Column::Id)
+        .all(&db)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(found, wanted);
+}
