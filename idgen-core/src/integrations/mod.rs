@@ -1,5 +1,7 @@
 //! Integrations with other crates, each behind its own feature.
 
+#[cfg(feature = "diesel")]
+mod diesel;
 #[cfg(feature = "serde")]
 pub(crate) mod serde;
 #[cfg(feature = "sqlx")]

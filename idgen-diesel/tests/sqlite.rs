@@ -1,0 +1,60 @@
+//! `SnowflakeId` as a diesel column type on SQLite (a file, through idgen-testkit).
+
+mod common;
+
+use diesel::dsl::sql;
+use diesel::prelude::*;
+use diesel::sql_types::BigInt;
+use idgen_diesel::SnowflakeId;
+
+const CREATE: &str =
+    "CREATE TABLE orders (id INTEGER PRIMARY KEY, parent INTEGER NULL, seq INTEGER NOT NULL)";
+
+async fn connection() -> (idgen_testkit::TestDb<sqlx::Sqlite>, SqliteConnection) {
+    let db = idgen_testkit::sqlite().await.expect("a SQLite database");
+    let mut conn = SqliteConnection::establish(db.name()).expect("a diesel connection");
+    diesel::sql_query(CREATE).execute(&mut conn).unwrap();
+    (db, conn)
+}
+
+#[tokio::test]
+async fn model_round_trips_ten_thousand_rows_with_filters_order_and_nulls() {
+    let (_db, mut conn) = connection().await;
+    check_model_round_trip!(&mut conn);
+}
+
+#[tokio::test]
+async fn negative_values_are_refused_by_name() {
+    let (_db, mut conn) = connection().await;
+    check_negative_is_refused!(&mut conn);
+}
+
+fn select(conn: &mut SqliteConnection, expr: &str) -> Result<SnowflakeId, String> {
+    diesel::select(sql::<BigInt>(expr))
+        .get_result::<SnowflakeId>(conn)
+        .map_err(|e| common::error_chain(&e))
+}
+
+#[tokio::test]
+async fn text_real_and_blob_values_are_checked_not_coerced() {
+    let (_db, mut conn) = connection().await;
+    let conn = &mut conn;
+    assert_eq!(select(conn, "'42'").unwrap().get(), 42);
+    assert_eq!(
+        select(conn, "9223372036854775807").unwrap(),
+        SnowflakeId::MAX
+    );
+    for (expr, needle) in [
+        ("'abc'", "\"abc\" is not a Snowflake ID"),
+        ("' 42'", "\" 42\" is not a Snowflake ID"),
+        (
+            "1.5",
+            "1.5 is not a Snowflake ID: the database returned a floating-point (REAL) value",
+        ),
+        ("x'0102'", "a 2-byte BLOB is not a Snowflake ID"),
+        ("-1", "-1 is not a Snowflake ID"),
+    ] {
+        let err = select(conn, expr).unwrap_err();
+        assert!(err.contains(needle), "{expr}: {err}");
+    }
+}
