@@ -81,3 +81,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use idgen_core::*;
+
+#[cfg(feature = "lease")]
+#[cfg_attr(docsrs, doc(cfg(feature = "lease")))]
+pub mod lease;
