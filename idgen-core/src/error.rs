@@ -143,6 +143,194 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    // ---- hi-lo (src/hilo/) ----
+    /// A [`HiLoBuilder`](crate::hilo::HiLoBuilder) option outside its allowed range.
+    #[error("hi-lo option {option} = {value} is invalid: {reason}")]
+    HiLoInvalidOption {
+        /// The option's name, e.g. `block`.
+        option: &'static str,
+        /// The rejected value, as text.
+        value: String,
+        /// The allowed range.
+        reason: &'static str,
+    },
+
+    /// The database advances the counter by a different step than the configured block size
+    /// (the Hibernate `allocationSize` / EF Core `UseHiLo` duplicate-ID bug). Refused at start-up.
+    #[error(
+        "hi-lo counter {counter} advances by {database} per call in the database, but the configured block size is {configured}; refusing to start (make them equal, or opt in to adopting the database's increment)"
+    )]
+    HiLoIncrementMismatch {
+        /// The counter's name.
+        counter: String,
+        /// The configured block size.
+        configured: u64,
+        /// The increment the database reported.
+        database: u64,
+    },
+
+    /// The counter returned a block at or below one this generator already holds (a restored
+    /// backup, a failover to a lagging replica). The generator fails closed: no further IDs.
+    #[error(
+        "hi-lo counter {counter} went backwards: it returned block start {start}, but IDs up to {highest} were already taken from it; refusing all further IDs"
+    )]
+    HiLoCounterWentBackwards {
+        /// The counter's name.
+        counter: String,
+        /// The block start the counter returned.
+        start: i64,
+        /// The highest ID of the blocks this generator had before.
+        highest: i64,
+    },
+
+    /// The counter returned a block that does not lie in `1..=i64::MAX`. Fails closed.
+    #[error(
+        "hi-lo counter {counter} returned block start {start} for a block of {len}: IDs must lie between 1 and 9223372036854775807 (i64::MAX); refusing all further IDs"
+    )]
+    HiLoBlockOutOfRange {
+        /// The counter's name.
+        counter: String,
+        /// The block start the counter returned.
+        start: i64,
+        /// The block length asked for.
+        len: u64,
+    },
+
+    /// No ID within the timeout: the buffer is empty and the counter has not answered.
+    #[error(
+        "no hi-lo ID from counter {counter} within {waited_ms} ms: the buffer is empty{}",
+        match .last_error { Some(e) => format!("; last error: {e}"), None => String::new() }
+    )]
+    HiLoUnavailable {
+        /// The counter's name.
+        counter: String,
+        /// How long the caller waited, in milliseconds.
+        waited_ms: u64,
+        /// The last error the counter returned, if any.
+        last_error: Option<Box<Error>>,
+    },
+
+    /// The counter (database) returned an error.
+    #[error("hi-lo counter {counter} failed: {source}")]
+    HiLoSource {
+        /// The counter's name.
+        counter: String,
+        /// The source's error.
+        source: std::sync::Arc<dyn std::error::Error + Send + Sync + 'static>,
+    },
+
+    /// `reserve(n)` asked for more IDs than one block from this counter can hold contiguously.
+    #[error(
+        "cannot reserve {requested} contiguous hi-lo IDs: the most this counter can give at once is {max}"
+    )]
+    HiLoReserveTooLarge {
+        /// The number of IDs asked for.
+        requested: u64,
+        /// The largest contiguous range available (the fixed increment, or the engine's limit).
+        max: u64,
+    },
+
+    /// A [`HiLo`](crate::hilo::HiLo) was started outside a tokio runtime.
+    #[error("hi-lo needs a tokio runtime to fetch blocks in the background: start it inside one")]
+    HiLoNoRuntime,
+    // ---- public IDs (`PublicId`, `IdCodec`) and UUIDv7 ----
+    /// A public ID's text has the wrong type prefix (or none, or one where none belongs).
+    #[error(
+        "{input:?} is not a public ID of this type: expected {}, found {}",
+        describe_expected(expected),
+        describe_found(found)
+    )]
+    PublicIdPrefix {
+        /// The rejected text (cut to 64 characters).
+        input: String,
+        /// The prefix the type requires (`""` for an untyped public ID).
+        expected: &'static str,
+        /// The text up to and including its last `_` (`""` when it has none; cut to 64 characters).
+        found: String,
+    },
+
+    /// A public ID's base32 part does not have exactly 26 characters.
+    #[error(
+        "{input:?} is not a public ID: its base32 part has {found} characters, a public ID has exactly 26"
+    )]
+    PublicIdLength {
+        /// The rejected text (cut to 64 characters).
+        input: String,
+        /// The number of characters after the prefix and `_`.
+        found: usize,
+    },
+
+    /// A public ID's base32 part holds a character outside the lower-case Crockford alphabet.
+    #[error(
+        "{input:?} is not a public ID: character {found:?} at position {position} of the base32 part {reason}"
+    )]
+    PublicIdCharacter {
+        /// The rejected text (cut to 64 characters).
+        input: String,
+        /// The 0-based position in the 26-character base32 part.
+        position: usize,
+        /// The offending character.
+        found: char,
+        /// Why it is rejected.
+        reason: &'static str,
+    },
+
+    /// A public ID's first base32 character is above `7`: 26 characters would hold more than 128 bits.
+    #[error(
+        "{input:?} is not a public ID: its first base32 character is {found:?}, the largest allowed is '7' (26 characters hold 130 bits, an ID has 128)"
+    )]
+    PublicIdOverflow {
+        /// The rejected text (cut to 64 characters).
+        input: String,
+        /// The first character of the base32 part.
+        found: char,
+    },
+
+    /// An `IdCodec` token did not decode. Deliberately the same error for every
+    /// cause (altered, forged, another type's, a retired key's, malformed), so it is no oracle.
+    #[error("{input:?} is not a valid token for this type")]
+    InvalidToken {
+        /// The rejected text (cut to 64 characters).
+        input: String,
+    },
+
+    /// An `IdCodec` key or key-slot configuration was refused.
+    #[error("{origin}: {reason}")]
+    InvalidCodecKey {
+        /// Where the key came from (e.g. `environment variable PUBLIC_ID_KEY`, `key slot 2`).
+        origin: String,
+        /// What is wrong (the key itself is never shown).
+        reason: String,
+    },
+
+    /// The operating system's random number generator failed.
+    #[error("the operating system's random number generator failed: {reason}")]
+    RandomSource {
+        /// The OS error.
+        reason: String,
+    },
+
+    /// A UUIDv7 timestamp outside `0..2^48` milliseconds since the Unix epoch.
+    #[error(
+        "{} cannot be a UUIDv7 timestamp: UUIDv7 holds 1970-01-01T00:00:00.000Z to {}",
+        UnixMs(*.unix_ms),
+        UnixMs(crate::uuid7::MAX_UNIX_MS)
+    )]
+    Uuid7TimeOutOfRange {
+        /// The instant, in milliseconds since the Unix epoch.
+        unix_ms: i64,
+    },
+
+    /// A UUID that is not a version 7 UUID was given where one is needed.
+    #[error("{uuid} is not a UUIDv7: its version is {version} and its variant {variant}")]
+    NotUuid7 {
+        /// The rejected UUID.
+        uuid: uuid::Uuid,
+        /// Its version number (the 4 bits of field `ver`).
+        version: u8,
+        /// Its variant, as the `uuid` crate names it.
+        variant: String,
+    },
 
     // ---- diesel column types ----
     /// A database returned a value that is not an integer (floating point, binary, a date…)
@@ -156,4 +344,22 @@ pub enum Error {
         /// The kind of value, e.g. `"floating-point"` or `"BLOB"`.
         kind: &'static str,
     },
+}
+
+/// `no prefix` or `the prefix "ord_"`, for messages.
+fn describe_expected(prefix: &str) -> String {
+    if prefix.is_empty() {
+        "no prefix".to_owned()
+    } else {
+        format!("the prefix \"{prefix}_\"")
+    }
+}
+
+/// `no prefix` or `"usr_"` (the text up to and including its last `_`), for messages.
+fn describe_found(found: &str) -> String {
+    if found.is_empty() {
+        "no prefix".to_owned()
+    } else {
+        format!("{found:?}")
+    }
 }

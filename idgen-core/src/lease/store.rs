@@ -4,8 +4,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-/// Any error from a store, boxed: database drivers' errors convert with `?`.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+pub use crate::BoxError;
 
 /// A request to claim a free or expired node ID.
 #[derive(Clone, Copy, Debug)]

@@ -1,0 +1,55 @@
+//! The command line: global options and subcommands.
+
+use clap::{Parser, Subcommand};
+
+use crate::colour::ColorChoice;
+use crate::commands::{
+    compose::ComposeArgs, inspect::InspectArgs, new::NewArgs, public_id::PublicIdArgs,
+    uuid7::Uuid7Args,
+};
+use crate::layout_arg::{self, LayoutArg};
+
+/// Inspect, compose and generate Snowflake IDs; generate public IDs and UUIDv7.
+#[derive(Debug, Parser)]
+#[command(name = "idgen", version, about, long_about = None, propagate_version = true)]
+pub(crate) struct Cli {
+    /// What to do
+    #[command(subcommand)]
+    pub(crate) command: Command,
+
+    /// Print JSON for scripts (IDs as strings, so JavaScript never rounds them)
+    #[arg(long, global = true, help_heading = "Output")]
+    pub(crate) json: bool,
+
+    /// When to colour the output
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto,
+          help_heading = "Output")]
+    pub(crate) color: ColorChoice,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Take an ID apart: time (UTC and local), each field, and its bits
+    Inspect(InspectArgs),
+    /// Make the ID for given fields (time, node, sequence)
+    Compose(ComposeArgs),
+    /// Generate new IDs, one per line
+    New(NewArgs),
+    /// Generate random public IDs (TypeID text, e.g. ord_01h455vb4pex5vsknk084sn02q), one per line
+    PublicId(PublicIdArgs),
+    /// Generate monotonic UUIDv7, one per line
+    Uuid7(Uuid7Args),
+}
+
+/// `--layout`, shared by the Snowflake commands.
+#[derive(Clone, Debug, clap::Args)]
+pub(crate) struct LayoutOpt {
+    /// The layout: twitter, sonyflake, instagram, or custom:KEY=VALUE,… with the keys
+    /// base=twitter|sonyflake|instagram, epoch=RFC3339|UNIX_MS, unit=Nms|Ns, time=BITS,
+    /// node=BITS|NAME:BITS+NAME:BITS…, seq=BITS, order=tns|tsn; for example
+    /// custom:epoch=2026-01-01T00:00:00Z,unit=1ms,time=41,node=dc:5+worker:5,seq=12
+    #[arg(long, value_name = "LAYOUT", env = "IDGEN_LAYOUT", default_value = "twitter",
+          value_parser = layout_arg::parse)]
+    pub(crate) layout: LayoutArg,
+}

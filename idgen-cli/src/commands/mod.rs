@@ -1,0 +1,33 @@
+//! The subcommands.
+
+use std::io::Write;
+
+use crate::cli::{Cli, Command};
+use crate::error::CliError;
+
+pub(crate) mod compose;
+pub(crate) mod inspect;
+pub(crate) mod new;
+pub(crate) mod public_id;
+pub(crate) mod uuid7;
+
+/// Runs the parsed command, writing its output to `out`.
+pub(crate) fn run(cli: &Cli, colour: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    match &cli.command {
+        Command::Inspect(args) => inspect::run(args, cli.json, colour, out),
+        Command::Compose(args) => compose::run(args, cli.json, out),
+        Command::New(args) => new::run(args, cli.json, out),
+        Command::PublicId(args) => public_id::run(args, cli.json, out),
+        Command::Uuid7(args) => uuid7::run(args, cli.json, out),
+    }
+}
+
+/// Writes `value` as pretty JSON and a newline.
+pub(crate) fn write_json(
+    out: &mut dyn Write,
+    value: &impl serde::Serialize,
+) -> Result<(), CliError> {
+    serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::from)?;
+    writeln!(out)?;
+    Ok(())
+}

@@ -1,0 +1,44 @@
+//! `idgen`: inspect, compose and generate Snowflake IDs from the command line.
+//!
+//! Exit status: 0 on success, 2 for a usage error (reported by clap: an unknown option, a value
+//! that does not parse), 1 when the library rejects well-formed input (a field out of range, an
+//! ID from another layout). Errors go to stderr, one line naming the bad value.
+
+mod bits;
+mod cli;
+mod colour;
+mod commands;
+mod describe;
+mod error;
+mod layout_arg;
+mod node_arg;
+mod time_arg;
+
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::error::CliError;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    let stdout = io::stdout();
+    let colour = colour::use_colour(
+        cli.color,
+        stdout.is_terminal(),
+        std::env::var_os("NO_COLOR").as_deref(),
+    );
+    let mut out = BufWriter::new(stdout.lock());
+    let result = commands::run(&cli, colour, &mut out).and_then(|()| Ok(out.flush()?));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        // A reader that went away (`idgen new -n 1000000 | head`) is not an error.
+        Err(CliError::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            drop(out);
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

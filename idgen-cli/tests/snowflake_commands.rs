@@ -1,0 +1,287 @@
+//! `inspect`, `compose` and `new`, checked against idgen-core.
+
+mod common;
+
+use common::{idgen, json, stdout};
+use idgen_core::{Layout, SnowflakeId};
+use serde_json::Value;
+
+const TWITTER_VECTOR: &str = "2116500430648709162";
+const SONYFLAKE_VECTOR: &str = "96902515261901317";
+const T: &str = "2026-10-31T12:00:00Z";
+
+#[test]
+fn compose_gives_the_issue_vectors() {
+    let twitter = [
+        "compose",
+        "--time",
+        T,
+        "--datacenter",
+        "3",
+        "--worker",
+        "17",
+        "--seq",
+        "42",
+    ];
+    assert_eq!(stdout(&twitter), format!("{TWITTER_VECTOR}\n"));
+    // The whole node (3 << 5 | 17 = 113), and the time as Unix milliseconds.
+    let by_node = [
+        "compose",
+        "--time",
+        "1793448000000",
+        "--node",
+        "113",
+        "--seq",
+        "42",
+        "--layout",
+        "twitter",
+    ];
+    assert_eq!(stdout(&by_node), format!("{TWITTER_VECTOR}\n"));
+
+    let sonyflake = [
+        "compose",
+        "--layout",
+        "sonyflake",
+        "--time",
+        T,
+        "--node-field",
+        "machine=2565",
+        "--seq",
+        "7",
+    ];
+    assert_eq!(stdout(&sonyflake), format!("{SONYFLAKE_VECTOR}\n"));
+    let offset_time = [
+        "compose",
+        "--layout",
+        "sonyflake",
+        "--time",
+        "2026-10-31T13:00:00.009+01:00",
+        "--node",
+        "2565",
+        "--seq",
+        "7",
+    ];
+    assert_eq!(
+        stdout(&offset_time),
+        format!("{SONYFLAKE_VECTOR}\n"),
+        "rounded down to the 10 ms tick"
+    );
+}
+
+#[test]
+fn inspect_json_reads_the_twitter_vector() {
+    let v = json(&["inspect", TWITTER_VECTOR]);
+    let lib = Layout::TWITTER
+        .decompose(TWITTER_VECTOR.parse().unwrap())
+        .unwrap();
+    assert_eq!(v["id"], TWITTER_VECTOR, "the ID is a JSON string");
+    assert_eq!(v["utc"], T);
+    assert_eq!(v["local"], "2026-10-31T12:00:00+00:00[UTC]");
+    assert_eq!(v["unix_ms"], lib.unix_ms);
+    assert_eq!(v["ticks"], lib.ticks);
+    assert_eq!(v["node"], 113);
+    assert_eq!(v["node_fields"]["datacenter"], 3);
+    assert_eq!(v["node_fields"]["worker"], 17);
+    assert_eq!(v["sequence"], 42);
+    assert_eq!(v["layout"]["name"], "twitter");
+    assert_eq!(v["binary"], format!("{:063b}", 2116500430648709162u64));
+    let names: Vec<&str> = v["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["timestamp", "datacenter", "worker", "sequence"]);
+}
+
+#[test]
+fn inspect_json_reads_the_sonyflake_vector() {
+    let v = json(&["inspect", SONYFLAKE_VECTOR, "--layout", "sonyflake"]);
+    assert_eq!(v["utc"], T);
+    assert_eq!(v["ticks"], 5_775_840_000u64);
+    assert_eq!(v["node_fields"]["machine"], 2565);
+    assert_eq!(v["sequence"], 7);
+    let names: Vec<&str> = v["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["timestamp", "sequence", "machine"],
+        "Sonyflake's sequence is above the node"
+    );
+}
+
+/// compose → inspect gives back the fields, and both agree with the library, for every preset
+/// and a custom layout with named sub-fields.
+#[test]
+fn compose_then_inspect_round_trips_on_every_layout() {
+    let custom =
+        "custom:epoch=2026-01-01T00:00:00Z,unit=5ms,time=38,node=region:3+host:9,seq=13,order=tsn";
+    let cases: [(&str, &[&str], Layout); 4] = [
+        (
+            "twitter",
+            &["--datacenter", "31", "--worker", "0"],
+            Layout::TWITTER,
+        ),
+        ("sonyflake", &["--node", "65535"], Layout::SONYFLAKE),
+        (
+            "instagram",
+            &["--node-field", "shard=4097"],
+            Layout::INSTAGRAM,
+        ),
+        (
+            custom,
+            &["--node-field", "region=5", "--node-field", "host=300"],
+            custom_layout(),
+        ),
+    ];
+    for (layout, node_args, lib_layout) in cases {
+        let mut args = vec![
+            "compose",
+            "--layout",
+            layout,
+            "--time",
+            "2027-03-04T05:06:07.890Z",
+            "--seq",
+            "200",
+        ];
+        args.extend_from_slice(node_args);
+        let composed = json(&args);
+        let id_text = composed["id"]
+            .as_str()
+            .expect("the ID is a JSON string")
+            .to_string();
+        let inspected = json(&["inspect", &id_text, "--layout", layout]);
+        assert_eq!(composed, inspected, "{layout}");
+
+        let id: SnowflakeId = id_text.parse().unwrap();
+        let lib = lib_layout.decompose(id).unwrap();
+        assert_eq!(inspected["unix_ms"], lib.unix_ms, "{layout}");
+        assert_eq!(inspected["node"], lib.node, "{layout}");
+        assert_eq!(inspected["sequence"], 200, "{layout}");
+        for (name, value) in lib.node_fields() {
+            assert_eq!(inspected["node_fields"][name], value, "{layout} {name}");
+        }
+        let want_ms = lib_layout.tick_start_ms(lib_layout.ticks_at(1_804_136_767_890).unwrap());
+        assert_eq!(lib.unix_ms, want_ms, "{layout}");
+        // The layout's spec in the JSON names the same layout.
+        let spec = inspected["layout"]["spec"].as_str().unwrap();
+        assert_eq!(
+            json(&["inspect", &id_text, "--layout", spec]),
+            inspected,
+            "{layout}"
+        );
+    }
+}
+
+fn custom_layout() -> Layout {
+    Layout::builder()
+        .epoch_ms(1_767_225_600_000)
+        .unit_ms(5)
+        .timestamp_bits(38)
+        .node_field("region", 3)
+        .node_field("host", 9)
+        .sequence_bits(13)
+        .order(idgen_core::FieldOrder::TimeSequenceNode)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn the_layout_can_come_from_idgen_layout() {
+    let v = idgen(&["inspect", SONYFLAKE_VECTOR, "--json"])
+        .env("IDGEN_LAYOUT", "sonyflake")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&v).unwrap();
+    assert_eq!(v["node_fields"]["machine"], 2565);
+}
+
+#[test]
+fn new_prints_n_increasing_ids_of_the_node() {
+    let text = stdout(&[
+        "new",
+        "-n",
+        "300",
+        "--layout",
+        "sonyflake",
+        "--node",
+        "2565",
+    ]);
+    let ids: Vec<SnowflakeId> = text.lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(ids.len(), 300);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "strictly increasing");
+    for id in &ids {
+        assert_eq!(Layout::SONYFLAKE.decompose(*id).unwrap().node, 2565);
+    }
+    // 300 > 256 IDs per tick: the generator moved to the next tick instead of wrapping.
+    let first = Layout::SONYFLAKE.decompose(ids[0]).unwrap().ticks;
+    let last = Layout::SONYFLAKE.decompose(ids[299]).unwrap().ticks;
+    assert!(last > first);
+}
+
+#[test]
+fn new_defaults_to_one_twitter_id_of_node_0_and_takes_sub_fields() {
+    let text = stdout(&["new"]);
+    assert_eq!(text.lines().count(), 1);
+    let id: SnowflakeId = text.trim_end().parse().unwrap();
+    assert_eq!(Layout::TWITTER.decompose(id).unwrap().node, 0);
+
+    let v = json(&["new", "-n", "3", "--datacenter", "2", "--worker", "9"]);
+    assert_eq!(v["node"], 2 * 32 + 9);
+    assert_eq!(v["layout"]["name"], "twitter");
+    let ids = v["ids"].as_array().unwrap();
+    assert_eq!(ids.len(), 3);
+    for id in ids {
+        let id: SnowflakeId = id.as_str().expect("IDs are JSON strings").parse().unwrap();
+        assert_eq!(
+            Layout::TWITTER.decompose(id).unwrap().node_field("worker"),
+            Some(9)
+        );
+    }
+}
+
+#[test]
+fn new_takes_the_node_from_an_environment_variable() {
+    let out = idgen(&["new", "--node", "env:IDGEN_TEST_NODE"])
+        .env("IDGEN_TEST_NODE", "77")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let id: SnowflakeId = String::from_utf8(out).unwrap().trim_end().parse().unwrap();
+    assert_eq!(Layout::TWITTER.decompose(id).unwrap().node, 77);
+}
+
+#[test]
+fn times_before_1970_work_with_an_earlier_epoch() {
+    let layout = "custom:epoch=-10000,time=41,node=10,seq=12";
+    let text = stdout(&[
+        "compose", "--layout", layout, "--time", "-5000", "--node", "1",
+    ]);
+    let lib = Layout::builder().epoch_ms(-10_000).build().unwrap();
+    assert_eq!(text, format!("{}\n", lib.compose_at(-5000, 1, 0).unwrap()));
+    let v = json(&["inspect", text.trim_end(), "--layout", layout]);
+    assert_eq!(v["unix_ms"], -5000);
+    assert_eq!(v["utc"], "1969-12-31T23:59:55Z");
+}
+
+#[test]
+fn compose_now_uses_the_current_time() {
+    let before = jiff::Timestamp::now().as_millisecond();
+    let v = json(&["compose", "--time", "now", "--node", "5"]);
+    let after = jiff::Timestamp::now().as_millisecond();
+    let ms = v["unix_ms"].as_i64().unwrap();
+    assert!(
+        (before..=after).contains(&ms),
+        "{before} <= {ms} <= {after}"
+    );
+    assert_eq!(v["node"], 5);
+}

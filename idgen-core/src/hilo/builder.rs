@@ -1,0 +1,323 @@
+//! [`HiLoBuilder`]: the options of a [`HiLo`].
+
+use std::marker::PhantomData;
+use std::time::Duration;
+
+use super::HiLo;
+use super::cursor::MAX_BLOCK;
+use super::source::IntoHiLoSource;
+use crate::{Error, Result};
+
+/// The counter name a connection pool gets when [`HiLoBuilder::counter`] is not called.
+pub const DEFAULT_COUNTER: &str = "hilo";
+
+/// The validated options of a [`HiLo`].
+#[derive(Debug, Clone)]
+pub(crate) struct Options {
+    pub(crate) counter: String,
+    pub(crate) block: u64,
+    pub(crate) adopt_database_increment: bool,
+    pub(crate) prefetch: bool,
+    pub(crate) low_water_factor: f64,
+    pub(crate) min_low_water: u64,
+    pub(crate) max_buffered_blocks: usize,
+    pub(crate) timeout: Duration,
+    pub(crate) backoff_initial: Duration,
+    pub(crate) backoff_max: Duration,
+    /// `(max_block, target block life)` when adaptive sizing is on.
+    pub(crate) adaptive: Option<(u64, Duration)>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            counter: DEFAULT_COUNTER.to_owned(),
+            block: 1000,
+            adopt_database_increment: false,
+            prefetch: true,
+            low_water_factor: 3.0,
+            min_low_water: 1,
+            max_buffered_blocks: 4,
+            timeout: Duration::from_secs(5),
+            backoff_initial: Duration::from_millis(50),
+            backoff_max: Duration::from_secs(5),
+            adaptive: None,
+        }
+    }
+}
+
+fn invalid(option: &'static str, value: impl ToString, reason: &'static str) -> Error {
+    Error::HiLoInvalidOption {
+        option,
+        value: value.to_string(),
+        reason,
+    }
+}
+
+impl Options {
+    pub(crate) fn validate(&self) -> Result<()> {
+        if self.block == 0 || self.block > MAX_BLOCK {
+            return Err(invalid(
+                "block",
+                self.block,
+                "a block holds between 1 and 4294967296 (2^32) IDs",
+            ));
+        }
+        if !(self.low_water_factor.is_finite() && self.low_water_factor >= 0.0) {
+            return Err(invalid(
+                "low_water_factor",
+                self.low_water_factor,
+                "the factor is a finite number >= 0",
+            ));
+        }
+        if self.max_buffered_blocks == 0 {
+            return Err(invalid(
+                "max_buffered_blocks",
+                self.max_buffered_blocks,
+                "at least 1 block must fit in the buffer",
+            ));
+        }
+        if self.backoff_initial.is_zero() {
+            return Err(invalid(
+                "backoff initial",
+                format!("{:?}", self.backoff_initial),
+                "the first retry delay must be above zero (a zero delay would spin)",
+            ));
+        }
+        if self.backoff_max < self.backoff_initial {
+            return Err(invalid(
+                "backoff max",
+                format!("{:?}", self.backoff_max),
+                "the largest retry delay must be at least the first one",
+            ));
+        }
+        if let Some((max_block, life)) = self.adaptive {
+            if max_block < self.block || max_block > MAX_BLOCK {
+                return Err(invalid(
+                    "adaptive max_block",
+                    max_block,
+                    "between the block size and 4294967296 (2^32)",
+                ));
+            }
+            if life.is_zero() {
+                return Err(invalid(
+                    "adaptive target_life",
+                    format!("{life:?}"),
+                    "a block's target life must be above zero",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Options of a [`HiLo`]; made by [`HiLo::builder`], finished by [`build`](Self::build).
+///
+/// ```
+/// use idgen_core::hilo::{HiLo, MemorySource};
+/// use std::time::Duration;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let ids = HiLo::builder(MemorySource::new())
+///     .block(500)
+///     .timeout(Duration::from_secs(2))
+///     .backoff(Duration::from_millis(20), Duration::from_secs(1))
+///     .adaptive(50_000, Duration::from_secs(60))
+///     .build()
+///     .await?;
+/// assert_eq!(ids.next_id().await?, 1);
+/// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+/// ```
+#[must_use = "a builder does nothing until `build().await`"]
+pub struct HiLoBuilder<T, M = ()> {
+    source: T,
+    options: Options,
+    marker: PhantomData<fn() -> M>,
+}
+
+impl<T, M> std::fmt::Debug for HiLoBuilder<T, M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HiLoBuilder")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
+    pub(crate) fn new(source: T) -> Self {
+        HiLoBuilder {
+            source,
+            options: Options::default(),
+            marker: PhantomData,
+        }
+    }
+
+    /// The block size: how many IDs one call to the counter takes (default 1000, at most 2^32).
+    /// For a sequence it must equal the sequence's increment, or start-up is refused.
+    ///
+    /// ```
+    /// # use idgen_core::hilo::{HiLo, MemorySource};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let err = HiLo::builder(MemorySource::new()).block(0).build().await.unwrap_err();
+    /// assert!(err.to_string().contains("block = 0"));
+    /// # });
+    /// ```
+    pub fn block(mut self, block: u64) -> Self {
+        self.options.block = block;
+        self
+    }
+
+    /// The counter's name when the source is a connection pool (default [`DEFAULT_COUNTER`]);
+    /// a source value carries its own name and ignores this.
+    ///
+    /// ```
+    /// # use idgen_core::hilo::{HiLo, MemorySource};
+    /// let builder = HiLo::builder(MemorySource::new()).counter("orders");
+    /// # let _ = builder;
+    /// ```
+    pub fn counter(mut self, name: &str) -> Self {
+        name.clone_into(&mut self.options.counter);
+        self
+    }
+
+    /// When the database's increment differs from [`block`](Self::block), use the database's
+    /// value instead of refusing to start (default `false`).
+    ///
+    /// ```
+    /// # use idgen_core::hilo::{HiLo, MemorySource};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let ids = HiLo::builder(MemorySource::sequence(50))
+    ///     .block(1000)
+    ///     .adopt_database_increment(true)
+    ///     .build()
+    ///     .await?;
+    /// assert_eq!(ids.stats().block_size, 50);
+    /// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+    /// ```
+    pub fn adopt_database_increment(mut self, adopt: bool) -> Self {
+        self.options.adopt_database_increment = adopt;
+        self
+    }
+
+    /// Fetch the next block in the background before the current one runs out (default
+    /// `true`). With `false`, the caller that finds the buffer empty waits for the fetch.
+    ///
+    /// ```
+    /// # use idgen_core::hilo::{HiLo, MemorySource};
+    /// let builder = HiLo::builder(MemorySource::new()).prefetch(false);
+    /// # let _ = builder;
+    /// ```
+    pub fn prefetch(mut self, prefetch: bool) -> Self {
+        self.options.prefetch = prefetch;
+        self
+    }
+
+    /// The low-water mark is `factor × consumption rate × fetch latency` IDs (default 3.0):
+    /// a prefetch starts when fewer IDs than that are buffered, so it lands before the buffer
+    /// runs dry even if the rate or the latency grows by that factor meanwhile. The latency is
+    /// measured from the request to the block's arrival (so it includes scheduling the
+    /// background task) and estimated as the largest of the last, the mean and a slowly
+    /// decaying peak; the rate is sampled at each refill. Before a rate is known, a whole block:
+    /// the second block is fetched as soon as the first is in use.
+    ///
+    /// ```
+    /// # use idgen_core::hilo::{HiLo, MemorySource};
+    /// let builder = HiLo::builder(MemorySource::new()).low_water_factor(5.0);
+    /// # let _ = builder;
+    /// ```
+    pub fn low_water_factor(mut self, factor: f64) -> Self {
+        self.options.low_water_factor = factor;
+        self
+    }
+
+    /// A floor for the low-water mark, in IDs (default 1): keep at least this many buffered,
+    /// e.g. to ride out a database outage of known length at a known rate.
+    ///
+    /// ```
+    /// # use idgen_core::hilo::{HiLo, MemorySource};
+    /// let builder = HiLo::builder(MemorySource::new()).min_low_water(10_000);
+    /// # let _ = builder;
+    /// ```
+    pub fn min_low_water(mut self, ids: u64) -> Self {
+        self.options.min_low_water = ids;
+        self
+    }
+
+    /// How many fetched blocks may wait in the buffer besides the current one (default 4).
+    ///
+    /// ```
+    /// # use idgen_core::hilo::{HiLo, MemorySource};
+    /// let builder = HiLo::builder(MemorySource::new()).max_buffered_blocks(2);
+    /// # let _ = builder;
+    /// ```
+    pub fn max_buffered_blocks(mut self, blocks: usize) -> Self {
+        self.options.max_buffered_blocks = blocks;
+        self
+    }
+
+    /// How long `next_id()` and `reserve()` wait for a block when the buffer is empty before
+    /// returning [`Error::HiLoUnavailable`] (default 5 s). Also bounds `build()`.
+    ///
+    /// ```
+    /// # use idgen_core::hilo::{HiLo, MemorySource};
+    /// # use std::time::Duration;
+    /// let builder = HiLo::builder(MemorySource::new()).timeout(Duration::from_millis(200));
+    /// # let _ = builder;
+    /// ```
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.options.timeout = timeout;
+        self
+    }
+
+    /// Retry delays after a failed fetch: `initial`, doubling up to `max`, each with random
+    /// jitter down to half (defaults 50 ms and 5 s).
+    ///
+    /// ```
+    /// # use idgen_core::hilo::{HiLo, MemorySource};
+    /// # use std::time::Duration;
+    /// let builder = HiLo::builder(MemorySource::new())
+    ///     .backoff(Duration::from_millis(10), Duration::from_secs(2));
+    /// # let _ = builder;
+    /// ```
+    pub fn backoff(mut self, initial: Duration, max: Duration) -> Self {
+        self.options.backoff_initial = initial;
+        self.options.backoff_max = max;
+        self
+    }
+
+    /// Adaptive block size for counters that take any step per call ([`Increment::PerCall`],
+    /// i.e. counter tables): each fetch asks for `rate × target_life` IDs, between
+    /// [`block`](Self::block) and `max_block`, so a block lasts about `target_life` and shrinks
+    /// again when traffic drops. Sequences ([`Increment::Fixed`]) keep their fixed block.
+    ///
+    /// ```
+    /// # use idgen_core::hilo::{HiLo, MemorySource};
+    /// # use std::time::Duration;
+    /// let builder = HiLo::builder(MemorySource::new())
+    ///     .adaptive(1_000_000, Duration::from_secs(600));
+    /// # let _ = builder;
+    /// ```
+    ///
+    /// [`Increment::PerCall`]: crate::hilo::Increment::PerCall
+    /// [`Increment::Fixed`]: crate::hilo::Increment::Fixed
+    pub fn adaptive(mut self, max_block: u64, target_life: Duration) -> Self {
+        self.options.adaptive = Some((max_block, target_life));
+        self
+    }
+
+    /// Checks the options, reads the counter's increment (refusing a mismatch), fetches the
+    /// first block and returns the running [`HiLo`]. Needs a tokio runtime.
+    ///
+    /// ```
+    /// # use idgen_core::hilo::{HiLo, MemorySource};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let ids = HiLo::builder(MemorySource::new()).block(100).build().await?;
+    /// assert_eq!(ids.next_id().await?, 1);
+    /// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+    /// ```
+    pub async fn build(self) -> Result<HiLo> {
+        self.options.validate()?;
+        let source = self.source.into_hilo_source(&self.options.counter);
+        HiLo::start(source, self.options).await
+    }
+}

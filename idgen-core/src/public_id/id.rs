@@ -1,0 +1,331 @@
+//! [`PublicId`]: a random 128-bit ID to show the world instead of an internal key.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::marker::PhantomData;
+use std::str::FromStr;
+
+use uuid::Uuid;
+
+use super::prefix::{CheckedPrefix, PublicIdPrefix};
+use super::text;
+use crate::Error;
+
+/// A public ID: 128 bits to show in URLs and APIs in place of an internal (Snowflake or
+/// sequential) key, stored in its own column with a unique index.
+///
+/// * **Random.** [`new`](Self::new) draws a UUIDv4 from the operating system's CSPRNG (122
+///   random bits), never from time or a counter, so it reveals nothing and cannot be guessed.
+///   An unguessable ID is defence in depth, **not** access control: every handler must still
+///   check that the caller may see the object (OWASP IDOR / API1:2023 BOLA).
+/// * **Text.** The TypeID encoding: the type's prefix, `_`, then 26 lower-case Crockford base32
+///   characters, e.g. `ord_01h455vb4pex5vsknk084sn02q`. Without a prefix (`PublicId<()>`, the
+///   default) it is just the 26 characters. Parsing is strict, so each value has exactly one
+///   spelling (useful as a cache or URL key): a wrong or missing prefix, a wrong length, a
+///   character outside the alphabet (including upper-case; see
+///   [`parse_ignore_case`](Self::parse_ignore_case)) and a first character above `7` are each
+///   an error naming what is wrong. The text has a fixed length per type
+///   ([`TEXT_LEN`](Self::TEXT_LEN)), and text order is byte order.
+/// * **Typed.** `PublicId<Order>` carries `Order`'s [`PublicIdPrefix`] and rejects a `usr_…`
+///   token; [`cast`](Self::cast) converts between types explicitly.
+/// * **Storage.** 16 bytes: a PostgreSQL `uuid`, a MySQL/MariaDB `BINARY(16)`, a SQLite
+///   16-byte `BLOB`. The prefix is not stored; the column's table implies it. Convert with
+///   [`uuid`](Self::uuid)/[`from_uuid`](Self::from_uuid) or
+///   [`to_bytes`](Self::to_bytes)/[`from_bytes`](Self::from_bytes).
+///
+/// `Debug` shows the text form; with the `serde` feature it serializes as the text form.
+/// `Copy`, `Eq`, `Ord` and `Hash` do not require them of `T`.
+///
+/// ```
+/// use idgen_core::{PublicId, PublicIdPrefix};
+///
+/// struct Order;
+/// impl PublicIdPrefix for Order {
+///     const PREFIX: &'static str = "ord";
+/// }
+/// struct User;
+/// impl PublicIdPrefix for User {
+///     const PREFIX: &'static str = "usr";
+/// }
+///
+/// let id = PublicId::<Order>::new();
+/// let text = id.to_string();
+/// assert_eq!(text.len(), PublicId::<Order>::TEXT_LEN); // 30
+/// assert_eq!(text.parse::<PublicId<Order>>()?, id);
+///
+/// let err = "usr_01h455vb4pex5vsknk084sn02q".parse::<PublicId<Order>>().unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     r#""usr_01h455vb4pex5vsknk084sn02q" is not a public ID of this type: expected the prefix "ord_", found "usr_""#
+/// );
+/// # Ok::<(), idgen_core::Error>(())
+/// ```
+pub struct PublicId<T: ?Sized = ()> {
+    uuid: Uuid,
+    _type: PhantomData<fn() -> T>,
+}
+
+impl<T: ?Sized> PublicId<T> {
+    /// A new random public ID: a UUIDv4 from the operating system's CSPRNG.
+    ///
+    /// # Panics
+    ///
+    /// Only if the operating system has no working random number generator (as `uuid`'s
+    /// `new_v4` does); [`try_new`](Self::try_new) returns that failure as an error instead.
+    ///
+    /// ```
+    /// use idgen_core::PublicId;
+    ///
+    /// let (a, b) = (PublicId::<()>::new(), PublicId::<()>::new());
+    /// assert_ne!(a, b);
+    /// assert_eq!(a.uuid().get_version_num(), 4);
+    /// ```
+    #[allow(clippy::new_without_default)] // a random value is not a default
+    pub fn new() -> Self {
+        match Self::try_new() {
+            Ok(id) => id,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// A new random public ID, or [`Error::RandomSource`] if the OS random number generator fails.
+    ///
+    /// ```
+    /// use idgen_core::PublicId;
+    ///
+    /// let id = PublicId::<()>::try_new()?;
+    /// assert_eq!(id.uuid().get_version(), Some(uuid::Version::Random));
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    pub fn try_new() -> Result<Self, Error> {
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes).map_err(|e| Error::RandomSource {
+            reason: e.to_string(),
+        })?;
+        Ok(Self::from_uuid(
+            uuid::Builder::from_random_bytes(bytes).into_uuid(),
+        ))
+    }
+
+    /// The public ID holding `uuid` (e.g. read from a `uuid` column). Any UUID is accepted.
+    ///
+    /// ```
+    /// use idgen_core::PublicId;
+    ///
+    /// let uuid = uuid::Uuid::from_u128(0x01890a5d_ac96_774b_bcce_b302099a8057);
+    /// assert_eq!(PublicId::<()>::from_uuid(uuid).to_string(), "01h455vb4pex5vsknk084sn02q");
+    /// ```
+    #[inline]
+    pub const fn from_uuid(uuid: Uuid) -> Self {
+        Self {
+            uuid,
+            _type: PhantomData,
+        }
+    }
+
+    /// The UUID this public ID holds (what goes into a `uuid` column).
+    ///
+    /// ```
+    /// use idgen_core::PublicId;
+    ///
+    /// let id = PublicId::<()>::new();
+    /// assert_eq!(PublicId::<()>::from_uuid(id.uuid()), id);
+    /// ```
+    #[inline]
+    pub const fn uuid(&self) -> Uuid {
+        self.uuid
+    }
+
+    /// The public ID holding these 16 bytes (big-endian, as in a `BINARY(16)` column).
+    ///
+    /// ```
+    /// use idgen_core::PublicId;
+    ///
+    /// let id = PublicId::<()>::from_bytes([0xff; 16]);
+    /// assert_eq!(id.to_string(), "7zzzzzzzzzzzzzzzzzzzzzzzzz");
+    /// ```
+    #[inline]
+    pub const fn from_bytes(bytes: [u8; 16]) -> Self {
+        Self::from_uuid(Uuid::from_bytes(bytes))
+    }
+
+    /// The 16 bytes of this public ID (big-endian, as in a `BINARY(16)` or `BLOB` column).
+    ///
+    /// ```
+    /// use idgen_core::PublicId;
+    ///
+    /// let id = PublicId::<()>::new();
+    /// assert_eq!(PublicId::<()>::from_bytes(id.to_bytes()), id);
+    /// ```
+    #[inline]
+    pub const fn to_bytes(&self) -> [u8; 16] {
+        *self.uuid.as_bytes()
+    }
+
+    /// The 16 bytes, borrowed.
+    ///
+    /// ```
+    /// use idgen_core::PublicId;
+    ///
+    /// let id = PublicId::<()>::from_bytes([7; 16]);
+    /// assert_eq!(id.as_bytes(), &[7; 16]);
+    /// ```
+    #[inline]
+    pub const fn as_bytes(&self) -> &[u8; 16] {
+        self.uuid.as_bytes()
+    }
+
+    /// The same 128 bits as a public ID of type `U`: an explicit, visible re-typing.
+    ///
+    /// ```
+    /// use idgen_core::{PublicId, PublicIdPrefix};
+    ///
+    /// struct Order;
+    /// impl PublicIdPrefix for Order {
+    ///     const PREFIX: &'static str = "ord";
+    /// }
+    /// let untyped: PublicId = "01h455vb4pex5vsknk084sn02q".parse()?;
+    /// assert_eq!(untyped.cast::<Order>().to_string(), "ord_01h455vb4pex5vsknk084sn02q");
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    #[inline]
+    pub const fn cast<U: ?Sized>(self) -> PublicId<U> {
+        PublicId::from_uuid(self.uuid)
+    }
+}
+
+impl<T: PublicIdPrefix + ?Sized> PublicId<T> {
+    /// `T`'s prefix (`""` for none), checked against the TypeID rules at compile time.
+    ///
+    /// ```
+    /// use idgen_core::PublicId;
+    /// assert_eq!(PublicId::<()>::PREFIX, "");
+    /// ```
+    pub const PREFIX: &'static str = CheckedPrefix::<T>::PREFIX;
+
+    /// The length of every text form of this type: the prefix, `_` and 26 characters (26 alone
+    /// without a prefix). Useful for a `CHAR(n)` column or a validation rule.
+    ///
+    /// ```
+    /// use idgen_core::PublicId;
+    /// assert_eq!(PublicId::<()>::TEXT_LEN, 26);
+    /// ```
+    pub const TEXT_LEN: usize = text::text_len(Self::PREFIX);
+
+    /// Parses the text form, accepting upper-case letters and returning the canonical value.
+    ///
+    /// `FromStr` (and serde) are strict: only the lower-case spelling is accepted, so each value
+    /// has one spelling. Use this for IDs typed or read back by people (Crockford base32 is
+    /// meant to survive that); [`Display`](fmt::Display) then gives the canonical lower-case text.
+    ///
+    /// ```
+    /// use idgen_core::PublicId;
+    ///
+    /// let id = PublicId::<()>::parse_ignore_case("01H455VB4PEX5VSKNK084SN02Q")?;
+    /// assert_eq!(id.to_string(), "01h455vb4pex5vsknk084sn02q");
+    /// assert!("01H455VB4PEX5VSKNK084SN02Q".parse::<PublicId>().is_err());
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    pub fn parse_ignore_case(text: &str) -> Result<Self, Error> {
+        let lower = text.to_ascii_lowercase();
+        text::parse(Self::PREFIX, &lower, text).map(|v| Self::from_uuid(Uuid::from_u128(v)))
+    }
+}
+
+impl<T: ?Sized> Clone for PublicId<T> {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: ?Sized> Copy for PublicId<T> {}
+
+impl<T: ?Sized> PartialEq for PublicId<T> {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        self.uuid == other.uuid
+    }
+}
+
+impl<T: ?Sized> Eq for PublicId<T> {}
+
+impl<T: ?Sized> PartialOrd for PublicId<T> {
+    #[inline]
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Byte order, which is also the order of the text forms.
+impl<T: ?Sized> Ord for PublicId<T> {
+    #[inline]
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.uuid.cmp(&other.uuid)
+    }
+}
+
+impl<T: ?Sized> Hash for PublicId<T> {
+    #[inline]
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.uuid.hash(state);
+    }
+}
+
+impl<T: PublicIdPrefix + ?Sized> fmt::Display for PublicId<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut buf = [0u8; text::MAX_TEXT_LEN];
+        f.pad(text::format(Self::PREFIX, self.uuid.as_u128(), &mut buf))
+    }
+}
+
+impl<T: PublicIdPrefix + ?Sized> fmt::Debug for PublicId<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl<T: PublicIdPrefix + ?Sized> FromStr for PublicId<T> {
+    type Err = Error;
+
+    /// Parses the canonical text form strictly (see the type's documentation).
+    fn from_str(text: &str) -> Result<Self, Error> {
+        text::parse(Self::PREFIX, text, text).map(|v| Self::from_uuid(Uuid::from_u128(v)))
+    }
+}
+
+impl<T: ?Sized> From<Uuid> for PublicId<T> {
+    #[inline]
+    fn from(uuid: Uuid) -> Self {
+        Self::from_uuid(uuid)
+    }
+}
+
+impl<T: ?Sized> From<PublicId<T>> for Uuid {
+    #[inline]
+    fn from(id: PublicId<T>) -> Uuid {
+        id.uuid
+    }
+}
+
+impl<T: ?Sized> From<[u8; 16]> for PublicId<T> {
+    #[inline]
+    fn from(bytes: [u8; 16]) -> Self {
+        Self::from_bytes(bytes)
+    }
+}
+
+impl<T: ?Sized> From<PublicId<T>> for [u8; 16] {
+    #[inline]
+    fn from(id: PublicId<T>) -> [u8; 16] {
+        id.to_bytes()
+    }
+}
+
+impl<T: ?Sized> AsRef<[u8]> for PublicId<T> {
+    #[inline]
+    fn as_ref(&self) -> &[u8] {
+        self.uuid.as_bytes()
+    }
+}

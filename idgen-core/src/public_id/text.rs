@@ -1,0 +1,94 @@
+//! The text form shared by [`PublicId`](crate::PublicId) and `IdCodec` tokens:
+//! `prefix_` (omitted for an empty prefix) + 26 base32 characters.
+
+use super::base32;
+use super::prefix::MAX_PREFIX_LEN;
+use crate::Error;
+
+/// The longest text: a 63-character prefix, `_`, 26 characters.
+pub(crate) const MAX_TEXT_LEN: usize = MAX_PREFIX_LEN + 1 + base32::LEN;
+
+/// The length of the text for `prefix`.
+pub(crate) const fn text_len(prefix: &str) -> usize {
+    if prefix.is_empty() {
+        base32::LEN
+    } else {
+        prefix.len() + 1 + base32::LEN
+    }
+}
+
+/// Writes the text of `value` under `prefix` into `buf` and returns it.
+pub(crate) fn format<'b>(prefix: &str, value: u128, buf: &'b mut [u8; MAX_TEXT_LEN]) -> &'b str {
+    let mut at = 0;
+    if !prefix.is_empty() {
+        buf[..prefix.len()].copy_from_slice(prefix.as_bytes());
+        buf[prefix.len()] = b'_';
+        at = prefix.len() + 1;
+    }
+    buf[at..at + base32::LEN].copy_from_slice(&base32::encode(value));
+    // Only ASCII was written: a prefix of a-z and '_', the base32 alphabet.
+    std::str::from_utf8(&buf[..at + base32::LEN]).unwrap_or_default()
+}
+
+/// Cuts a rejected input for an error message.
+pub(crate) fn excerpt(input: &str) -> String {
+    input.chars().take(64).collect()
+}
+
+/// Parses `text` strictly under `prefix`. `shown` is the text named in errors (the caller's
+/// original, when `text` is a case-folded copy).
+pub(crate) fn parse(prefix: &'static str, text: &str, shown: &str) -> Result<u128, Error> {
+    let body = match text.rfind('_') {
+        Some(sep) if &text[..sep] == prefix && !prefix.is_empty() => &text[sep + 1..],
+        None if prefix.is_empty() => text,
+        found => {
+            return Err(Error::PublicIdPrefix {
+                input: excerpt(shown),
+                expected: prefix,
+                found: found.map(|sep| excerpt(&text[..=sep])).unwrap_or_default(),
+            });
+        }
+    };
+    base32::decode(body.as_bytes()).map_err(|e| body_error(e, body, shown))
+}
+
+/// The error for a base32 part that did not decode, naming characters rather than bytes.
+fn body_error(e: base32::DecodeError, body: &str, shown: &str) -> Error {
+    let input = excerpt(shown);
+    let first_bad = || {
+        body.chars()
+            .enumerate()
+            .find(|(_, c)| !c.is_ascii() || !base32::ALPHABET.contains(&(*c as u8)))
+    };
+    match e {
+        base32::DecodeError::Length(_) => {
+            let found = body.chars().count();
+            match first_bad() {
+                // 26 characters but more bytes: the problem is a non-ASCII character.
+                Some((position, c)) if found == base32::LEN => Error::PublicIdCharacter {
+                    input,
+                    position,
+                    found: c,
+                    reason: base32::character_reason(c),
+                },
+                _ => Error::PublicIdLength { input, found },
+            }
+        }
+        base32::DecodeError::Character(_) => match first_bad() {
+            Some((position, c)) => Error::PublicIdCharacter {
+                input,
+                position,
+                found: c,
+                reason: base32::character_reason(c),
+            },
+            None => Error::PublicIdLength {
+                input,
+                found: body.chars().count(),
+            },
+        },
+        base32::DecodeError::Overflow => Error::PublicIdOverflow {
+            input,
+            found: body.chars().next().unwrap_or('?'),
+        },
+    }
+}
