@@ -344,6 +344,14 @@ pub enum Error {
         /// The kind of value, e.g. `"floating-point"` or `"BLOB"`.
         kind: &'static str,
     },
+
+    /// A database returned a binary or UUID value whose length is not the 16 bytes of a
+    /// [`PublicId`](crate::PublicId).
+    #[error("a {found}-byte value is not a public ID: a public ID is exactly 16 bytes")]
+    PublicIdBytes {
+        /// The length of the value the database returned.
+        found: usize,
+    },
 }
 
 /// `no prefix` or `the prefix "ord_"`, for messages.

@@ -1,7 +1,8 @@
 //! # idgen-diesel
 //!
 //! idgen for [diesel](https://docs.rs/diesel/2.3) 2.3 users: everything of `idgen-core`
-//! (re-exported, so this is the one crate to depend on), with [`SnowflakeId`] as a column type.
+//! (re-exported, so this is the one crate to depend on), with [`SnowflakeId`] and [`PublicId`]
+//! as column types, and node-ID leases ([`lease`]) over r2d2 pools of diesel connections.
 //!
 //! ```toml
 //! idgen-diesel = { version = "0.1", features = ["postgres"] }   # and/or "mysql", "sqlite"
@@ -12,6 +13,10 @@
 //! | `postgres` | PostgreSQL     | `BigInt`      | `BIGINT` / `INT8`                        |
 //! | `mysql`    | MySQL, MariaDB | `BigInt`      | `BIGINT` (also reads `BIGINT UNSIGNED`)  |
 //! | `sqlite`   | SQLite         | `BigInt`      | `INTEGER`                                |
+//!
+//! `PublicId<T>` is a `Uuid` column (`UUID`) on PostgreSQL and a `Binary` column on every
+//! database (`BYTEA`, `BINARY(16)`, `BLOB`), holding its 16 bytes; a value of another length is
+//! a load error naming the length.
 //!
 //! The features turn on diesel's backends with their C client libraries (libpq,
 //! libmysqlclient, libsqlite3). A library that only needs the column types can depend on
@@ -28,12 +33,13 @@
 //! # #[cfg(feature = "sqlite")]
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use diesel::prelude::*;
-//! use idgen_diesel::{Layout, Snowflake, SnowflakeId};
+//! use idgen_diesel::{Layout, PublicId, PublicIdPrefix, Snowflake, SnowflakeId};
 //!
 //! diesel::table! {
 //!     orders (id) {
 //!         id -> BigInt,
 //!         parent -> Nullable<BigInt>,
+//!         public_id -> Binary, // `Uuid` on PostgreSQL
 //!         item -> Text,
 //!     }
 //! }
@@ -43,16 +49,24 @@
 //! struct Order {
 //!     id: SnowflakeId,
 //!     parent: Option<SnowflakeId>,
+//!     public_id: PublicId<Order>,
 //!     item: String,
 //! }
 //!
+//! impl PublicIdPrefix for Order {
+//!     const PREFIX: &'static str = "ord";
+//! }
+//!
 //! let conn = &mut SqliteConnection::establish(":memory:")?;
-//! diesel::sql_query("CREATE TABLE orders (id INTEGER PRIMARY KEY, parent INTEGER, item TEXT NOT NULL)")
-//!     .execute(conn)?;
+//! diesel::sql_query(
+//!     "CREATE TABLE orders (id INTEGER PRIMARY KEY, parent INTEGER, public_id BLOB NOT NULL UNIQUE, item TEXT NOT NULL)",
+//! )
+//! .execute(conn)?;
 //!
 //! let ids = Snowflake::new(Layout::TWITTER, 7)?;
-//! let first = Order { id: ids.next_id()?, parent: None, item: "tea".into() };
-//! let second = Order { id: ids.next_id()?, parent: Some(first.id), item: "cake".into() };
+//! let first = Order { id: ids.next_id()?, parent: None, public_id: PublicId::new(), item: "tea".into() };
+//! let second =
+//!     Order { id: ids.next_id()?, parent: Some(first.id), public_id: PublicId::new(), item: "cake".into() };
 //! diesel::insert_into(orders::table).values([&first, &second]).execute(conn)?;
 //!
 //! let newest: Order = orders::table.order(orders::id.desc()).select(Order::as_select()).first(conn)?;
@@ -63,7 +77,13 @@
 //! let roots: i64 = orders::table.filter(orders::parent.is_null()).count().get_result(conn)?;
 //! assert_eq!(roots, 1);
 //!
-//! diesel::sql_query("INSERT INTO orders VALUES (-5, NULL, 'bad')").execute(conn)?;
+//! // A link such as /orders/ord_… finds the row by its public ID.
+//! let link = second.public_id.to_string();
+//! let wanted: PublicId<Order> = link.parse()?;
+//! let found: Order = orders::table.filter(orders::public_id.eq(wanted)).select(Order::as_select()).first(conn)?;
+//! assert_eq!(found, second);
+//!
+//! diesel::sql_query("INSERT INTO orders VALUES (-5, NULL, randomblob(16), 'bad')").execute(conn)?;
 //! let err = orders::table.filter(orders::item.eq("bad"))
 //!     .select(Order::as_select()).first(conn).unwrap_err();
 //! // diesel names the field; the cause names the value.

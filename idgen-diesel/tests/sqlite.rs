@@ -7,8 +7,13 @@ use diesel::prelude::*;
 use diesel::sql_types::BigInt;
 use idgen_diesel::SnowflakeId;
 
-const CREATE: &str =
-    "CREATE TABLE orders (id INTEGER PRIMARY KEY, parent INTEGER NULL, seq INTEGER NOT NULL)";
+const CREATE: &str = "CREATE TABLE orders (id INTEGER PRIMARY KEY, parent INTEGER NULL, seq INTEGER NOT NULL, public BLOB NOT NULL UNIQUE)";
+
+/// A negative ID and a negative parent, written behind the type's back.
+const INSERT_NEGATIVE: &str = "INSERT INTO orders (id, parent, seq, public) VALUES (-5, NULL, 0, randomblob(16)), (6, -7, 1, randomblob(16))";
+
+/// The SQL type of `orders.public`.
+type PublicSqlType = diesel::sql_types::Binary;
 
 async fn connection() -> (idgen_testkit::TestDb<sqlx::Sqlite>, SqliteConnection) {
     let db = idgen_testkit::sqlite().await.expect("a SQLite database");
@@ -57,4 +62,17 @@ async fn text_real_and_blob_values_are_checked_not_coerced() {
         let err = select(conn, expr).unwrap_err();
         assert!(err.contains(needle), "{expr}: {err}");
     }
+}
+
+#[tokio::test]
+async fn a_public_id_of_the_wrong_length_is_an_error_naming_it() {
+    let (_db, mut conn) = connection().await;
+    let err = diesel::select(sql::<diesel::sql_types::Binary>("x'0102'"))
+        .get_result::<idgen_diesel::PublicId<common::OrderTag>>(&mut conn)
+        .unwrap_err();
+    let err = common::error_chain(&err);
+    assert!(
+        err.contains("a 2-byte value is not a public ID: a public ID is exactly 16 bytes"),
+        "{err}"
+    );
 }

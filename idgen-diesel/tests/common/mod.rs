@@ -3,7 +3,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
-use idgen_diesel::{Layout, Snowflake, SnowflakeId};
+use idgen_diesel::{Layout, PublicId, PublicIdPrefix, Snowflake, SnowflakeId};
 
 /// An error's message followed by its sources' (diesel's MySQL backend wraps a field's
 /// deserialization error in one that names only the field).
@@ -28,7 +28,17 @@ diesel::table! {
         id -> BigInt,
         parent -> Nullable<BigInt>,
         seq -> Integer,
+        /// `Uuid` on PostgreSQL, `Binary` on MySQL/MariaDB and SQLite (set by each test file).
+        public -> crate::PublicSqlType,
     }
+}
+
+/// The public IDs of orders print as `ord_…`.
+#[derive(Debug)]
+pub struct OrderTag;
+
+impl PublicIdPrefix for OrderTag {
+    const PREFIX: &'static str = "ord";
 }
 
 /// A row of `orders`, as a diesel user writes it.
@@ -40,6 +50,7 @@ pub struct Order {
     pub id: SnowflakeId,
     pub parent: Option<SnowflakeId>,
     pub seq: i32,
+    pub public: PublicId<OrderTag>,
 }
 
 /// `ROWS` orders with fresh IDs in creation order; every third has no parent.
@@ -51,7 +62,12 @@ pub fn new_orders() -> Vec<Order> {
             let id = ids.next_id().expect("the generator issues an ID");
             let parent = if seq % 3 == 0 { None } else { previous };
             previous = Some(id);
-            Order { id, parent, seq }
+            Order {
+                id,
+                parent,
+                seq,
+                public: PublicId::new(),
+            }
         })
         .collect()
 }
@@ -109,6 +125,24 @@ macro_rules! check_model_round_trip {
         got.sort();
         assert_eq!(got, wanted);
 
+        // The PublicId column: .eq, eq_any.
+        let found: Order = orders::table
+            .filter(orders::public.eq(one.public))
+            .first(conn)
+            .unwrap();
+        assert_eq!(&found, one);
+        let wanted: Vec<idgen_diesel::PublicId<common::OrderTag>> =
+            inserted.iter().step_by(101).map(|o| o.public).collect();
+        let mut got: Vec<idgen_diesel::PublicId<common::OrderTag>> = orders::table
+            .select(orders::public)
+            .filter(orders::public.eq_any(&wanted))
+            .load(conn)
+            .unwrap();
+        got.sort();
+        let mut wanted = wanted;
+        wanted.sort();
+        assert_eq!(got, wanted);
+
         // Range comparison and NULLs.
         let later = orders::table
             .filter(orders::id.gt(inserted[9_000].id))
@@ -162,7 +196,7 @@ macro_rules! check_negative_is_refused {
         use common::{Order, orders};
         use diesel::prelude::*;
         let conn = $conn;
-        diesel::sql_query("INSERT INTO orders (id, parent, seq) VALUES (-5, NULL, 0), (6, -7, 1)")
+        diesel::sql_query(INSERT_NEGATIVE)
             .execute(conn)
             .unwrap();
         let err = orders::table

@@ -313,9 +313,9 @@ macro_rules! lease_tests {
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn a_released_node_id_is_free_at_once_and_keeps_its_last_timestamp() {
             lease_common::a_released_node_id_is_free_at_once_and_keeps_its_last_timestamp::<
-                                        $backend,
-                                    >()
-                                    .await;
+                                                                                        $backend,
+                                                                                    >()
+                                                                                    .await;
         }
 
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

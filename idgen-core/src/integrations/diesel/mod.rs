@@ -11,6 +11,12 @@
 //! `.eq_any(ids)` and `find(id)`, and `Option<SnowflakeId>` maps `NULL` on a
 //! `Nullable<BigInt>` column.
 //!
+//! [`PublicId<T>`](crate::PublicId) derives the same traits for two SQL types: `Binary`
+//! (`BYTEA`, MySQL/MariaDB `BINARY(16)`, SQLite `BLOB`; on every backend) and, with
+//! `diesel-postgres`, `Uuid` (PostgreSQL `UUID`). Its 16 bytes are written as they are; a value
+//! of another length is a deserialization error naming the length
+//! ([`Error::PublicIdBytes`](crate::Error::PublicIdBytes)).
+//!
 //! Values are written as a signed 64-bit integer. Reading checks the value: a negative number
 //! ([`Error::IdOutOfRange`](crate::Error::IdOutOfRange)), a floating-point or binary value
 //! ([`Error::IdNotAnInteger`](crate::Error::IdNotAnInteger)) or a text that is not a decimal ID
@@ -21,6 +27,7 @@
 mod mysql;
 #[cfg(feature = "diesel-postgres")]
 mod postgres;
+mod public_id;
 #[cfg(feature = "diesel-sqlite")]
 mod sqlite;
 
