@@ -102,6 +102,15 @@
 
 pub use idgen_core::*;
 
+#[cfg(any(feature = "lease", feature = "hilo"))]
+mod error;
+#[cfg(any(feature = "lease", feature = "hilo"))]
+pub use error::DieselError;
+
+#[cfg(feature = "hilo")]
+#[cfg_attr(docsrs, doc(cfg(feature = "hilo")))]
+pub mod hilo;
+
 #[cfg(feature = "lease")]
 #[cfg_attr(docsrs, doc(cfg(feature = "lease")))]
 pub mod lease;

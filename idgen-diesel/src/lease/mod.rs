@@ -88,7 +88,6 @@
 //!
 //! [`DieselLeaseStore::migration_sql`] returns the statement for a store's table name.
 
-mod error;
 mod sql_rows;
 mod store;
 mod table;
@@ -100,7 +99,6 @@ mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
-pub use error::StoreError;
 pub use idgen_core::lease::*;
 pub use store::{
     DEFAULT_TABLE, DieselLeaseStore, DieselPool, LeaseConnection, LeaseRow, R2d2Pool,

@@ -5,12 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use diesel::r2d2::{ConnectionManager, Pool, R2D2Connection};
-use diesel::result::{DatabaseErrorKind, Error as DieselError, QueryResult};
+use diesel::result::{DatabaseErrorKind, Error as QueryError, QueryResult};
 
+use crate::DieselError;
 use crate::lease::table::TableName;
-use crate::lease::{
-    BoxError, Claim, ClaimRequest, IntoLeaseStore, LeaseStore, RenewRequest, StoreError,
-};
+use crate::lease::{BoxError, Claim, ClaimRequest, IntoLeaseStore, LeaseStore, RenewRequest};
 
 /// The lease table's default name (the same as idgen-sqlx's, so both use one table).
 pub const DEFAULT_TABLE: &str = "idgen_worker_lease";
@@ -194,7 +193,7 @@ impl<C: LeaseConnection> DieselLeaseStore<C> {
     /// A store using the table `table` (`name` or `schema.name`, ASCII letters, digits and `_`,
     /// not starting with a digit: the name is written into the SQL, so nothing else is accepted).
     ///
-    /// Errors: [`StoreError::Table`] naming the rejected name.
+    /// Errors: [`DieselError::Core`] naming the rejected name.
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")]
@@ -209,11 +208,11 @@ impl<C: LeaseConnection> DieselLeaseStore<C> {
     /// # #[cfg(not(feature = "sqlite"))]
     /// # fn main() {}
     /// ```
-    pub fn with_table(pool: DieselPool<C>, table: &str) -> Result<Self, StoreError> {
+    pub fn with_table(pool: DieselPool<C>, table: &str) -> Result<Self, DieselError> {
         let store = Self::named(pool, table);
         match &store.table {
             Ok(_) => Ok(store),
-            Err(e) => Err(StoreError::Table(e.clone())),
+            Err(e) => Err(DieselError::Core(e.clone())),
         }
     }
 
@@ -229,6 +228,18 @@ impl<C: LeaseConnection> DieselLeaseStore<C> {
     }
 
     /// The pool.
+    ///
+    /// ```
+    /// # #[cfg(feature = "sqlite")]
+    /// # fn main() {
+    /// use diesel::r2d2::{ConnectionManager, Pool};
+    /// let pool = Pool::builder().build_unchecked(ConnectionManager::<diesel::SqliteConnection>::new(":memory:"));
+    /// let store = idgen_diesel::lease::DieselLeaseStore::new(pool);
+    /// assert_eq!(store.pool().max_size(), 10);
+    /// # }
+    /// # #[cfg(not(feature = "sqlite"))]
+    /// # fn main() {}
+    /// ```
     pub fn pool(&self) -> &DieselPool<C> {
         &self.pool
     }
@@ -270,7 +281,7 @@ impl<C: LeaseConnection> DieselLeaseStore<C> {
     /// # #[cfg(not(feature = "sqlite"))]
     /// # fn main() {}
     /// ```
-    pub fn create_table(&self) -> Result<(), StoreError> {
+    pub fn create_table(&self) -> Result<(), DieselError> {
         let sql = C::migration_sql(self.quoted_table()?);
         let conn = &mut *self.pool.get()?;
         conn.batch_execute(&sql)?;
@@ -299,17 +310,17 @@ impl<C: LeaseConnection> DieselLeaseStore<C> {
     /// # #[cfg(not(feature = "sqlite"))]
     /// # fn main() {}
     /// ```
-    pub fn rows(&self, namespace: &str) -> Result<Vec<LeaseRow>, StoreError> {
+    pub fn rows(&self, namespace: &str) -> Result<Vec<LeaseRow>, DieselError> {
         let table = self.quoted_table()?;
         let conn = &mut *self.pool.get()?;
         conn.prepare()?;
         Ok(conn.rows(table, namespace)?)
     }
 
-    fn quoted_table(&self) -> Result<&str, StoreError> {
+    fn quoted_table(&self) -> Result<&str, DieselError> {
         match &self.table {
             Ok(t) => Ok(t),
-            Err(e) => Err(StoreError::Table(e.clone())),
+            Err(e) => Err(DieselError::Core(e.clone())),
         }
     }
 
@@ -322,7 +333,7 @@ impl<C: LeaseConnection> DieselLeaseStore<C> {
     {
         let pool = self.pool.clone();
         let table = self.table.clone();
-        let outcome = tokio::task::spawn_blocking(move || -> Result<T, StoreError> {
+        let outcome = tokio::task::spawn_blocking(move || -> Result<T, DieselError> {
             let table = table?;
             let wait = pool.connection_timeout().min(CONNECTION_WAIT);
             let conn = &mut *pool.get_timeout(wait)?;
@@ -330,7 +341,7 @@ impl<C: LeaseConnection> DieselLeaseStore<C> {
             Ok(retry_transient(|| op(conn, &table))?)
         })
         .await
-        .unwrap_or_else(|e| Err(StoreError::Task(e.to_string())));
+        .unwrap_or_else(|e| Err(DieselError::Task(e.to_string())));
         outcome.map_err(|err| {
             let table = self.table().unwrap_or("?");
             let hint = if is_missing_table(&err) {
@@ -381,10 +392,10 @@ fn retry_transient<T>(mut step: impl FnMut() -> QueryResult<T>) -> QueryResult<T
 }
 
 /// A deadlock, lock time-out, serialization failure or busy database: worth another attempt.
-fn is_transient(err: &DieselError) -> bool {
+fn is_transient(err: &QueryError) -> bool {
     match err {
-        DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => true,
-        DieselError::DatabaseError(_, info) => {
+        QueryError::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => true,
+        QueryError::DatabaseError(_, info) => {
             let message = info.message();
             [
                 "deadlock detected",          // PostgreSQL 40P01
@@ -402,8 +413,8 @@ fn is_transient(err: &DieselError) -> bool {
 }
 
 /// The lease table does not exist.
-fn is_missing_table(err: &StoreError) -> bool {
-    let StoreError::Query(DieselError::DatabaseError(_, info)) = err else {
+fn is_missing_table(err: &DieselError) -> bool {
+    let DieselError::Query(QueryError::DatabaseError(_, info)) = err else {
         return false;
     };
     let message = info.message();
@@ -540,7 +551,7 @@ pub(crate) fn node_i64(node: u64) -> i64 {
 /// A `BIGINT` node ID read back.
 pub(crate) fn node_u64(node: i64) -> QueryResult<u64> {
     u64::try_from(node).map_err(|_| {
-        DieselError::DeserializationError(
+        QueryError::DeserializationError(
             format!("negative node ID {node} in the lease table").into(),
         )
     })

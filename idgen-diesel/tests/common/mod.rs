@@ -196,9 +196,7 @@ macro_rules! check_negative_is_refused {
         use common::{Order, orders};
         use diesel::prelude::*;
         let conn = $conn;
-        diesel::sql_query(INSERT_NEGATIVE)
-            .execute(conn)
-            .unwrap();
+        diesel::sql_query(INSERT_NEGATIVE).execute(conn).unwrap();
         let err = orders::table
             .filter(orders::seq.eq(0))
             .select(Order::as_select())
