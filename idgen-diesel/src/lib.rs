@@ -107,6 +107,22 @@ mod error;
 #[cfg(any(feature = "lease", feature = "hilo"))]
 pub use error::DieselError;
 
+/// An r2d2 pool of diesel connections of type `C`: what [`lease`] and [`hilo`] take.
+///
+/// ```
+/// # #[cfg(feature = "sqlite")]
+/// # fn main() {
+/// use diesel::r2d2::{ConnectionManager, Pool};
+/// let pool: idgen_diesel::DieselPool<diesel::SqliteConnection> =
+///     Pool::builder().build_unchecked(ConnectionManager::new(":memory:"));
+/// # let _ = pool;
+/// # }
+/// # #[cfg(not(feature = "sqlite"))]
+/// # fn main() {}
+/// ```
+#[cfg(any(feature = "lease", feature = "hilo"))]
+pub type DieselPool<C> = diesel::r2d2::Pool<diesel::r2d2::ConnectionManager<C>>;
+
 #[cfg(feature = "hilo")]
 #[cfg_attr(docsrs, doc(cfg(feature = "hilo")))]
 pub mod hilo;

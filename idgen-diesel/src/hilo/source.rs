@@ -9,7 +9,7 @@ use diesel::r2d2::{ConnectionManager, PooledConnection, R2D2Connection};
 use crate::DieselError;
 use crate::hilo::name;
 use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
-use crate::lease::DieselPool;
+use crate::DieselPool;
 
 /// The counter table's default name (MySQL table mode, SQLite), as in idgen-sqlx.
 pub const DEFAULT_TABLE: &str = "idgen_hilo";
@@ -25,6 +25,7 @@ pub struct Spec {
     pub(crate) table: String,
     /// MySQL/MariaDB: whether the counter is a sequence (MariaDB ≥ 10.3) or a table row,
     /// decided once from `SELECT VERSION()`.
+    #[cfg_attr(not(feature = "mysql"), allow(dead_code))]
     pub(crate) sequence: OnceLock<bool>,
 }
 

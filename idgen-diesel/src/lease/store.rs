@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use diesel::r2d2::{ConnectionManager, Pool, R2D2Connection};
+use diesel::r2d2::R2D2Connection;
 use diesel::result::{DatabaseErrorKind, Error as QueryError, QueryResult};
 
 use crate::DieselError;
@@ -25,8 +25,7 @@ const TRANSIENT_ATTEMPTS: u32 = 8;
 /// engine's time-out by r2d2's 30 s, nor hold up a runtime's shutdown that long.
 const CONNECTION_WAIT: Duration = Duration::from_secs(5);
 
-/// An r2d2 pool of diesel connections of type `C`.
-pub type DieselPool<C> = Pool<ConnectionManager<C>>;
+pub use crate::DieselPool;
 
 /// Node-ID leases kept in a table of a PostgreSQL, MySQL/MariaDB or SQLite database, over an
 /// r2d2 pool of diesel connections: the [`LeaseStore`] behind
