@@ -7,9 +7,9 @@ use std::time::Duration;
 use diesel::r2d2::{ConnectionManager, PooledConnection, R2D2Connection};
 
 use crate::DieselError;
+use crate::DieselPool;
 use crate::hilo::name;
 use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
-use crate::DieselPool;
 
 /// The counter table's default name (MySQL table mode, SQLite), as in idgen-sqlx.
 pub const DEFAULT_TABLE: &str = "idgen_hilo";

@@ -15,6 +15,7 @@ struct Value {
 
 impl HiLoConnection for SqliteConnection {
     fn allocate(&mut self, spec: &Spec, size: u64) -> Result<i64, DieselError> {
+        crate::sqlite_busy::ensure_busy_timeout(self)?;
         let step = i64::try_from(size).map_err(|_| {
             DieselError::Core(idgen_core::Error::HiLoInvalidOption {
                 option: "block",
@@ -40,6 +41,7 @@ impl HiLoConnection for SqliteConnection {
     }
 
     fn increment(&mut self, spec: &Spec) -> Result<Increment, DieselError> {
+        crate::sqlite_busy::ensure_busy_timeout(self)?;
         let sql = format!(
             "SELECT next_val AS value FROM {} WHERE name = ?",
             spec.table
@@ -57,6 +59,7 @@ impl HiLoConnection for SqliteConnection {
     }
 
     fn migration_sql(&mut self, spec: &Spec, _block: u64) -> Result<Vec<String>, DieselError> {
+        crate::sqlite_busy::ensure_busy_timeout(self)?;
         Ok(vec![
             format!(
                 "CREATE TABLE IF NOT EXISTS {} (\n    name     TEXT    NOT NULL PRIMARY KEY,\n    next_val INTEGER NOT NULL\n)",

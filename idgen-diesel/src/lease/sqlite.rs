@@ -2,10 +2,8 @@
 //! `UPDATE … RETURNING` per claim (SQLite has one writer at a time), Unix milliseconds from
 //! `julianday('now')` for expiry.
 
-use diesel::sql_types::{BigInt, Integer, Nullable, Text};
-use diesel::{
-    OptionalExtension, QueryResult, QueryableByName, RunQueryDsl, SqliteConnection, sql_query,
-};
+use diesel::sql_types::{BigInt, Nullable, Text};
+use diesel::{OptionalExtension, QueryResult, RunQueryDsl, SqliteConnection, sql_query};
 
 use crate::lease::sql_rows::{ClaimRow, NextRow, TableRow};
 use crate::lease::store::{LeaseConnection, LeaseRow, node_i64, node_u64, ttl_ms};
@@ -13,16 +11,6 @@ use crate::lease::{Claim, ClaimRequest, RenewRequest};
 
 /// The database clock in Unix milliseconds (fixed for the duration of one statement).
 const NOW_MS: &str = "CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)";
-
-/// How long a statement waits for another writer when the connection has no busy timeout of its
-/// own (diesel's default is none; sqlx's is 5 s).
-const BUSY_TIMEOUT_MS: i32 = 5_000;
-
-#[derive(QueryableByName)]
-struct BusyTimeout {
-    #[diesel(sql_type = Integer)]
-    timeout: i32,
-}
 
 impl LeaseConnection for SqliteConnection {
     const QUOTE: char = '"';
@@ -40,11 +28,7 @@ impl LeaseConnection for SqliteConnection {
     }
 
     fn prepare(&mut self) -> QueryResult<()> {
-        let current: BusyTimeout = sql_query("PRAGMA busy_timeout").get_result(self)?;
-        if current.timeout == 0 {
-            sql_query(format!("PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")).execute(self)?;
-        }
-        Ok(())
+        crate::sqlite_busy::ensure_busy_timeout(self)
     }
 
     fn take_expired(&mut self, table: &str, req: ClaimRequest<'_>) -> QueryResult<Option<Claim>> {
