@@ -93,7 +93,10 @@ impl<C: Clock + ?Sized> Clock for &C {
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct SystemClock {
-    anchor_unix_ns: i128,
+    /// The wall-clock time at `anchor`, split as `anchor_unix_ms * 1_000_000 + anchor_sub_ms_ns`
+    /// with `0 <= anchor_sub_ms_ns < 1_000_000`, so `now_ms` needs no 128-bit division.
+    anchor_unix_ms: i64,
+    anchor_sub_ms_ns: u32,
     anchor: Instant,
 }
 
@@ -106,11 +109,14 @@ impl SystemClock {
             Err(e) => -(e.duration().as_nanos() as i128),
         };
         Self {
-            anchor_unix_ns,
+            anchor_unix_ms: anchor_unix_ns.div_euclid(NS_PER_MS) as i64,
+            anchor_sub_ms_ns: anchor_unix_ns.rem_euclid(NS_PER_MS) as u32,
             anchor,
         }
     }
 }
+
+const NS_PER_MS: i128 = 1_000_000;
 
 impl Default for SystemClock {
     fn default() -> Self {
@@ -121,9 +127,21 @@ impl Default for SystemClock {
 impl Clock for SystemClock {
     #[inline]
     fn now_ms(&self) -> i64 {
-        let ns = self.anchor_unix_ns + self.anchor.elapsed().as_nanos() as i128;
-        ns.div_euclid(1_000_000) as i64
+        unix_ms_after(
+            self.anchor_unix_ms,
+            self.anchor_sub_ms_ns,
+            self.anchor.elapsed(),
+        )
     }
+}
+
+/// `floor((anchor_ms * 1e6 + anchor_sub_ms_ns + elapsed_ns) / 1e6)` in 64-bit arithmetic: whole
+/// seconds of `elapsed` are whole milliseconds, so only the sub-millisecond parts are divided.
+/// The same value as a 128-bit division, which costs ~15 ns per ID.
+#[inline]
+fn unix_ms_after(anchor_ms: i64, anchor_sub_ms_ns: u32, elapsed: Duration) -> i64 {
+    let sub_ms_ns = u64::from(anchor_sub_ms_ns) + u64::from(elapsed.subsec_nanos());
+    anchor_ms + elapsed.as_secs() as i64 * 1_000 + (sub_ms_ns / NS_PER_MS as u64) as i64
 }
 
 /// A clock that only moves when told to: for tests of clock steps and sequence exhaustion.
@@ -187,5 +205,43 @@ impl Clock for ManualClock {
 
     fn is_simulated(&self) -> bool {
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn unix_ms_after_equals_the_128_bit_division(
+            anchor_ns in -4_000_000_000_000_000_000i128..4_000_000_000_000_000_000i128,
+            elapsed_ns in 0u64..1_000_000_000_000_000_000,
+        ) {
+            let expected = (anchor_ns + i128::from(elapsed_ns)).div_euclid(NS_PER_MS) as i64;
+            let got = unix_ms_after(
+                anchor_ns.div_euclid(NS_PER_MS) as i64,
+                anchor_ns.rem_euclid(NS_PER_MS) as u32,
+                Duration::from_nanos(elapsed_ns),
+            );
+            prop_assert_eq!(got, expected);
+        }
+    }
+
+    #[test]
+    fn unix_ms_after_rounds_down_before_and_after_1970() {
+        let at = |anchor_ns: i128, elapsed_ns: u64| {
+            unix_ms_after(
+                anchor_ns.div_euclid(NS_PER_MS) as i64,
+                anchor_ns.rem_euclid(NS_PER_MS) as u32,
+                Duration::from_nanos(elapsed_ns),
+            )
+        };
+        assert_eq!(at(1_999_999, 0), 1);
+        assert_eq!(at(1_999_999, 1), 2);
+        assert_eq!(at(-1, 0), -1);
+        assert_eq!(at(-1, 1), 0);
+        assert_eq!(at(-1_500_000, 2_000_000_000), 1_998);
     }
 }

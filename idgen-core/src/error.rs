@@ -345,12 +345,38 @@ pub enum Error {
         kind: &'static str,
     },
 
-    /// A database returned a binary or UUID value whose length is not the 16 bytes of a
-    /// [`PublicId`](crate::PublicId).
-    #[error("a {found}-byte value is not a public ID: a public ID is exactly 16 bytes")]
-    PublicIdBytes {
-        /// The length of the value the database returned.
+
+    // ---- public IDs in database columns (src/integrations/sqlx/public_id/) ----
+    /// A database value read as a [`PublicId`](crate::PublicId) does not hold exactly 16 bytes
+    /// (e.g. a `VARBINARY` or `BLOB` written by other code).
+    #[error("a {found}-byte value is not a public ID: a public ID is stored as exactly 16 bytes")]
+    PublicIdByteLength {
+        /// The number of bytes the value holds.
         found: usize,
+    },
+
+    // ---- hi-lo SQL sources (idgen-sqlx src/hilo/) ----
+    /// A hi-lo counter name (a sequence or table name written into SQL) that is not a plain
+    /// SQL identifier.
+    #[error(
+        "hi-lo counter name {name:?} is invalid: use `name` or `schema.name`, each part 1 to 63 ASCII letters, digits or `_`, not starting with a digit ({reason})"
+    )]
+    HiLoInvalidCounterName {
+        /// The rejected name.
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+
+    /// The counter's sequence, table or row does not exist in the database.
+    #[error(
+        "hi-lo counter {counter} does not exist: {missing}; create it first (the source's `create`, or the migration SQL in idgen_sqlx::hilo)"
+    )]
+    HiLoCounterMissing {
+        /// The counter's name.
+        counter: String,
+        /// What is missing, e.g. `no sequence named orders` or `no row 'orders' in table idgen_hilo`.
+        missing: String,
     },
 }
 

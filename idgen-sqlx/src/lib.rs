@@ -1,19 +1,22 @@
 //! # idgen-sqlx
 //!
 //! idgen for [sqlx](https://docs.rs/sqlx/0.9) 0.9 users: everything of `idgen-core`
-//! (re-exported, so this is the one crate to depend on), with [`SnowflakeId`] as a column type.
+//! (re-exported, so this is the one crate to depend on), with [`SnowflakeId`] and
+//! [`PublicId`] as column types.
 //!
 //! ```toml
 //! idgen-sqlx = { version = "0.1", features = ["postgres"] }   # and/or "mysql", "sqlite"
 //! ```
 //!
-//! | feature    | database       | column types for `SnowflakeId`                 |
-//! |------------|----------------|-------------------------------------------------|
-//! | `postgres` | PostgreSQL     | `BIGINT`/`INT8`; `INT8[]` for `= ANY($1)`       |
-//! | `mysql`    | MySQL, MariaDB | `BIGINT`, `BIGINT UNSIGNED`                     |
-//! | `sqlite`   | SQLite         | `INTEGER` (sqlx's bundled SQLite)               |
+//! | feature    | database       | `SnowflakeId`                              | `PublicId<T>`                            |
+//! |------------|----------------|--------------------------------------------|------------------------------------------|
+//! | `postgres` | PostgreSQL     | `BIGINT`/`INT8`; `INT8[]` for `= ANY($1)`  | `UUID`; `UUID[]` for `= ANY($1)`         |
+//! | `mysql`    | MySQL, MariaDB | `BIGINT`, `BIGINT UNSIGNED`                | `BINARY(16)`                             |
+//! | `sqlite`   | SQLite         | `INTEGER` (sqlx's bundled SQLite)          | `BLOB` of 16 bytes                       |
 //!
-//! `runtime-tokio` (default) turns on sqlx's tokio runtime.
+//! `runtime-tokio` (default) turns on sqlx's tokio runtime. `lease` (default) adds
+//! [`lease`]: node IDs leased from a table in the same database
+//! (`WorkerLease::acquire(&pool, &Layout::TWITTER)`), so two processes never share one.
 //!
 //! `SnowflakeId` implements `sqlx::Type`, `Encode` and `Decode`, so it binds, decodes, works as a
 //! field of `#[derive(sqlx::FromRow)]` structs, and `Option<SnowflakeId>` maps `NULL`. A value
@@ -51,10 +54,103 @@
 //! # fn main() {}
 //! ```
 //!
+//! ## Public IDs
+//!
+//! Keep the Snowflake ID as the primary key for joins, and give the world a [`PublicId`] from
+//! its own column with a unique index: 16 random bytes, shown as `ord_01h455vb4pex5vsknk084sn02q`.
+//! The prefix is not stored; the field's type (`PublicId<Order>`) supplies it when the row is
+//! read. (An unguessable ID does not replace checking that the caller may see the row.)
+//!
+//! ```sql
+//! -- PostgreSQL
+//! CREATE TABLE orders (
+//!     id          BIGINT PRIMARY KEY,
+//!     public_id   UUID NOT NULL UNIQUE,
+//!     customer_id BIGINT NOT NULL
+//! );
+//! -- MySQL / MariaDB
+//! CREATE TABLE orders (
+//!     id          BIGINT PRIMARY KEY,
+//!     public_id   BINARY(16) NOT NULL UNIQUE,
+//!     customer_id BIGINT NOT NULL
+//! );
+//! -- SQLite
+//! CREATE TABLE orders (
+//!     id          INTEGER PRIMARY KEY,
+//!     public_id   BLOB NOT NULL UNIQUE,
+//!     customer_id INTEGER NOT NULL
+//! );
+//! ```
+//!
+//! ```
+//! # #[cfg(feature = "sqlite")]
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use idgen_sqlx::{Layout, PublicId, PublicIdPrefix, Snowflake, SnowflakeId};
+//!
+//! #[derive(sqlx::FromRow, serde::Serialize)]
+//! struct Order {
+//!     id: SnowflakeId,
+//!     public_id: PublicId<Order>,
+//!     customer_id: i64,
+//! }
+//!
+//! impl PublicIdPrefix for Order {
+//!     const PREFIX: &'static str = "ord";
+//! }
+//!
+//! let pool = sqlx::SqlitePool::connect("sqlite::memory:").await?;
+//! sqlx::query(
+//!     "CREATE TABLE orders (id INTEGER PRIMARY KEY, public_id BLOB NOT NULL UNIQUE, customer_id INTEGER NOT NULL)",
+//! )
+//! .execute(&pool)
+//! .await?;
+//!
+//! let ids = Snowflake::new(Layout::TWITTER, 7)?;
+//! let order = Order { id: ids.next_id()?, public_id: PublicId::new(), customer_id: 42 };
+//! sqlx::query("INSERT INTO orders (id, public_id, customer_id) VALUES (?, ?, ?)")
+//!     .bind(order.id)
+//!     .bind(order.public_id)
+//!     .bind(order.customer_id)
+//!     .execute(&pool)
+//!     .await?;
+//!
+//! // A request names the order by its public ID (parsed strictly: `usr_…` is refused).
+//! let from_url: PublicId<Order> = order.public_id.to_string().parse()?;
+//! let found: Order = sqlx::query_as("SELECT id, public_id, customer_id FROM orders WHERE public_id = ?")
+//!     .bind(from_url)
+//!     .fetch_one(&pool)
+//!     .await?;
+//! assert_eq!((found.id, found.customer_id), (order.id, 42));
+//!
+//! let json = serde_json::to_value(&found)?;
+//! assert!(json["public_id"].as_str().unwrap().starts_with("ord_"));
+//! assert_eq!(json["id"], order.id.to_string()); // a string: JavaScript never rounds it
+//!
+//! // A second order with the same public ID is refused by the unique index.
+//! let dup = sqlx::query("INSERT INTO orders (id, public_id, customer_id) VALUES (?, ?, ?)")
+//!     .bind(ids.next_id()?)
+//!     .bind(order.public_id)
+//!     .bind(43_i64)
+//!     .execute(&pool)
+//!     .await;
+//! assert!(dup.unwrap_err().as_database_error().unwrap().is_unique_violation());
+//! # Ok(()) }
+//! # #[cfg(not(feature = "sqlite"))]
+//! # fn main() {}
+//! ```
+//!
+//! `Option<PublicId<T>>` maps `NULL`. Reading checks the stored value: a MySQL/MariaDB
+//! `VARBINARY`/`BLOB` or a SQLite `BLOB` that does not hold exactly 16 bytes is a decode error
+//! naming its length (`a 15-byte value is not a public ID: …`), and a SQLite `TEXT` value or a
+//! PostgreSQL column that is not `UUID` is a type mismatch, never a panic. A MySQL `BINARY(16)`
+//! column pads a shorter value written by other code with zero bytes; `PublicId` always writes 16.
+//!
 //! ## The `query!` / `query_as!` macros
 //!
-//! The compile-time macros know sqlx's own types only, so name `SnowflakeId` with a type
-//! override in the column alias (the value is still checked when decoded):
+//! The compile-time macros know sqlx's own types only, so name `SnowflakeId` (or
+//! `PublicId<Order>`) with a type override in the column alias (the value is still checked when
+//! decoded):
 //!
 //! ```text
 //! // PostgreSQL and SQLite: "name: Type" in double quotes
@@ -75,3 +171,14 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use idgen_core::*;
+
+#[cfg(feature = "lease")]
+#[cfg_attr(docsrs, doc(cfg(feature = "lease")))]
+pub mod lease;
+
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite")))
+)]
+pub mod hilo;

@@ -40,12 +40,14 @@ mod admin;
 pub mod containers;
 mod error;
 pub mod local_server;
+mod proxy;
 mod server;
 mod stale;
 mod test_db;
 mod url;
 
 pub use error::Error;
+pub use proxy::TcpProxy;
 pub use test_db::TestDb;
 
 use server::Kind;

@@ -23,16 +23,7 @@ pub(crate) struct PublicIdArgs {
 
 /// The TypeID prefix rules, as `PublicIdPrefix` checks them at compile time.
 fn parse_prefix(text: &str) -> Result<String, String> {
-    let problem = if text.len() > 63 {
-        Some("a public ID prefix has at most 63 characters")
-    } else if text.starts_with('_') || text.ends_with('_') {
-        Some("a public ID prefix must not start or end with '_'")
-    } else if !text.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {
-        Some("a public ID prefix holds only the characters a-z and '_'")
-    } else {
-        None
-    };
-    match problem {
+    match idgen_core::public_id::prefix_problem(text) {
         Some(p) => Err(format!("{text:?}: {p}")),
         None => Ok(text.to_string()),
     }

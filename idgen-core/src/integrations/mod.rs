@@ -1,4 +1,4 @@
-//! Integrations with other crates, each behind its own feature.
+//! Impls of other crates' traits for idgen's types, each behind its own feature.
 
 #[cfg(feature = "diesel")]
 mod diesel;

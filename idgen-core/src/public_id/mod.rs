@@ -47,7 +47,7 @@ pub use codec::IdCodec;
 pub use id::PublicId;
 #[cfg(feature = "id-codec")]
 pub use key::CodecKey;
-pub use prefix::PublicIdPrefix;
+pub use prefix::{PublicIdPrefix, prefix_problem};
 
 #[cfg(test)]
 mod tests;

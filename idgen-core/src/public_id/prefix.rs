@@ -54,8 +54,18 @@ impl PublicIdPrefix for () {
 /// The longest prefix TypeID allows.
 pub(crate) const MAX_PREFIX_LEN: usize = 63;
 
-/// Why `prefix` breaks the TypeID rules, or `None` when it keeps them.
-pub(crate) const fn prefix_problem(prefix: &str) -> Option<&'static str> {
+/// Why `prefix` breaks the TypeID prefix rules (a-z and `_`, at most 63 characters, not
+/// starting or ending with `_`), or `None` when it keeps them. [`PublicIdPrefix`] applies the
+/// same check at compile time; this is for prefixes known only at run time.
+///
+/// ```
+/// use idgen_core::public_id::prefix_problem;
+/// assert_eq!(prefix_problem("ord"), None);
+/// assert_eq!(prefix_problem(""), None);
+/// assert_eq!(prefix_problem("Ord"), Some("a public ID prefix holds only the characters a-z and '_'"));
+/// assert!(prefix_problem("_ord").is_some());
+/// ```
+pub const fn prefix_problem(prefix: &str) -> Option<&'static str> {
     let b = prefix.as_bytes();
     if b.len() > MAX_PREFIX_LEN {
         return Some("a public ID prefix has at most 63 characters");

@@ -10,6 +10,7 @@ mod policy;
 pub use fence::{Fence, NodeLease};
 pub use generator::{Snowflake, SnowflakeBuilder, Stats};
 pub use id::SnowflakeId;
+#[cfg(feature = "serde")]
 pub(crate) use id::parse_decimal;
 pub use layout::{
     Decomposed, FieldOrder, Layout, LayoutBuilder, MAX_NODE_FIELDS, NodeField, Parts,

@@ -1,6 +1,8 @@
-//! What the three database tests share: ID generators, the row type and the checks.
+//! What the database tests share: ID generators, the row types and the checks.
 
 #![allow(dead_code, unreachable_pub)]
+
+pub mod orders;
 
 use idgen_sqlx::{Layout, Snowflake, SnowflakeId};
 

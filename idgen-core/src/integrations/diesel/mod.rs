@@ -15,7 +15,7 @@
 //! (`BYTEA`, MySQL/MariaDB `BINARY(16)`, SQLite `BLOB`; on every backend) and, with
 //! `diesel-postgres`, `Uuid` (PostgreSQL `UUID`). Its 16 bytes are written as they are; a value
 //! of another length is a deserialization error naming the length
-//! ([`Error::PublicIdBytes`](crate::Error::PublicIdBytes)).
+//! ([`Error::PublicIdByteLength`](crate::Error::PublicIdByteLength)).
 //!
 //! Values are written as a signed 64-bit integer. Reading checks the value: a negative number
 //! ([`Error::IdOutOfRange`](crate::Error::IdOutOfRange)), a floating-point or binary value

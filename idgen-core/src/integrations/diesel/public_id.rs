@@ -31,7 +31,7 @@ where
 fn from_slice<T: ?Sized>(bytes: &[u8]) -> deserialize::Result<PublicId<T>> {
     let array: [u8; 16] = bytes
         .try_into()
-        .map_err(|_| Error::PublicIdBytes { found: bytes.len() })?;
+        .map_err(|_| Error::PublicIdByteLength { found: bytes.len() })?;
     Ok(PublicId::from_bytes(array))
 }
 

@@ -1,12 +1,13 @@
-//! [`SnowflakeId`](crate::SnowflakeId) as an sqlx 0.9 column type.
+//! [`SnowflakeId`](crate::SnowflakeId) and [`PublicId`](crate::PublicId) as sqlx 0.9 column
+//! types.
 //!
-//! | feature         | database          | column types                        |
-//! |-----------------|-------------------|-------------------------------------|
-//! | `sqlx-postgres` | PostgreSQL        | `INT8`/`BIGINT`, arrays `INT8[]`     |
-//! | `sqlx-mysql`    | MySQL, MariaDB    | `BIGINT`, `BIGINT UNSIGNED`          |
-//! | `sqlx-sqlite`   | SQLite            | `INTEGER`                            |
+//! | feature         | database          | `SnowflakeId`                    | `PublicId`               |
+//! |-----------------|-------------------|----------------------------------|--------------------------|
+//! | `sqlx-postgres` | PostgreSQL        | `INT8`/`BIGINT`, arrays `INT8[]` | `UUID`, arrays `UUID[]`  |
+//! | `sqlx-mysql`    | MySQL, MariaDB    | `BIGINT`, `BIGINT UNSIGNED`      | `BINARY(16)`             |
+//! | `sqlx-sqlite`   | SQLite            | `INTEGER`                        | `BLOB` of 16 bytes       |
 //!
-//! Values are written as a signed 64-bit integer. Reading checks the range: a negative value, or
+//! `PublicId` is described in [`public_id`]. Snowflake IDs are written as a signed 64-bit integer. Reading checks the range: a negative value, or
 //! an unsigned value above `i64::MAX`, is a decode error whose message names the value
 //! ([`Error::IdOutOfRange`](crate::Error::IdOutOfRange)); it never panics and never wraps.
 //! `Option<SnowflakeId>` reads and writes `NULL` through sqlx's own impls.
@@ -15,6 +16,12 @@
 mod mysql;
 #[cfg(feature = "sqlx-postgres")]
 mod postgres;
+#[cfg(any(
+    feature = "sqlx-postgres",
+    feature = "sqlx-mysql",
+    feature = "sqlx-sqlite"
+))]
+mod public_id;
 #[cfg(feature = "sqlx-sqlite")]
 mod sqlite;
 

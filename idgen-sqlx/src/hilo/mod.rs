@@ -1,0 +1,223 @@
+//! Hi-lo over a sqlx pool: blocks of IDs from one central database counter, handed out from
+//! memory (the engine is [`idgen_core::hilo`], re-exported here).
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use idgen_sqlx::hilo::{HiLo, SqliteCounter};
+//!
+//! let pool = sqlx::SqlitePool::connect("sqlite::memory:").await?; // or a PgPool, a MySqlPool
+//! SqliteCounter::new(&pool, "hilo")?.create(1000).await?;          // once, or a migration
+//!
+//! let ids = HiLo::new(pool.clone(), 1000).await?; // the counter "hilo"
+//! assert_eq!(ids.next_id().await?, 1);
+//! assert_eq!(ids.next_id().await?, 2);
+//!
+//! let orders = HiLo::builder(pool.clone()).counter("orders").block(1000).build().await;
+//! assert!(orders.unwrap_err().to_string().contains("no row 'orders' in table idgen_hilo"));
+//! # Ok(()) }
+//! ```
+//!
+//! `HiLo::new(pool, block)` works for a `PgPool`, `MySqlPool` or `SqlitePool` (or a reference to
+//! one), with the counter [`DEFAULT_COUNTER`] (`hilo`); [`HiLoBuilder::counter`] names the
+//! counter per entity, and the source types ([`PgSequence`], [`MySqlCounter`],
+//! [`SqliteCounter`]) give the other choices and the `create` helpers. Counter and table names
+//! are written into SQL, so only `name` or `schema.name` of ASCII letters, digits and `_` pass
+//! ([`Error::HiLoInvalidCounterName`]); they are not
+//! quoted (PostgreSQL folds them to lower case, consistently everywhere).
+//!
+//! # Semantics
+//!
+//! **pooled-lo**: a counter value `v` is the block `[v, v + block)`. A writer that takes values
+//! from the same counter directly (a script, a column `DEFAULT nextval('orders_id_seq')`, another
+//! language) takes a whole block and never collides with a `HiLo`. IDs are unique across every
+//! process and host sharing the counter, increase within one `HiLo`, and interleave with gaps
+//! across processes and restarts (a restart loses the unused rest of its blocks).
+//!
+//! At start-up the counter's increment is read from the database, and a sequence whose
+//! increment differs from the block size is refused with
+//! [`Error::HiLoIncrementMismatch`] naming both numbers
+//! (or adopted with [`HiLoBuilder::adopt_database_increment`]). A missing sequence, table or row
+//! is [`Error::HiLoCounterMissing`] (wrapped in
+//! [`Error::HiLoSource`]).
+//!
+//! # Per database
+//!
+//! | database | counter | one allocation | increment read from |
+//! |---|---|---|---|
+//! | PostgreSQL | `SEQUENCE` *name* `INCREMENT BY` block | `SELECT nextval('name')` | `pg_catalog.pg_sequence` (behind `pg_sequences`) |
+//! | MariaDB ≥ 10.3 | `SEQUENCE` *name* `INCREMENT BY` block | `SELECT NEXTVAL(name)` | the sequence itself: `SELECT increment FROM name` |
+//! | MySQL (and MariaDB by choice) | row *name* of table `idgen_hilo` | `UPDATE idgen_hilo SET next_val = LAST_INSERT_ID(next_val + ?) WHERE name = ?`, the value from that statement's own result | any step per call |
+//! | SQLite | row *name* of table `idgen_hilo` | `UPDATE idgen_hilo SET next_val = next_val + ?1 WHERE name = ?2 RETURNING next_val - ?1` | any step per call |
+//!
+//! **MySQL or MariaDB?** A `MySqlPool` serves both, so [`MySqlCounter`] decides at start-up
+//! ([`MySqlMode::Detect`], what `HiLo::new(mysql_pool, …)` uses): `SELECT VERSION()` containing
+//! `MariaDB` with version 10.3 or newer → sequence, anything else → table. Pick explicitly with
+//! [`MySqlCounter::sequence`] / [`MySqlCounter::table`] (e.g. table mode on MariaDB, so that the
+//! block size may change per call with [`HiLoBuilder::adaptive`]). A deployment must not mix
+//! the two modes for one counter: they are different counters.
+//!
+//! Table counters take any step per call ([`Increment::PerCall`]), so they support adaptive
+//! block sizes; sequences have one fixed step.
+//!
+//! # Its own connection, autocommit
+//!
+//! Each source owns a **one-connection pool** made from the caller's pool's connect options
+//! (connected lazily, reconnected after a failure). Every allocation is one autocommit
+//! statement on that connection:
+//! - never inside a caller's transaction, so a rolled-back transaction cannot un-allocate a
+//!   block of a table counter that this process already hands out;
+//! - never waiting for a slot of the caller's pool, so a pool whose every connection is held by
+//!   a task waiting for an ID cannot deadlock the refill that would give it one.
+//!
+//! This costs one extra database connection per `HiLo` (clones share it). Options set on the
+//! caller's pool itself (`after_connect` hooks, pool sizes) are not copied; connect options
+//! (host, credentials, TLS, SQLite `busy_timeout`) are. For an in-memory SQLite database
+//! (`sqlite::memory:`, a shared-cache database), the counter connection sees the same
+//! database while the caller's pool keeps it open.
+//!
+//! # Migrations
+//!
+//! The `create` helpers run idempotent DDL; to use migrations instead, put the SQL there
+//! (`migration_sql` returns it for a given name and block). For the counter `orders` and block
+//! 1000:
+//!
+//! PostgreSQL:
+//! ```sql
+//! CREATE SEQUENCE IF NOT EXISTS orders AS BIGINT INCREMENT BY 1000 MINVALUE 1 START WITH 1 CACHE 1 NO CYCLE
+//! ```
+//! MariaDB ≥ 10.3 (sequence mode):
+//! ```sql
+//! CREATE SEQUENCE IF NOT EXISTS orders START WITH 1 MINVALUE 1 INCREMENT BY 1000 NOCACHE NOCYCLE
+//! ```
+//! MySQL / MariaDB (table mode; one row per counter):
+//! ```sql
+//! CREATE TABLE IF NOT EXISTS idgen_hilo (
+//!     name     VARCHAR(255) NOT NULL PRIMARY KEY,
+//!     next_val BIGINT       NOT NULL
+//! ) ENGINE = InnoDB;
+//! INSERT IGNORE INTO idgen_hilo (name, next_val) VALUES ('orders', 1);
+//! ```
+//! SQLite:
+//! ```sql
+//! CREATE TABLE IF NOT EXISTS idgen_hilo (
+//!     name     TEXT    NOT NULL PRIMARY KEY,
+//!     next_val INTEGER NOT NULL
+//! );
+//! INSERT OR IGNORE INTO idgen_hilo (name, next_val) VALUES ('orders', 1);
+//! ```
+//!
+//! Changing the block size of an existing sequence: `ALTER SEQUENCE orders INCREMENT BY 500`
+//! while every `HiLo` on it is stopped, then start them with the new block (pooled-lo stays
+//! correct across the change). Never set the counter back (`setval` to a lower value,
+//! restoring an older backup of only the counter): a `HiLo` that sees it go backwards stops
+//! with [`Error::HiLoCounterWentBackwards`], but new
+//! processes would reissue IDs.
+//!
+//! [`DEFAULT_COUNTER`]: crate::hilo::DEFAULT_COUNTER
+//! [`HiLoBuilder::counter`]: crate::hilo::HiLoBuilder::counter
+//! [`HiLoBuilder::adopt_database_increment`]: crate::hilo::HiLoBuilder::adopt_database_increment
+//! [`HiLoBuilder::adaptive`]: crate::hilo::HiLoBuilder::adaptive
+//! [`Increment::PerCall`]: crate::hilo::Increment::PerCall
+
+mod name;
+mod pool;
+
+#[cfg(feature = "mysql")]
+mod mysql;
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
+pub use idgen_core::hilo::*;
+#[cfg(feature = "mysql")]
+pub use mysql::{MySqlCounter, MySqlMode};
+#[cfg(feature = "postgres")]
+pub use postgres::PgSequence;
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteCounter;
+
+use std::sync::Arc;
+
+use sqlx::Database;
+use sqlx::pool::PoolConnection;
+
+use crate::Error;
+
+/// The counter table's default name (MySQL table mode, SQLite).
+///
+/// ```
+/// # #[cfg(feature = "sqlite")]
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use idgen_sqlx::hilo::{DEFAULT_TABLE, SqliteCounter};
+///
+/// let pool = sqlx::SqlitePool::connect_lazy("sqlite::memory:").unwrap();
+/// let sql = SqliteCounter::new(&pool, "orders").unwrap().migration_sql();
+/// assert!(sql.starts_with(&format!("CREATE TABLE IF NOT EXISTS {DEFAULT_TABLE} (")));
+/// # }
+/// # #[cfg(not(feature = "sqlite"))]
+/// # fn main() {}
+/// ```
+pub const DEFAULT_TABLE: &str = "idgen_hilo";
+
+/// The `Marker` of [`IntoHiLoSource`] for sqlx pools: it lets `HiLo::new(pool, block)` accept a
+/// `PgPool`, `MySqlPool` or `SqlitePool`. Never named by callers.
+///
+/// ```
+/// # #[cfg(feature = "sqlite")]
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use idgen_sqlx::hilo::{IntoHiLoSource, PoolMarker};
+///
+/// let pool = sqlx::SqlitePool::connect_lazy("sqlite::memory:").unwrap();
+/// let source = IntoHiLoSource::<PoolMarker>::into_hilo_source(pool, "orders");
+/// assert_eq!(idgen_sqlx::hilo::HiLoSource::name(&source), "orders");
+/// # }
+/// # #[cfg(not(feature = "sqlite"))]
+/// # fn main() {}
+/// ```
+#[derive(Debug)]
+pub enum PoolMarker {}
+
+/// Closes the connection instead of returning it to the pool when its statement failed: the
+/// failure may be a broken connection, and the next fetch then reconnects.
+fn closing<DB: Database, T>(
+    conn: &mut PoolConnection<DB>,
+    result: Result<T, sqlx::Error>,
+) -> Result<T, sqlx::Error> {
+    if result.is_err() {
+        conn.close_on_drop();
+    }
+    result
+}
+
+fn counter_error(counter: &str, err: sqlx::Error) -> Error {
+    Error::HiLoSource {
+        counter: counter.to_owned(),
+        source: Arc::new(err),
+    }
+}
+
+/// "relation does not exist" (PostgreSQL 42P01), "table doesn't exist" (MySQL/MariaDB 42S02),
+/// "no such table" (SQLite).
+fn is_missing_relation(err: &sqlx::Error) -> bool {
+    err.as_database_error().is_some_and(|db| {
+        matches!(db.code().as_deref(), Some("42P01" | "42S02"))
+            || db.message().contains("no such table")
+    })
+}
+
+/// A descending sequence (negative increment) cannot hand out pooled-lo blocks.
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+fn positive_step(counter: &str, step: i64) -> Result<u64, Error> {
+    u64::try_from(step)
+        .ok()
+        .filter(|&s| s > 0)
+        .ok_or_else(|| Error::HiLoInvalidOption {
+            option: "database increment",
+            value: format!("{step} (counter {counter})"),
+            reason: "a hi-lo sequence must count upwards: INCREMENT BY the block size, >= 1",
+        })
+}

@@ -1,0 +1,216 @@
+//! `PublicId` in a MySQL/MariaDB `BINARY(16)` column (a real server, through idgen-testkit).
+
+mod common;
+
+use common::orders::{GiftCard, KNOWN_HEX, Order, OrderRow, SELECT_ORDERS};
+use idgen_sqlx::PublicId;
+use sqlx::Row;
+
+async fn db_with_orders_table() -> idgen_testkit::TestDb<sqlx::MySql> {
+    let db = idgen_testkit::mysql()
+        .await
+        .expect("a MySQL/MariaDB database");
+    sqlx::raw_sql(
+        "CREATE TABLE orders (id BIGINT PRIMARY KEY, public_id BINARY(16) NOT NULL, customer_id BIGINT NOT NULL, gift_card BINARY(16) NULL);
+         CREATE UNIQUE INDEX orders_public_id ON orders (public_id);",
+    )
+    .execute(db.pool())
+    .await
+    .unwrap();
+    db
+}
+
+#[tokio::test]
+async fn thousand_orders_round_trip_and_are_found_by_public_id() {
+    let db = db_with_orders_table().await;
+    let orders = common::orders::new_orders();
+    insert_orders!(sqlx::MySql, db.pool(), orders);
+
+    let read: Vec<OrderRow> = sqlx::query_as(SELECT_ORDERS)
+        .fetch_all(db.pool())
+        .await
+        .unwrap();
+    common::orders::check_read_back(&orders, &read);
+
+    for order in &orders {
+        let found: OrderRow = sqlx::query_as(
+            "SELECT id, public_id, customer_id, gift_card FROM orders WHERE public_id = ?",
+        )
+        .bind(order.public_id)
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+        assert_eq!(&found, order);
+    }
+    let unknown: Option<OrderRow> = sqlx::query_as(
+        "SELECT id, public_id, customer_id, gift_card FROM orders WHERE public_id = ?",
+    )
+    .bind(PublicId::<Order>::new())
+    .fetch_optional(db.pool())
+    .await
+    .unwrap();
+    assert_eq!(unknown, None);
+
+    // The text protocol (unprepared statements) reads the same rows.
+    let text_rows = sqlx::raw_sql(SELECT_ORDERS)
+        .fetch_all(db.pool())
+        .await
+        .unwrap();
+    let read_as_text: Vec<OrderRow> = text_rows
+        .iter()
+        .map(|row| sqlx::FromRow::from_row(row).unwrap())
+        .collect();
+    assert!(read_as_text == orders);
+}
+
+#[tokio::test]
+async fn null_round_trips_as_none() {
+    let db = db_with_orders_table().await;
+    let order = common::orders::order_with(42, PublicId::new());
+    sqlx::query("INSERT INTO orders VALUES (?, ?, ?, ?)")
+        .bind(order.id)
+        .bind(order.public_id)
+        .bind(order.customer_id)
+        .bind(None::<PublicId<GiftCard>>)
+        .execute(db.pool())
+        .await
+        .unwrap();
+    let read: OrderRow = sqlx::query_as(SELECT_ORDERS)
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    assert_eq!(read, order);
+    let gift_card: Option<PublicId<GiftCard>> =
+        sqlx::query_scalar("SELECT gift_card FROM orders WHERE gift_card IS NULL")
+            .fetch_one(db.pool())
+            .await
+            .unwrap();
+    assert_eq!(gift_card, None);
+}
+
+#[tokio::test]
+async fn duplicate_public_id_is_refused_by_the_unique_index() {
+    let db = db_with_orders_table().await;
+    let public_id = PublicId::<Order>::new();
+    insert_orders!(
+        sqlx::MySql,
+        db.pool(),
+        [common::orders::order_with(1, public_id)]
+    );
+
+    let err = sqlx::query("INSERT INTO orders VALUES (?, ?, ?, NULL)")
+        .bind(2_i64)
+        .bind(public_id)
+        .bind(7_i64)
+        .execute(db.pool())
+        .await
+        .unwrap_err();
+    let db_err = err.as_database_error().expect("a database error");
+    assert!(db_err.is_unique_violation(), "{err}");
+    assert!(err.to_string().contains("orders_public_id"), "{err}");
+
+    let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders")
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    assert_eq!(count, 1);
+}
+
+#[tokio::test]
+async fn wrong_length_binary_is_a_decode_error_naming_the_length() {
+    let db = db_with_orders_table().await;
+    // Columns written by other code: VARBINARY and BLOB keep the length.
+    sqlx::raw_sql(
+        "CREATE TABLE imported (public_id VARBINARY(32) NOT NULL, gift_card BLOB NULL);
+         INSERT INTO imported VALUES (X'000102030405060708090a0b0c0d0e', X'000102030405060708090a0b0c0d0e0f10');",
+    )
+    .execute(db.pool())
+    .await
+    .unwrap();
+
+    // Binary protocol (prepared statement).
+    let err = sqlx::query_scalar::<_, PublicId<Order>>("SELECT public_id FROM imported")
+        .fetch_one(db.pool())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, sqlx::Error::ColumnDecode { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains(
+            "a 15-byte value is not a public ID: a public ID is stored as exactly 16 bytes"
+        ),
+        "{err}"
+    );
+    let err = sqlx::query_scalar::<_, Option<PublicId<GiftCard>>>("SELECT gift_card FROM imported")
+        .fetch_one(db.pool())
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("a 17-byte value is not a public ID"),
+        "{err}"
+    );
+
+    // Text protocol (unprepared statement).
+    let row = sqlx::raw_sql("SELECT public_id, gift_card FROM imported")
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    let err = row.try_get::<PublicId<Order>, _>(0).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("a 15-byte value is not a public ID"),
+        "{err}"
+    );
+    let err = row.try_get::<Option<PublicId<GiftCard>>, _>(1).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("a 17-byte value is not a public ID"),
+        "{err}"
+    );
+}
+
+/// What the docs warn about: `BINARY(16)` itself pads a shorter value written by other code with
+/// zero bytes, so it reads back as 16 bytes (the length check cannot see it).
+#[tokio::test]
+async fn binary_16_pads_a_short_value_with_zero_bytes() {
+    let db = db_with_orders_table().await;
+    sqlx::raw_sql("INSERT INTO orders VALUES (1, X'0102030405060708090a0b0c0d0e0f', 7, NULL)")
+        .execute(db.pool())
+        .await
+        .unwrap();
+    let read: PublicId<Order> = sqlx::query_scalar("SELECT public_id FROM orders")
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    assert_eq!(
+        read.to_bytes(),
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0]
+    );
+}
+
+#[tokio::test]
+async fn typed_prefix_comes_from_the_rust_type() {
+    let db = db_with_orders_table().await;
+    let order = common::orders::order_with(1, common::orders::known_public_id());
+    insert_orders!(sqlx::MySql, db.pool(), [order]);
+
+    let hex: String = sqlx::query_scalar("SELECT HEX(public_id) FROM orders")
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    assert_eq!(hex, KNOWN_HEX);
+
+    let read: OrderRow = sqlx::query_as(SELECT_ORDERS)
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    let untyped: PublicId = sqlx::query_scalar("SELECT public_id FROM orders")
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    let as_gift_card: PublicId<GiftCard> = sqlx::query_scalar("SELECT public_id FROM orders")
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    common::orders::check_prefix_from_type(&read, untyped, as_gift_card);
+}

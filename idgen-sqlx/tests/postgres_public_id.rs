@@ -1,0 +1,210 @@
+//! `PublicId` in a PostgreSQL `UUID` column (a real server, through idgen-testkit).
+
+mod common;
+
+use common::orders::{GiftCard, Order, OrderRow, SELECT_ORDERS};
+use idgen_sqlx::PublicId;
+
+async fn db_with_orders_table() -> idgen_testkit::TestDb<sqlx::Postgres> {
+    let db = idgen_testkit::postgres()
+        .await
+        .expect("a PostgreSQL database");
+    sqlx::raw_sql(
+        "CREATE TABLE orders (id BIGINT PRIMARY KEY, public_id UUID NOT NULL, customer_id BIGINT NOT NULL, gift_card UUID NULL);
+         CREATE UNIQUE INDEX orders_public_id ON orders (public_id);",
+    )
+    .execute(db.pool())
+    .await
+    .unwrap();
+    db
+}
+
+#[tokio::test]
+async fn thousand_orders_round_trip_and_are_found_by_public_id() {
+    let db = db_with_orders_table().await;
+    let orders = common::orders::new_orders();
+    insert_orders!(sqlx::Postgres, db.pool(), orders);
+
+    let read: Vec<OrderRow> = sqlx::query_as(SELECT_ORDERS)
+        .fetch_all(db.pool())
+        .await
+        .unwrap();
+    common::orders::check_read_back(&orders, &read);
+
+    for order in &orders {
+        let found: OrderRow = sqlx::query_as(
+            "SELECT id, public_id, customer_id, gift_card FROM orders WHERE public_id = $1",
+        )
+        .bind(order.public_id)
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+        assert_eq!(&found, order);
+    }
+    let unknown: Option<OrderRow> = sqlx::query_as(
+        "SELECT id, public_id, customer_id, gift_card FROM orders WHERE public_id = $1",
+    )
+    .bind(PublicId::<Order>::new())
+    .fetch_optional(db.pool())
+    .await
+    .unwrap();
+    assert_eq!(unknown, None);
+
+    // The lookup uses the unique index.
+    let plan: Vec<String> = sqlx::query_scalar(
+        "EXPLAIN SELECT id FROM orders WHERE public_id = '01890a5d-ac96-774b-bcce-b302099a8057'",
+    )
+    .fetch_all(db.pool())
+    .await
+    .unwrap();
+    assert!(plan.concat().contains("orders_public_id"), "{plan:?}");
+}
+
+#[tokio::test]
+async fn arrays_bind_to_any_and_decode() {
+    let db = db_with_orders_table().await;
+    let orders = common::orders::new_orders();
+    insert_orders!(sqlx::Postgres, db.pool(), orders);
+    let wanted: Vec<PublicId<Order>> = orders.iter().step_by(97).map(|o| o.public_id).collect();
+
+    let mut found: Vec<PublicId<Order>> =
+        sqlx::query_scalar("SELECT public_id FROM orders WHERE public_id = ANY($1)")
+            .bind(&wanted)
+            .fetch_all(db.pool())
+            .await
+            .unwrap();
+    found.sort();
+    let mut expected = wanted.clone();
+    expected.sort();
+    assert_eq!(found, expected);
+
+    let echoed: Vec<PublicId<Order>> = sqlx::query_scalar("SELECT $1::UUID[]")
+        .bind(&wanted)
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    assert_eq!(echoed, wanted);
+    let with_null: Vec<Option<PublicId<Order>>> =
+        sqlx::query_scalar("SELECT ARRAY['01890a5d-ac96-774b-bcce-b302099a8057', NULL]::UUID[]")
+            .fetch_one(db.pool())
+            .await
+            .unwrap();
+    assert_eq!(
+        with_null,
+        vec![Some(common::orders::known_public_id()), None]
+    );
+}
+
+#[tokio::test]
+async fn null_round_trips_as_none() {
+    let db = db_with_orders_table().await;
+    let order = common::orders::order_with(42, PublicId::new());
+    sqlx::query("INSERT INTO orders VALUES ($1, $2, $3, $4)")
+        .bind(order.id)
+        .bind(order.public_id)
+        .bind(order.customer_id)
+        .bind(None::<PublicId<GiftCard>>)
+        .execute(db.pool())
+        .await
+        .unwrap();
+    let read: OrderRow = sqlx::query_as(SELECT_ORDERS)
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    assert_eq!(read, order);
+    let gift_card: Option<PublicId<GiftCard>> =
+        sqlx::query_scalar("SELECT gift_card FROM orders WHERE gift_card IS NULL")
+            .fetch_one(db.pool())
+            .await
+            .unwrap();
+    assert_eq!(gift_card, None);
+}
+
+#[tokio::test]
+async fn duplicate_public_id_is_refused_by_the_unique_index() {
+    let db = db_with_orders_table().await;
+    let public_id = PublicId::<Order>::new();
+    insert_orders!(
+        sqlx::Postgres,
+        db.pool(),
+        [common::orders::order_with(1, public_id)]
+    );
+
+    let err = sqlx::query("INSERT INTO orders VALUES ($1, $2, $3, NULL)")
+        .bind(2_i64)
+        .bind(public_id)
+        .bind(7_i64)
+        .execute(db.pool())
+        .await
+        .unwrap_err();
+    let db_err = err.as_database_error().expect("a database error");
+    assert!(db_err.is_unique_violation(), "{err}");
+    assert_eq!(db_err.constraint(), Some("orders_public_id"));
+
+    let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders")
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    assert_eq!(count, 1);
+}
+
+/// A `uuid` column always holds 16 bytes; what could hold another length (`BYTEA`) or a text
+/// (`TEXT`) is refused by type before any byte is read.
+#[tokio::test]
+async fn bytea_and_text_are_type_mismatches() {
+    let db = db_with_orders_table().await;
+    for (sql, sql_type) in [
+        (r"SELECT '\x000102030405060708090a0b0c0d0e'::BYTEA", "BYTEA"),
+        (
+            r"SELECT '\x000102030405060708090a0b0c0d0e0f'::BYTEA",
+            "BYTEA",
+        ),
+        ("SELECT 'ord_01h455vb4pex5vsknk084sn02q'::TEXT", "TEXT"),
+    ] {
+        let err = sqlx::query_scalar::<_, PublicId<Order>>(sql)
+            .fetch_one(db.pool())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, sqlx::Error::ColumnDecode { .. }), "{err:?}");
+        assert!(err.to_string().contains("mismatched types"), "{err}");
+        assert!(err.to_string().contains(sql_type), "{err}");
+    }
+}
+
+#[tokio::test]
+async fn typed_prefix_comes_from_the_rust_type() {
+    let db = db_with_orders_table().await;
+    let order = common::orders::order_with(1, common::orders::known_public_id());
+    insert_orders!(sqlx::Postgres, db.pool(), [order]);
+
+    let stored: String = sqlx::query_scalar("SELECT public_id::TEXT FROM orders")
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    assert_eq!(stored, "01890a5d-ac96-774b-bcce-b302099a8057");
+
+    let read: OrderRow = sqlx::query_as(SELECT_ORDERS)
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    let untyped: PublicId = sqlx::query_scalar("SELECT public_id FROM orders")
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    let as_gift_card: PublicId<GiftCard> = sqlx::query_scalar("SELECT public_id FROM orders")
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    common::orders::check_prefix_from_type(&read, untyped, as_gift_card);
+
+    // The text protocol (unprepared statements) reads the same.
+    let text: PublicId<Order> = sqlx::Row::try_get(
+        &sqlx::raw_sql("SELECT public_id FROM orders")
+            .fetch_one(db.pool())
+            .await
+            .unwrap(),
+        0,
+    )
+    .unwrap();
+    assert_eq!(text, read.public_id);
+}

@@ -1,0 +1,188 @@
+//! `PublicId` in a SQLite `BLOB` column (a temporary file from idgen-testkit).
+
+mod common;
+
+use common::orders::{GiftCard, KNOWN_HEX, Order, OrderRow, SELECT_ORDERS};
+use idgen_sqlx::PublicId;
+
+async fn db_with_orders_table() -> idgen_testkit::TestDb<sqlx::Sqlite> {
+    let db = idgen_testkit::sqlite().await.expect("an SQLite database");
+    sqlx::raw_sql(
+        "CREATE TABLE orders (id INTEGER PRIMARY KEY, public_id BLOB NOT NULL, customer_id INTEGER NOT NULL, gift_card BLOB NULL);
+         CREATE UNIQUE INDEX orders_public_id ON orders (public_id);",
+    )
+    .execute(db.pool())
+    .await
+    .unwrap();
+    db
+}
+
+#[tokio::test]
+async fn thousand_orders_round_trip_and_are_found_by_public_id() {
+    let db = db_with_orders_table().await;
+    let orders = common::orders::new_orders();
+    insert_orders!(sqlx::Sqlite, db.pool(), orders);
+
+    let read: Vec<OrderRow> = sqlx::query_as(SELECT_ORDERS)
+        .fetch_all(db.pool())
+        .await
+        .unwrap();
+    common::orders::check_read_back(&orders, &read);
+
+    for order in &orders {
+        let found: OrderRow = sqlx::query_as(
+            "SELECT id, public_id, customer_id, gift_card FROM orders WHERE public_id = ?",
+        )
+        .bind(order.public_id)
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+        assert_eq!(&found, order);
+    }
+    let unknown: Option<OrderRow> = sqlx::query_as(
+        "SELECT id, public_id, customer_id, gift_card FROM orders WHERE public_id = ?",
+    )
+    .bind(PublicId::<Order>::new())
+    .fetch_optional(db.pool())
+    .await
+    .unwrap();
+    assert_eq!(unknown, None);
+
+    // 16 bytes each, as a BLOB: the prefix is not stored.
+    let stored: Vec<(String, i64)> =
+        sqlx::query_as("SELECT typeof(public_id), length(public_id) FROM orders GROUP BY 1, 2")
+            .fetch_all(db.pool())
+            .await
+            .unwrap();
+    assert_eq!(stored, vec![("blob".to_owned(), 16)]);
+}
+
+#[tokio::test]
+async fn null_round_trips_as_none() {
+    let db = db_with_orders_table().await;
+    let order = common::orders::order_with(42, PublicId::new());
+    sqlx::query("INSERT INTO orders VALUES (?, ?, ?, ?)")
+        .bind(order.id)
+        .bind(order.public_id)
+        .bind(order.customer_id)
+        .bind(None::<PublicId<GiftCard>>)
+        .execute(db.pool())
+        .await
+        .unwrap();
+    let read: OrderRow = sqlx::query_as(SELECT_ORDERS)
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    assert_eq!(read, order);
+    let gift_card: Option<PublicId<GiftCard>> =
+        sqlx::query_scalar("SELECT gift_card FROM orders WHERE gift_card IS NULL")
+            .fetch_one(db.pool())
+            .await
+            .unwrap();
+    assert_eq!(gift_card, None);
+}
+
+#[tokio::test]
+async fn duplicate_public_id_is_refused_by_the_unique_index() {
+    let db = db_with_orders_table().await;
+    let public_id = PublicId::<Order>::new();
+    insert_orders!(
+        sqlx::Sqlite,
+        db.pool(),
+        [common::orders::order_with(1, public_id)]
+    );
+
+    let err = sqlx::query("INSERT INTO orders VALUES (?, ?, ?, NULL)")
+        .bind(2_i64)
+        .bind(public_id)
+        .bind(7_i64)
+        .execute(db.pool())
+        .await
+        .unwrap_err();
+    let db_err = err.as_database_error().expect("a database error");
+    assert!(db_err.is_unique_violation(), "{err}");
+
+    let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders")
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    assert_eq!(count, 1);
+}
+
+#[tokio::test]
+async fn wrong_length_blob_is_a_decode_error_naming_the_length() {
+    let db = db_with_orders_table().await;
+    // 15 bytes in public_id, 17 in gift_card, written by other code.
+    sqlx::raw_sql(
+        "INSERT INTO orders VALUES (1, X'000102030405060708090a0b0c0d0e', 7, X'000102030405060708090a0b0c0d0e0f10')",
+    )
+    .execute(db.pool())
+    .await
+    .unwrap();
+
+    let err = sqlx::query_as::<_, OrderRow>(SELECT_ORDERS)
+        .fetch_one(db.pool())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, sqlx::Error::ColumnDecode { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains(
+            "a 15-byte value is not a public ID: a public ID is stored as exactly 16 bytes"
+        ),
+        "{err}"
+    );
+
+    let err = sqlx::query_scalar::<_, Option<PublicId<GiftCard>>>("SELECT gift_card FROM orders")
+        .fetch_one(db.pool())
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("a 17-byte value is not a public ID"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn text_is_a_type_mismatch_not_sixteen_bytes() {
+    let db = db_with_orders_table().await;
+    // 16 characters of TEXT are 16 bytes, but not an ID: refused by type, not read.
+    sqlx::raw_sql("INSERT INTO orders VALUES (1, 'abcdefghijklmnop', 7, NULL)")
+        .execute(db.pool())
+        .await
+        .unwrap();
+    let err = sqlx::query_scalar::<_, PublicId<Order>>("SELECT public_id FROM orders")
+        .fetch_one(db.pool())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, sqlx::Error::ColumnDecode { .. }), "{err:?}");
+    assert!(err.to_string().contains("mismatched types"), "{err}");
+    assert!(err.to_string().contains("TEXT"), "{err}");
+}
+
+#[tokio::test]
+async fn typed_prefix_comes_from_the_rust_type() {
+    let db = db_with_orders_table().await;
+    let order = common::orders::order_with(1, common::orders::known_public_id());
+    insert_orders!(sqlx::Sqlite, db.pool(), [order]);
+
+    let hex: String = sqlx::query_scalar("SELECT hex(public_id) FROM orders")
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    assert_eq!(hex, KNOWN_HEX);
+
+    let read: OrderRow = sqlx::query_as(SELECT_ORDERS)
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    let untyped: PublicId = sqlx::query_scalar("SELECT public_id FROM orders")
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    let as_gift_card: PublicId<GiftCard> = sqlx::query_scalar("SELECT public_id FROM orders")
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    common::orders::check_prefix_from_type(&read, untyped, as_gift_card);
+}
