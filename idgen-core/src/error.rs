@@ -345,7 +345,6 @@ pub enum Error {
         kind: &'static str,
     },
 
-
     // ---- public IDs in database columns (src/integrations/sqlx/public_id/) ----
     /// A database value read as a [`PublicId`](crate::PublicId) does not hold exactly 16 bytes
     /// (e.g. a `VARBINARY` or `BLOB` written by other code).

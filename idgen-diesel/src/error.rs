@@ -23,25 +23,11 @@
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum DieselError {
-    /// A hi-lo counter's sequence, table or row does not exist.
-    #[error("hi-lo counter {counter} is missing: {missing}")]
-    CounterMissing {
-        /// The counter's name.
-        counter: String,
-        /// What is missing, e.g. `no sequence named orders_seq`.
-        missing: String,
-    },
-    /// A hi-lo counter or table name that is not a plain identifier (it is written into SQL).
-    #[error(
-        "hi-lo counter name {name:?} is refused: it has {reason}; names are `name` or `schema.name` of ASCII letters, digits and `_`, each part 1 to 63 characters, not starting with a digit"
-    )]
-    InvalidCounterName {
-        /// The rejected name.
-        name: String,
-        /// What is wrong with it.
-        reason: &'static str,
-    },
-    /// An idgen-core error: a refused lease table name ([`Error::InvalidOptions`](crate::Error::InvalidOptions)), a non-positive sequence increment.
+    /// An idgen-core error: a refused lease table name
+    /// ([`Error::InvalidOptions`](crate::Error::InvalidOptions)), a refused or missing hi-lo
+    /// counter ([`Error::HiLoInvalidCounterName`](crate::Error::HiLoInvalidCounterName),
+    /// [`Error::HiLoCounterMissing`](crate::Error::HiLoCounterMissing)), a non-positive
+    /// sequence increment.
     #[error(transparent)]
     Core(#[from] idgen_core::Error),
     /// No connection from the r2d2 pool.

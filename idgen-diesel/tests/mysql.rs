@@ -80,7 +80,9 @@ async fn a_public_id_of_the_wrong_length_is_an_error_naming_it() {
         .unwrap_err();
     let err = common::error_chain(&err);
     assert!(
-        err.contains("a 2-byte value is not a public ID: a public ID is stored as exactly 16 bytes"),
+        err.contains(
+            "a 2-byte value is not a public ID: a public ID is stored as exactly 16 bytes"
+        ),
         "{err}"
     );
 }

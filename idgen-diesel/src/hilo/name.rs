@@ -8,9 +8,11 @@ const MAX_PART: usize = 63;
 /// Checks that `name` is `name` or `schema.name`, each part 1..=63 ASCII letters, digits or
 /// `_`, not starting with a digit (idgen-sqlx's rule).
 pub(crate) fn validate(name: &str) -> Result<(), DieselError> {
-    let invalid = |reason| DieselError::InvalidCounterName {
-        name: name.to_owned(),
-        reason,
+    let invalid = |reason| {
+        DieselError::Core(idgen_core::Error::HiLoInvalidCounterName {
+            name: name.to_owned(),
+            reason,
+        })
     };
     let parts: Vec<&str> = name.split('.').collect();
     if parts.len() > 2 {

@@ -98,8 +98,8 @@ pub struct DieselCounter<C: R2D2Connection + 'static> {
 
 impl<C: HiLoConnection> DieselCounter<C> {
     /// The counter `name` (a sequence on PostgreSQL and MariaDB ≥ 10.3, else the row `name` of
-    /// the table `idgen_hilo`). Fails with [`DieselError::InvalidCounterName`] when `name` is not
-    /// a plain identifier.
+    /// the table `idgen_hilo`). Fails with [`Error::HiLoInvalidCounterName`](crate::Error::HiLoInvalidCounterName) when `name` is not
+    /// a plain identifier (wrapped in [`DieselError::Core`]).
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")]
@@ -348,19 +348,19 @@ pub(crate) fn positive_step(counter: &str, step: i64) -> Result<u64, DieselError
 /// The error for a missing table row.
 #[cfg_attr(not(any(feature = "sqlite", feature = "mysql")), allow(dead_code))]
 pub(crate) fn missing_row(spec: &Spec) -> DieselError {
-    DieselError::CounterMissing {
+    DieselError::Core(idgen_core::Error::HiLoCounterMissing {
         counter: spec.name.clone(),
         missing: format!("no row '{}' in table {}", spec.name, spec.table),
-    }
+    })
 }
 
 /// The error for a missing sequence.
 #[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
 pub(crate) fn missing_sequence(spec: &Spec) -> DieselError {
-    DieselError::CounterMissing {
+    DieselError::Core(idgen_core::Error::HiLoCounterMissing {
         counter: spec.name.clone(),
         missing: format!("no sequence named {}", spec.name),
-    }
+    })
 }
 
 /// The database said the relation does not exist.

@@ -127,7 +127,7 @@ pub async fn a_missing_counter_is_named<B: Backend>() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("orders"), "{err}");
-    assert!(err.to_string().contains("missing"), "{err}");
+    assert!(err.to_string().contains("does not exist"), "{err}");
     let err = HiLo::builder(&pool)
         .counter("orders; DROP TABLE x")
         .block(BLOCK)
