@@ -17,6 +17,9 @@ pub const DEFAULT_TABLE: &str = "idgen_worker_lease";
 /// Rows of a namespace are created in chunks of this many node IDs, as they are needed.
 const CHUNK: u64 = 1024;
 
+/// Claims that find no free row before the node space counts as full (see `claim_once`).
+const FULL_CHECKS: u32 = 4;
+
 /// Attempts of one step that failed on a deadlock, lock time-out or busy database.
 const TRANSIENT_ATTEMPTS: u32 = 8;
 
@@ -360,7 +363,8 @@ fn claim_once<C: LeaseConnection>(
     req: ClaimRequest<'_>,
 ) -> QueryResult<Option<Claim>> {
     // Each round either claims, finds the node space full, or creates missing rows.
-    let rounds = req.capacity.div_ceil(CHUNK) + 2;
+    let rounds = req.capacity.div_ceil(CHUNK) + 2 + u64::from(FULL_CHECKS);
+    let mut full_checks = 0;
     for _ in 0..rounds {
         // Rows are never deleted, so every row counted here is seen by the claim after it.
         let next = conn.next_missing(table, req.namespace, req.capacity)?;
@@ -368,7 +372,15 @@ fn claim_once<C: LeaseConnection>(
             return Ok(Some(claim));
         }
         if next >= req.capacity {
-            return Ok(None);
+            // `SKIP LOCKED` also skips free rows that a concurrent `insert_rows` (MySQL's
+            // `ON DUPLICATE KEY UPDATE` locks every existing row it meets) holds for a moment:
+            // look again before calling the node space full.
+            full_checks += 1;
+            if full_checks >= FULL_CHECKS {
+                return Ok(None);
+            }
+            std::thread::sleep(Duration::from_millis(10 << full_checks));
+            continue;
         }
         let end = req.capacity.min(next + CHUNK);
         conn.insert_rows(table, req.namespace, next..end)?;

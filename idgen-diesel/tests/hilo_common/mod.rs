@@ -89,6 +89,46 @@ pub async fn four_processes_draw_distinct_ids<B: Backend>() {
     assert_eq!(all.len(), PROCESSES * IDS_PER_PROCESS);
 }
 
+/// An sqlx `HiLo` (this process, idgen-sqlx's source) and two diesel processes draw from one
+/// counter at the same time: every ID is distinct.
+pub async fn sqlx_and_diesel_processes_draw_distinct_ids<B: Backend>()
+where
+    for<'a> &'a sqlx::Pool<B::DB>: idgen_diesel::hilo::IntoHiLoSource<idgen_sqlx::hilo::PoolMarker>,
+{
+    let (db, _pool) = db_with_counter::<B>().await;
+    let url = B::diesel_url(&db);
+    let dir = tempfile::tempdir().unwrap();
+    let children: Vec<_> = (0..2)
+        .map(|i| {
+            let out = dir.path().join(format!("ids-{i}.txt"));
+            let child = Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", "hilo_child", "--nocapture", "--test-threads=1"])
+                .env("IDGEN_HILO_CHILD_URL", &url)
+                .env("IDGEN_HILO_CHILD_OUT", &out)
+                .spawn()
+                .expect("spawn the child");
+            (child, out)
+        })
+        .collect();
+    let sqlx_hilo = HiLo::new(db.pool(), BLOCK).await.expect("hi-lo over sqlx");
+    let mut all = HashSet::new();
+    for _ in 0..IDS_PER_PROCESS {
+        assert!(all.insert(sqlx_hilo.next_id().await.unwrap()));
+    }
+    for (mut child, out) in children {
+        let status = tokio::task::spawn_blocking(move || child.wait())
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(status.success(), "child exited with {status}");
+        for line in std::fs::read_to_string(&out).unwrap().lines() {
+            let id: i64 = line.parse().unwrap();
+            assert!(all.insert(id), "ID {id} issued by sqlx and diesel");
+        }
+    }
+    assert_eq!(all.len(), 3 * IDS_PER_PROCESS);
+}
+
 /// The child side of [`four_processes_draw_distinct_ids`] (a no-op as an ordinary test).
 pub fn child_main<B: Backend>() {
     let (Ok(url), Ok(out)) = (
@@ -176,6 +216,11 @@ macro_rules! hilo_tests {
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn a_missing_counter_is_named() {
             hilo_common::a_missing_counter_is_named::<$backend>().await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn an_sqlx_process_and_diesel_processes_draw_distinct_ids() {
+            hilo_common::sqlx_and_diesel_processes_draw_distinct_ids::<$backend>().await;
         }
 
         /// The child process of `four_processes_draw_25_000_distinct_ids_each`.

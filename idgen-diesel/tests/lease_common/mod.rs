@@ -211,6 +211,38 @@ pub async fn four_processes_never_share_a_node_id<B: Backend>() {
     assert_eq!(claimed, distinct);
 }
 
+/// An sqlx process (this one, through idgen-sqlx's store on the same table) and two diesel
+/// processes lease at the same time: no node ID is held twice.
+pub async fn sqlx_and_diesel_processes_never_share_a_node_id<B: Backend>()
+where
+    for<'a> &'a sqlx::Pool<B::DB>: idgen_diesel::lease::IntoLeaseStore<idgen_sqlx::lease::SqlxPool>,
+{
+    let (db, _pool) = db_with_table::<B>().await;
+    let url = B::diesel_url(&db);
+    let mut children: Vec<Child> = (0..2).map(|_| Child::spawn(&url)).collect();
+    let acquire_sqlx =
+        (0..LEASES_PER_CHILD).map(|_| WorkerLease::acquire(db.pool(), &Layout::TWITTER));
+    let mut sqlx_leases = Vec::new();
+    for lease in acquire_sqlx {
+        sqlx_leases.push(lease.await.expect("acquire over sqlx"));
+    }
+    let mut all: Vec<u64> = sqlx_leases.iter().map(|l| l.node()).collect();
+    for child in &mut children {
+        all.extend(child.nodes());
+    }
+    let distinct: HashSet<u64> = all.iter().copied().collect();
+    assert_eq!(all.len(), 3 * LEASES_PER_CHILD);
+    assert_eq!(
+        distinct.len(),
+        all.len(),
+        "node IDs shared between sqlx and diesel: {all:?}"
+    );
+    release_all(&sqlx_leases).await;
+    for child in children {
+        child.finish();
+    }
+}
+
 /// A child process of this test binary running [`child_main`].
 pub struct Child {
     process: std::process::Child,
@@ -326,6 +358,11 @@ macro_rules! lease_tests {
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn four_processes_never_share_a_node_id() {
             lease_common::four_processes_never_share_a_node_id::<$backend>().await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn an_sqlx_process_and_diesel_processes_never_share_a_node_id() {
+            lease_common::sqlx_and_diesel_processes_never_share_a_node_id::<$backend>().await;
         }
 
         /// The child process of `four_processes_never_share_a_node_id` (a no-op otherwise).
