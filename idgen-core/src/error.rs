@@ -332,6 +332,19 @@ pub enum Error {
         variant: String,
     },
 
+    // ---- diesel column types ----
+    /// A database returned a value that is not an integer (floating point, binary, a date…)
+    /// where a [`SnowflakeId`](crate::SnowflakeId) was expected. Never truncated.
+    #[error(
+        "{value} is not a Snowflake ID: the database returned a {kind} value where an integer from 0 to 9223372036854775807 was expected"
+    )]
+    IdNotAnInteger {
+        /// The value as the database returned it (cut to 64 characters).
+        value: String,
+        /// The kind of value, e.g. `"floating-point"` or `"BLOB"`.
+        kind: &'static str,
+    },
+
     // ---- public IDs in database columns (src/integrations/sqlx/public_id/) ----
     /// A database value read as a [`PublicId`](crate::PublicId) does not hold exactly 16 bytes
     /// (e.g. a `VARBINARY` or `BLOB` written by other code).

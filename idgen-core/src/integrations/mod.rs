@@ -1,5 +1,7 @@
 //! Impls of other crates' traits for idgen's types, each behind its own feature.
 
+#[cfg(feature = "diesel")]
+mod diesel;
 #[cfg(feature = "sea-orm")]
 mod sea_orm;
 #[cfg(feature = "serde")]

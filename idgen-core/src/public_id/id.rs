@@ -61,6 +61,15 @@ use crate::Error;
 /// );
 /// # Ok::<(), idgen_core::Error>(())
 /// ```
+#[cfg_attr(
+    feature = "diesel",
+    derive(diesel::expression::AsExpression, diesel::deserialize::FromSqlRow),
+    diesel(sql_type = diesel::sql_types::Binary)
+)]
+#[cfg_attr(
+    feature = "diesel-postgres",
+    diesel(sql_type = diesel::sql_types::Uuid)
+)]
 pub struct PublicId<T: ?Sized = ()> {
     uuid: Uuid,
     _type: PhantomData<fn() -> T>,

@@ -25,6 +25,11 @@ use crate::Error;
 /// # Ok::<(), idgen_core::Error>(())
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(
+    feature = "diesel",
+    derive(diesel::expression::AsExpression, diesel::deserialize::FromSqlRow),
+    diesel(sql_type = diesel::sql_types::BigInt)
+)]
 #[repr(transparent)]
 pub struct SnowflakeId(i64);
 
