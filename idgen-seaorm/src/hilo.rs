@@ -51,6 +51,12 @@
 //! letters, digits and `_` (not starting with a digit, parts of at most 63 characters) pass
 //! ([`CoreError::HiLoInvalidCounterName`](crate::CoreError::HiLoInvalidCounterName)).
 
+// Without a database feature every counter is `Unsupported`, and the rest is unreachable.
+#![cfg_attr(
+    not(any(feature = "postgres", feature = "mysql", feature = "sqlite")),
+    allow(unreachable_code, unused_variables)
+)]
+
 use sea_orm::{DatabaseConnection, DbBackend};
 
 pub use idgen_core::hilo::*;
@@ -144,17 +150,21 @@ impl SeaOrmCounter {
     /// # fn main() {}
     /// ```
     pub fn new(db: &DatabaseConnection, name: &str) -> Result<SeaOrmCounter, Error> {
-        #[allow(unused_imports)]
-        use idgen_sqlx::hilo::{MySqlCounter, MySqlMode, PgSequence, SqliteCounter};
         let inner = match SqlxPool::of(db)? {
             #[cfg(feature = "postgres")]
-            SqlxPool::Postgres(pool) => Inner::Postgres(PgSequence::new(&pool, name)?),
-            #[cfg(feature = "mysql")]
-            SqlxPool::MySql(pool) => {
-                Inner::MySql(MySqlCounter::new(&pool, name, MySqlMode::Detect)?)
+            SqlxPool::Postgres(pool) => {
+                Inner::Postgres(idgen_sqlx::hilo::PgSequence::new(&pool, name)?)
             }
+            #[cfg(feature = "mysql")]
+            SqlxPool::MySql(pool) => Inner::MySql(idgen_sqlx::hilo::MySqlCounter::new(
+                &pool,
+                name,
+                idgen_sqlx::hilo::MySqlMode::Detect,
+            )?),
             #[cfg(feature = "sqlite")]
-            SqlxPool::Sqlite(pool) => Inner::Sqlite(SqliteCounter::new(&pool, name)?),
+            SqlxPool::Sqlite(pool) => {
+                Inner::Sqlite(idgen_sqlx::hilo::SqliteCounter::new(&pool, name)?)
+            }
         };
         #[allow(unreachable_code)]
         Ok(SeaOrmCounter { inner })
@@ -206,6 +216,10 @@ impl SeaOrmCounter {
     /// # #[cfg(not(feature = "sqlite"))]
     /// # fn main() {}
     /// ```
+    #[cfg_attr(
+        not(any(feature = "postgres", feature = "mysql")),
+        allow(unused_variables)
+    )]
     pub async fn migration_sql(&self, block: u64) -> Result<String, Error> {
         #[allow(unused_variables)]
         match &self.inner {
@@ -317,7 +331,7 @@ impl HiLoSource for SeaOrmCounter {
 /// The source for `counter` on `db`'s pool, its name checked at start-up (as idgen-sqlx's
 /// pools do), or a source whose every call fails with why `db` has none.
 fn source(db: &DatabaseConnection, counter: &str) -> SeaOrmCounter {
-    #[allow(unused_imports)]
+    #[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
     use idgen_sqlx::hilo::PoolMarker;
     let inner = match SqlxPool::of(db) {
         #[cfg(feature = "postgres")]

@@ -53,6 +53,12 @@
 //! [`SeaOrmLeaseStore::create_table`] or the sea-orm-migration `Migration` (feature
 //! `migration`) create it; [`SeaOrmLeaseStore::migration_sql`] shows the statement.
 
+// Without a database feature every store is `Unsupported`, and the rest is unreachable.
+#![cfg_attr(
+    not(any(feature = "postgres", feature = "mysql", feature = "sqlite")),
+    allow(unreachable_code, unused_variables)
+)]
+
 use sea_orm::{DatabaseConnection, DbErr};
 
 pub use idgen_core::lease::*;

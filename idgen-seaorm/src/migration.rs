@@ -191,6 +191,7 @@ impl MigrationTrait for LeaseTableMigration {
 #[derive(Clone, Debug)]
 pub struct HiLoCounterMigration {
     counter: String,
+    #[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
     block: u64,
     name: String,
 }
@@ -240,8 +241,6 @@ impl HiLoCounterMigration {
     /// from names alone); the migration runs them on its own connection (in its transaction).
     async fn create_statements(&self, manager: &SchemaManager<'_>) -> Result<Vec<String>, DbErr> {
         #[allow(unused_imports)]
-        use idgen_sqlx::hilo::{MySqlCounter, PgSequence, SqliteCounter};
-        #[allow(unused_imports)]
         use sea_orm::sqlx::Pool;
         let counter = &self.counter;
         let sequence = Self::is_sequence(manager).await?;
@@ -250,16 +249,17 @@ impl HiLoCounterMigration {
             sea_orm::DbBackend::Postgres => {
                 let never_connected =
                     Pool::connect_lazy_with(sea_orm::sqlx::postgres::PgConnectOptions::new());
-                PgSequence::new(&never_connected, counter).map(|c| c.migration_sql(self.block))
+                idgen_sqlx::hilo::PgSequence::new(&never_connected, counter)
+                    .map(|c| c.migration_sql(self.block))
             }
             #[cfg(feature = "mysql")]
             sea_orm::DbBackend::MySql => {
                 let never_connected =
                     Pool::connect_lazy_with(sea_orm::sqlx::mysql::MySqlConnectOptions::new());
                 if sequence {
-                    MySqlCounter::sequence(&never_connected, counter)
+                    idgen_sqlx::hilo::MySqlCounter::sequence(&never_connected, counter)
                 } else {
-                    MySqlCounter::table(&never_connected, counter)
+                    idgen_sqlx::hilo::MySqlCounter::table(&never_connected, counter)
                 }
                 .map(|c| c.migration_sql(self.block))
             }
@@ -267,7 +267,8 @@ impl HiLoCounterMigration {
             sea_orm::DbBackend::Sqlite => {
                 let never_connected =
                     Pool::connect_lazy_with(sea_orm::sqlx::sqlite::SqliteConnectOptions::new());
-                SqliteCounter::new(&never_connected, counter).map(|c| c.migration_sql())
+                idgen_sqlx::hilo::SqliteCounter::new(&never_connected, counter)
+                    .map(|c| c.migration_sql())
             }
             #[allow(unreachable_patterns)]
             other => {
