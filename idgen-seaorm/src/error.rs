@@ -44,45 +44,17 @@ pub enum Error {
     #[error("no hi-lo ID is buffered right now (the next block is being fetched)")]
     HiLoBufferEmpty,
 
-    /// A hi-lo counter or table name that cannot be written into SQL.
-    #[error("hi-lo counter name {name:?} is invalid: {reason}")]
-    InvalidCounterName {
-        /// The rejected name.
-        name: String,
-        /// What is wrong with it.
-        reason: &'static str,
-    },
-
-    /// The hi-lo counter (sequence, counter table or its row) does not exist.
-    #[error(
-        "hi-lo counter {counter} does not exist: {missing} (create it with SeaOrmCounter::create or the migration)"
-    )]
-    CounterMissing {
-        /// The counter's name.
-        counter: String,
-        /// What is missing.
-        missing: String,
-    },
-
-    /// The database failed a hi-lo counter statement.
-    #[error("hi-lo counter {counter}: {message}")]
-    CounterDatabase {
-        /// The counter's name.
-        counter: String,
-        /// The database's error.
-        message: String,
-    },
-
     /// The `DatabaseConnection` is not an sqlx pool of a database this crate was built for.
     #[error(
-        "a hi-lo counter needs an sqlx pool connection to PostgreSQL, MySQL/MariaDB or SQLite (with the idgen-seaorm feature of the same name), not this {backend} connection"
+        "leases and hi-lo counters need an sqlx pool connection to PostgreSQL, MySQL/MariaDB or SQLite (with the idgen-seaorm feature of the same name), not this {backend} connection"
     )]
     UnsupportedConnection {
         /// The connection's backend.
         backend: String,
     },
 
-    /// The generator refused to issue an ID (clock moved backwards, lease fenced, …).
+    /// An error of idgen-core: the generator refused to issue an ID (clock moved backwards,
+    /// lease fenced, …), or idgen-sqlx's lease store or hi-lo source refused a name or failed.
     #[error(transparent)]
     Id(#[from] idgen_core::Error),
 }

@@ -15,8 +15,8 @@
 //! | `mysql`    | sea-orm's `sqlx-mysql` and `runtime-tokio`                                |
 //! | `sqlite`   | sea-orm's `sqlx-sqlite` and `runtime-tokio` (bundled SQLite)              |
 //!
-//! | `lease` (default) | [`lease`]: `WorkerLease::acquire(&db, &layout)` on idgen-sqlx's lease table |
-//! | `hilo` (default) | [`hilo`]: `HiLo::new(&db, block)` on idgen-sqlx's counters; [`set_hilo`] |
+//! | `lease` (default) | [`lease`]: `WorkerLease::acquire(&db, &layout)`: idgen-sqlx's lease store on the connection's sqlx pool |
+//! | `hilo` (default) | [`hilo`]: `HiLo::new(&db, block)`: idgen-sqlx's counters on the connection's sqlx pool; [`set_hilo`] |
 //! | `migration` | [`migration`]: sea-orm-migration migrations for both (needs a database feature) |
 //!
 //! Without a database feature no driver or runtime is chosen; your own sea-orm features decide.
@@ -140,6 +140,8 @@ pub mod lease;
 #[cfg(feature = "migration")]
 #[cfg_attr(docsrs, doc(cfg(feature = "migration")))]
 pub mod migration;
+#[cfg(any(feature = "lease", feature = "hilo"))]
+mod pool;
 
 pub use error::Error;
 pub use fill::{GeneratedId, fill, fill_async, next_id, preset, set_generator};

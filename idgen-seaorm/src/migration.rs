@@ -22,13 +22,14 @@
 use sea_orm::{ConnectionTrait, DbErr};
 use sea_orm_migration::{MigrationName, MigrationTrait, SchemaManager};
 
-use crate::Error;
-#[cfg(feature = "hilo")]
-use crate::hilo::{Kind, counter_statements, mariadb_with_sequences};
-use crate::lease::{DEFAULT_TABLE, quoted_table_name, sql};
+use idgen_sqlx::lease::quoted_table_name;
 
-/// Creates the node-ID lease table (`idgen_worker_lease`, or another name) with the statement
-/// idgen-sqlx and [`SeaOrmLeaseStore`](crate::lease::SeaOrmLeaseStore) use; `down` drops it.
+use crate::Error;
+use crate::lease::DEFAULT_TABLE;
+
+/// Creates the node-ID lease table (`idgen_worker_lease`, or another name) with idgen-sqlx's
+/// statement (the one [`SeaOrmLeaseStore`](crate::lease::SeaOrmLeaseStore) runs), on the
+/// migration's own connection; `down` drops it.
 /// Idempotent (`CREATE TABLE IF NOT EXISTS`), so it can be added to a database whose table was
 /// created by `create_lease_table`.
 ///
@@ -96,12 +97,30 @@ impl LeaseTableMigration {
         })
     }
 
-    fn quoted(&self, manager: &SchemaManager) -> Result<String, DbErr> {
-        let quote = match manager.get_database_backend() {
-            sea_orm::DbBackend::MySql => '`',
-            _ => '"',
+    /// The quoted table name and idgen-sqlx's `CREATE TABLE` statement for the migration's
+    /// database.
+    fn statements(&self, manager: &SchemaManager) -> Result<(String, String), DbErr> {
+        use idgen_sqlx::lease::LeaseDialect;
+        fn of<DB: LeaseDialect>(table: &str) -> Result<(String, String), idgen_core::Error> {
+            let quoted = quoted_table_name(table, DB::QUOTE)?;
+            let create = DB::migration_sql(&quoted);
+            Ok((quoted, create))
+        }
+        let statements = match manager.get_database_backend() {
+            #[cfg(feature = "postgres")]
+            sea_orm::DbBackend::Postgres => of::<sea_orm::sqlx::Postgres>(&self.table),
+            #[cfg(feature = "mysql")]
+            sea_orm::DbBackend::MySql => of::<sea_orm::sqlx::MySql>(&self.table),
+            #[cfg(feature = "sqlite")]
+            sea_orm::DbBackend::Sqlite => of::<sea_orm::sqlx::Sqlite>(&self.table),
+            #[allow(unreachable_patterns)]
+            other => {
+                return Err(DbErr::Migration(format!(
+                    "the lease table migration needs the idgen-seaorm feature of the {other:?} database"
+                )));
+            }
         };
-        quoted_table_name(&self.table, quote).map_err(|e| DbErr::Migration(e.to_string()))
+        statements.map_err(|e| DbErr::Migration(e.to_string()))
     }
 }
 
@@ -120,7 +139,7 @@ impl MigrationName for LeaseTableMigration {
 #[sea_orm_migration::async_trait::async_trait]
 impl MigrationTrait for LeaseTableMigration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let sql = sql::migration_sql(manager.get_database_backend(), &self.quoted(manager)?);
+        let (_, sql) = self.statements(manager)?;
         manager
             .get_connection()
             .execute_unprepared(&sql)
@@ -129,7 +148,8 @@ impl MigrationTrait for LeaseTableMigration {
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let sql = format!("DROP TABLE IF EXISTS {}", self.quoted(manager)?);
+        let (quoted, _) = self.statements(manager)?;
+        let sql = format!("DROP TABLE IF EXISTS {quoted}");
         manager
             .get_connection()
             .execute_unprepared(&sql)
@@ -139,8 +159,9 @@ impl MigrationTrait for LeaseTableMigration {
 }
 
 /// Creates a hi-lo counter (feature `hilo`): the sequence (PostgreSQL, MariaDB ≥ 10.3) or the
-/// counter table `idgen_hilo` and the counter's row (MySQL, older MariaDB, SQLite), with the
-/// statements `SeaOrmCounter::create` and idgen-sqlx use; idempotent. `down` drops the sequence
+/// counter table `idgen_hilo` and the counter's row (MySQL, older MariaDB, SQLite), with
+/// idgen-sqlx's statements (those `SeaOrmCounter::create` runs), on the migration's own
+/// connection; idempotent. `down` drops the sequence
 /// or deletes the row. Migration name: `m20260101_000002_hilo_<counter>`.
 ///
 /// ```
@@ -170,6 +191,7 @@ impl MigrationTrait for LeaseTableMigration {
 #[derive(Clone, Debug)]
 pub struct HiLoCounterMigration {
     counter: String,
+    #[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
     block: u64,
     name: String,
 }
@@ -185,7 +207,7 @@ impl HiLoCounterMigration {
     /// # Ok::<(), idgen_seaorm::Error>(())
     /// ```
     pub fn new(counter: &str, block: u64) -> Result<Self, Error> {
-        crate::hilo::validate(counter)?;
+        idgen_sqlx::hilo::validate_name(counter)?;
         Ok(HiLoCounterMigration {
             counter: counter.to_owned(),
             block,
@@ -193,9 +215,11 @@ impl HiLoCounterMigration {
         })
     }
 
-    async fn kind(manager: &SchemaManager<'_>) -> Result<Kind, DbErr> {
+    /// Whether the counter is a sequence on the migration's database (PostgreSQL, MariaDB ≥
+    /// 10.3) or a row of the counter table.
+    async fn is_sequence(manager: &SchemaManager<'_>) -> Result<bool, DbErr> {
         Ok(match manager.get_database_backend() {
-            sea_orm::DbBackend::Postgres => Kind::PgSequence,
+            sea_orm::DbBackend::Postgres => true,
             sea_orm::DbBackend::MySql => {
                 let row = manager
                     .get_connection()
@@ -206,15 +230,73 @@ impl HiLoCounterMigration {
                     .await?
                     .ok_or_else(|| DbErr::Migration("SELECT VERSION() returned no row".into()))?;
                 let version: String = row.try_get_by_index(0)?;
-                if mariadb_with_sequences(&version) {
-                    Kind::MariaDbSequence
-                } else {
-                    Kind::MySqlTable
-                }
+                mariadb_with_sequences(&version)
             }
-            _ => Kind::SqliteTable,
+            _ => false,
         })
     }
+
+    /// idgen-sqlx's statements creating the counter, one by one. They are rendered by
+    /// idgen-sqlx's source on a pool that is never connected (the sources render their SQL
+    /// from names alone); the migration runs them on its own connection (in its transaction).
+    async fn create_statements(&self, manager: &SchemaManager<'_>) -> Result<Vec<String>, DbErr> {
+        #[allow(unused_imports)]
+        use sea_orm::sqlx::Pool;
+        let counter = &self.counter;
+        let sequence = Self::is_sequence(manager).await?;
+        let sql: Result<String, idgen_core::Error> = match manager.get_database_backend() {
+            #[cfg(feature = "postgres")]
+            sea_orm::DbBackend::Postgres => {
+                let never_connected =
+                    Pool::connect_lazy_with(sea_orm::sqlx::postgres::PgConnectOptions::new());
+                idgen_sqlx::hilo::PgSequence::new(&never_connected, counter)
+                    .map(|c| c.migration_sql(self.block))
+            }
+            #[cfg(feature = "mysql")]
+            sea_orm::DbBackend::MySql => {
+                let never_connected =
+                    Pool::connect_lazy_with(sea_orm::sqlx::mysql::MySqlConnectOptions::new());
+                if sequence {
+                    idgen_sqlx::hilo::MySqlCounter::sequence(&never_connected, counter)
+                } else {
+                    idgen_sqlx::hilo::MySqlCounter::table(&never_connected, counter)
+                }
+                .map(|c| c.migration_sql(self.block))
+            }
+            #[cfg(feature = "sqlite")]
+            sea_orm::DbBackend::Sqlite => {
+                let never_connected =
+                    Pool::connect_lazy_with(sea_orm::sqlx::sqlite::SqliteConnectOptions::new());
+                idgen_sqlx::hilo::SqliteCounter::new(&never_connected, counter)
+                    .map(|c| c.migration_sql())
+            }
+            #[allow(unreachable_patterns)]
+            other => {
+                let _ = sequence;
+                return Err(DbErr::Migration(format!(
+                    "the hi-lo counter migration needs the idgen-seaorm feature of the {other:?} database"
+                )));
+            }
+        };
+        let sql = sql.map_err(|e| DbErr::Migration(e.to_string()))?;
+        Ok(sql.split(";\n").map(str::to_owned).collect())
+    }
+}
+
+/// MariaDB 10.3 and newer have sequences (what idgen-sqlx's `MySqlCounter` detects at start-up
+/// from the same `SELECT VERSION()`).
+#[cfg(feature = "hilo")]
+fn mariadb_with_sequences(version: &str) -> bool {
+    if !version.contains("MariaDB") {
+        return false;
+    }
+    let version = version.strip_prefix("5.5.5-").unwrap_or(version);
+    let mut numbers = version
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|n| n.parse::<u32>().unwrap_or(0));
+    let major = numbers.next().unwrap_or(0);
+    let minor = numbers.next().unwrap_or(0);
+    (major, minor) >= (10, 3)
 }
 
 #[cfg(feature = "hilo")]
@@ -228,9 +310,7 @@ impl MigrationName for HiLoCounterMigration {
 #[sea_orm_migration::async_trait::async_trait]
 impl MigrationTrait for HiLoCounterMigration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let kind = Self::kind(manager).await?;
-        let table = crate::hilo::DEFAULT_TABLE;
-        for sql in counter_statements(kind, &self.counter, table, self.block) {
+        for sql in self.create_statements(manager).await? {
             manager.get_connection().execute_unprepared(&sql).await?;
         }
         Ok(())
@@ -239,13 +319,10 @@ impl MigrationTrait for HiLoCounterMigration {
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         let counter = &self.counter;
         let table = crate::hilo::DEFAULT_TABLE;
-        let sql = match Self::kind(manager).await? {
-            Kind::PgSequence | Kind::MariaDbSequence => {
-                format!("DROP SEQUENCE IF EXISTS {counter}")
-            }
-            Kind::MySqlTable | Kind::SqliteTable => {
-                format!("DELETE FROM {table} WHERE name = '{counter}'")
-            }
+        let sql = if Self::is_sequence(manager).await? {
+            format!("DROP SEQUENCE IF EXISTS {counter}")
+        } else {
+            format!("DELETE FROM {table} WHERE name = '{counter}'")
         };
         manager
             .get_connection()

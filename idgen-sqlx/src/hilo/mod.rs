@@ -162,6 +162,20 @@ use crate::Error;
 /// ```
 pub const DEFAULT_TABLE: &str = "idgen_hilo";
 
+/// Checks a counter or counter-table name as every source does (`name` or `schema.name`, each
+/// part 1 to 63 ASCII letters, digits or `_`, not starting with a digit), without a pool: for
+/// tools (migrations) that write the name into SQL of their own.
+///
+/// ```
+/// use idgen_sqlx::hilo::validate_name;
+/// assert!(validate_name("app.orders").is_ok());
+/// let err = validate_name("orders; DROP TABLE x").unwrap_err();
+/// assert!(err.to_string().contains("\"orders; DROP TABLE x\""));
+/// ```
+pub fn validate_name(name: &str) -> Result<(), Error> {
+    name::validate(name)
+}
+
 /// The `Marker` of [`IntoHiLoSource`] for sqlx pools: it lets `HiLo::new(pool, block)` accept a
 /// `PgPool`, `MySqlPool` or `SqlitePool`. Never named by callers.
 ///

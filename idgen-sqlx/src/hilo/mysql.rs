@@ -233,6 +233,25 @@ impl MySqlCounter {
         Ok(())
     }
 
+    /// The mode, asking the server in [`MySqlMode::Detect`] (`SELECT VERSION()`: MariaDB 10.3 or
+    /// newer → [`MySqlMode::Sequence`], else [`MySqlMode::Table`]); remembered after the first
+    /// answer, so [`mode`](Self::mode) and [`migration_sql`](Self::migration_sql) then know it.
+    ///
+    /// ```no_run
+    /// # async fn demo(pool: sqlx::MySqlPool) -> Result<(), idgen_sqlx::Error> {
+    /// use idgen_sqlx::hilo::{MySqlCounter, MySqlMode};
+    /// let counter = MySqlCounter::new(&pool, "orders", MySqlMode::Detect)?;
+    /// let mode = counter.detect_mode().await?;
+    /// assert_eq!(counter.mode(), Some(mode));
+    /// # Ok(()) }
+    /// ```
+    pub async fn detect_mode(&self) -> Result<MySqlMode, Error> {
+        Ok(match self.resolve().await? {
+            Resolved::Sequence => MySqlMode::Sequence,
+            Resolved::Table => MySqlMode::Table,
+        })
+    }
+
     async fn resolve(&self) -> Result<Resolved, Error> {
         match self.mode {
             MySqlMode::Sequence => return Ok(Resolved::Sequence),

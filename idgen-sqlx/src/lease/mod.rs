@@ -125,4 +125,5 @@ pub use store::PgLeaseStore;
 pub use store::SqliteLeaseStore;
 pub use store::{
     DEFAULT_TABLE, LeaseDialect, LeaseRow, SqlxLeaseStore, SqlxPool, create_lease_table,
+    quoted_table_name,
 };

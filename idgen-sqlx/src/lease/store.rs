@@ -205,6 +205,23 @@ pub async fn create_lease_table<DB: LeaseDialect>(pool: &Pool<DB>) -> Result<(),
     SqlxLeaseStore::new(pool.clone()).create_table().await
 }
 
+/// The lease table name `table` as written into the SQL, each part quoted with `quote`
+/// (`LeaseDialect::QUOTE`: `"` on PostgreSQL and SQLite, `` ` `` on MySQL), without a pool: for
+/// tools (migrations) that run [`SqlxLeaseStore::migration_sql`]'s statement themselves.
+///
+/// Errors: [`Error::InvalidOptions`] naming a name that is not `name` or `schema.name` of ASCII
+/// letters, digits and `_`.
+///
+/// ```
+/// use idgen_sqlx::lease::quoted_table_name;
+/// assert_eq!(quoted_table_name("ops.leases", '`')?, "`ops`.`leases`");
+/// assert!(quoted_table_name("leases; --", '"').is_err());
+/// # Ok::<(), idgen_sqlx::Error>(())
+/// ```
+pub fn quoted_table_name(table: &str, quote: char) -> Result<String, Error> {
+    TableName::parse(table).map(|t| t.quoted(quote))
+}
+
 impl<DB: LeaseDialect> SqlxLeaseStore<DB> {
     /// A store using the table `idgen_worker_lease`.
     ///

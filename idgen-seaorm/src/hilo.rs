@@ -22,8 +22,9 @@
 //! # The same counters as idgen-sqlx
 //!
 //! Semantics are **pooled-lo** (a counter value `v` is the block `[v, v + block)`, starting at
-//! 1), with the counters, statements and checks of idgen-sqlx's hi-lo sources, so sqlx and
-//! sea-orm processes can share one counter:
+//! 1). [`SeaOrmCounter`] **is** idgen-sqlx's hi-lo source (`PgSequence`, `MySqlCounter` in
+//! detect mode, `SqliteCounter`) on the sqlx pool behind the `DatabaseConnection`: one set of
+//! SQL, so sqlx and sea-orm processes can share one counter:
 //!
 //! | database | counter | one allocation | increment read from |
 //! |---|---|---|---|
@@ -47,28 +48,30 @@
 //! # Names
 //!
 //! Counter and table names are written into SQL, so only `name` or `schema.name` of ASCII
-//! letters, digits and `_` (not starting with a digit, parts of at most 63 characters) pass.
+//! letters, digits and `_` (not starting with a digit, parts of at most 63 characters) pass
+//! ([`CoreError::HiLoInvalidCounterName`](crate::CoreError::HiLoInvalidCounterName)).
 
-mod backend;
-
-use std::sync::Arc;
+// Without a database feature every counter is `Unsupported`, and the rest is unreachable.
+#![cfg_attr(
+    not(any(feature = "postgres", feature = "mysql", feature = "sqlite")),
+    allow(unreachable_code, unused_variables)
+)]
 
 use sea_orm::{DatabaseConnection, DbBackend};
 
 pub use idgen_core::hilo::*;
 
 use crate::Error;
-use backend::Dedicated;
-pub(crate) use backend::Kind;
-#[cfg(feature = "migration")]
-pub(crate) use backend::mariadb_with_sequences;
+use crate::pool::SqlxPool;
 
-/// The counter table's default name (MySQL without sequences, SQLite).
+/// The counter table's default name (MySQL without sequences, SQLite; idgen-sqlx's).
 pub const DEFAULT_TABLE: &str = "idgen_hilo";
 
 /// A hi-lo counter in the database behind a [`DatabaseConnection`]: a sequence (PostgreSQL,
 /// MariaDB ≥ 10.3) or a row of the counter table (MySQL, older MariaDB, SQLite), on a
-/// connection of its own. What `HiLo::new(&db, block)` makes.
+/// connection of its own. What `HiLo::new(&db, block)` makes. It delegates every call to
+/// idgen-sqlx's source for the database (`PgSequence`, `MySqlCounter` in detect mode,
+/// `SqliteCounter`) on the connection's sqlx pool.
 ///
 /// ```
 /// # #[cfg(feature = "sqlite")]
@@ -87,11 +90,27 @@ pub const DEFAULT_TABLE: &str = "idgen_hilo";
 /// # #[cfg(not(feature = "sqlite"))]
 /// # fn main() {}
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct SeaOrmCounter {
-    name: String,
-    table: String,
-    dedicated: Arc<Result<Dedicated, Error>>,
+    inner: Inner,
+}
+
+/// idgen-sqlx's source for the connection's database, or why there is none.
+#[derive(Clone, Debug)]
+enum Inner {
+    #[cfg(feature = "postgres")]
+    Postgres(idgen_sqlx::hilo::PgSequence),
+    #[cfg(feature = "mysql")]
+    MySql(idgen_sqlx::hilo::MySqlCounter),
+    #[cfg(feature = "sqlite")]
+    Sqlite(idgen_sqlx::hilo::SqliteCounter),
+    /// Not an sqlx pool connection of a database this crate was built for.
+    Unsupported {
+        /// The counter's name.
+        name: String,
+        /// Why there is no source.
+        error: Error,
+    },
 }
 
 /// The `Marker` of [`IntoHiLoSource`] for `DatabaseConnection`: it lets
@@ -116,7 +135,8 @@ pub enum SeaOrmConnection {}
 impl SeaOrmCounter {
     /// The counter `name` (a sequence, or a row of `idgen_hilo`) in the database behind `db`.
     ///
-    /// Errors: [`Error::InvalidCounterName`] naming the name.
+    /// Errors: [`Error::Id`] wrapping `CoreError::HiLoInvalidCounterName` naming the name;
+    /// [`Error::UnsupportedConnection`] for a connection that is not an sqlx pool.
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")]
@@ -130,11 +150,28 @@ impl SeaOrmCounter {
     /// # fn main() {}
     /// ```
     pub fn new(db: &DatabaseConnection, name: &str) -> Result<SeaOrmCounter, Error> {
-        validate(name)?;
-        Ok(SeaOrmCounter::unchecked(db, name))
+        let inner = match SqlxPool::of(db)? {
+            #[cfg(feature = "postgres")]
+            SqlxPool::Postgres(pool) => {
+                Inner::Postgres(idgen_sqlx::hilo::PgSequence::new(&pool, name)?)
+            }
+            #[cfg(feature = "mysql")]
+            SqlxPool::MySql(pool) => Inner::MySql(idgen_sqlx::hilo::MySqlCounter::new(
+                &pool,
+                name,
+                idgen_sqlx::hilo::MySqlMode::Detect,
+            )?),
+            #[cfg(feature = "sqlite")]
+            SqlxPool::Sqlite(pool) => {
+                Inner::Sqlite(idgen_sqlx::hilo::SqliteCounter::new(&pool, name)?)
+            }
+        };
+        #[allow(unreachable_code)]
+        Ok(SeaOrmCounter { inner })
     }
 
-    /// Uses the counter table `table` instead of `idgen_hilo` (where a table is used).
+    /// Uses the counter table `table` instead of `idgen_hilo` (where a table is used; a
+    /// PostgreSQL sequence has none, but the name is checked all the same).
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")]
@@ -148,28 +185,25 @@ impl SeaOrmCounter {
     /// # #[cfg(not(feature = "sqlite"))]
     /// # fn main() {}
     /// ```
-    pub fn with_table(mut self, table: &str) -> Result<SeaOrmCounter, Error> {
-        validate(table)?;
-        table.clone_into(&mut self.table);
-        Ok(self)
+    pub fn with_table(self, table: &str) -> Result<SeaOrmCounter, Error> {
+        let inner = match self.inner {
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(c) => {
+                idgen_sqlx::hilo::validate_name(table)?;
+                Inner::Postgres(c)
+            }
+            #[cfg(feature = "mysql")]
+            Inner::MySql(c) => Inner::MySql(c.with_table(table)?),
+            #[cfg(feature = "sqlite")]
+            Inner::Sqlite(c) => Inner::Sqlite(c.with_table(table)?),
+            Inner::Unsupported { error, .. } => return Err(error),
+        };
+        Ok(SeaOrmCounter { inner })
     }
 
-    fn unchecked(db: &DatabaseConnection, name: &str) -> SeaOrmCounter {
-        SeaOrmCounter {
-            name: name.to_owned(),
-            table: DEFAULT_TABLE.to_owned(),
-            dedicated: Arc::new(Dedicated::of(db)),
-        }
-    }
-
-    fn dedicated(&self) -> Result<&Dedicated, Error> {
-        validate(&self.name)?;
-        self.dedicated.as_ref().as_ref().map_err(Clone::clone)
-    }
-
-    /// The statements that create this counter with increment `block` (for a migration file):
-    /// a sequence on PostgreSQL and MariaDB ≥ 10.3 (asks the server which it is), else the
-    /// counter table and this counter's row. Idempotent.
+    /// idgen-sqlx's statements that create this counter with increment `block` (for a
+    /// migration file): a sequence on PostgreSQL and MariaDB ≥ 10.3 (asks the server which it
+    /// is), else the counter table and this counter's row. Idempotent.
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")]
@@ -182,13 +216,24 @@ impl SeaOrmCounter {
     /// # #[cfg(not(feature = "sqlite"))]
     /// # fn main() {}
     /// ```
+    #[cfg_attr(
+        not(any(feature = "postgres", feature = "mysql")),
+        allow(unused_variables)
+    )]
     pub async fn migration_sql(&self, block: u64) -> Result<String, Error> {
-        Ok(self.statements(block).await?.join(";\n"))
-    }
-
-    async fn statements(&self, block: u64) -> Result<Vec<String>, Error> {
-        let kind = self.dedicated()?.kind(&self.name).await?;
-        Ok(counter_statements(kind, &self.name, &self.table, block))
+        #[allow(unused_variables)]
+        match &self.inner {
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(c) => Ok(c.migration_sql(block)),
+            #[cfg(feature = "mysql")]
+            Inner::MySql(c) => {
+                c.detect_mode().await?;
+                Ok(c.migration_sql(block))
+            }
+            #[cfg(feature = "sqlite")]
+            Inner::Sqlite(c) => Ok(c.migration_sql()),
+            Inner::Unsupported { error, .. } => Err(error.clone()),
+        }
     }
 
     /// Creates the counter with increment `block` if it does not exist (idempotent).
@@ -206,11 +251,16 @@ impl SeaOrmCounter {
     /// # fn main() {}
     /// ```
     pub async fn create(&self, block: u64) -> Result<(), Error> {
-        let dedicated = self.dedicated()?;
-        for sql in self.statements(block).await? {
-            dedicated.execute(&self.name, &sql).await?;
+        #[allow(unused_variables)]
+        match &self.inner {
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(c) => Ok(c.create(block).await?),
+            #[cfg(feature = "mysql")]
+            Inner::MySql(c) => Ok(c.create(block).await?),
+            #[cfg(feature = "sqlite")]
+            Inner::Sqlite(c) => Ok(c.create(block).await?),
+            Inner::Unsupported { error, .. } => Err(error.clone()),
         }
-        Ok(())
     }
 
     /// The database this counter is in.
@@ -227,35 +277,88 @@ impl SeaOrmCounter {
     /// # fn main() {}
     /// ```
     pub fn backend(&self) -> Option<DbBackend> {
-        self.dedicated
-            .as_ref()
-            .as_ref()
-            .ok()
-            .map(Dedicated::backend)
+        match self.inner {
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(_) => Some(DbBackend::Postgres),
+            #[cfg(feature = "mysql")]
+            Inner::MySql(_) => Some(DbBackend::MySql),
+            #[cfg(feature = "sqlite")]
+            Inner::Sqlite(_) => Some(DbBackend::Sqlite),
+            Inner::Unsupported { .. } => None,
+        }
     }
 }
 
 impl HiLoSource for SeaOrmCounter {
     async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
-        let dedicated = self.dedicated()?;
-        Ok(dedicated.allocate(&self.name, &self.table, size).await?)
+        #[allow(unused_variables)]
+        match &self.inner {
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(c) => c.allocate(size).await,
+            #[cfg(feature = "mysql")]
+            Inner::MySql(c) => c.allocate(size).await,
+            #[cfg(feature = "sqlite")]
+            Inner::Sqlite(c) => c.allocate(size).await,
+            Inner::Unsupported { error, .. } => Err(error.clone().into()),
+        }
     }
 
     async fn increment(&self) -> Result<Increment, BoxError> {
-        let dedicated = self.dedicated()?;
-        Ok(dedicated.increment(&self.name, &self.table).await?)
+        match &self.inner {
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(c) => c.increment().await,
+            #[cfg(feature = "mysql")]
+            Inner::MySql(c) => c.increment().await,
+            #[cfg(feature = "sqlite")]
+            Inner::Sqlite(c) => c.increment().await,
+            Inner::Unsupported { error, .. } => Err(error.clone().into()),
+        }
     }
 
     fn name(&self) -> &str {
-        &self.name
+        match &self.inner {
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(c) => c.name(),
+            #[cfg(feature = "mysql")]
+            Inner::MySql(c) => c.name(),
+            #[cfg(feature = "sqlite")]
+            Inner::Sqlite(c) => c.name(),
+            Inner::Unsupported { name, .. } => name,
+        }
     }
+}
+
+/// The source for `counter` on `db`'s pool, its name checked at start-up (as idgen-sqlx's
+/// pools do), or a source whose every call fails with why `db` has none.
+fn source(db: &DatabaseConnection, counter: &str) -> SeaOrmCounter {
+    #[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
+    use idgen_sqlx::hilo::PoolMarker;
+    let inner = match SqlxPool::of(db) {
+        #[cfg(feature = "postgres")]
+        Ok(SqlxPool::Postgres(pool)) => Inner::Postgres(
+            IntoHiLoSource::<PoolMarker>::into_hilo_source(pool, counter),
+        ),
+        #[cfg(feature = "mysql")]
+        Ok(SqlxPool::MySql(pool)) => Inner::MySql(IntoHiLoSource::<PoolMarker>::into_hilo_source(
+            pool, counter,
+        )),
+        #[cfg(feature = "sqlite")]
+        Ok(SqlxPool::Sqlite(pool)) => Inner::Sqlite(
+            IntoHiLoSource::<PoolMarker>::into_hilo_source(pool, counter),
+        ),
+        Err(error) => Inner::Unsupported {
+            name: counter.to_owned(),
+            error,
+        },
+    };
+    SeaOrmCounter { inner }
 }
 
 impl IntoHiLoSource<SeaOrmConnection> for DatabaseConnection {
     type Source = SeaOrmCounter;
 
     fn into_hilo_source(self, counter: &str) -> SeaOrmCounter {
-        SeaOrmCounter::unchecked(&self, counter)
+        source(&self, counter)
     }
 }
 
@@ -263,94 +366,6 @@ impl IntoHiLoSource<SeaOrmConnection> for &DatabaseConnection {
     type Source = SeaOrmCounter;
 
     fn into_hilo_source(self, counter: &str) -> SeaOrmCounter {
-        SeaOrmCounter::unchecked(self, counter)
-    }
-}
-
-impl std::fmt::Debug for SeaOrmCounter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SeaOrmCounter")
-            .field("name", &self.name)
-            .field("table", &self.table)
-            .field("backend", &self.backend())
-            .finish()
-    }
-}
-
-/// The idempotent DDL of a counter: what idgen-sqlx's `migration_sql` writes.
-pub(crate) fn counter_statements(kind: Kind, name: &str, table: &str, block: u64) -> Vec<String> {
-    match kind {
-        Kind::PgSequence => vec![format!(
-            "CREATE SEQUENCE IF NOT EXISTS {name} AS BIGINT INCREMENT BY {block} MINVALUE 1 START WITH 1 CACHE 1 NO CYCLE"
-        )],
-        Kind::MariaDbSequence => vec![format!(
-            "CREATE SEQUENCE IF NOT EXISTS {name} START WITH 1 MINVALUE 1 INCREMENT BY {block} NOCACHE NOCYCLE"
-        )],
-        Kind::MySqlTable => vec![
-            format!(
-                "CREATE TABLE IF NOT EXISTS {table} (\n    name     VARCHAR(255) NOT NULL PRIMARY KEY,\n    next_val BIGINT       NOT NULL\n) ENGINE = InnoDB"
-            ),
-            format!("INSERT IGNORE INTO {table} (name, next_val) VALUES ('{name}', 1)"),
-        ],
-        Kind::SqliteTable => vec![
-            format!(
-                "CREATE TABLE IF NOT EXISTS {table} (\n    name     TEXT    NOT NULL PRIMARY KEY,\n    next_val INTEGER NOT NULL\n)"
-            ),
-            format!("INSERT OR IGNORE INTO {table} (name, next_val) VALUES ('{name}', 1)"),
-        ],
-    }
-}
-
-/// `name` or `schema.name` of ASCII letters, digits and `_`, parts not starting with a digit and
-/// at most 63 characters long.
-pub(crate) fn validate(name: &str) -> Result<(), Error> {
-    let invalid = |reason: &'static str| Error::InvalidCounterName {
-        name: name.to_owned(),
-        reason,
-    };
-    let parts: Vec<&str> = name.split('.').collect();
-    if parts.len() > 2 {
-        return Err(invalid("more than one `.`"));
-    }
-    for part in parts {
-        if part.is_empty() {
-            return Err(invalid("an empty part"));
-        }
-        if part.len() > 63 {
-            return Err(invalid("a part longer than 63 characters"));
-        }
-        if part.starts_with(|c: char| c.is_ascii_digit()) {
-            return Err(invalid("a part starts with a digit"));
-        }
-        if !part.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            return Err(invalid(
-                "a character other than ASCII letters, digits, `_` and one `.`",
-            ));
-        }
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::validate;
-
-    #[test]
-    fn names_that_could_escape_the_sql_are_refused_naming_them() {
-        for name in ["hilo", "app.orders", "_x9", &"a".repeat(63)] {
-            assert!(validate(name).is_ok(), "{name}");
-        }
-        for name in [
-            "",
-            "a.b.c",
-            ".a",
-            "9lives",
-            "o'rders",
-            "x; DROP TABLE y",
-            &"a".repeat(64),
-        ] {
-            let err = validate(name).unwrap_err().to_string();
-            assert!(err.contains(&format!("{name:?}")), "{err}");
-        }
+        source(self, counter)
     }
 }
