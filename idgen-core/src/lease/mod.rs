@@ -11,10 +11,12 @@
 
 mod memory;
 mod store;
+mod table;
 mod worker;
 
 pub use memory::MemoryLeaseStore;
 pub use store::{BoxError, Claim, ClaimRequest, IntoLeaseStore, LeaseStore, RenewRequest};
+pub use table::TableName;
 pub use worker::{LeaseHandle, LeaseOptions, LeaseStatus, WorkerLease};
 
 #[cfg(test)]

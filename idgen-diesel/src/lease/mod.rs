@@ -90,7 +90,6 @@
 
 mod sql_rows;
 mod store;
-mod table;
 
 #[cfg(feature = "mysql")]
 mod mysql;

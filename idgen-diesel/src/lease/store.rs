@@ -8,8 +8,8 @@ use diesel::r2d2::R2D2Connection;
 use diesel::result::{DatabaseErrorKind, Error as QueryError, QueryResult};
 
 use crate::DieselError;
-use crate::lease::table::TableName;
 use crate::lease::{BoxError, Claim, ClaimRequest, IntoLeaseStore, LeaseStore, RenewRequest};
+use idgen_core::lease::TableName;
 
 /// The lease table's default name (the same as idgen-sqlx's, so both use one table).
 pub const DEFAULT_TABLE: &str = "idgen_worker_lease";

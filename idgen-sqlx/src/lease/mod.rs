@@ -105,7 +105,6 @@
 //! [`SqlxLeaseStore::migration_sql`] returns the statement for a store's table name.
 
 mod store;
-mod table;
 
 #[cfg(feature = "mysql")]
 mod mysql;

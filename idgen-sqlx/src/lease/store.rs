@@ -8,8 +8,8 @@ use std::time::Duration;
 use sqlx::{Database, Pool};
 
 use crate::Error;
-use crate::lease::table::TableName;
 use crate::lease::{BoxError, Claim, ClaimRequest, IntoLeaseStore, LeaseStore, RenewRequest};
+use idgen_core::lease::TableName;
 
 /// The lease table's default name.
 pub const DEFAULT_TABLE: &str = "idgen_worker_lease";

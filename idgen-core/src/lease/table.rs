@@ -1,20 +1,33 @@
 //! The lease table's name: checked, then quoted for each database.
 
-use idgen_core::Error;
+use crate::Error;
 
 /// The longest identifier part accepted: PostgreSQL truncates names past 63 bytes.
 const MAX_PART_LEN: usize = 63;
 
-/// A checked table name, `table` or `schema.table`, each part `[A-Za-z_][A-Za-z0-9_]*`.
+/// A checked lease-table name, `table` or `schema.table`, each part `[A-Za-z_][A-Za-z0-9_]*` of
+/// at most 63 characters: what the database adapters' lease stores accept.
 ///
-/// The name is interpolated into SQL (identifiers cannot be bound), so anything else is refused.
+/// The name is interpolated into SQL (identifiers cannot be bound), so anything else is refused
+/// with [`Error::InvalidOptions`] naming the name and the rule it breaks.
+///
+/// ```
+/// use idgen_core::lease::TableName;
+///
+/// let t = TableName::parse("ops.worker_lease")?;
+/// assert_eq!(t.quoted('"'), r#""ops"."worker_lease""#);
+/// assert_eq!(t.quoted('`'), "`ops`.`worker_lease`");
+/// assert!(TableName::parse("lease; DROP TABLE x").is_err());
+/// # Ok::<(), idgen_core::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct TableName {
+pub struct TableName {
     parts: Vec<String>,
 }
 
 impl TableName {
-    pub(crate) fn parse(name: &str) -> Result<Self, Error> {
+    /// Checks `name`.
+    pub fn parse(name: &str) -> Result<Self, Error> {
         let invalid = |why: String| {
             Err(Error::InvalidOptions {
                 reason: format!("lease table name {name:?} {why}"),
@@ -56,7 +69,7 @@ impl TableName {
     }
 
     /// Each part in `q` quotes: `"schema"."table"` (PostgreSQL, SQLite), `` `table` `` (MySQL).
-    pub(crate) fn quoted(&self, q: char) -> String {
+    pub fn quoted(&self, q: char) -> String {
         self.parts
             .iter()
             .map(|p| format!("{q}{p}{q}"))
@@ -86,6 +99,7 @@ mod tests {
             ("a.b.c", "3 dot-separated parts"),
             ("1abc", "start each part"),
             ("lease; DROP TABLE users", "not ';'"),
+            ("lease users", "not ' '"),
             ("lease\"", "not '\"'"),
             ("lease`", "not '`'"),
             ("tæble", "not 'æ'"),
