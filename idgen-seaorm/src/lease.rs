@@ -39,7 +39,8 @@
 //!   FOR UPDATE SKIP LOCKED` (plain `FOR UPDATE` before MySQL 8.0.1 / MariaDB 10.6) then
 //!   `UPDATE`; SQLite one `UPDATE … RETURNING`.
 //! - **Renew** succeeds while this holder still holds the row and keeps the larger last
-//!   timestamp; **release** expires the row now and stores the exact last timestamp.
+//!   timestamp; **release** expires the row now, clears its holder (so a late renewal finds
+//!   nothing to renew) and stores the exact last timestamp.
 //! - Every statement runs on a connection of its own from the `DatabaseConnection`'s pool, in
 //!   autocommit, never inside a transaction of the caller (the store takes the connection, not a
 //!   `DatabaseTransaction`). Deadlocks, lock time-outs and busy errors are retried briefly.

@@ -44,8 +44,8 @@
 //! [`create_lease_table`] (or [`DieselLeaseStore::create_table`] for another name) runs the
 //! statement below; with diesel migrations, put it in a migration's `up.sql` (and
 //! `DROP TABLE idgen_worker_lease` in `down.sql`). Columns: `namespace`, `node`, `holder` (who
-//! claimed it last), `expires_at` (database clock), `last_timestamp` (Unix ms). Do not delete
-//! rows of a namespace in use.
+//! holds it; `NULL` when free), `expires_at` (database clock), `last_timestamp` (Unix ms). Do
+//! not delete rows of a namespace in use.
 //!
 //! PostgreSQL:
 //!

@@ -128,7 +128,8 @@ impl LeaseConnection for MysqlConnection {
 
     fn release(&mut self, table: &str, req: RenewRequest<'_>) -> QueryResult<()> {
         let sql = format!(
-            "UPDATE {table} SET expires_at = LEAST(expires_at, {NOW}), last_timestamp = ? \
+            "UPDATE {table} SET holder = NULL, expires_at = LEAST(expires_at, {NOW}), \
+             last_timestamp = ? \
              WHERE namespace = ? AND node = ? AND holder = ?"
         );
         sql_query(sql)

@@ -71,7 +71,7 @@ pub struct DieselLeaseStore<C: R2D2Connection + 'static> {
 pub struct LeaseRow {
     /// The node ID.
     pub node: u64,
-    /// Who claimed it last (`None` if nobody ever did).
+    /// Who holds it (`None` if it was never claimed or was released).
     pub holder: Option<String>,
     /// When the lease ends (ended), in Unix ms on the database's clock.
     pub expires_at_ms: i64,

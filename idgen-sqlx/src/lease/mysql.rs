@@ -184,7 +184,8 @@ impl LeaseDialect for MySql {
     ) -> DialectFuture<'a, ()> {
         Box::pin(async move {
             let sql = format!(
-                "UPDATE {table} SET expires_at = LEAST(expires_at, {NOW}), last_timestamp = ? \
+                "UPDATE {table} SET holder = NULL, expires_at = LEAST(expires_at, {NOW}), \
+                 last_timestamp = ? \
                  WHERE namespace = ? AND node = ? AND holder = ?"
             );
             sqlx::query(AssertSqlSafe(sql))

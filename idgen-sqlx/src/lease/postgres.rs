@@ -156,7 +156,8 @@ impl LeaseDialect for Postgres {
     ) -> DialectFuture<'a, ()> {
         Box::pin(async move {
             let sql = format!(
-                "UPDATE {table} SET expires_at = LEAST(expires_at, now()), last_timestamp = $4 \
+                "UPDATE {table} SET holder = NULL, expires_at = LEAST(expires_at, now()), \
+                 last_timestamp = $4 \
                  WHERE namespace = $1 AND node = $2 AND holder = $3"
             );
             sqlx::query(AssertSqlSafe(sql))
