@@ -308,6 +308,21 @@ impl LeaseStore for SeaOrmLeaseStore {
     async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
         delegate!(&self.inner, store => store.release(req).await, e => Err(e.clone().into()))
     }
+
+    /// idgen-sqlx's detached store: the same table on a one-connection pool of its own with
+    /// the connection's connect options, independent of the runtime the connection runs on.
+    fn detached(&self) -> Option<Self> {
+        let inner = match &self.inner {
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(store) => Inner::Postgres(store.detached()?),
+            #[cfg(feature = "mysql")]
+            Inner::MySql(store) => Inner::MySql(store.detached()?),
+            #[cfg(feature = "sqlite")]
+            Inner::Sqlite(store) => Inner::Sqlite(store.detached()?),
+            Inner::Unsupported(_) => return None,
+        };
+        Some(SeaOrmLeaseStore { inner })
+    }
 }
 
 impl IntoLeaseStore<SeaOrmConnection> for DatabaseConnection {

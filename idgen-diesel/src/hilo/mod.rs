@@ -13,7 +13,9 @@
 //! across processes and restarts. At start-up the sequence's increment is read from the catalog
 //! and a sequence whose increment differs from the block size is refused with
 //! [`Error::HiLoIncrementMismatch`](crate::Error::HiLoIncrementMismatch) naming both numbers.
-//! Every allocation is one autocommit statement on the counter's own connection.
+//! Every allocation is one autocommit statement on the counter's own connection (on
+//! MySQL/MariaDB the counter sets `autocommit = 1` when it takes the connection, whatever the
+//! server's default).
 //!
 //! | database | counter | one allocation | increment read from |
 //! |---|---|---|---|

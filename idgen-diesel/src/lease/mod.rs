@@ -36,7 +36,8 @@
 //! ```
 //!
 //! The store's calls run on tokio's blocking threads (`spawn_blocking`), each on a connection
-//! of its own from the pool, in autocommit. On SQLite a connection without a busy timeout gets
+//! of its own from the pool, in autocommit (on MySQL/MariaDB the store sets `autocommit = 1` on
+//! the connection first, whatever the server's default). On SQLite a connection without a busy timeout gets
 //! one of 5 s (as sqlx's default), since claims from several processes wait for the one writer.
 //!
 //! # The table

@@ -25,6 +25,12 @@ struct Version {
 impl LeaseConnection for MysqlConnection {
     const QUOTE: char = '`';
 
+    /// Autocommit, whatever the server's default: on a server started with `autocommit=0` every
+    /// statement would otherwise open a transaction that is never committed.
+    fn prepare(&mut self) -> QueryResult<()> {
+        sql_query("SET autocommit = 1").execute(self).map(drop)
+    }
+
     fn migration_sql(table: &str) -> String {
         format!(
             "CREATE TABLE IF NOT EXISTS {table} (\n    \

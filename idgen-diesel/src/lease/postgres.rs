@@ -14,6 +14,10 @@ const PLUS_MS: &str = "* INTERVAL '1 millisecond'";
 impl LeaseConnection for PgConnection {
     const QUOTE: char = '"';
 
+    fn create_if_missing(&mut self, ddl: &str) -> QueryResult<()> {
+        crate::pg_ddl::create_if_missing(self, ddl)
+    }
+
     fn migration_sql(table: &str) -> String {
         format!(
             "CREATE TABLE IF NOT EXISTS {table} (\n    \

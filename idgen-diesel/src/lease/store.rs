@@ -133,6 +133,11 @@ pub trait LeaseConnection: R2D2Connection + sealed::Sealed + 'static {
     fn prepare(&mut self) -> QueryResult<()> {
         Ok(())
     }
+    /// Runs the idempotent `ddl`, safely when other processes run it at the same moment.
+    #[doc(hidden)]
+    fn create_if_missing(&mut self, ddl: &str) -> QueryResult<()> {
+        self.batch_execute(ddl)
+    }
     #[doc(hidden)]
     fn take_expired(&mut self, table: &str, req: ClaimRequest<'_>) -> QueryResult<Option<Claim>>;
     #[doc(hidden)]
@@ -171,7 +176,8 @@ pub fn create_lease_table<C: LeaseConnection>(conn: &mut C) -> QueryResult<()> {
     let table = TableName::parse(DEFAULT_TABLE)
         .map(|t| t.quoted(C::QUOTE))
         .unwrap_or_default();
-    conn.batch_execute(&C::migration_sql(&table))
+    conn.prepare()?;
+    conn.create_if_missing(&C::migration_sql(&table))
 }
 
 impl<C: LeaseConnection> DieselLeaseStore<C> {
@@ -286,7 +292,8 @@ impl<C: LeaseConnection> DieselLeaseStore<C> {
     pub fn create_table(&self) -> Result<(), DieselError> {
         let sql = C::migration_sql(self.quoted_table()?);
         let conn = &mut *self.pool.get()?;
-        conn.batch_execute(&sql)?;
+        conn.prepare()?;
+        conn.create_if_missing(&sql)?;
         Ok(())
     }
 
@@ -512,6 +519,12 @@ impl<C: LeaseConnection> LeaseStore for DieselLeaseStore<C> {
             conn.release(table, owned.request())
         })
         .await
+    }
+
+    /// A clone: an r2d2 pool belongs to no async runtime (its connections are plain blocking
+    /// ones), and each call runs on the blocking threads of the runtime that makes it.
+    fn detached(&self) -> Option<Self> {
+        Some(self.clone())
     }
 }
 

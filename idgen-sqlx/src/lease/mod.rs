@@ -53,8 +53,9 @@
 //! - **Release**: expires the row now, clears its holder and stores the exact last timestamp
 //!   issued. A renewal sent before the release and answered after it finds no holder to match,
 //!   so the node ID stays free.
-//! - Every call runs on its own connection from the pool, in autocommit, never inside a
-//!   transaction of the caller. Deadlocks, lock time-outs and busy errors are retried briefly.
+//! - Every call runs on its own connection from the pool, in autocommit (on MySQL/MariaDB the
+//!   store sets `autocommit = 1` on the connection first, whatever the server's default), never
+//!   inside a transaction of the caller. Deadlocks, lock time-outs and busy errors are retried briefly.
 //!
 //! # The table
 //!

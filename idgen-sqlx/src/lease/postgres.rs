@@ -25,10 +25,7 @@ impl LeaseDialect for Postgres {
 
     fn create_table<'a>(pool: &'a PgPool, table: &'a str) -> DialectFuture<'a, ()> {
         Box::pin(async move {
-            sqlx::query(AssertSqlSafe(Self::migration_sql(table)))
-                .execute(pool)
-                .await
-                .map(drop)
+            crate::pg_ddl::create_if_missing(pool, &Self::migration_sql(table)).await
         })
     }
 
