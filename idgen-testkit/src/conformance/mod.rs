@@ -1,0 +1,58 @@
+//! The conformance suites: what every lease store and every hi-lo source promises, written
+//! once and run by every adapter on every database it supports.
+//!
+//! An adapter's test file describes each store or source it offers on each database as a
+//! *subject* ([`LeaseSubject`], [`HiLoSubject`]: how to open one on a URL and create its table
+//! or counter) and instantiates the suites with the macros:
+//!
+//! | macro | cases |
+//! |---|---|
+//! | [`lease_suite!`](crate::lease_suite) | the lease store: claims, capacity, release, floor, TTL, outage, processes, lifecycle edges; with `mysql`, a server without autocommit |
+//! | [`hilo_suite!`](crate::hilo_suite) | the hi-lo source: increment check, missing counter, pooled-lo, transactions, set-back, outage, processes; with `mysql`, a server without autocommit |
+//! | [`startup_suite!`](crate::startup_suite) | eight processes starting together on twenty empty databases |
+//! | [`cross_adapter_suite!`](crate::cross_adapter_suite) | processes of two adapters sharing one lease table and one counter |
+//!
+//! Each case gets a fresh database ([`Database`]) from the kit's discovery order; cases with
+//! OS processes start the test binary again as a child ([`Children`]).
+//!
+//! ```ignore
+//! // idgen-sqlx/tests/conformance.rs
+//! struct SqlxPostgres;
+//! impl LeaseSubject for SqlxPostgres { /* a PgLeaseStore on a PgPool */ }
+//! impl HiLoSubject for SqlxPostgres { /* a PgSequence */ }
+//!
+//! idgen_testkit::lease_suite!(sqlx_postgres_lease, SqlxPostgres);
+//! idgen_testkit::hilo_suite!(sqlx_postgres_hilo, SqlxPostgres);
+//! idgen_testkit::startup_suite!(sqlx_postgres_startup, SqlxPostgres, SqlxPostgres);
+//! ```
+
+mod child;
+mod database;
+mod gate;
+pub mod hilo;
+pub mod lease;
+pub mod lease_lifecycle;
+pub mod lease_processes;
+mod macros;
+pub mod startup;
+
+pub use child::Children;
+pub use database::{Database, DbKind, LeaseRow, OpenTransaction, Outage};
+pub use hilo::{CounterKind, HiLoSubject};
+pub use lease::LeaseSubject;
+
+/// Runs one case on a multi-thread runtime with two workers, as each generated test does.
+///
+/// ```
+/// idgen_testkit::conformance::run(async {
+///     tokio::task::yield_now().await;
+/// });
+/// ```
+pub fn run<F: std::future::Future<Output = ()>>(case: F) {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+        .block_on(case);
+}
