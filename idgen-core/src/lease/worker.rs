@@ -22,8 +22,15 @@ use crate::{Clock, Error, Fence, Layout, NodeLease, Result, SystemClock};
 /// an upper bound on every timestamp this process may issue before the next renewal. The next
 /// holder of the node ID (after a crash, or on another host whose clock is behind) issues only
 /// after it — waiting or failing as its [`ClockPolicy`](crate::ClockPolicy) says, never
-/// reissuing. A graceful [`release`](LeaseHandle::release) stores the exact last timestamp, so the
-/// node ID can be reused at once.
+/// reissuing. A graceful [`release`](LeaseHandle::release) stops the generator, stores the exact
+/// last timestamp it issued, and frees the node ID at once.
+///
+/// **Shut down with [`LeaseHandle::release`]**, or drop the generator (and with it the lease)
+/// while the runtime still runs. If the lease is dropped after its runtime has stopped (at the
+/// end of `#[tokio::main]`), `Drop` still gives the node ID back, best effort and bounded: on a
+/// short-lived thread with a runtime and a connection of its own (for stores that offer
+/// [`LeaseStore::detached`](crate::lease::LeaseStore::detached)), waiting at most
+/// `min(store_timeout, 2 s)`. Failing that, the node ID is free again after its TTL.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -59,6 +66,9 @@ struct Shared {
     status: Mutex<LeaseStatus>,
     released: AtomicBool,
     stop: Notify,
+    /// Held across each renewal and the release, so a release is sent only after a renewal in
+    /// flight has been answered (or timed out).
+    store_calls: tokio::sync::Mutex<()>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -290,6 +300,7 @@ impl LeaseOptions {
             }),
             released: AtomicBool::new(false),
             stop: Notify::new(),
+            store_calls: tokio::sync::Mutex::new(()),
         });
         let heartbeat = tokio::spawn(heartbeat(Arc::clone(&shared)));
         Ok(WorkerLease { shared, heartbeat })
@@ -373,19 +384,82 @@ impl NodeLease for WorkerLease {
 }
 
 impl Drop for WorkerLease {
-    /// Stops the generator and the renewals, and releases the node ID in the background when a
-    /// tokio runtime is running (otherwise the lease expires after its TTL).
+    /// Stops the generator and the renewals, and gives the node ID back: in a task on the
+    /// running tokio runtime, or, when there is none or it shuts down before the task has run,
+    /// on a short-lived thread of its own (bounded, best effort; see [`WorkerLease`]).
     fn drop(&mut self) {
         self.heartbeat.abort();
-        if !self.shared.released.swap(true, Ordering::SeqCst) {
-            self.shared.fence.revoke();
-            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                let shared = Arc::clone(&self.shared);
-                runtime.spawn(async move {
-                    let _ = shared.release_row().await;
+        if self.shared.released.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let last = self.shared.fence.revoke();
+        let release = ReleaseOnDrop {
+            shared: Arc::clone(&self.shared),
+            last,
+            finished: false,
+        };
+        match tokio::runtime::Handle::try_current() {
+            // Never blocks a runtime thread: if the runtime drops the task unfinished (it is
+            // shutting down), the task's own drop takes the thread route.
+            Ok(runtime) => drop(runtime.spawn(release.run())),
+            Err(_) => drop(release),
+        }
+    }
+}
+
+/// The release of a dropped lease. Run as a task; dropped unfinished (no runtime, or the runtime
+/// shut down before it completed), it releases on a thread with a runtime of its own.
+struct ReleaseOnDrop {
+    shared: Arc<Shared>,
+    last: Option<i64>,
+    finished: bool,
+}
+
+impl ReleaseOnDrop {
+    async fn run(mut self) {
+        let _ = self.shared.release_row(self.last).await;
+        self.finished = true;
+    }
+}
+
+impl Drop for ReleaseOnDrop {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.finished = true;
+            release_without_runtime(&self.shared, self.last);
+        }
+    }
+}
+
+/// The longest a dropped lease waits for its release when its runtime is gone.
+const DROP_RELEASE_LIMIT: Duration = Duration::from_secs(2);
+
+/// Releases on a new thread with a current-thread runtime and the store's
+/// [`detached`](crate::lease::LeaseStore::detached) copy, waiting at most
+/// `min(store_timeout, 2 s)`.
+fn release_without_runtime(shared: &Arc<Shared>, last: Option<i64>) {
+    let limit = shared.options.store_timeout.min(DROP_RELEASE_LIMIT);
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let shared = Arc::clone(shared);
+    let spawned = std::thread::Builder::new()
+        .name("idgen-lease-release".into())
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build();
+            if let Ok(runtime) = runtime {
+                runtime.block_on(async {
+                    // Made inside this runtime, so its connections belong to it.
+                    if let Some(store) = shared.store.detached() {
+                        let request = shared.release_request(last);
+                        let _ = tokio::time::timeout(limit, store.release(request)).await;
+                    }
                 });
             }
-        }
+            let _ = done.send(());
+        });
+    if spawned.is_ok() {
+        let _ = finished.recv_timeout(limit + Duration::from_millis(200));
     }
 }
 
@@ -421,15 +495,38 @@ impl LeaseHandle {
             .clone()
     }
 
-    /// Graceful shutdown: stops the generator, stops renewing, and gives the node ID back with
-    /// the exact last timestamp issued, so the next holder can start at once.
+    /// Graceful shutdown: stops the generator (at once, also for threads issuing right now),
+    /// stops renewing, and gives the node ID back with the exact last timestamp issued, so the
+    /// next holder can start at once. Calling it again does nothing.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), idgen_core::Error> {
+    /// use idgen_core::lease::{MemoryLeaseStore, WorkerLease};
+    /// use idgen_core::{Layout, Snowflake};
+    ///
+    /// let store = MemoryLeaseStore::new();
+    /// let tiny = Layout::builder().node_bits(1).build()?; // 2 node IDs
+    /// let lease = WorkerLease::options().capacity(1).acquire(store.clone(), &tiny).await?;
+    /// let handle = lease.handle();
+    /// let ids = Snowflake::builder().layout(tiny).lease(lease).build()?;
+    /// let last = ids.next_id()?;
+    /// handle.release().await?;
+    ///
+    /// // The node ID is free at once, and its next holder issues only after `last`.
+    /// let next = WorkerLease::options().capacity(1).acquire(store, &tiny).await?;
+    /// let ids = Snowflake::builder().layout(tiny).lease(next).build()?;
+    /// assert!(ids.next_id_async().await? > last);
+    /// # Ok(()) }
+    /// ```
     pub async fn release(&self) -> Result<()> {
         if self.shared.released.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
-        self.shared.fence.revoke();
+        // Revoking first stops every issuer and yields the exact last tick (see `Fence`).
+        let last = self.shared.fence.revoke();
         self.shared.stop.notify_one();
-        self.shared.release_row().await
+        self.shared.release_row(last).await
     }
 }
 
@@ -445,22 +542,27 @@ impl std::fmt::Debug for LeaseHandle {
 }
 
 impl Shared {
-    async fn release_row(&self) -> Result<()> {
-        // The fence is revoked, so nothing more is issued: store the exact last timestamp.
-        let last = self.fence.last_issued_ms().max(self.floor_ms);
-        let request = RenewRequest {
+    /// Gives the node ID back. `last` is what `Fence::revoke` returned: the exact last tick
+    /// issued, since no ID can be issued after the revoke.
+    async fn release_row(&self, last: Option<i64>) -> Result<()> {
+        // After a renewal in flight, so that one cannot land after the release.
+        let _calls = self.store_calls.lock().await;
+        timed(
+            "release",
+            self.options.store_timeout,
+            self.store.release(self.release_request(last)),
+        )
+        .await
+    }
+
+    fn release_request(&self, last: Option<i64>) -> RenewRequest<'_> {
+        RenewRequest {
             namespace: &self.namespace,
             node: self.node,
             holder: &self.holder,
             ttl: Duration::ZERO,
-            last_timestamp_ms: last,
-        };
-        timed(
-            "release",
-            self.options.store_timeout,
-            self.store.release(request),
-        )
-        .await
+            last_timestamp_ms: last.max(self.floor_ms),
+        }
     }
 
     fn update(&self, f: impl FnOnce(&mut LeaseStatus)) {
@@ -477,6 +579,7 @@ async fn heartbeat(shared: Arc<Shared>) {
             _ = tokio::time::sleep(delay) => {}
             _ = shared.stop.notified() => return,
         }
+        let calls = shared.store_calls.lock().await;
         if shared.released.load(Ordering::SeqCst) {
             return;
         }
@@ -489,12 +592,14 @@ async fn heartbeat(shared: Arc<Shared>) {
             ttl: t.ttl,
             last_timestamp_ms: Some(deadline),
         };
-        match timed("renew", t.store_timeout, shared.store.renew(request)).await {
+        let outcome = timed("renew", t.store_timeout, shared.store.renew(request)).await;
+        drop(calls);
+        match outcome {
             Ok(true) => {
-                if shared.released.load(Ordering::SeqCst) {
+                // Refused once the fence is revoked (released or lost): revocation is final.
+                if !shared.fence.extend_until(deadline) {
                     return;
                 }
-                shared.fence.extend_until(deadline);
                 shared.update(|s| {
                     s.renewals += 1;
                     s.last_error = None;
@@ -503,6 +608,9 @@ async fn heartbeat(shared: Arc<Shared>) {
                 delay = t.renew_every;
             }
             Ok(false) => {
+                if shared.released.load(Ordering::SeqCst) {
+                    return; // released meanwhile: not lost
+                }
                 shared.fence.revoke();
                 shared.update(|s| {
                     s.lost = true;
