@@ -173,9 +173,12 @@ impl Fence {
     /// ```
     pub fn revoke(&self) -> Option<i64> {
         let generators = self.lock();
+        // A read-modify-write, not a plain store: ordered against `extend_until`'s
+        // compare-and-swap in the deadline's modification order, so that one either lands first
+        // (and is overwritten here) or reads the sentinel and gives up.
         self.inner
             .valid_until_ms
-            .store(REVOKED_MS, Ordering::SeqCst);
+            .swap(REVOKED_MS, Ordering::SeqCst);
         for generator in generators.iter() {
             if let Some(state) = generator.state.upgrade() {
                 // Every later compare-and-swap on this word fails (it expects a word without the
