@@ -508,3 +508,97 @@ fn a_dropped_generator_hands_its_last_tick_to_the_release() {
         drop(ids);
     }
 }
+
+/// A store whose first renewal fails or hangs, as a database that went away right after the
+/// claim (or a caller's time-out around `acquire`).
+#[derive(Clone)]
+struct FirstRenewal {
+    inner: MemoryLeaseStore,
+    hang: bool,
+    renewals: Arc<AtomicUsize>,
+}
+
+impl LeaseStore for FirstRenewal {
+    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
+        self.inner.claim(req).await
+    }
+    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
+        if self.renewals.fetch_add(1, Ordering::SeqCst) == 0 {
+            if self.hang {
+                std::future::pending::<()>().await;
+            }
+            return Err("connection reset".into());
+        }
+        self.inner.renew(req).await
+    }
+    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
+        self.inner.release(req).await
+    }
+}
+
+/// An `acquire` that fails after its claim, or is abandoned by its caller, gives the node ID
+/// back instead of leaving it held for the TTL.
+#[tokio::test]
+async fn an_acquire_that_fails_or_is_abandoned_after_its_claim_gives_the_node_back() {
+    let layout = one_node();
+    for hang in [false, true] {
+        let store = FirstRenewal {
+            inner: MemoryLeaseStore::new(),
+            hang,
+            renewals: Arc::default(),
+        };
+        let options = || WorkerLease::options().capacity(1);
+        let first = tokio::time::timeout(
+            Duration::from_millis(100),
+            options().acquire(store.clone(), &layout),
+        )
+        .await;
+        match (hang, first) {
+            (false, Ok(Err(Error::LeaseStore { .. }))) | (true, Err(_)) => {}
+            (_, other) => panic!("hang={hang}: unexpected {:?}", other.map(|r| r.map(|l| l.node()))),
+        }
+        let mut again = options().acquire(store.clone(), &layout).await;
+        for _ in 0..100 {
+            if again.is_ok() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await; // the give-back runs as a task
+            again = options().acquire(store.clone(), &layout).await;
+        }
+        assert!(again.is_ok(), "hang={hang}: the node stayed held");
+    }
+}
+
+/// Two processes given the same holder label (a restarted pod with its old name) never match
+/// each other's rows: the stale one cannot renew the node ID its namesake was handed.
+#[tokio::test]
+async fn a_holder_label_is_never_enough_to_renew_someone_else_s_node() {
+    let layout = one_node();
+    let store = MemoryLeaseStore::new();
+    let stale = WorkerLease::options()
+        .holder("orders-0")
+        .capacity(1)
+        .acquire(store.clone(), &layout)
+        .await
+        .unwrap();
+    let stale_holder = stale.holder().to_owned();
+    stale.handle().release().await.unwrap();
+    let fresh = WorkerLease::options()
+        .holder("orders-0")
+        .capacity(1)
+        .acquire(store.clone(), &layout)
+        .await
+        .unwrap();
+    assert_ne!(fresh.holder(), stale_holder);
+    let renewed = store
+        .renew(RenewRequest {
+            namespace: "default",
+            node: fresh.node(),
+            holder: &stale_holder,
+            ttl: Duration::from_secs(30),
+            last_timestamp_ms: None,
+        })
+        .await
+        .unwrap();
+    assert!(!renewed, "the stale holder renewed its namesake's node ID");
+}

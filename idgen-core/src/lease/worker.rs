@@ -207,7 +207,22 @@ impl LeaseOptions {
         self
     }
 
-    /// The holder name stored in the lease row (unique per process by default).
+    /// A readable label for the holder column of the lease row (default: the host name and
+    /// process ID). A random suffix is always added, so two processes given the same label (a
+    /// restarted pod with its old name, say) never match each other's rows: a stale process can
+    /// never renew a node ID that was handed to its namesake.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), idgen_core::Error> {
+    /// use idgen_core::lease::{MemoryLeaseStore, WorkerLease};
+    /// let store = MemoryLeaseStore::new();
+    /// let a = WorkerLease::options().holder("web-1").acquire(store.clone(), &idgen_core::Layout::TWITTER).await?;
+    /// let b = WorkerLease::options().holder("web-1").acquire(store, &idgen_core::Layout::TWITTER).await?;
+    /// assert!(a.holder().starts_with("web-1:"));
+    /// assert_ne!(a.holder(), b.holder());
+    /// # Ok(()) }
+    /// ```
     pub fn holder(mut self, holder: impl Into<String>) -> Self {
         self.holder = Some(holder.into());
         self
@@ -252,7 +267,7 @@ impl LeaseOptions {
             ));
         }
         let store: Arc<dyn DynLeaseStore> = Arc::new(store.into_lease_store(&self.table));
-        let holder = self.holder.unwrap_or_else(default_holder);
+        let holder = unique_holder(self.holder.as_deref());
         let request = ClaimRequest {
             namespace: &self.namespace,
             capacity,
@@ -266,25 +281,6 @@ impl LeaseOptions {
                 capacity,
             })?;
 
-        // Record the bound this holder may issue up to before the first renewal, then open.
-        let sent_at = self.clock.now_ms();
-        let deadline = sent_at + millis(t.ttl - t.safety_margin);
-        let renew = RenewRequest {
-            namespace: &self.namespace,
-            node: claim.node,
-            holder: &holder,
-            ttl: t.ttl,
-            last_timestamp_ms: Some(deadline),
-        };
-        if !timed("renew", t.store_timeout, store.renew(renew)).await? {
-            return Err(Error::LeaseStore {
-                operation: "renew",
-                message: format!(
-                    "node ID {} was claimed by another holder at once",
-                    claim.node
-                ),
-            });
-        }
         let shared = Arc::new(Shared {
             store,
             namespace: self.namespace,
@@ -293,15 +289,40 @@ impl LeaseOptions {
             floor_ms: claim.last_timestamp_ms,
             options: t,
             clock: self.clock,
-            fence: Fence::new(deadline),
-            status: Mutex::new(LeaseStatus {
-                valid_until_ms: deadline,
-                ..LeaseStatus::default()
-            }),
+            // Closed until the first renewal has stored the bound.
+            fence: Fence::new(i64::MIN + 1),
+            status: Mutex::new(LeaseStatus::default()),
             released: AtomicBool::new(false),
             stop: Notify::new(),
             store_calls: tokio::sync::Mutex::new(()),
         });
+        // The node ID is ours from here: if anything below fails, or this future is dropped
+        // (a caller's time-out), give it back rather than leave it held for the TTL.
+        let mut claimed = ClaimGuard(Some(Arc::clone(&shared)));
+
+        // Record the bound this holder may issue up to before the first renewal, then open.
+        let sent_at = shared.clock.now_ms();
+        let deadline = sent_at + millis(t.ttl - t.safety_margin);
+        let renew = RenewRequest {
+            namespace: &shared.namespace,
+            node: claim.node,
+            holder: &shared.holder,
+            ttl: t.ttl,
+            last_timestamp_ms: Some(deadline),
+        };
+        if !timed("renew", t.store_timeout, shared.store.renew(renew)).await? {
+            claimed.0 = None; // not ours any more: nothing to give back
+            return Err(Error::LeaseStore {
+                operation: "renew",
+                message: format!(
+                    "node ID {} was claimed by another holder at once",
+                    claim.node
+                ),
+            });
+        }
+        shared.fence.extend_until(deadline);
+        shared.update(|s| s.valid_until_ms = deadline);
+        claimed.0 = None;
         let heartbeat = tokio::spawn(heartbeat(Arc::clone(&shared)));
         Ok(WorkerLease { shared, heartbeat })
     }
@@ -358,6 +379,21 @@ impl WorkerLease {
         &self.shared.namespace
     }
 
+    /// The holder name in the lease row: the label (host name and process ID by default) and a
+    /// random suffix, unique to this lease.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), idgen_core::Error> {
+    /// # use idgen_core::lease::{MemoryLeaseStore, WorkerLease};
+    /// let lease = WorkerLease::acquire(MemoryLeaseStore::new(), &idgen_core::Layout::TWITTER).await?;
+    /// assert!(lease.holder().contains(&std::process::id().to_string()));
+    /// # Ok(()) }
+    /// ```
+    pub fn holder(&self) -> &str {
+        &self.shared.holder
+    }
+
     /// The largest last timestamp an earlier holder stored (the generator issues after it).
     pub fn previous_timestamp_ms(&self) -> Option<i64> {
         self.shared.floor_ms
@@ -393,16 +429,36 @@ impl Drop for WorkerLease {
             return;
         }
         let last = self.shared.fence.revoke();
-        let release = ReleaseOnDrop {
-            shared: Arc::clone(&self.shared),
-            last,
-            finished: false,
-        };
-        match tokio::runtime::Handle::try_current() {
-            // Never blocks a runtime thread: if the runtime drops the task unfinished (it is
-            // shutting down), the task's own drop takes the thread route.
-            Ok(runtime) => drop(runtime.spawn(release.run())),
-            Err(_) => drop(release),
+        give_back(Arc::clone(&self.shared), last);
+    }
+}
+
+/// Releases a claimed node ID in the background: in a task on the running tokio runtime, or,
+/// when there is none or it shuts down before the task has run, on a thread of its own.
+fn give_back(shared: Arc<Shared>, last: Option<i64>) {
+    let release = ReleaseOnDrop {
+        shared,
+        last,
+        finished: false,
+    };
+    match tokio::runtime::Handle::try_current() {
+        // Never blocks a runtime thread: if the runtime drops the task unfinished (it is
+        // shutting down), the task's own drop takes the thread route.
+        Ok(runtime) => drop(runtime.spawn(release.run())),
+        Err(_) => drop(release),
+    }
+}
+
+/// A node ID claimed by an `acquire` that has not returned yet.
+struct ClaimGuard(Option<Arc<Shared>>);
+
+impl Drop for ClaimGuard {
+    fn drop(&mut self) {
+        if let Some(shared) = self.0.take()
+            && !shared.released.swap(true, Ordering::SeqCst)
+        {
+            let last = shared.fence.revoke();
+            give_back(shared, last);
         }
     }
 }
@@ -651,11 +707,25 @@ fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
-/// `host:pid:random`: unique per process, readable in the lease table.
-fn default_holder() -> String {
-    use std::hash::{BuildHasher, RandomState};
-    let host = gethostname::gethostname().to_string_lossy().into_owned();
-    // RandomState is seeded from the OS once per process: enough to tell restarts apart.
-    let nonce = RandomState::new().hash_one((std::process::id(), std::time::SystemTime::now()));
-    format!("{host}:{}:{:08x}", std::process::id(), nonce as u32)
+/// `label:random` (`host:pid:random` without a label): unique per lease, readable in the table.
+fn unique_holder(label: Option<&str>) -> String {
+    let label = match label {
+        Some(label) => label.to_owned(),
+        None => format!(
+            "{}:{}",
+            gethostname::gethostname().to_string_lossy(),
+            std::process::id()
+        ),
+    };
+    let mut nonce = [0u8; 8];
+    if getrandom::fill(&mut nonce).is_err() {
+        // No OS randomness: the time and a per-process counter still differ per lease.
+        use std::hash::{BuildHasher, RandomState};
+        static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = COUNT.fetch_add(1, Ordering::Relaxed);
+        nonce = RandomState::new()
+            .hash_one((std::process::id(), std::time::SystemTime::now(), n))
+            .to_le_bytes();
+    }
+    format!("{label}:{:016x}", u64::from_le_bytes(nonce))
 }
