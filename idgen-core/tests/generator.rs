@@ -385,7 +385,10 @@ fn borrow_moves_on_to_the_following_ticks_within_its_bound() {
     assert_eq!(stats.exhaustion_waits, 0);
     assert_eq!(clock.now_ms_for_test(), T0 - 500, "the clock did not move");
     let lead = Layout::SONYFLAKE.decompose(last).unwrap().unix_ms - (T0 - 500);
-    assert!(lead <= 1000, "issued {lead} ms ahead of the clock, above the 1 s bound");
+    assert!(
+        lead <= 1000,
+        "issued {lead} ms ahead of the clock, above the 1 s bound"
+    );
     assert_eq!(
         Layout::SONYFLAKE.decompose(last).unwrap().unix_ms,
         start_ms + 10 * 40,
@@ -400,7 +403,10 @@ fn borrow_moves_on_to_the_following_ticks_within_its_bound() {
         let ahead = Layout::SONYFLAKE.decompose(id).unwrap().unix_ms - clock.now_ms_for_test();
         assert!(ahead <= 1000, "{ahead} ms ahead of the clock");
     }
-    assert!(ids.stats().waited > Duration::ZERO, "it never waited at the bound");
+    assert!(
+        ids.stats().waited > Duration::ZERO,
+        "it never waited at the bound"
+    );
 }
 
 /// Borrowed ticks run ahead of the clock, so a fence must stop them before they pass its
@@ -453,8 +459,14 @@ fn a_lease_with_a_node_or_fence_of_its_own_is_refused_in_any_order() {
     let refused = [
         Snowflake::builder().lease(lease()).node(3).build(),
         Snowflake::builder().node(3).lease(lease()).build(),
-        Snowflake::builder().lease(lease()).fence(Fence::new(i64::MAX)).build(),
-        Snowflake::builder().fence(Fence::new(i64::MAX)).lease(lease()).build(),
+        Snowflake::builder()
+            .lease(lease())
+            .fence(Fence::new(i64::MAX))
+            .build(),
+        Snowflake::builder()
+            .fence(Fence::new(i64::MAX))
+            .lease(lease())
+            .build(),
         Snowflake::builder()
             .lease(lease())
             .node_id(idgen_core::NodeId::Fixed(9))
@@ -462,15 +474,29 @@ fn a_lease_with_a_node_or_fence_of_its_own_is_refused_in_any_order() {
         Snowflake::builder().lease(lease()).lease(lease()).build(),
     ];
     for (i, outcome) in refused.into_iter().enumerate() {
-        let err = outcome.err().unwrap_or_else(|| panic!("case {i} was accepted"));
-        assert!(matches!(err, Error::InvalidOptions { .. }), "case {i}: {err}");
+        let err = outcome
+            .err()
+            .unwrap_or_else(|| panic!("case {i} was accepted"));
+        assert!(
+            matches!(err, Error::InvalidOptions { .. }),
+            "case {i}: {err}"
+        );
     }
     // The lease alone: its node ID, fenced by its fence.
     let fence = Fence::new(i64::MAX);
-    let ids = Snowflake::builder().lease(Leased(fence.clone())).build().unwrap();
+    let ids = Snowflake::builder()
+        .lease(Leased(fence.clone()))
+        .build()
+        .unwrap();
     assert_eq!(ids.node(), 9);
     fence.revoke();
-    assert!(matches!(ids.next_id(), Err(Error::Fenced { valid_until_ms: i64::MIN, .. })));
+    assert!(matches!(
+        ids.next_id(),
+        Err(Error::Fenced {
+            valid_until_ms: i64::MIN,
+            ..
+        })
+    ));
 }
 
 /// A generator built on a fence that was already revoked never issues.
@@ -481,4 +507,38 @@ fn a_generator_built_on_a_revoked_fence_never_issues() {
     let ids = Snowflake::builder().node(1).fence(fence).build().unwrap();
     let err = ids.next_id().unwrap_err();
     assert!(err.to_string().contains("released or lost"), "{err}");
+}
+
+/// The issue count is kept per tick, not per ID: it must stay exact across tick changes, a
+/// floor (which is not an issued ID), borrowed ticks and a revoke.
+#[test]
+fn the_issue_count_is_exact_across_ticks_floors_and_borrowing() {
+    let clock = ManualClock::new(T0);
+    let fence = Fence::new(i64::MAX);
+    let ids = Snowflake::builder()
+        .layout(Layout::SONYFLAKE)
+        .node(1)
+        .clock(clock.clone())
+        .fence(fence.clone())
+        .not_before_ms(T0 + 20)
+        .clock_policy(ClockPolicy::Borrow {
+            max: Duration::from_secs(1),
+        })
+        .build()
+        .unwrap();
+    assert_eq!(ids.stats().ids_issued, 0, "the floor is not an issued ID");
+    for n in 1..=1000u64 {
+        ids.next_id().unwrap();
+        assert_eq!(ids.stats().ids_issued, n);
+        if n % 300 == 0 {
+            clock.advance(Duration::from_millis(50));
+        }
+    }
+    fence.revoke();
+    assert!(ids.next_id().is_err());
+    assert_eq!(
+        ids.stats().ids_issued,
+        1000,
+        "a revoke does not change the count"
+    );
 }

@@ -225,7 +225,10 @@ fn no_id_is_issued_after_release_returns() {
             .max()
             .map(|max| layout.decompose(*max).unwrap().unix_ms);
         // Exact, not a loose bound: the last issued tick is what the release stored.
-        assert_eq!(stored, issued, "release stored {stored:?}, issued up to {issued:?}");
+        assert_eq!(
+            stored, issued,
+            "release stored {stored:?}, issued up to {issued:?}"
+        );
     }
 }
 
@@ -245,7 +248,10 @@ impl Recording {
     }
     /// The last timestamp the release stored (`None`: nothing was issued).
     fn released_with(&self) -> Option<i64> {
-        self.released.lock().unwrap().expect("no release reached the store")
+        self.released
+            .lock()
+            .unwrap()
+            .expect("no release reached the store")
     }
 }
 
@@ -368,7 +374,10 @@ async fn a_renewal_answered_after_release_neither_reopens_nor_reholds() {
     store.gate.notify_one(); // the renewal succeeds, after the revoke
     release.await.unwrap().unwrap();
 
-    assert!(handle.fence().is_revoked(), "the renewal reopened the fence");
+    assert!(
+        handle.fence().is_revoked(),
+        "the renewal reopened the fence"
+    );
     assert_eq!(handle.fence().valid_until_ms(), i64::MIN);
     assert!(matches!(ids.next_id(), Err(Error::Fenced { .. })));
     assert!(!handle.status().lost, "a release is not a lost lease");
@@ -398,7 +407,11 @@ async fn a_renewal_that_lands_after_the_release_does_not_rehold_the_node() {
     }
     assert_eq!(*store.late_renewals.lock().unwrap(), [false]);
     let next = gated_options().acquire(store.clone(), &layout).await;
-    assert!(next.is_ok(), "the late renewal re-held the node: {:?}", next.err());
+    assert!(
+        next.is_ok(),
+        "the late renewal re-held the node: {:?}",
+        next.err()
+    );
 }
 
 /// A store whose release takes a moment (as a database round trip does), so a runtime that
@@ -423,9 +436,12 @@ impl LeaseStore for SlowRelease {
 }
 
 fn acquire_again(store: SlowRelease, layout: Layout) -> Result<WorkerLease, Error> {
-    tokio::runtime::Runtime::new()
-        .unwrap()
-        .block_on(async { WorkerLease::options().capacity(1).acquire(store, &layout).await })
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        WorkerLease::options()
+            .capacity(1)
+            .acquire(store, &layout)
+            .await
+    })
 }
 
 /// Issue 12, item 5: the end of `#[tokio::main]`. The lease is dropped inside the runtime
@@ -472,7 +488,10 @@ fn a_lease_dropped_without_any_runtime_is_released() {
     drop(runtime);
     let started = std::time::Instant::now();
     drop(lease);
-    assert!(started.elapsed() < Duration::from_secs(2), "drop waited too long");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "drop waited too long"
+    );
     let next = acquire_again(store, layout).expect("the node ID was not released");
     assert_eq!(next.node(), 0);
 }
@@ -484,11 +503,7 @@ fn a_dropped_generator_hands_its_last_tick_to_the_release() {
     let clock = TickingClock::new();
     let store = MemoryLeaseStore::with_clock(clock.clone());
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let options = || {
-        WorkerLease::options()
-            .capacity(1)
-            .clock(clock.clone())
-    };
+    let options = || WorkerLease::options().capacity(1).clock(clock.clone());
     let mut seen = HashSet::new();
     for _ in 0..50 {
         let lease = runtime
@@ -555,7 +570,10 @@ async fn an_acquire_that_fails_or_is_abandoned_after_its_claim_gives_the_node_ba
         .await;
         match (hang, first) {
             (false, Ok(Err(Error::LeaseStore { .. }))) | (true, Err(_)) => {}
-            (_, other) => panic!("hang={hang}: unexpected {:?}", other.map(|r| r.map(|l| l.node()))),
+            (_, other) => panic!(
+                "hang={hang}: unexpected {:?}",
+                other.map(|r| r.map(|l| l.node()))
+            ),
         }
         let mut again = options().acquire(store.clone(), &layout).await;
         for _ in 0..100 {

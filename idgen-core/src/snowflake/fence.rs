@@ -30,19 +30,17 @@ const REVOKED_MS: i64 = i64::MIN;
 const NONE_ISSUED: i64 = i64::MIN;
 
 /// The contended state of a generator: the last issued `tick << sequence_bits | sequence`
-/// ([`REVOKED`] set once its fence is revoked) and the issue count, on a cache line of their
-/// own. Shared with the generator's [`Fence`], if it has one.
+/// ([`REVOKED`] set once its fence is revoked), on a cache line of its own. Shared with the
+/// generator's [`Fence`], if it has one.
 #[repr(align(128))]
 pub(crate) struct IssueState {
     pub(crate) word: AtomicU64,
-    pub(crate) issued: AtomicU64,
 }
 
 impl IssueState {
     pub(crate) fn new(word: u64) -> Self {
         IssueState {
             word: AtomicU64::new(word),
-            issued: AtomicU64::new(0),
         }
     }
 }
@@ -97,8 +95,14 @@ struct FenceState {
 impl std::fmt::Debug for FenceState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Fence")
-            .field("valid_until_ms", &self.valid_until_ms.load(Ordering::SeqCst))
-            .field("last_issued_ms", &self.last_issued_ms.load(Ordering::SeqCst))
+            .field(
+                "valid_until_ms",
+                &self.valid_until_ms.load(Ordering::SeqCst),
+            )
+            .field(
+                "last_issued_ms",
+                &self.last_issued_ms.load(Ordering::SeqCst),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -176,9 +180,7 @@ impl Fence {
         // A read-modify-write, not a plain store: ordered against `extend_until`'s
         // compare-and-swap in the deadline's modification order, so that one either lands first
         // (and is overwritten here) or reads the sentinel and gives up.
-        self.inner
-            .valid_until_ms
-            .swap(REVOKED_MS, Ordering::SeqCst);
+        self.inner.valid_until_ms.swap(REVOKED_MS, Ordering::SeqCst);
         for generator in generators.iter() {
             if let Some(state) = generator.state.upgrade() {
                 // Every later compare-and-swap on this word fails (it expects a word without the

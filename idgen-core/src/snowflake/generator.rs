@@ -4,12 +4,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::snowflake::fence::{Fence, IssueState, NodeLease, REVOKED};
-use crate::sync::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use crate::snowflake::{ClockPolicy, FieldOrder, Layout, NodeId, SnowflakeId};
+use crate::sync::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use crate::{Clock, Error, Result, SystemClock};
 
 /// A Snowflake ID generator for one node ID: `Send + Sync`, used through `&self` from any number
-/// of threads, lock-free (one compare-and-swap per ID).
+/// of threads, lock-free: one clock read and one compare-and-swap per ID, nothing else shared is
+/// written (the issue count is kept per tick, not per ID).
 ///
 /// Every ID it returns is strictly greater than every ID it returned before, across threads.
 /// When a tick's sequence is used up it waits for the next tick (counted in [`stats`]); the
@@ -35,6 +36,12 @@ use crate::{Clock, Error, Result, SystemClock};
 /// [`stats`]: Snowflake::stats
 pub struct Snowflake<C: Clock = SystemClock> {
     hot: Arc<IssueState>,
+    /// The layout's time parameters, copied here for the path of every ID.
+    epoch_ms: i64,
+    unit_ms: u64,
+    max_ticks: u64,
+    /// The state word before the first ID (0, or a floor's "tick used up"): not an issued ID.
+    initial_word: u64,
     layout: Layout,
     node: u64,
     encode: Encode,
@@ -58,6 +65,8 @@ enum Encode {
 
 #[derive(Default)]
 struct Counters {
+    /// IDs issued in ticks that are over (added once per tick, by the caller that moved on).
+    completed_ticks_ids: AtomicU64,
     exhaustion_waits: AtomicU64,
     backwards_steps: AtomicU64,
     max_backwards_ms: AtomicU64,
@@ -166,8 +175,19 @@ impl<C: Clock> Snowflake<C> {
     /// ```
     #[inline]
     pub fn next_id(&self) -> Result<SnowflakeId> {
+        match self.step() {
+            Ok(Step::Issued(state)) => Ok(self.encode(state)),
+            other => self.next_id_after(other),
+        }
+    }
+
+    /// The rest of [`next_id`](Snowflake::next_id) when the first attempt did not issue: wait
+    /// and try again, or fail. Out of line, so the path of an ID stays short.
+    #[cold]
+    #[inline(never)]
+    fn next_id_after(&self, mut attempt: Result<Step>) -> Result<SnowflakeId> {
         loop {
-            match self.step()? {
+            match attempt? {
                 Step::Issued(state) => return Ok(self.encode(state)),
                 Step::Wait {
                     until_ms,
@@ -179,6 +199,7 @@ impl<C: Clock> Snowflake<C> {
                     self.count_waited(started);
                 }
             }
+            attempt = self.step();
         }
     }
 
@@ -320,7 +341,7 @@ impl<C: Clock> Snowflake<C> {
     pub fn stats(&self) -> Stats {
         let c = &self.counters;
         Stats {
-            ids_issued: self.hot.issued.load(Relaxed),
+            ids_issued: self.ids_issued(),
             exhaustion_waits: c.exhaustion_waits.load(Relaxed),
             backwards_steps: c.backwards_steps.load(Relaxed),
             max_backwards: Duration::from_millis(c.max_backwards_ms.load(Relaxed)),
@@ -328,8 +349,36 @@ impl<C: Clock> Snowflake<C> {
         }
     }
 
+    /// IDs issued so far: those of finished ticks, and the current tick's sequence + 1.
+    fn ids_issued(&self) -> u64 {
+        let word = self.hot.word.load(Relaxed) & !REVOKED;
+        let in_tick = if word == self.initial_word {
+            0
+        } else {
+            (word & self.seq_mask) + 1
+        };
+        self.counters.completed_ticks_ids.load(Relaxed) + in_tick
+    }
+
+    /// The tick containing `now_ms`, `None` outside the layout's range. The same as
+    /// [`Layout::ticks_at`] without building an error on the path of every ID, and without a
+    /// division for a 1 ms tick.
+    #[inline(always)]
+    fn tick_at(&self, now_ms: i64) -> Option<u64> {
+        if now_ms < self.epoch_ms {
+            return None;
+        }
+        let ms = now_ms.abs_diff(self.epoch_ms);
+        let tick = if self.unit_ms == 1 {
+            ms
+        } else {
+            ms / self.unit_ms
+        };
+        (tick <= self.max_ticks).then_some(tick)
+    }
+
     /// One attempt: issue, or say how long to wait, or fail.
-    #[inline]
+    #[inline(always)]
     fn step(&self) -> Result<Step> {
         let mut current = self.hot.word.load(Relaxed);
         loop {
@@ -340,12 +389,11 @@ impl<C: Clock> Snowflake<C> {
             if let Some(fence) = &self.fence
                 && !fence.is_open_at(now_ms)
             {
-                return Err(Error::Fenced {
-                    now_ms,
-                    valid_until_ms: fence.valid_until_ms(),
-                });
+                return Err(self.fenced(now_ms));
             }
-            let now_tick = self.layout.ticks_at(now_ms)?;
+            let Some(now_tick) = self.tick_at(now_ms) else {
+                return Err(self.out_of_range(now_ms));
+            };
             let last_tick = current >> self.seq_bits;
             let next = if now_tick > last_tick {
                 now_tick << self.seq_bits
@@ -377,9 +425,8 @@ impl<C: Clock> Snowflake<C> {
                 .compare_exchange_weak(current, next, Relaxed, Relaxed)
             {
                 Ok(_) => {
-                    self.hot.issued.fetch_add(1, Relaxed);
                     if next >> self.seq_bits != last_tick {
-                        self.on_new_tick(now_ms, next >> self.seq_bits);
+                        self.on_new_tick(now_ms, current, next >> self.seq_bits);
                     }
                     return Ok(Step::Issued(next));
                 }
@@ -437,8 +484,31 @@ impl<C: Clock> Snowflake<C> {
         Ok(Behind::Issue(next_tick << self.seq_bits))
     }
 
+    #[cold]
+    #[inline(never)]
+    fn fenced(&self, now_ms: i64) -> Error {
+        Error::Fenced {
+            now_ms,
+            valid_until_ms: self.fence.as_ref().map_or(i64::MIN, Fence::valid_until_ms),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn out_of_range(&self, now_ms: i64) -> Error {
+        match self.layout.ticks_at(now_ms) {
+            Err(e) => e,
+            // Unreachable: `tick_at` and `ticks_at` agree. An error still, never a panic.
+            Ok(_) => Error::TimeOverflow {
+                unix_ms: now_ms,
+                last_ms: self.layout.last_unix_ms(),
+            },
+        }
+    }
+
     /// The error of a generator whose fence was revoked.
     #[cold]
+    #[inline(never)]
     fn revoked(&self) -> Error {
         Error::Fenced {
             now_ms: self.clock.now_ms(),
@@ -446,8 +516,15 @@ impl<C: Clock> Snowflake<C> {
         }
     }
 
+    /// After a caller moved the state from `previous` to a new `tick`: count the finished tick's
+    /// IDs, note the clock and the tick.
     #[cold]
-    fn on_new_tick(&self, now_ms: i64, tick: u64) {
+    #[inline(never)]
+    fn on_new_tick(&self, now_ms: i64, previous: u64, tick: u64) {
+        if previous != self.initial_word {
+            let ids = (previous & self.seq_mask) + 1;
+            self.counters.completed_ticks_ids.fetch_add(ids, Relaxed);
+        }
         self.counters.high_clock_ms.fetch_max(now_ms, Relaxed);
         if let Some(fence) = &self.fence {
             fence.note_issued_ms(self.layout.tick_start_ms(tick));
@@ -695,6 +772,10 @@ impl<C: Clock> SnowflakeBuilder<C> {
         }
         Ok(Snowflake {
             hot,
+            epoch_ms: layout.epoch_ms(),
+            unit_ms: u64::from(layout.unit_ms()),
+            max_ticks: layout.max_ticks(),
+            initial_word: state,
             layout,
             node,
             encode,

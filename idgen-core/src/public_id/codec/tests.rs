@@ -285,7 +285,10 @@ fn rotation_keeps_old_tokens_until_the_slot_is_retired() {
     assert_eq!(codec.decode::<Order>(&old).unwrap(), 42);
     assert_eq!(codec.decode::<Order>(&new).unwrap(), 42);
     // The new key alone produces the new token.
-    assert_eq!(IdCodec::new(9, other_key(1)).encode::<Order>(42).unwrap(), new);
+    assert_eq!(
+        IdCodec::new(9, other_key(1)).encode::<Order>(42).unwrap(),
+        new
+    );
 
     codec.retire(0).unwrap();
     assert_rejected(&codec, &old);
@@ -395,7 +398,9 @@ fn a_codec_is_shared_across_threads() {
             std::thread::spawn(move || {
                 for id in (t * 1000)..(t * 1000 + 1000) {
                     assert_eq!(
-                        codec.decode::<Order>(&codec.encode::<Order>(id).unwrap()).unwrap(),
+                        codec
+                            .decode::<Order>(&codec.encode::<Order>(id).unwrap())
+                            .unwrap(),
                         id
                     );
                 }
