@@ -1,5 +1,9 @@
 //! idgen-testkit's conformance suites on idgen-sqlx's lease stores and hi-lo sources:
-//! PostgreSQL, MariaDB/MySQL (the detected counter, and a counter table by choice) and SQLite.
+//! PostgreSQL, MariaDB/MySQL (the detected counter, and a counter table by choice) and SQLite;
+//! and what only idgen-sqlx's sources do (`hilo_pools`).
+
+#[path = "conformance/hilo_pools.rs"]
+mod hilo_pools;
 
 use std::str::FromStr;
 use std::time::Duration;

@@ -26,8 +26,9 @@
 //!
 //! # Migrations
 //!
-//! [`DieselCounter::create`] runs idempotent DDL; for diesel migrations put the SQL in an
-//! `up.sql` ([`DieselCounter::migration_sql`] returns it). For the counter `orders`, block 1000:
+//! [`DieselCounter::create`] runs idempotent DDL, safe for instances that start together (on
+//! PostgreSQL after idgen's advisory lock); for diesel migrations put the SQL in an `up.sql`
+//! ([`DieselCounter::migration_sql`] returns it). For the counter `orders`, block 1000:
 //!
 //! PostgreSQL:
 //! ```sql

@@ -44,9 +44,11 @@
 //!
 //! [`create_lease_table`] (or [`DieselLeaseStore::create_table`] for another name) runs the
 //! statement below; with diesel migrations, put it in a migration's `up.sql` (and
-//! `DROP TABLE idgen_worker_lease` in `down.sql`). Columns: `namespace`, `node`, `holder` (who
-//! holds it; `NULL` when free), `expires_at` (database clock), `last_timestamp` (Unix ms). Do
-//! not delete rows of a namespace in use.
+//! `DROP TABLE idgen_worker_lease` in `down.sql`). Instances that start together may all call
+//! it: on PostgreSQL it runs after idgen's advisory lock (as in idgen-sqlx), on SQLite it waits
+//! for other writers. Columns: `namespace`, `node`, `holder` (who holds it; `NULL` when free),
+//! `expires_at` (database clock), `last_timestamp` (Unix ms). Do not delete rows of a namespace
+//! in use.
 //!
 //! PostgreSQL:
 //!

@@ -79,9 +79,10 @@
 //!
 //! # Migrations
 //!
-//! The `create` helpers run idempotent DDL; to use migrations instead, put the SQL there
-//! (`migration_sql` returns it for a given name and block). For the counter `orders` and block
-//! 1000:
+//! The `create` helpers run idempotent DDL, safe for instances that start together (on
+//! PostgreSQL after idgen's advisory lock, as `create_lease_table`); to use migrations instead,
+//! put the SQL there (`migration_sql` returns it for a given name and block). For the counter
+//! `orders` and block 1000:
 //!
 //! PostgreSQL:
 //! ```sql

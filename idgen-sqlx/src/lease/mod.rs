@@ -60,8 +60,11 @@
 //! # The table
 //!
 //! [`create_lease_table`] (or [`SqlxLeaseStore::create_table`] for another name) runs the
-//! statement below; to use migrations instead, put it in one. Columns: `namespace`, `node`,
-//! `holder` (who holds it; `NULL` when free), `expires_at` (database clock), `last_timestamp` (Unix ms).
+//! statement below; to use migrations instead, put it in one. Instances that start together may
+//! all call it: on PostgreSQL it runs after a transaction-scoped advisory lock
+//! (`pg_advisory_xact_lock`, one key for every idgen adapter), since `CREATE TABLE IF NOT
+//! EXISTS` alone fails for concurrent callers there. Columns: `namespace`, `node`, `holder` (who
+//! holds it; `NULL` when free), `expires_at` (database clock), `last_timestamp` (Unix ms).
 //! The table name is configurable ([`LeaseOptions::table`], [`SqlxLeaseStore::with_table`]); it
 //! must be `name` or `schema.name` of ASCII letters, digits and `_`, since it is written into the
 //! SQL (quoted). Do not delete rows of a namespace in use.

@@ -47,7 +47,7 @@ pub enum CounterKind {
 ///     const DATABASE: DbKind = DbKind::Sqlite;
 ///     const COUNTER: CounterKind = CounterKind::Table;
 ///     async fn source(_url: &str, counter: &str) -> Result<MemorySource, BoxError> {
-///         Ok(MemorySource::new(counter))
+///         Ok(MemorySource::named(counter))
 ///     }
 ///     async fn create(_source: &MemorySource, _block: u64) -> Result<(), BoxError> {
 ///         Ok(())
@@ -162,9 +162,7 @@ pub async fn the_increment_is_checked_at_start_up<H: HiLoSubject>() {
         assert_eq!(ids.stats().block_size, BLOCK);
         return;
     }
-    let err = result
-        .err()
-        .expect("a sequence of 50 refused for a block of 100");
+    let err = result.expect_err("a sequence of 50 refused for a block of 100");
     assert!(
         matches!(
             err,
@@ -202,8 +200,7 @@ pub async fn a_missing_counter_and_a_refused_name_are_named<H: HiLoSubject>() {
     };
     let err = HiLo::new(open_source::<H>(db.url()).await, BLOCK)
         .await
-        .err()
-        .expect("a missing counter is refused");
+        .expect_err("a missing counter is refused");
     assert!(matches!(err, Error::HiLoSource { .. }), "{err:?}");
     assert!(err.to_string().contains(&missing), "{err}");
 

@@ -202,7 +202,7 @@ pub async fn every_write_is_committed_on_a_server_without_autocommit<S: LeaseSub
         .unwrap();
     let rows = db.lease_rows(TABLE, "default").await;
     assert_eq!(rows.len(), 1, "{rows:?}");
-    assert_eq!(rows[0].holder.as_deref(), Some("first"), "{rows:?}");
+    assert_eq!(rows[0].holder.as_deref(), Some(lease.holder()), "{rows:?}");
     assert!(rows[0].expires_at_ms > now_ms(), "{rows:?}");
     assert!(
         rows[0].last_timestamp_ms.is_some(),

@@ -4,8 +4,28 @@
 /// a module `$name` with one test per case, and the child entry `lease_child` the process cases
 /// start. With a third argument `mysql`, also the case of a server without autocommit.
 ///
-/// ```ignore
-/// idgen_testkit::lease_suite!(sqlx_mysql_lease, SqlxMySql, mysql);
+/// ```
+/// # use idgen_core::hilo::{BoxError, MemorySource};
+/// # use idgen_core::lease::MemoryLeaseStore;
+/// # use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
+/// # // A stand-in subject (an adapter's test file opens a pool to `url` instead).
+/// # struct Memory;
+/// # impl LeaseSubject for Memory {
+/// #     type Store = MemoryLeaseStore;
+/// #     const DATABASE: DbKind = DbKind::MySql;
+/// #     async fn store(_: &str, _: &str) -> Result<MemoryLeaseStore, BoxError> { Ok(MemoryLeaseStore::new()) }
+/// #     async fn create_table(_: &MemoryLeaseStore) -> Result<(), BoxError> { Ok(()) }
+/// # }
+/// # impl HiLoSubject for Memory {
+/// #     type Source = MemorySource;
+/// #     const DATABASE: DbKind = DbKind::MySql;
+/// #     const COUNTER: CounterKind = CounterKind::Table;
+/// #     async fn source(_: &str, c: &str) -> Result<MemorySource, BoxError> { Ok(MemorySource::named(c)) }
+/// #     async fn create(_: &MemorySource, _: u64) -> Result<(), BoxError> { Ok(()) }
+/// # }
+/// // tests mysql_lease::sixty_four_tasks_get_distinct_node_ids, … and mysql_lease::lease_child
+/// idgen_testkit::lease_suite!(mysql_lease, Memory, mysql);
+/// # fn main() {}
 /// ```
 #[macro_export]
 macro_rules! lease_suite {
@@ -55,8 +75,28 @@ macro_rules! lease_suite {
 /// a module `$name` with one test per case, and the child entry `hilo_child`. With a third
 /// argument `mysql`, also the case of a server without autocommit.
 ///
-/// ```ignore
-/// idgen_testkit::hilo_suite!(sqlx_mysql_hilo, SqlxMySql, mysql);
+/// ```
+/// # use idgen_core::hilo::{BoxError, MemorySource};
+/// # use idgen_core::lease::MemoryLeaseStore;
+/// # use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
+/// # // A stand-in subject (an adapter's test file opens a pool to `url` instead).
+/// # struct Memory;
+/// # impl LeaseSubject for Memory {
+/// #     type Store = MemoryLeaseStore;
+/// #     const DATABASE: DbKind = DbKind::MySql;
+/// #     async fn store(_: &str, _: &str) -> Result<MemoryLeaseStore, BoxError> { Ok(MemoryLeaseStore::new()) }
+/// #     async fn create_table(_: &MemoryLeaseStore) -> Result<(), BoxError> { Ok(()) }
+/// # }
+/// # impl HiLoSubject for Memory {
+/// #     type Source = MemorySource;
+/// #     const DATABASE: DbKind = DbKind::MySql;
+/// #     const COUNTER: CounterKind = CounterKind::Table;
+/// #     async fn source(_: &str, c: &str) -> Result<MemorySource, BoxError> { Ok(MemorySource::named(c)) }
+/// #     async fn create(_: &MemorySource, _: u64) -> Result<(), BoxError> { Ok(()) }
+/// # }
+/// // tests mysql_hilo::the_increment_is_checked_at_start_up, … and mysql_hilo::hilo_child
+/// idgen_testkit::hilo_suite!(mysql_hilo, Memory, mysql);
+/// # fn main() {}
 /// ```
 #[macro_export]
 macro_rules! hilo_suite {
@@ -95,8 +135,27 @@ macro_rules! hilo_suite {
 /// Processes starting together on empty databases, for a lease subject and a hi-lo subject of
 /// one adapter on one database: a module `$name` with the case and its child entry.
 ///
-/// ```ignore
-/// idgen_testkit::startup_suite!(sqlx_postgres_startup, SqlxPostgres, SqlxPostgres);
+/// ```
+/// # use idgen_core::hilo::{BoxError, MemorySource};
+/// # use idgen_core::lease::MemoryLeaseStore;
+/// # use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
+/// # // A stand-in subject (an adapter's test file opens a pool to `url` instead).
+/// # struct Memory;
+/// # impl LeaseSubject for Memory {
+/// #     type Store = MemoryLeaseStore;
+/// #     const DATABASE: DbKind = DbKind::MySql;
+/// #     async fn store(_: &str, _: &str) -> Result<MemoryLeaseStore, BoxError> { Ok(MemoryLeaseStore::new()) }
+/// #     async fn create_table(_: &MemoryLeaseStore) -> Result<(), BoxError> { Ok(()) }
+/// # }
+/// # impl HiLoSubject for Memory {
+/// #     type Source = MemorySource;
+/// #     const DATABASE: DbKind = DbKind::MySql;
+/// #     const COUNTER: CounterKind = CounterKind::Table;
+/// #     async fn source(_: &str, c: &str) -> Result<MemorySource, BoxError> { Ok(MemorySource::named(c)) }
+/// #     async fn create(_: &MemorySource, _: u64) -> Result<(), BoxError> { Ok(()) }
+/// # }
+/// idgen_testkit::startup_suite!(mysql_startup, Memory, Memory);
+/// # fn main() {}
 /// ```
 #[macro_export]
 macro_rules! startup_suite {
@@ -121,9 +180,28 @@ macro_rules! startup_suite {
 /// Processes of two adapters on one database: children on the first subject of each pair,
 /// this process on the second, sharing one lease table and one hi-lo counter.
 ///
-/// ```ignore
-/// idgen_testkit::cross_adapter_suite!(diesel_and_sqlx_postgres,
-///     lease: DieselPostgres, SqlxPostgres; hilo: DieselPostgres, SqlxPostgres);
+/// ```
+/// # use idgen_core::hilo::{BoxError, MemorySource};
+/// # use idgen_core::lease::MemoryLeaseStore;
+/// # use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
+/// # // A stand-in subject (an adapter's test file opens a pool to `url` instead).
+/// # struct Memory;
+/// # impl LeaseSubject for Memory {
+/// #     type Store = MemoryLeaseStore;
+/// #     const DATABASE: DbKind = DbKind::MySql;
+/// #     async fn store(_: &str, _: &str) -> Result<MemoryLeaseStore, BoxError> { Ok(MemoryLeaseStore::new()) }
+/// #     async fn create_table(_: &MemoryLeaseStore) -> Result<(), BoxError> { Ok(()) }
+/// # }
+/// # impl HiLoSubject for Memory {
+/// #     type Source = MemorySource;
+/// #     const DATABASE: DbKind = DbKind::MySql;
+/// #     const COUNTER: CounterKind = CounterKind::Table;
+/// #     async fn source(_: &str, c: &str) -> Result<MemorySource, BoxError> { Ok(MemorySource::named(c)) }
+/// #     async fn create(_: &MemorySource, _: u64) -> Result<(), BoxError> { Ok(()) }
+/// # }
+/// // (An adapter's file names two adapters' subjects: children first, this process second.)
+/// idgen_testkit::cross_adapter_suite!(mysql_with_itself, lease: Memory, Memory; hilo: Memory, Memory);
+/// # fn main() {}
 /// ```
 #[macro_export]
 macro_rules! cross_adapter_suite {

@@ -15,15 +15,42 @@
 //! Each case gets a fresh database ([`Database`]) from the kit's discovery order; cases with
 //! OS processes start the test binary again as a child ([`Children`]).
 //!
-//! ```ignore
-//! // idgen-sqlx/tests/conformance.rs
-//! struct SqlxPostgres;
-//! impl LeaseSubject for SqlxPostgres { /* a PgLeaseStore on a PgPool */ }
-//! impl HiLoSubject for SqlxPostgres { /* a PgSequence */ }
+//! ```
+//! use idgen_core::hilo::{BoxError, MemorySource};
+//! use idgen_core::lease::MemoryLeaseStore;
+//! use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
 //!
-//! idgen_testkit::lease_suite!(sqlx_postgres_lease, SqlxPostgres);
-//! idgen_testkit::hilo_suite!(sqlx_postgres_hilo, SqlxPostgres);
-//! idgen_testkit::startup_suite!(sqlx_postgres_startup, SqlxPostgres, SqlxPostgres);
+//! // An adapter's subject opens its store or source on a pool to `url`, e.g. a PgLeaseStore
+//! // and a PgSequence; this stand-in only shows the shape.
+//! struct Memory;
+//!
+//! impl LeaseSubject for Memory {
+//!     type Store = MemoryLeaseStore;
+//!     const DATABASE: DbKind = DbKind::Postgres;
+//!     async fn store(_url: &str, _table: &str) -> Result<MemoryLeaseStore, BoxError> {
+//!         Ok(MemoryLeaseStore::new())
+//!     }
+//!     async fn create_table(_store: &MemoryLeaseStore) -> Result<(), BoxError> {
+//!         Ok(())
+//!     }
+//! }
+//!
+//! impl HiLoSubject for Memory {
+//!     type Source = MemorySource;
+//!     const DATABASE: DbKind = DbKind::Postgres;
+//!     const COUNTER: CounterKind = CounterKind::Sequence;
+//!     async fn source(_url: &str, counter: &str) -> Result<MemorySource, BoxError> {
+//!         Ok(MemorySource::named(counter))
+//!     }
+//!     async fn create(_source: &MemorySource, _block: u64) -> Result<(), BoxError> {
+//!         Ok(())
+//!     }
+//! }
+//!
+//! idgen_testkit::lease_suite!(postgres_lease, Memory);
+//! idgen_testkit::hilo_suite!(postgres_hilo, Memory);
+//! idgen_testkit::startup_suite!(postgres_startup, Memory, Memory);
+//! # fn main() {}
 //! ```
 
 mod child;

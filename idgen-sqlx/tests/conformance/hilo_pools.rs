@@ -1,6 +1,5 @@
 //! Hi-lo over sqlx pools: what only idgen-sqlx's sources do (pool conversions, their own
-//! connection). The behaviour every source shares is tested by idgen-testkit's conformance
-//! suite (`tests/conformance.rs`).
+//! connection). In the conformance binary, so its database servers are started once.
 
 use std::time::Duration;
 
