@@ -16,9 +16,10 @@
 //! and `fsync=off`, ready once "database system is ready to accept connections" was logged by
 //! the init server (stdout) and the real one (stderr); MariaDB with
 //! `MARIADB_ALLOW_EMPTY_ROOT_PASSWORD`, ready at "mariadbd: ready for connections." and
-//! "port: 3306" (stderr); MySQL with `MYSQL_ALLOW_EMPTY_PASSWORD`, ready at
-//! "/usr/sbin/mysqld: ready for connections." (stderr). The data directory is a tmpfs, and 300
-//! connections are allowed. A local image is never pulled; an official one is pulled if missing.
+//! "port: 3306" (stderr); MySQL with `MYSQL_ALLOW_EMPTY_PASSWORD`, ready at "X Plugin ready for
+//! connections. Bind-address" and "/usr/sbin/mysqld: ready for connections." (stderr). The
+//! data directory is a tmpfs, and 300 connections are allowed. A local image is never pulled;
+//! an official one is pulled if missing.
 //!
 //! The container is removed when the process ends, however it ends (even on SIGKILL): a
 //! watchdog shell waits for the end of a pipe only this process holds, then runs `docker rm -f`
