@@ -223,7 +223,12 @@ async fn finish<I: Image + 'static>(
         .get_host_port_ipv4(internal_port)
         .await
         .map_err(|err| Error::start(what, err.to_string()))?;
-    let admin_url = url(&host.to_string(), port);
+    // MySQL's C client (diesel) takes `localhost` for its Unix socket, not TCP.
+    let host = match host.to_string() {
+        local if local == "localhost" => "127.0.0.1".to_owned(),
+        other => other,
+    };
+    let admin_url = url(&host, port);
     admin::ping(kind, &admin_url).await?;
     let id = container.id().chars().take(12).collect::<String>();
     Ok(
