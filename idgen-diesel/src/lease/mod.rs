@@ -35,10 +35,11 @@
 //! # fn main() {}
 //! ```
 //!
-//! The store's calls run on tokio's blocking threads (`spawn_blocking`), each on a connection
-//! of its own from the pool, in autocommit (on MySQL/MariaDB the store sets `autocommit = 1` on
-//! the connection first, whatever the server's default). On SQLite a connection without a busy timeout gets
-//! one of 5 s (as sqlx's default), since claims from several processes wait for the one writer.
+//! The store's calls run on short-lived threads of their own (never on a runtime thread, and
+//! still while a runtime shuts down), each on a connection of its own from the pool, in
+//! autocommit (on MySQL/MariaDB the store sets `autocommit = 1` on the connection first,
+//! whatever the server's default). On SQLite a connection without a busy timeout gets one of
+//! 5 s (as sqlx's default), since claims from several processes wait for the one writer.
 //!
 //! # The table
 //!
