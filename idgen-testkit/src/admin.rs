@@ -31,13 +31,19 @@ pub(crate) async fn execute(kind: Kind, url: &str, sql: String) -> Result<(), Er
             }
             Err(err) => Err(err),
         },
+        Kind::Etcd | Kind::Redis => {
+            return Err(Error::database(action, url, "not an SQL server"));
+        }
     };
     result.map_err(|err| Error::database(action, url, err))
 }
 
 /// Whether the server at `url` answers a query.
 pub(crate) async fn ping(kind: Kind, url: &str) -> Result<(), Error> {
-    execute(kind, url, "SELECT 1".to_owned()).await
+    match kind {
+        Kind::Etcd | Kind::Redis => crate::key_value::ping(kind, url).await,
+        Kind::Postgres | Kind::MySql => execute(kind, url, "SELECT 1".to_owned()).await,
+    }
 }
 
 /// `CREATE DATABASE` for `name` (a plain identifier made by this crate). On PostgreSQL a file
@@ -49,6 +55,7 @@ pub(crate) fn create_database_sql(kind: Kind, name: &str) -> String {
             format!("CREATE DATABASE \"{name}\" TEMPLATE template0 STRATEGY = FILE_COPY")
         }
         Kind::MySql => format!("CREATE DATABASE `{name}`"),
+        Kind::Etcd | Kind::Redis => unreachable!("{} has no databases", kind.name()),
     }
 }
 
@@ -69,6 +76,7 @@ pub(crate) fn drop_database_sql(kind: Kind, name: &str) -> String {
     match kind {
         Kind::Postgres => format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"),
         Kind::MySql => format!("DROP DATABASE IF EXISTS `{name}`"),
+        Kind::Etcd | Kind::Redis => unreachable!("{} has no databases", kind.name()),
     }
 }
 

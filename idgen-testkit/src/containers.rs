@@ -43,8 +43,11 @@ use std::time::Duration;
 use sqlx::{MySql, Postgres};
 use testcontainers_modules::testcontainers::core::Mount;
 use testcontainers_modules::testcontainers::core::client::docker_client_instance;
+use testcontainers_modules::testcontainers::core::{IntoContainerPort, WaitFor};
 use testcontainers_modules::testcontainers::runners::AsyncRunner;
-use testcontainers_modules::testcontainers::{ContainerAsync, ContainerRequest, Image, ImageExt};
+use testcontainers_modules::testcontainers::{
+    ContainerAsync, ContainerRequest, GenericImage, Image, ImageExt,
+};
 use testcontainers_modules::{mariadb::Mariadb, mysql::Mysql, postgres::Postgres as PostgresImage};
 
 use crate::server::{Kind, Server, SharedServers};
@@ -91,6 +94,15 @@ pub(crate) const OFFICIAL_POSTGRES: (&str, &str) = ("postgres", "15-alpine");
 /// The official MySQL image, used when the local MariaDB image is missing.
 pub(crate) const OFFICIAL_MYSQL: (&str, &str) = ("mysql", "8.1");
 
+/// The local etcd image made by `scripts/test-images` (Debian's etcd-server).
+pub(crate) const LOCAL_ETCD: (&str, &str) = ("idgen-test/etcd", "3.4");
+/// The local Redis image made by `scripts/test-images` (Debian's redis-server).
+pub(crate) const LOCAL_REDIS: (&str, &str) = ("idgen-test/redis", "7.0");
+/// The official etcd image, used when the local one is missing.
+pub(crate) const OFFICIAL_ETCD: (&str, &str) = ("quay.io/coreos/etcd", "v3.5.17");
+/// The official Redis image, used when the local one is missing.
+pub(crate) const OFFICIAL_REDIS: (&str, &str) = ("redis", "7-alpine");
+
 /// How long a container may take to be ready (a pull of an official image included).
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -105,6 +117,8 @@ async fn start(kind: Kind) -> Result<Server, Error> {
     let local = match kind {
         Kind::Postgres => LOCAL_POSTGRES,
         Kind::MySql => LOCAL_MARIADB,
+        Kind::Etcd => LOCAL_ETCD,
+        Kind::Redis => LOCAL_REDIS,
     };
     let has_local = image_present(local, &what).await?;
     match (kind, has_local) {
@@ -143,6 +157,71 @@ async fn start(kind: Kind) -> Result<Server, Error> {
                 3306,
                 url,
                 image_note(name, tag, true),
+                &what,
+            )
+            .await
+        }
+        (Kind::Etcd, local_image) => {
+            let (name, tag) = if local_image {
+                LOCAL_ETCD
+            } else {
+                OFFICIAL_ETCD
+            };
+            let image = GenericImage::new(name, tag)
+                .with_exposed_port(2379.tcp())
+                .with_wait_for(WaitFor::message_on_either_std(
+                    "ready to serve client requests",
+                ));
+            let request = common(image.into())
+                .with_cmd([
+                    "etcd",
+                    "--name=idgen",
+                    "--data-dir=/var/lib/etcd/data",
+                    "--listen-client-urls=http://0.0.0.0:2379",
+                    "--advertise-client-urls=http://127.0.0.1:2379",
+                    "--listen-peer-urls=http://127.0.0.1:2380",
+                    "--initial-advertise-peer-urls=http://127.0.0.1:2380",
+                    "--initial-cluster=idgen=http://127.0.0.1:2380",
+                ])
+                .with_mount(Mount::tmpfs_mount("/var/lib/etcd"));
+            let url = |host: &str, port: u16| format!("http://{host}:{port}");
+            finish(
+                kind,
+                run(request, &what).await?,
+                2379,
+                url,
+                image_note(name, tag, local_image),
+                &what,
+            )
+            .await
+        }
+        (Kind::Redis, local_image) => {
+            let (name, tag) = if local_image {
+                LOCAL_REDIS
+            } else {
+                OFFICIAL_REDIS
+            };
+            let image = GenericImage::new(name, tag)
+                .with_exposed_port(6379.tcp())
+                .with_wait_for(WaitFor::message_on_stdout("Ready to accept connections"));
+            let request = common(image.into()).with_cmd([
+                "redis-server",
+                "--bind",
+                "0.0.0.0",
+                "--protected-mode",
+                "no",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ]);
+            let url = |host: &str, port: u16| format!("redis://{host}:{port}/");
+            finish(
+                kind,
+                run(request, &what).await?,
+                6379,
+                url,
+                image_note(name, tag, local_image),
                 &what,
             )
             .await

@@ -1,6 +1,7 @@
 //! # idgen-testkit
 //!
-//! A real, empty, isolated database for each test: PostgreSQL, MySQL/MariaDB or SQLite.
+//! A real, empty, isolated database for each test: PostgreSQL, MySQL/MariaDB or SQLite; and a
+//! key prefix of its own on a real etcd or Redis server (features `etcd`, `redis`).
 //! (Not published; a dev-dependency of the idgen crates.)
 //!
 //! ```no_run
@@ -50,6 +51,7 @@ pub mod conformance;
 #[cfg(feature = "docker")]
 pub mod containers;
 mod error;
+pub mod key_value;
 pub mod local_server;
 mod proxy;
 mod server;
@@ -58,6 +60,7 @@ mod test_db;
 mod url;
 
 pub use error::Error;
+pub use key_value::KeyPrefix;
 pub use proxy::TcpProxy;
 pub use test_db::TestDb;
 
@@ -100,4 +103,32 @@ pub async fn mysql() -> Result<TestDb<MySql>, Error> {
 /// ```
 pub async fn sqlite() -> Result<TestDb<Sqlite>, Error> {
     TestDb::create_sqlite().await
+}
+
+/// A key prefix of its own on an etcd server, from the discovery order (`IDGEN_ETCD_ENDPOINTS`:
+/// comma-separated endpoints; a container; a local `etcd`). Feature `etcd`.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), idgen_testkit::Error> {
+/// let keys = idgen_testkit::etcd().await?;
+/// assert!(keys.url().starts_with("http://"));
+/// # Ok(()) }
+/// ```
+#[cfg(feature = "etcd")]
+pub async fn etcd() -> Result<KeyPrefix, Error> {
+    KeyPrefix::create_on(server::discovered(Kind::Etcd).await?).await
+}
+
+/// A key prefix of its own on a Redis server, from the discovery order (`IDGEN_REDIS_URL`; a
+/// container; a local `redis-server`). Feature `redis`.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), idgen_testkit::Error> {
+/// let keys = idgen_testkit::redis().await?;
+/// assert!(keys.url().starts_with("redis://"));
+/// # Ok(()) }
+/// ```
+#[cfg(feature = "redis")]
+pub async fn redis() -> Result<KeyPrefix, Error> {
+    KeyPrefix::create_on(server::discovered(Kind::Redis).await?).await
 }

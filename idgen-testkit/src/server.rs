@@ -13,6 +13,10 @@ use crate::Error;
 pub(crate) enum Kind {
     Postgres,
     MySql,
+    /// etcd (feature `etcd`): a key prefix per test instead of a database.
+    Etcd,
+    /// Redis (feature `redis`): a key prefix per test instead of a database.
+    Redis,
 }
 
 impl Kind {
@@ -20,6 +24,8 @@ impl Kind {
         match self {
             Kind::Postgres => "PostgreSQL",
             Kind::MySql => "MySQL/MariaDB",
+            Kind::Etcd => "etcd",
+            Kind::Redis => "Redis",
         }
     }
 
@@ -27,6 +33,8 @@ impl Kind {
         match self {
             Kind::Postgres => "IDGEN_POSTGRES_URL",
             Kind::MySql => "IDGEN_MYSQL_URL",
+            Kind::Etcd => "IDGEN_ETCD_ENDPOINTS",
+            Kind::Redis => "IDGEN_REDIS_URL",
         }
     }
 
@@ -34,6 +42,8 @@ impl Kind {
         match self {
             Kind::Postgres => 0,
             Kind::MySql => 1,
+            Kind::Etcd => 2,
+            Kind::Redis => 3,
         }
     }
 }
@@ -76,11 +86,16 @@ impl Server {
 }
 
 /// One lazily started server per kind, shared by every test of the process.
-pub(crate) struct SharedServers([OnceCell<Result<Arc<Server>, Error>>; 2]);
+pub(crate) struct SharedServers([OnceCell<Result<Arc<Server>, Error>>; 4]);
 
 impl SharedServers {
     pub(crate) const fn new() -> Self {
-        SharedServers([OnceCell::const_new(), OnceCell::const_new()])
+        SharedServers([
+            OnceCell::const_new(),
+            OnceCell::const_new(),
+            OnceCell::const_new(),
+            OnceCell::const_new(),
+        ])
     }
 
     pub(crate) async fn get_or_start<F, Fut>(
@@ -277,10 +292,18 @@ fn no_server_message(kind: Kind, tried: &[String]) -> String {
             "mysql://root@127.0.0.1:3306/mysql",
             "mariadb-install-db and mariadbd (on PATH or in /usr/sbin; Debian: apt-get install mariadb-server)",
         ),
+        Kind::Etcd => (
+            "http://127.0.0.1:2379",
+            "etcd (on PATH or in /usr/bin; Debian: apt-get install etcd-server)",
+        ),
+        Kind::Redis => (
+            "redis://127.0.0.1:6379/",
+            "redis-server (on PATH or in /usr/bin; Debian: apt-get install redis-server)",
+        ),
     };
     format!(
         "no {name} server for the tests. Give one in one of three ways: \
-         (1) set {var} to the URL of a server where the user may create databases, e.g. {var}={example}; \
+         (1) set {var} to the URL of a server where the user may create databases (etcd, Redis: write keys), e.g. {var}={example}; \
          (2) run a Docker engine (DOCKER_HOST or /var/run/docker.sock), and a container is started; \
          (3) install the server binaries {binaries}, and a throwaway server is started. \
          What was tried: {tried}",

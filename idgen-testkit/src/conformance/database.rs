@@ -21,6 +21,10 @@ pub enum DbKind {
     MySql,
     /// SQLite (a file).
     Sqlite,
+    /// etcd (a key prefix per case; testkit feature `etcd`).
+    Etcd,
+    /// Redis (a key prefix per case; testkit feature `redis`).
+    Redis,
 }
 
 impl DbKind {
@@ -30,14 +34,26 @@ impl DbKind {
             DbKind::Postgres => "PostgreSQL",
             DbKind::MySql => "MySQL/MariaDB",
             DbKind::Sqlite => "SQLite",
+            DbKind::Etcd => "etcd",
+            DbKind::Redis => "Redis",
         }
+    }
+
+    /// Whether it speaks SQL (the cases about tables, schemas and transactions run only there).
+    ///
+    /// ```
+    /// use idgen_testkit::conformance::DbKind;
+    /// assert!(DbKind::Sqlite.is_sql() && !DbKind::Redis.is_sql());
+    /// ```
+    pub fn is_sql(self) -> bool {
+        !matches!(self, DbKind::Etcd | DbKind::Redis)
     }
 
     /// How the database quotes an identifier part.
     pub(crate) fn quote(self) -> char {
         match self {
             DbKind::MySql => '`',
-            DbKind::Postgres | DbKind::Sqlite => '"',
+            DbKind::Postgres | DbKind::Sqlite | DbKind::Etcd | DbKind::Redis => '"',
         }
     }
 }
@@ -78,6 +94,8 @@ enum Inner {
     Postgres(TestDb<Postgres>),
     MySql(TestDb<MySql>),
     Sqlite(TestDb<Sqlite>),
+    /// etcd or Redis: a key prefix of its own.
+    KeyValue(crate::KeyPrefix),
 }
 
 impl Database {
@@ -89,6 +107,8 @@ impl Database {
             }
             DbKind::MySql => Inner::MySql(crate::mysql().await.expect("a MySQL/MariaDB database")),
             DbKind::Sqlite => Inner::Sqlite(crate::sqlite().await.expect("an SQLite database")),
+            DbKind::Etcd => Inner::KeyValue(key_value_prefix(kind).await),
+            DbKind::Redis => Inner::KeyValue(key_value_prefix(kind).await),
         };
         Database { inner }
     }
@@ -106,28 +126,43 @@ impl Database {
 
     /// The database's kind.
     pub fn kind(&self) -> DbKind {
-        match self.inner {
+        match &self.inner {
             Inner::Postgres(_) => DbKind::Postgres,
             Inner::MySql(_) => DbKind::MySql,
             Inner::Sqlite(_) => DbKind::Sqlite,
+            Inner::KeyValue(keys) => match keys.kind() {
+                crate::server::Kind::Etcd => DbKind::Etcd,
+                _ => DbKind::Redis,
+            },
         }
     }
 
-    /// Its URL (`postgres://…`, `mysql://…`, `sqlite://<path>?mode=rwc`).
+    /// Its URL (`postgres://…`, `mysql://…`, `sqlite://<path>?mode=rwc`; on etcd and Redis
+    /// `<server>#<key prefix>`, see [`KeyPrefix`](crate::KeyPrefix)).
     pub fn url(&self) -> &str {
         match &self.inner {
             Inner::Postgres(db) => db.url(),
             Inner::MySql(db) => db.url(),
             Inner::Sqlite(db) => db.url(),
+            Inner::KeyValue(keys) => keys.url(),
         }
     }
 
-    /// Its name (the database's, or the SQLite file's path).
+    /// Its name (the database's, the SQLite file's path, or the key prefix).
     pub fn name(&self) -> &str {
         match &self.inner {
             Inner::Postgres(db) => db.name(),
             Inner::MySql(db) => db.name(),
             Inner::Sqlite(db) => db.name(),
+            Inner::KeyValue(keys) => keys.prefix(),
+        }
+    }
+
+    /// The key prefix, on etcd and Redis.
+    pub(crate) fn key_prefix(&self) -> Option<&crate::KeyPrefix> {
+        match &self.inner {
+            Inner::KeyValue(keys) => Some(keys),
+            _ => None,
         }
     }
 
@@ -151,6 +186,7 @@ impl Database {
                 .await
                 .map(drop),
             Inner::Sqlite(db) => db.pool().execute(statement).await.map(drop),
+            Inner::KeyValue(_) => panic!("SQL on {}: {sql}", self.kind().name()),
         };
         done.unwrap_or_else(|e| panic!("{e}: {sql}"));
     }
@@ -172,6 +208,7 @@ impl Database {
                 sqlx::query_scalar(sql).fetch_optional(&mut *conn).await
             }
             Inner::Sqlite(db) => sqlx::query_scalar(sql).fetch_optional(db.pool()).await,
+            Inner::KeyValue(_) => panic!("SQL on {}", self.kind().name()),
         }
     }
 
@@ -198,6 +235,7 @@ impl Database {
                 conn.execute(first).await.expect("the first statement");
                 sqlx::query_scalar(then).fetch_optional(&mut *conn).await
             }
+            Inner::KeyValue(_) => panic!("SQL on {}", self.kind().name()),
         };
         done.expect("the second statement")
     }
@@ -228,6 +266,7 @@ impl Database {
                 conn.execute("SELECT 1").await.expect("SELECT 1");
                 OpenTransaction::Sqlite(conn)
             }
+            Inner::KeyValue(_) => panic!("no transactions on {}", self.kind().name()),
         }
     }
 
@@ -241,6 +280,7 @@ impl Database {
             Inner::Postgres(db) => sqlx::query_scalar(sql).fetch_one(db.pool()).await,
             Inner::MySql(db) => sqlx::query_scalar(sql).fetch_one(db.pool()).await,
             Inner::Sqlite(db) => sqlx::query_scalar(sql).fetch_one(db.pool()).await,
+            Inner::KeyValue(_) => panic!("SQL on {}", self.kind().name()),
         }
         .expect("the server's version")
     }
@@ -248,6 +288,9 @@ impl Database {
     /// The rows of `namespace` in the lease table `table` (unquoted `name` or `schema.name`),
     /// by node ID.
     pub async fn lease_rows(&self, table: &str, namespace: &str) -> Vec<LeaseRow> {
+        if let Some(keys) = self.key_prefix() {
+            return super::key_value::lease_rows(keys, table, namespace).await;
+        }
         let table = self.quoted(table);
         let (expires_ms, param) = match self.kind() {
             DbKind::Postgres => ("(EXTRACT(EPOCH FROM expires_at) * 1000)::bigint", "$1"),
@@ -256,6 +299,7 @@ impl Database {
                 "?",
             ),
             DbKind::Sqlite => ("expires_at", "?1"),
+            DbKind::Etcd | DbKind::Redis => unreachable!("read above"),
         };
         let sql = AssertSqlSafe(format!(
             "SELECT node, holder, {expires_ms}, last_timestamp FROM {table} \
@@ -275,6 +319,7 @@ impl Database {
                 let query = sqlx::query_as(sql).bind(namespace);
                 query.fetch_all(db.pool()).await
             }
+            Inner::KeyValue(_) => unreachable!("read above"),
         }
         .expect("read the lease table");
         rows.into_iter()
@@ -290,10 +335,14 @@ impl Database {
     /// Marks the lease rows `nodes` of `namespace` held by `someone` until 2100 (plain SQL,
     /// as other processes' claims would leave them).
     pub async fn hold_lease_rows(&self, table: &str, namespace: &str, nodes: std::ops::Range<u64>) {
+        if let Some(keys) = self.key_prefix() {
+            return super::key_value::hold(keys, table, namespace, nodes).await;
+        }
         let until = match self.kind() {
             DbKind::Postgres => "'2100-01-01 00:00:00+00'",
             DbKind::MySql => "'2100-01-01 00:00:00'",
             DbKind::Sqlite => "4102444800000",
+            DbKind::Etcd | DbKind::Redis => unreachable!("held above"),
         };
         let sql = format!(
             "UPDATE {} SET holder = 'someone', expires_at = {until} \
@@ -328,6 +377,20 @@ impl Database {
     }
 }
 
+/// A key prefix on the server of `kind` (etcd or Redis), if the kit was built for it.
+async fn key_value_prefix(kind: DbKind) -> crate::KeyPrefix {
+    match kind {
+        #[cfg(feature = "etcd")]
+        DbKind::Etcd => crate::etcd().await.expect("an etcd server"),
+        #[cfg(feature = "redis")]
+        DbKind::Redis => crate::redis().await.expect("a Redis server"),
+        other => panic!(
+            "idgen-testkit was built without its `{}` feature",
+            other.name().to_lowercase()
+        ),
+    }
+}
+
 /// A connection of `db`'s pool in autocommit mode (ends any transaction left open on it).
 async fn mysql_autocommit(db: &TestDb<MySql>) -> PoolConnection<MySql> {
     let mut conn = db.pool().acquire().await.expect("a MySQL connection");
@@ -337,11 +400,11 @@ async fn mysql_autocommit(db: &TestDb<MySql>) -> PoolConnection<MySql> {
     conn
 }
 
-/// Where `host:port` is in `scheme://user@host:port/db`.
+/// Where `host:port` is in `scheme://user@host:port/db` (or `http://host:port#prefix`).
 fn host_port_span(url: &str) -> (usize, usize) {
     let after_scheme = url.find("://").map_or(0, |i| i + 3);
     let authority_end = url[after_scheme..]
-        .find('/')
+        .find(['/', '#', ','])
         .map_or(url.len(), |slash| after_scheme + slash);
     let start = url[after_scheme..authority_end]
         .rfind('@')
@@ -428,5 +491,8 @@ mod tests {
         let url = "mysql://root:p@ss@localhost:3306/x?ssl-mode=disabled";
         let (start, end) = host_port_span(url);
         assert_eq!(&url[start..end], "localhost:3306");
+        let url = "http://127.0.0.1:2379#t0123456789ab_";
+        let (start, end) = host_port_span(url);
+        assert_eq!(&url[start..end], "127.0.0.1:2379");
     }
 }

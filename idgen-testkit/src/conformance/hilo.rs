@@ -100,6 +100,9 @@ pub(crate) async fn counter_kind<H: HiLoSubject>(db: &Database) -> CounterKind {
 /// What a script or another language does: takes one block of `step` from the counter with
 /// plain SQL, bypassing idgen. Returns the block's first ID.
 pub(crate) async fn raw_allocate(db: &Database, kind: CounterKind, step: u64) -> i64 {
+    if let Some(keys) = db.key_prefix() {
+        return super::key_value::raw_allocate(keys, COUNTER, step).await;
+    }
     let start = match (db.kind(), kind) {
         (DbKind::Postgres, _) => db.scalar(&format!("SELECT nextval('{COUNTER}')")).await,
         (DbKind::MySql, CounterKind::Sequence) => {
@@ -122,12 +125,16 @@ pub(crate) async fn raw_allocate(db: &Database, kind: CounterKind, step: u64) ->
             ))
             .await
         }
+        (DbKind::Etcd | DbKind::Redis, _) => unreachable!("taken above"),
     };
     start.expect("the counter exists")
 }
 
 /// Sets the counter back to 1, as restoring an older backup of it would.
 pub(crate) async fn set_back(db: &Database, kind: CounterKind) {
+    if let Some(keys) = db.key_prefix() {
+        return super::key_value::set_back(keys, COUNTER).await;
+    }
     let sql = match (db.kind(), kind) {
         (DbKind::Postgres, _) => format!("SELECT setval('{COUNTER}', 1, false)"),
         (DbKind::MySql, CounterKind::Sequence) => {
@@ -190,7 +197,9 @@ pub async fn the_increment_is_checked_at_start_up<H: HiLoSubject>() {
 pub async fn a_missing_counter_and_a_refused_name_are_named<H: HiLoSubject>() {
     let db = Database::fresh(H::DATABASE).await;
     let kind = counter_kind::<H>(&db).await;
-    let missing = if kind == CounterKind::Table {
+    let missing = if let Some(keys) = db.key_prefix() {
+        super::key_value::missing_counter(keys, COUNTER)
+    } else if kind == CounterKind::Table {
         // The table exists, the row does not.
         let other = H::source(db.url(), "other").await.unwrap();
         H::create(&other, BLOCK).await.unwrap();

@@ -205,7 +205,10 @@ pub async fn rows_are_created_as_the_node_space_fills<S: LeaseSubject>() {
     };
     let first = request("holder-0").await.expect("a free node ID");
     assert_eq!(first.node, 0);
-    assert_eq!(db.lease_rows(TABLE, "big").await.len(), 1024);
+    if db.kind().is_sql() {
+        // A table gets rows a chunk at a time; etcd and Redis keep keys of used node IDs only.
+        assert_eq!(db.lease_rows(TABLE, "big").await.len(), 1024);
+    }
     // Other holders take node IDs 1..1000 (plain SQL, to spare a thousand claims).
     db.hold_lease_rows(TABLE, "big", 1..1000).await;
     let mut nodes = HashSet::new();
@@ -405,6 +408,7 @@ pub async fn a_custom_table_in_a_schema_and_a_refused_name<S: LeaseSubject>() {
         }
         DbKind::MySql => format!("{}.leases", db.name()),
         DbKind::Sqlite => "main.leases".to_owned(),
+        DbKind::Etcd | DbKind::Redis => "ops.leases".to_owned(),
     };
     let store = open_store::<S>(db.url(), &table).await;
     S::create_table(&store).await.unwrap();

@@ -2,7 +2,9 @@
 
 /// The lease-store suite for one subject ([`LeaseSubject`](crate::conformance::LeaseSubject)):
 /// a module `$name` with one test per case, and the child entry `lease_child` the process cases
-/// start. With a third argument `mysql`, also the case of a server without autocommit.
+/// start. With a third argument `mysql`, also the case of a server without autocommit; with
+/// `key_value` (etcd, Redis), the cases that are not about SQL tables (not the missing table,
+/// the custom table in a schema).
 ///
 /// ```
 /// # use idgen_core::hilo::{BoxError, MemorySource};
@@ -33,6 +35,38 @@ macro_rules! lease_suite {
         $crate::__conformance_cases!(lease_lifecycle<$subject>:
             every_write_is_committed_on_a_server_without_autocommit,
         );
+    };
+    ($name:ident, $subject:ty, key_value) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            $crate::__conformance_cases!(lease<$subject>:
+                sixty_four_tasks_get_distinct_node_ids,
+                the_ninth_of_eight_node_ids_gets_the_capacity_error,
+                rows_are_created_as_the_node_space_fills,
+                the_store_claims_renews_and_releases,
+                a_renewal_answered_after_release_leaves_the_node_id_free,
+                a_released_node_id_is_free_at_once_and_keeps_its_last_timestamp,
+                a_new_holder_never_issues_at_or_below_the_rows_last_timestamp,
+            );
+            $crate::__conformance_cases!(lease_lifecycle<$subject>:
+                a_renewal_in_flight_during_release_leaves_the_node_id_free,
+                a_detached_store_releases_after_the_runtime_stopped,
+                a_generator_stops_before_its_lease_expires_when_the_database_is_unreachable,
+            );
+            $crate::__conformance_child_cases!(lease_processes<$subject>("lease_child"):
+                a_killed_holder_loses_its_node_id_after_the_ttl,
+                four_processes_hold_distinct_node_ids_and_issue_distinct_ids,
+                a_process_that_returns_from_main_without_release_frees_its_node_id_within_a_second,
+            );
+
+            /// The child process of the cases above (nothing to do in a normal run).
+            #[test]
+            fn lease_child() {
+                $crate::conformance::lease_processes::child_main::<$subject>();
+            }
+        }
     };
     ($name:ident, $subject:ty $(, $extra:ident)?) => {
         mod $name {
@@ -73,7 +107,8 @@ macro_rules! lease_suite {
 
 /// The hi-lo source suite for one subject ([`HiLoSubject`](crate::conformance::HiLoSubject)):
 /// a module `$name` with one test per case, and the child entry `hilo_child`. With a third
-/// argument `mysql`, also the case of a server without autocommit.
+/// argument `mysql`, also the case of a server without autocommit; with `key_value` (etcd,
+/// Redis), the cases that are not about SQL (not the caller's rolled-back transaction).
 ///
 /// ```
 /// # use idgen_core::hilo::{BoxError, MemorySource};
@@ -104,6 +139,29 @@ macro_rules! hilo_suite {
         $crate::__conformance_cases!(hilo<$subject>:
             blocks_are_committed_on_a_server_without_autocommit,
         );
+    };
+    ($name:ident, $subject:ty, key_value) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            $crate::__conformance_cases!(hilo<$subject>:
+                the_increment_is_checked_at_start_up,
+                a_missing_counter_and_a_refused_name_are_named,
+                blocks_follow_pooled_lo_arithmetic,
+                a_counter_set_back_fails_closed,
+                the_database_going_away_and_coming_back,
+            );
+            $crate::__conformance_child_cases!(hilo<$subject>("hilo_child"):
+                four_processes_and_a_script_share_one_counter,
+            );
+
+            /// The child process of the cases above (nothing to do in a normal run).
+            #[test]
+            fn hilo_child() {
+                $crate::conformance::hilo::child_main::<$subject>();
+            }
+        }
     };
     ($name:ident, $subject:ty $(, $extra:ident)?) => {
         mod $name {

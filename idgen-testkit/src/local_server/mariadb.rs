@@ -35,7 +35,7 @@ pub(super) async fn start(extra: &[&str]) -> Result<Server, Error> {
         kind: Kind::MySql,
         what: WHAT,
         dir_tag: "mariadb",
-        init,
+        init: Some(init),
         init_args,
         server,
         server_args,

@@ -20,8 +20,14 @@
 //! ```
 
 mod binaries;
+#[cfg(feature = "etcd")]
+pub(crate) mod etcd;
+#[cfg(feature = "etcd")]
+pub mod etcd_cluster;
 mod mariadb;
 mod postgres;
+#[cfg(feature = "redis")]
+mod redis;
 mod unprivileged;
 mod watchdog;
 
@@ -89,13 +95,25 @@ pub(crate) async fn shared(kind: Kind) -> Result<Arc<Server>, Error> {
             match kind {
                 Kind::Postgres => postgres::start().await,
                 Kind::MySql => mariadb::start(&[]).await,
+                #[cfg(feature = "etcd")]
+                Kind::Etcd => etcd::start().await,
+                #[cfg(feature = "redis")]
+                Kind::Redis => redis::start().await,
+                #[allow(unreachable_patterns)]
+                other => Err(Error::start(
+                    format!("a local {} server", other.name()),
+                    format!(
+                        "idgen-testkit was built without its `{}` feature",
+                        other.name().to_lowercase()
+                    ),
+                )),
             }
         })
         .await
 }
 
 /// A port on 127.0.0.1 that was free a moment ago.
-fn free_port() -> Result<u16, Error> {
+pub(crate) fn free_port() -> Result<u16, Error> {
     std::net::TcpListener::bind(("127.0.0.1", 0))
         .and_then(|listener| listener.local_addr())
         .map(|addr| addr.port())
@@ -119,8 +137,9 @@ struct LaunchSpec {
     what: &'static str,
     /// For the temporary directory's name, e.g. `pg`.
     dir_tag: &'static str,
-    /// The program that creates a data directory, and its arguments for a working directory.
-    init: PathBuf,
+    /// The program that creates a data directory (none: the server makes its own), and its
+    /// arguments for a working directory.
+    init: Option<PathBuf>,
     init_args: fn(&Path) -> Vec<String>,
     /// The server program, its arguments for a working directory and port, and its stop signal.
     server: PathBuf,
@@ -202,6 +221,9 @@ async fn launch_once(spec: &LaunchSpec, runner: &unprivileged::Runner) -> Result
 fn prepare(spec: &LaunchSpec, runner: &unprivileged::Runner, dir: &Path) -> Result<(), Error> {
     let what = spec.what;
     runner.give(dir, what)?;
+    let Some(init) = &spec.init else {
+        return Ok(());
+    };
     let log_path = dir.join("init.log");
     let log = std::fs::File::create(&log_path)
         .and_then(|f| Ok((f.try_clone()?, f)))
@@ -209,13 +231,13 @@ fn prepare(spec: &LaunchSpec, runner: &unprivileged::Runner, dir: &Path) -> Resu
             Error::start(what, format!("cannot create {}: {err}", log_path.display()))
         })?;
     let status = runner
-        .command(&spec.init)
+        .command(init)
         .args((spec.init_args)(dir))
         .stdin(std::process::Stdio::null())
         .stdout(log.0)
         .stderr(log.1)
         .status()
-        .map_err(|err| Error::start(what, format!("cannot run {}: {err}", spec.init.display())))?;
+        .map_err(|err| Error::start(what, format!("cannot run {}: {err}", init.display())))?;
     if status.success() {
         return Ok(());
     }
@@ -224,6 +246,6 @@ fn prepare(spec: &LaunchSpec, runner: &unprivileged::Runner, dir: &Path) -> Resu
     let tail = lines[lines.len().saturating_sub(8)..].join(" | ");
     Err(Error::start(
         what,
-        format!("{} failed ({status}): {tail}", spec.init.display()),
+        format!("{} failed ({status}): {tail}", init.display()),
     ))
 }

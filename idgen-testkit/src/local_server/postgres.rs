@@ -42,7 +42,7 @@ pub(super) async fn start() -> Result<Server, Error> {
         kind: Kind::Postgres,
         what: WHAT,
         dir_tag: "pg",
-        init,
+        init: Some(init),
         init_args,
         server,
         server_args,

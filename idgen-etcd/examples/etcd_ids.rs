@@ -1,0 +1,46 @@
+//! Leases a node ID and takes hi-lo blocks from etcd, then lets go.
+//!
+//! `cargo run -p idgen-etcd --example etcd_ids -- http://127.0.0.1:2379`
+
+use idgen_etcd::hilo::{EtcdCounter, HiLo};
+use idgen_etcd::lease::WorkerLease;
+use idgen_etcd::{Etcd, Layout, Snowflake};
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let endpoints: Vec<String> = std::env::args().skip(1).collect();
+    let etcd = if endpoints.is_empty() {
+        Etcd::new(["http://127.0.0.1:2379"])
+    } else {
+        Etcd::new(endpoints)
+    };
+
+    let lease = WorkerLease::options()
+        .namespace("example")
+        .acquire(&etcd, &Layout::TWITTER)
+        .await?;
+    let handle = lease.handle();
+    println!("leased node ID {} as {}", lease.node(), lease.holder());
+    let ids = Snowflake::builder()
+        .layout(Layout::TWITTER)
+        .lease(lease)
+        .build()?;
+
+    EtcdCounter::new(&etcd, "example")?.create(100).await?;
+    let lines = HiLo::builder(&etcd)
+        .counter("example")
+        .block(100)
+        .build()
+        .await?;
+
+    for _ in 0..3 {
+        println!(
+            "snowflake {}  hi-lo {}",
+            ids.next_id()?,
+            lines.next_id().await?
+        );
+    }
+    handle.release().await?;
+    println!("released; {:?}", handle.status());
+    Ok(())
+}

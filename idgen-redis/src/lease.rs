@@ -1,0 +1,237 @@
+//! [`RedisLeaseStore`]: node-ID leases as Redis keys with an expiry.
+
+pub use idgen_core::lease::*;
+
+use std::sync::Arc;
+
+use idgen_core::Error;
+
+use crate::connection::Connection;
+use crate::error::{RedisCallError, UnexpectedReply};
+use crate::scripts::{self, timestamp_arg};
+
+/// The default key prefix of the lease keys (the SQL stores' default table name).
+pub const DEFAULT_PREFIX: &str = "idgen_worker_lease";
+
+/// Node-ID leases on Redis: the [`LeaseStore`] behind `WorkerLease::acquire(&client, &layout)`.
+///
+/// A claim takes the lowest node ID whose key `<prefix>:<namespace>:holder:<node>` is absent,
+/// with `SET … NX PX <ttl>`; renewals and releases are Lua scripts that check the holder first.
+/// The last-timestamp bound lives in the hash `<prefix>:<namespace>:node:<node>`, which never
+/// expires: a renewal raises it, a release replaces it with the exact last timestamp. Expiry is
+/// measured on the Redis server's clock. A holder whose lease expired unclaimed may renew it
+/// again (as with the SQL stores); a released node ID is never taken back by a late renewal.
+///
+/// Read [what Redis does not guarantee](crate#what-redis-does-not-guarantee) before relying on it.
+///
+/// ```no_run
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use idgen_redis::lease::{RedisLeaseStore, WorkerLease};
+/// use idgen_redis::{Layout, Snowflake};
+///
+/// let client = redis::Client::open("redis://127.0.0.1:6379/")?;
+/// let store = RedisLeaseStore::new(client).with_prefix("orders_leases")?;
+/// let lease = WorkerLease::acquire(store, &Layout::TWITTER).await?;
+/// let ids = Snowflake::builder().layout(Layout::TWITTER).lease(lease).build()?;
+/// println!("{}", ids.next_id()?);
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct RedisLeaseStore {
+    conn: Connection,
+    /// The key prefix, or why the given one was refused.
+    prefix: Result<Arc<str>, Error>,
+}
+
+impl std::fmt::Debug for RedisLeaseStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisLeaseStore")
+            .field("server", &self.conn.server())
+            .field("prefix", &self.prefix)
+            .finish()
+    }
+}
+
+impl RedisLeaseStore {
+    /// The store on `client`'s server, with the key prefix [`DEFAULT_PREFIX`]. It connects on
+    /// first use (one multiplexed connection, opened again if it breaks).
+    ///
+    /// ```
+    /// let client = redis::Client::open("redis://127.0.0.1:6379/").unwrap();
+    /// let store = idgen_redis::lease::RedisLeaseStore::new(client);
+    /// assert_eq!(store.prefix().unwrap(), "idgen_worker_lease");
+    /// ```
+    pub fn new(client: redis::Client) -> Self {
+        RedisLeaseStore {
+            conn: Connection::new(client),
+            prefix: Ok(DEFAULT_PREFIX.into()),
+        }
+    }
+
+    /// The same store with another key prefix: the SQL stores' rule for table names
+    /// (`name` or `a.name`, ASCII letters, digits and `_`), so one name works everywhere.
+    ///
+    /// ```
+    /// # let client = redis::Client::open("redis://127.0.0.1:6379/").unwrap();
+    /// use idgen_redis::lease::RedisLeaseStore;
+    /// let store = RedisLeaseStore::new(client.clone()).with_prefix("app.leases")?;
+    /// assert_eq!(store.prefix()?, "app.leases");
+    /// let err = RedisLeaseStore::new(client).with_prefix("a b").unwrap_err();
+    /// assert!(err.to_string().contains("\"a b\""));
+    /// # Ok::<(), idgen_redis::Error>(())
+    /// ```
+    pub fn with_prefix(self, prefix: &str) -> Result<Self, Error> {
+        TableName::parse(prefix)?;
+        Ok(RedisLeaseStore {
+            prefix: Ok(prefix.into()),
+            ..self
+        })
+    }
+
+    /// A store whose refused prefix fails the first call (for [`IntoLeaseStore`]).
+    fn named(client: redis::Client, prefix: &str) -> Self {
+        RedisLeaseStore {
+            conn: Connection::new(client),
+            prefix: TableName::parse(prefix).map(|_| prefix.into()),
+        }
+    }
+
+    /// The key prefix.
+    ///
+    /// ```
+    /// # let client = redis::Client::open("redis://127.0.0.1:6379/").unwrap();
+    /// let store = idgen_redis::lease::RedisLeaseStore::new(client);
+    /// assert_eq!(store.prefix()?, idgen_redis::lease::DEFAULT_PREFIX);
+    /// # Ok::<(), idgen_redis::Error>(())
+    /// ```
+    pub fn prefix(&self) -> Result<&str, Error> {
+        self.prefix.as_deref().map_err(Clone::clone)
+    }
+
+    /// `<prefix>:<namespace>`.
+    fn base(&self, namespace: &str) -> Result<String, BoxError> {
+        Ok(format!("{}:{namespace}", self.prefix()?))
+    }
+
+    fn failed(&self, action: String, source: redis::RedisError) -> BoxError {
+        Box::new(RedisCallError {
+            action,
+            server: self.conn.server(),
+            source,
+        })
+    }
+}
+
+/// Milliseconds for `PX`/`PEXPIRE` (0 ends the lease now: the scripts delete the key).
+fn ttl_ms(ttl: std::time::Duration) -> u64 {
+    u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A stored timestamp back to a number.
+fn parse_timestamp(text: &str) -> Result<Option<i64>, BoxError> {
+    if text.is_empty() {
+        return Ok(None);
+    }
+    text.parse().map(Some).map_err(|_| {
+        Box::new(UnexpectedReply(format!(
+            "the stored last timestamp {text:?} is not an integer"
+        ))) as BoxError
+    })
+}
+
+impl LeaseStore for RedisLeaseStore {
+    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
+        let base = self.base(req.namespace)?;
+        let reply: Option<(String, String)> = self
+            .conn
+            .run(|mut conn| async move {
+                scripts::CLAIM
+                    .arg(&base)
+                    .arg(req.capacity)
+                    .arg(req.holder)
+                    .arg(ttl_ms(req.ttl).max(1))
+                    .invoke_async(&mut conn)
+                    .await
+            })
+            .await
+            .map_err(|e| self.failed(format!("claim in {}", req.namespace), e))?;
+        let Some((node, last)) = reply else {
+            return Ok(None);
+        };
+        let node = node.parse().map_err(|_| {
+            Box::new(UnexpectedReply(format!("the claim returned node {node:?}"))) as BoxError
+        })?;
+        Ok(Some(Claim {
+            node,
+            last_timestamp_ms: parse_timestamp(&last)?,
+        }))
+    }
+
+    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
+        let base = self.base(req.namespace)?;
+        let renewed: i64 = self
+            .conn
+            .run(|mut conn| async move {
+                scripts::RENEW
+                    .arg(&base)
+                    .arg(req.node)
+                    .arg(req.holder)
+                    .arg(ttl_ms(req.ttl))
+                    .arg(timestamp_arg(req.last_timestamp_ms))
+                    .invoke_async(&mut conn)
+                    .await
+            })
+            .await
+            .map_err(|e| self.failed(format!("renew node {}", req.node), e))?;
+        Ok(renewed == 1)
+    }
+
+    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
+        let base = self.base(req.namespace)?;
+        let _: i64 = self
+            .conn
+            .run(|mut conn| async move {
+                scripts::RELEASE
+                    .arg(&base)
+                    .arg(req.node)
+                    .arg(req.holder)
+                    .arg(timestamp_arg(req.last_timestamp_ms))
+                    .invoke_async(&mut conn)
+                    .await
+            })
+            .await
+            .map_err(|e| self.failed(format!("release node {}", req.node), e))?;
+        Ok(())
+    }
+
+    /// The same server and prefix with a connection of its own, opened on first use (on the
+    /// runtime that uses it).
+    fn detached(&self) -> Option<Self> {
+        Some(RedisLeaseStore {
+            conn: self.conn.fresh(),
+            prefix: self.prefix.clone(),
+        })
+    }
+}
+
+/// Lets `WorkerLease::acquire(&client, &layout)` take a [`redis::Client`]; callers never name it.
+#[derive(Debug)]
+pub struct RedisClient;
+
+impl IntoLeaseStore<RedisClient> for redis::Client {
+    type Store = RedisLeaseStore;
+    /// The store on this client, with `table` as the key prefix (a refused one fails the
+    /// first claim, naming it).
+    fn into_lease_store(self, table: &str) -> RedisLeaseStore {
+        RedisLeaseStore::named(self, table)
+    }
+}
+
+impl IntoLeaseStore<RedisClient> for &redis::Client {
+    type Store = RedisLeaseStore;
+    /// The store on a clone of this client, with `table` as the key prefix.
+    fn into_lease_store(self, table: &str) -> RedisLeaseStore {
+        RedisLeaseStore::named(self.clone(), table)
+    }
+}

@@ -1,0 +1,112 @@
+//! The Lua scripts the store and the counter run on the server: each is atomic there.
+//!
+//! Keys of a lease namespace `<base>` = `<prefix>:<namespace>`:
+//! * `<base>:holder:<node>`: the holder's name, with the lease's expiry (`PX`): gone when the
+//!   lease expires or is released.
+//! * `<base>:node:<node>`: a hash without expiry: `last_timestamp` (the bound, decimal Unix ms)
+//!   and `owner` (the holder the node ID was last claimed for, empty once released: the one
+//!   holder that may take the node ID back after its lease expired unclaimed).
+//!
+//! A timestamp travels as a non-negative decimal without leading zeros, compared by length,
+//! then text: exact for every `i64`, where Lua's numbers (doubles) are not.
+
+use redis::Script;
+use std::sync::LazyLock;
+
+/// ARGV: base, capacity, holder, ttl ms. Claims the lowest node ID whose holder key is absent:
+/// `{node, last_timestamp or ''}`, or nil when all are held.
+pub(crate) static CLAIM: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"
+local base, capacity, holder, ttl = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+for node = 0, capacity - 1 do
+  local id = string.format('%d', node)
+  if redis.call('SET', base .. ':holder:' .. id, holder, 'NX', 'PX', ttl) then
+    local state = base .. ':node:' .. id
+    redis.call('HSET', state, 'owner', holder)
+    local last = redis.call('HGET', state, 'last_timestamp')
+    return {id, last or ''}
+  end
+end
+return false
+",
+    )
+});
+
+/// ARGV: base, node, holder, ttl ms (0: ends the lease now), last timestamp or ''. Extends the
+/// lease of `holder` (also after it expired, when nobody claimed the node ID since) and raises
+/// `last_timestamp`: 1, or 0 when someone else holds the node ID or it was released.
+pub(crate) static RENEW: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"
+local holder_key, state = ARGV[1] .. ':holder:' .. ARGV[2], ARGV[1] .. ':node:' .. ARGV[2]
+local holder, ttl, last = ARGV[3], ARGV[4], ARGV[5]
+local current = redis.call('GET', holder_key)
+if current == holder then
+  if tonumber(ttl) > 0 then
+    redis.call('PEXPIRE', holder_key, ttl)
+  else
+    redis.call('DEL', holder_key)
+  end
+elseif current == false and redis.call('HGET', state, 'owner') == holder then
+  if tonumber(ttl) > 0 then
+    redis.call('SET', holder_key, holder, 'PX', ttl)
+  end
+else
+  return 0
+end
+if last ~= '' then
+  local stored = redis.call('HGET', state, 'last_timestamp')
+  if not stored or #stored < #last or (#stored == #last and stored < last) then
+    redis.call('HSET', state, 'last_timestamp', last)
+  end
+end
+return 1
+",
+    )
+});
+
+/// ARGV: base, node, holder, last timestamp or ''. When `holder` still holds the node ID (or
+/// held it last and nobody claimed it since): deletes the holder key, empties the owner (the
+/// hash stays, as a released row does) and replaces `last_timestamp`. Always 1.
+pub(crate) static RELEASE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"
+local holder_key, state = ARGV[1] .. ':holder:' .. ARGV[2], ARGV[1] .. ':node:' .. ARGV[2]
+local holder, last = ARGV[3], ARGV[4]
+local current = redis.call('GET', holder_key)
+if current == holder or (current == false and redis.call('HGET', state, 'owner') == holder) then
+  if current then
+    redis.call('DEL', holder_key)
+  end
+  redis.call('HSET', state, 'owner', '')
+  if last == '' then
+    redis.call('HDEL', state, 'last_timestamp')
+  else
+    redis.call('HSET', state, 'last_timestamp', last)
+  end
+end
+return 1
+",
+    )
+});
+
+/// KEYS: the counter. ARGV: step. Advances an existing counter by `step` and returns its new
+/// value as text (exact: Lua's doubles never hold it); nil when the counter does not exist.
+pub(crate) static ALLOCATE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return false
+end
+redis.call('INCRBY', KEYS[1], ARGV[1])
+return redis.call('GET', KEYS[1])
+",
+    )
+});
+
+/// A timestamp as the scripts compare it: `max(ms, 0)` in decimal. Clamping up is safe for an
+/// upper bound, and no generator issues before 1970.
+pub(crate) fn timestamp_arg(ms: Option<i64>) -> String {
+    ms.map(|ms| ms.max(0).to_string()).unwrap_or_default()
+}

@@ -1,0 +1,330 @@
+//! What the suites read and write on etcd and Redis without the store under test: the key
+//! layouts of idgen-etcd and idgen-redis, as `database.rs` knows the SQL tables.
+
+use super::LeaseRow;
+use crate::KeyPrefix;
+use crate::server::Kind;
+
+/// The hi-lo counters' key prefix (the SQL counter table's default name).
+const COUNTER_PREFIX: &str = "idgen_hilo";
+
+/// The rows of `namespace` in the lease keys of `table` (the store's key prefix is
+/// `<test prefix><table>`): a node ID with a holder key or a `last` key. `holder` is the holder
+/// key's value, else the owner still named (a lease that expired unclaimed), and
+/// `expires_at_ms` is 0 without a holder key. etcd gives a lease's remaining TTL in whole
+/// seconds (rounded down): its expiry here is a lower bound.
+pub(crate) async fn lease_rows(keys: &KeyPrefix, table: &str, namespace: &str) -> Vec<LeaseRow> {
+    match keys.kind() {
+        #[cfg(feature = "etcd")]
+        Kind::Etcd => etcd::lease_rows(keys, table, namespace).await,
+        #[cfg(feature = "redis")]
+        Kind::Redis => redis::lease_rows(keys, table, namespace).await,
+        other => panic!("no lease rows on {}", other.name()),
+    }
+}
+
+/// Marks `nodes` held by `someone` for an hour, as other processes' claims would.
+pub(crate) async fn hold(
+    keys: &KeyPrefix,
+    table: &str,
+    namespace: &str,
+    nodes: std::ops::Range<u64>,
+) {
+    match keys.kind() {
+        #[cfg(feature = "etcd")]
+        Kind::Etcd => etcd::hold(keys, table, namespace, nodes).await,
+        #[cfg(feature = "redis")]
+        Kind::Redis => redis::hold(keys, table, namespace, nodes).await,
+        other => panic!("no lease keys on {}", other.name()),
+    }
+}
+
+/// What a script does: takes a block of `step` from the counter `counter`; its first ID.
+pub(crate) async fn raw_allocate(keys: &KeyPrefix, counter: &str, step: u64) -> i64 {
+    match keys.kind() {
+        #[cfg(feature = "etcd")]
+        Kind::Etcd => etcd::raw_allocate(keys, counter).await,
+        #[cfg(feature = "redis")]
+        Kind::Redis => redis::raw_allocate(keys, counter, step).await,
+        other => panic!("no counters on {} ({step})", other.name()),
+    }
+}
+
+/// Sets the counter back to 1, as restoring an older backup would.
+pub(crate) async fn set_back(keys: &KeyPrefix, counter: &str) {
+    match keys.kind() {
+        #[cfg(feature = "etcd")]
+        Kind::Etcd => etcd::set_back(keys, counter).await,
+        #[cfg(feature = "redis")]
+        Kind::Redis => redis::set_back(keys, counter).await,
+        other => panic!("no counters on {}", other.name()),
+    }
+}
+
+/// The words a store's missing-counter error uses for `counter`.
+pub(crate) fn missing_counter(keys: &KeyPrefix, counter: &str) -> String {
+    match keys.kind() {
+        Kind::Etcd => format!("no key {}{COUNTER_PREFIX}/{counter}/next", keys.prefix()),
+        _ => format!("no key {}{COUNTER_PREFIX}:{counter}", keys.prefix()),
+    }
+}
+
+fn now_ms() -> i64 {
+    use idgen_core::Clock;
+    idgen_core::SystemClock::new().now_ms()
+}
+
+#[cfg(feature = "etcd")]
+mod etcd {
+    use std::collections::BTreeMap;
+
+    use etcd_client::{Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp};
+
+    use super::{COUNTER_PREFIX, LeaseRow, now_ms};
+    use crate::KeyPrefix;
+    use crate::key_value::etcd::client;
+
+    pub(super) async fn lease_rows(
+        keys: &KeyPrefix,
+        table: &str,
+        namespace: &str,
+    ) -> Vec<LeaseRow> {
+        let mut client = client(keys.server_url()).await.expect("an etcd client");
+        let base = format!("{}{table}/{namespace}/", keys.prefix());
+        let read = client
+            .get(base.as_str(), Some(GetOptions::new().with_prefix()))
+            .await
+            .expect("read the lease keys");
+        let mut rows: BTreeMap<u64, LeaseRow> = BTreeMap::new();
+        let row = |rows: &mut BTreeMap<u64, LeaseRow>, node| {
+            rows.entry(node)
+                .or_insert(LeaseRow {
+                    node,
+                    holder: None,
+                    expires_at_ms: 0,
+                    last_timestamp_ms: None,
+                })
+                .node
+        };
+        let mut owners = BTreeMap::new();
+        for kv in read.kvs() {
+            let key = kv.key_str().expect("a UTF-8 key");
+            let rest = &key[base.len()..];
+            let value = kv.value_str().expect("a UTF-8 value").to_owned();
+            if let Some(node) = rest.strip_prefix("holder/").and_then(|n| n.parse().ok()) {
+                let node = row(&mut rows, node);
+                let ttl = client
+                    .lease_time_to_live(kv.lease(), None)
+                    .await
+                    .expect("the lease's TTL")
+                    .ttl();
+                let entry = rows.get_mut(&node).unwrap();
+                entry.holder = Some(value);
+                entry.expires_at_ms = now_ms() + ttl.max(0) * 1000;
+            } else if let Some(node) = rest.strip_prefix("last/").and_then(|n| n.parse().ok()) {
+                let node = row(&mut rows, node);
+                let (ts, owner) = match value.split_once(' ') {
+                    Some((ts, owner)) => (ts.to_owned(), Some(owner.to_owned())),
+                    None => (value, None),
+                };
+                rows.get_mut(&node).unwrap().last_timestamp_ms = ts.parse().ok();
+                owners.insert(node, owner);
+            }
+        }
+        for (node, owner) in owners {
+            let entry = rows.get_mut(&node).unwrap();
+            if entry.holder.is_none() {
+                entry.holder = owner;
+            }
+        }
+        rows.into_values().collect()
+    }
+
+    pub(super) async fn hold(
+        keys: &KeyPrefix,
+        table: &str,
+        namespace: &str,
+        nodes: std::ops::Range<u64>,
+    ) {
+        let mut client = client(keys.server_url()).await.expect("an etcd client");
+        let lease = client.lease_grant(3600, None).await.expect("a lease").id();
+        let base = format!("{}{table}/{namespace}/", keys.prefix());
+        let nodes: Vec<u64> = nodes.collect();
+        for chunk in nodes.chunks(50) {
+            let mut ops = Vec::new();
+            for node in chunk {
+                ops.push(TxnOp::put(
+                    format!("{base}holder/{node}"),
+                    "someone",
+                    Some(PutOptions::new().with_lease(lease)),
+                ));
+                ops.push(TxnOp::put(format!("{base}last/{node}"), "- someone", None));
+            }
+            client
+                .txn(Txn::new().and_then(ops))
+                .await
+                .expect("hold the node IDs");
+        }
+    }
+
+    pub(super) async fn raw_allocate(keys: &KeyPrefix, counter: &str) -> i64 {
+        let mut client = client(keys.server_url()).await.expect("an etcd client");
+        let base = format!("{}{COUNTER_PREFIX}/{counter}/", keys.prefix());
+        let (next_key, inc_key) = (format!("{base}next"), format!("{base}increment"));
+        loop {
+            let next = client
+                .get(next_key.as_str(), None)
+                .await
+                .expect("read next");
+            let inc = client
+                .get(inc_key.as_str(), None)
+                .await
+                .expect("read increment");
+            let (next, inc) = (&next.kvs()[0], &inc.kvs()[0]);
+            let value: i64 = next.value_str().unwrap().parse().unwrap();
+            let step: i64 = inc.value_str().unwrap().parse().unwrap();
+            let txn = Txn::new()
+                .when([Compare::mod_revision(
+                    next_key.as_str(),
+                    CompareOp::Equal,
+                    next.mod_revision(),
+                )])
+                .and_then([TxnOp::put(
+                    next_key.as_str(),
+                    (value + step).to_string(),
+                    None,
+                )]);
+            if client.txn(txn).await.expect("advance").succeeded() {
+                return value;
+            }
+        }
+    }
+
+    pub(super) async fn set_back(keys: &KeyPrefix, counter: &str) {
+        let mut client = client(keys.server_url()).await.expect("an etcd client");
+        let key = format!("{}{COUNTER_PREFIX}/{counter}/next", keys.prefix());
+        client
+            .put(key, "1", None)
+            .await
+            .expect("set the counter back");
+    }
+}
+
+#[cfg(feature = "redis")]
+mod redis {
+    use std::collections::BTreeMap;
+
+    use ::redis::cmd;
+
+    use super::{COUNTER_PREFIX, LeaseRow, now_ms};
+    use crate::KeyPrefix;
+    use crate::key_value::redis::{connection, query};
+
+    pub(super) async fn lease_rows(
+        keys: &KeyPrefix,
+        table: &str,
+        namespace: &str,
+    ) -> Vec<LeaseRow> {
+        let url = keys.server_url();
+        let mut conn = connection(url).await.expect("a Redis connection");
+        let base = format!("{}{table}:{namespace}:", keys.prefix());
+        let found: Vec<String> = query(&mut conn, url, cmd("KEYS").arg(format!("{base}*")).clone())
+            .await
+            .expect("KEYS");
+        let mut nodes: Vec<u64> = found
+            .iter()
+            .filter_map(|k| {
+                let rest = &k[base.len()..];
+                rest.strip_prefix("holder:")
+                    .or_else(|| rest.strip_prefix("node:"))
+                    .and_then(|n| n.parse().ok())
+            })
+            .collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        let mut rows = BTreeMap::new();
+        for node in nodes {
+            let holder_key = format!("{base}holder:{node}");
+            let holder: Option<String> = query(&mut conn, url, cmd("GET").arg(&holder_key).clone())
+                .await
+                .expect("GET");
+            let ttl: i64 = query(&mut conn, url, cmd("PTTL").arg(&holder_key).clone())
+                .await
+                .expect("PTTL");
+            let state = format!("{base}node:{node}");
+            let (last, owner): (Option<i64>, Option<String>) = query(
+                &mut conn,
+                url,
+                cmd("HMGET")
+                    .arg(&state)
+                    .arg("last_timestamp")
+                    .arg("owner")
+                    .clone(),
+            )
+            .await
+            .expect("HMGET");
+            let expires_at_ms = if holder.is_some() && ttl >= 0 {
+                now_ms() + ttl
+            } else {
+                0
+            };
+            rows.insert(
+                node,
+                LeaseRow {
+                    node,
+                    holder: holder.or(owner.filter(|o| !o.is_empty())),
+                    expires_at_ms,
+                    last_timestamp_ms: last,
+                },
+            );
+        }
+        rows.into_values().collect()
+    }
+
+    pub(super) async fn hold(
+        keys: &KeyPrefix,
+        table: &str,
+        namespace: &str,
+        nodes: std::ops::Range<u64>,
+    ) {
+        let url = keys.server_url();
+        let mut conn = connection(url).await.expect("a Redis connection");
+        let base = format!("{}{table}:{namespace}:", keys.prefix());
+        let mut pipe = ::redis::pipe();
+        for node in nodes {
+            pipe.cmd("SET")
+                .arg(format!("{base}holder:{node}"))
+                .arg("someone")
+                .arg("PX")
+                .arg(3_600_000)
+                .ignore();
+            pipe.cmd("HSET")
+                .arg(format!("{base}node:{node}"))
+                .arg("owner")
+                .arg("someone")
+                .ignore();
+        }
+        pipe.query_async::<()>(&mut conn)
+            .await
+            .expect("hold the node IDs");
+    }
+
+    pub(super) async fn raw_allocate(keys: &KeyPrefix, counter: &str, step: u64) -> i64 {
+        let url = keys.server_url();
+        let mut conn = connection(url).await.expect("a Redis connection");
+        let key = format!("{}{COUNTER_PREFIX}:{counter}", keys.prefix());
+        let next: i64 = query(&mut conn, url, cmd("INCRBY").arg(&key).arg(step).clone())
+            .await
+            .expect("INCRBY");
+        next - step as i64
+    }
+
+    pub(super) async fn set_back(keys: &KeyPrefix, counter: &str) {
+        let url = keys.server_url();
+        let mut conn = connection(url).await.expect("a Redis connection");
+        let key = format!("{}{COUNTER_PREFIX}:{counter}", keys.prefix());
+        query::<()>(&mut conn, url, cmd("SET").arg(&key).arg(1).clone())
+            .await
+            .expect("set the counter back");
+    }
+}
