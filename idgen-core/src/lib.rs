@@ -33,6 +33,7 @@ mod integrations;
 #[cfg(feature = "lease")]
 #[cfg_attr(docsrs, doc(cfg(feature = "lease")))]
 pub mod lease;
+pub mod observe;
 pub mod public_id;
 pub mod snowflake;
 mod sync;

@@ -35,12 +35,16 @@ pub(crate) async fn run(me: Weak<Shared>, kicked_at: Instant) {
         let Some(shared) = me.upgrade() else { return };
         match result {
             Ok(start) => {
+                if failures > 0 {
+                    crate::observe::events::hilo_counter_available(source.name(), failures);
+                }
                 failures = 0;
                 if shared.accept(start, size, latency).is_err() {
                     return;
                 }
             }
             Err(err) => {
+                crate::observe::events::hilo_counter_unavailable(source.name(), failures + 1, &err);
                 shared.record_failure(err);
                 let (initial, max) = shared.backoff();
                 drop(shared);

@@ -281,6 +281,7 @@ impl LeaseOptions {
                 capacity,
             })?;
 
+        crate::observe::events::node_claimed(&self.namespace, claim.node, capacity);
         let shared = Arc::new(Shared {
             store,
             namespace: self.namespace,
@@ -537,6 +538,21 @@ impl LeaseHandle {
         self.shared.node
     }
 
+    /// The namespace the node ID was leased in.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), idgen_core::Error> {
+    /// # use idgen_core::lease::{MemoryLeaseStore, WorkerLease};
+    /// let lease = WorkerLease::options().namespace("orders")
+    ///     .acquire(MemoryLeaseStore::new(), &idgen_core::Layout::TWITTER).await?;
+    /// assert_eq!(lease.handle().namespace(), "orders");
+    /// # Ok(()) }
+    /// ```
+    pub fn namespace(&self) -> &str {
+        &self.shared.namespace
+    }
+
     /// The fence the generator checks.
     pub fn fence(&self) -> Fence {
         self.shared.fence.clone()
@@ -630,6 +646,7 @@ async fn heartbeat(shared: Arc<Shared>) {
     let t = shared.options;
     let retry = (t.renew_every / 4).max(Duration::from_millis(10));
     let mut delay = t.renew_every;
+    let mut outage = Outage::default();
     loop {
         tokio::select! {
             _ = tokio::time::sleep(delay) => {}
@@ -661,6 +678,7 @@ async fn heartbeat(shared: Arc<Shared>) {
                     s.last_error = None;
                     s.valid_until_ms = deadline;
                 });
+                outage.renewed(&shared);
                 delay = t.renew_every;
             }
             Ok(false) => {
@@ -672,6 +690,7 @@ async fn heartbeat(shared: Arc<Shared>) {
                     s.lost = true;
                     s.valid_until_ms = i64::MIN;
                 });
+                crate::observe::events::lease_lost(&shared.namespace, shared.node, &shared.holder);
                 return;
             }
             Err(e) => {
@@ -679,9 +698,37 @@ async fn heartbeat(shared: Arc<Shared>) {
                     s.failed_renewals += 1;
                     s.last_error = Some(e.to_string());
                 });
+                outage.failed(&shared, &e);
                 delay = retry;
             }
         }
+    }
+}
+
+/// Renewal failures in a row, for the operator events (`observe`).
+#[derive(Default)]
+struct Outage {
+    failures: u64,
+    fenced: bool,
+}
+
+impl Outage {
+    fn failed(&mut self, shared: &Shared, error: &Error) {
+        self.failures += 1;
+        let until = shared.fence.valid_until_ms();
+        let (namespace, node) = (&shared.namespace, shared.node);
+        crate::observe::events::lease_renewal_failed(namespace, node, self.failures, until, error);
+        if !self.fenced && shared.clock.now_ms() >= until {
+            self.fenced = true;
+            crate::observe::events::lease_fenced(namespace, node, until);
+        }
+    }
+
+    fn renewed(&mut self, shared: &Shared) {
+        if self.failures > 0 {
+            crate::observe::events::lease_renewed(&shared.namespace, shared.node, self.failures);
+        }
+        *self = Outage::default();
     }
 }
 

@@ -533,11 +533,12 @@ impl<C: Clock> Snowflake<C> {
 
     fn count_backwards(&self, last_tick: u64, now_ms: i64) {
         let c = &self.counters;
+        let step = (c.high_clock_ms.load(Relaxed) - now_ms).max(0) as u64;
         // One step is met by every caller until the clock catches up: count it once.
         if c.last_step_tick.swap(last_tick, Relaxed) != last_tick {
             c.backwards_steps.fetch_add(1, Relaxed);
+            crate::observe::events::clock_stepped_back(step, now_ms);
         }
-        let step = (c.high_clock_ms.load(Relaxed) - now_ms).max(0) as u64;
         c.max_backwards_ms.fetch_max(step, Relaxed);
     }
 
