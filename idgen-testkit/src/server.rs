@@ -14,8 +14,10 @@ pub(crate) enum Kind {
     Postgres,
     MySql,
     /// etcd (feature `etcd`): a key prefix per test instead of a database.
+    #[cfg_attr(not(feature = "etcd"), allow(dead_code))]
     Etcd,
     /// Redis (feature `redis`): a key prefix per test instead of a database.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
     Redis,
 }
 
