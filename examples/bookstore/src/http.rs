@@ -4,6 +4,8 @@
 //! * `POST /orders` with `{"customer_id": "42", "lines": [{"title", "quantity", "price_cents"}]}`
 //! * `GET /orders/{public_id}`
 //! * `GET /customers/{id}/orders`
+//! * `GET /metrics`: idgen's metrics in Prometheus text (`idgen_snowflake_*`, `idgen_hilo_*`,
+//!   `idgen_lease_*`; see `idgen_core::observe`)
 //!
 //! The caller names itself in the `X-Customer-Id` header (a stand-in for real authentication).
 //! A wrong owner, an unknown public ID and a malformed or tampered one all get the same 404
@@ -36,7 +38,28 @@ pub fn router(instance: Arc<Instance>) -> Router {
         .route("/orders", post(create_order))
         .route("/orders/{public_id}", get(get_order))
         .route("/customers/{id}/orders", get(customer_orders))
+        .route("/metrics", get(metrics_text))
         .with_state(instance)
+}
+
+/// The Prometheus recorder of this process: installed as the global `metrics` recorder on first
+/// use (unless the program installed another one), rendered by `GET /metrics`.
+fn prometheus() -> &'static metrics_exporter_prometheus::PrometheusHandle {
+    static HANDLE: std::sync::OnceLock<metrics_exporter_prometheus::PrometheusHandle> =
+        std::sync::OnceLock::new();
+    HANDLE.get_or_init(|| {
+        let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        let _ = metrics::set_global_recorder(recorder);
+        handle
+    })
+}
+
+/// `GET /metrics`: exports the instance's snapshots, then renders them.
+async fn metrics_text(State(instance): State<Arc<Instance>>) -> String {
+    let handle = prometheus();
+    instance.export_metrics();
+    handle.render()
 }
 
 /// The body of `POST /orders`.

@@ -67,6 +67,14 @@ impl Instance {
         Ok(order)
     }
 
+    /// Sets idgen's metrics from the generators' and the lease's `stats()` snapshots (read by
+    /// `GET /metrics`; never on the per-ID path).
+    pub fn export_metrics(&self) {
+        idgen_core::observe::export_snowflake("orders", &self.ids);
+        idgen_core::observe::export_hilo(&self.line_ids);
+        idgen_core::observe::export_lease(&self.lease);
+    }
+
     /// Stops issuing IDs and gives the node ID back.
     pub async fn stop(&self) -> Result<()> {
         self.lease.release().await?;

@@ -179,3 +179,26 @@ async fn the_binary_serves_the_orders_of_its_report() {
     );
     child.kill().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn metrics_show_the_ids_issued_and_the_lease() {
+    let server = Server::start().await;
+    let created = request(server.addr, "POST", "/orders", Some("7"), Some(ORDER)).await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let text = request(server.addr, "GET", "/metrics", None, None)
+        .await
+        .body;
+    for line in [
+        "idgen_snowflake_ids_issued_total{generator=\"orders\"} 1",
+        "idgen_lease_fenced{",
+        "idgen_lease_renewals_total{",
+        "idgen_hilo_blocks_fetched_total{",
+    ] {
+        assert!(text.contains(line), "{line:?} missing from:\n{text}");
+    }
+    let lines_issued = text
+        .lines()
+        .find(|l| l.starts_with("idgen_hilo_ids_issued_total"))
+        .expect("hi-lo IDs issued");
+    assert!(lines_issued.ends_with(" 2"), "{lines_issued}");
+}
