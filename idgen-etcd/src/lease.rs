@@ -57,8 +57,11 @@ pub struct EtcdLeaseStore {
     /// The key prefix, or why the given one was refused.
     prefix: Result<Arc<str>, Error>,
     /// The etcd lease of each claim this process made: (namespace, node, holder) → lease ID.
-    leases: Arc<Mutex<HashMap<(String, u64, String), i64>>>,
+    leases: Arc<Mutex<HashMap<Claimed, i64>>>,
 }
+
+/// A claim of this process: (namespace, node ID, holder).
+type Claimed = (String, u64, String);
 
 impl std::fmt::Debug for EtcdLeaseStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
