@@ -22,7 +22,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
 const PROCESSES: usize = 4;
-const TTL: Duration = Duration::from_secs(4);
+const TTL: Duration = Duration::from_secs(6);
 const MARGIN: Duration = Duration::from_secs(1);
 const ROLE: &str = "IDGEN_CLUSTER_ROLE";
 
@@ -101,7 +101,9 @@ impl Issuer {
     async fn status(&mut self) -> Status {
         self.send("STATUS").await;
         let text = self.line("STATUS").await;
-        let f: Vec<i64> = text.split(' ').map(|n| n.parse().unwrap()).collect();
+        let (numbers, last_error) = text.split_once(" |").unwrap_or((&text, ""));
+        let last_error = last_error.trim();
+        let f: Vec<i64> = numbers.split(' ').map(|n| n.parse().unwrap()).collect();
         Status {
             renewals: f[0],
             failed: f[1],
@@ -111,6 +113,7 @@ impl Issuer {
             valid_until_ms: f[5],
             first_fenced_ms: f[6],
             highest_ms: f[7],
+            last_error: last_error.to_owned(),
         }
     }
 }
@@ -125,6 +128,7 @@ struct Status {
     valid_until_ms: i64,
     first_fenced_ms: i64,
     highest_ms: i64,
+    last_error: String,
 }
 
 async fn statuses(issuers: &mut [Issuer]) -> Vec<Status> {
@@ -174,10 +178,11 @@ async fn run() {
         "{before:?}"
     );
 
-    // 2. One member down: a quorum of two remains.
-    cluster.kill(0);
+    // 2. One member down, the leader (the harder case: an election): a quorum of two remains.
+    let leader = cluster.leader().await.expect("a leader");
+    cluster.kill(leader);
     eprintln!(
-        "[{:>5.1}s] member 0 killed (SIGKILL)",
+        "[{:>5.1}s] member {leader}, the leader, killed (SIGKILL)",
         started.elapsed().as_secs_f64()
     );
     tokio::time::sleep(TTL + Duration::from_secs(1)).await;
@@ -194,17 +199,19 @@ async fn run() {
         assert!(s.issued > b.issued, "issuing stalled: {s:?}");
     }
     eprintln!(
-        "[{:>5.1}s] one member down for {:?}: renewals {:?}, none fenced",
+        "[{:>5.1}s] one member down for {:?}: renewals {:?} (failed {:?}), none fenced",
         started.elapsed().as_secs_f64(),
         TTL + Duration::from_secs(1),
-        one_down.iter().map(|s| s.renewals).collect::<Vec<_>>()
+        one_down.iter().map(|s| s.renewals).collect::<Vec<_>>(),
+        one_down.iter().map(|s| s.failed).collect::<Vec<_>>()
     );
 
     // 3. Two down: no quorum. Every generator must fence itself.
-    cluster.kill(1);
+    let second = (leader + 1) % 3;
+    cluster.kill(second);
     let lost_quorum_ms = now_ms();
     eprintln!(
-        "[{:>5.1}s] member 1 killed: no quorum",
+        "[{:>5.1}s] member {second} killed: no quorum",
         started.elapsed().as_secs_f64()
     );
     let outage = loop {
@@ -264,12 +271,18 @@ async fn run() {
     );
 
     // 4. Restore: the quorum is back, every generator resumes on its own node ID.
-    cluster.restart(0).await.expect("member 0 back");
-    cluster.restart(1).await.expect("member 1 back");
+    cluster
+        .restart(leader)
+        .await
+        .expect("the first member back");
+    cluster
+        .restart(second)
+        .await
+        .expect("the second member back");
     cluster.wait_for_quorum().await.expect("the quorum is back");
     let restored_at = Instant::now();
     eprintln!(
-        "[{:>5.1}s] members 0 and 1 restarted",
+        "[{:>5.1}s] members {leader} and {second} restarted",
         started.elapsed().as_secs_f64()
     );
     loop {
@@ -389,7 +402,7 @@ fn issuer() {
                 let status = handle.status();
                 let mut seen = seen.lock().unwrap();
                 println!(
-                    "STATUS {} {} {} {} {} {} {} {}",
+                    "STATUS {} {} {} {} {} {} {} {} | {}",
                     status.renewals,
                     status.failed_renewals,
                     i32::from(status.lost),
@@ -397,7 +410,8 @@ fn issuer() {
                     seen.issued.len(),
                     status.valid_until_ms,
                     seen.first_fenced_ms,
-                    seen.highest_ms
+                    seen.highest_ms,
+                    status.last_error.unwrap_or_default().replace('\n', " ")
                 );
                 seen.highest_ms = i64::MIN; // per report
             }

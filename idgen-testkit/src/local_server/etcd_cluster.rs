@@ -94,6 +94,31 @@ impl EtcdCluster {
             .collect()
     }
 
+    /// The index of the member that is the leader now (asking the running members).
+    pub async fn leader(&self) -> Result<usize, Error> {
+        let mut ids = Vec::new();
+        let mut leader = None;
+        for endpoint in self.endpoints() {
+            let status = async {
+                let mut client = crate::key_value::etcd::client(&endpoint).await?;
+                client
+                    .status()
+                    .await
+                    .map_err(|e| Error::database("status", &endpoint, e))
+            };
+            match tokio::time::timeout(Duration::from_secs(5), status).await {
+                Ok(Ok(status)) => {
+                    ids.push(status.header().map(|h| h.member_id()));
+                    leader = leader.or(Some(status.leader()));
+                }
+                _ => ids.push(None),
+            }
+        }
+        ids.iter()
+            .position(|id| *id == leader && leader.is_some())
+            .ok_or_else(|| Error::start("an etcd cluster", "no member is the leader"))
+    }
+
     /// Kills member `i` with SIGKILL (no clean shutdown) and waits until it is gone.
     pub fn kill(&mut self, i: usize) {
         let member = &mut self.members[i];
