@@ -100,7 +100,7 @@ impl<const D: u8> HiLoSubject for SeaOrm<D> {
     const COUNTER: CounterKind = match database(D) {
         DbKind::Postgres => CounterKind::Sequence,
         DbKind::MySql => CounterKind::Detect,
-        DbKind::Sqlite => CounterKind::Table,
+        DbKind::Sqlite | DbKind::Etcd | DbKind::Redis => CounterKind::Table,
     };
     async fn source(url: &str, name: &str) -> Result<Counter, BoxError> {
         let db = Database::connect(url).await?;
