@@ -5,7 +5,13 @@
 //! * [`SnowflakeId`]: a 63-bit, time-ordered ID made by a [`Snowflake`] generator under a
 //!   [`Layout`] (Twitter, Sonyflake, Instagram or your own), that serializes as a JSON string so
 //!   JavaScript never rounds it.
+//! * [`Id<T>`]: a 64-bit ID tagged with its entity type (`Id<Order>` is not `Id<Customer>`),
+//!   handed out by [`Snowflake::next_typed_id`] and `HiLo::next_typed_id`; [`serde_string`]
+//!   (feature `serde`) for plain `i64`/`u64` fields that travel as JSON strings.
+//! * [`PublicId<T>`] and [`AnyPublicId`]: TypeID-style public IDs (`ord_01h455vb4pex5vsknk084sn02q`),
+//!   with the prefix known at compile time or only at run time.
 //! * [`Clock`], [`SystemClock`] and [`ManualClock`]: the time source of a generator.
+//! * [`uuid`]: the `uuid` crate, re-exported.
 //!
 //! The database column types for sqlx, diesel and sea-orm live here behind features (Rust's
 //! orphan rule allows them nowhere else); applications depend on `idgen-sqlx`, `idgen-diesel` or
@@ -24,6 +30,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod clock;
+mod decimal;
 mod error;
 mod fmt_time;
 #[cfg(feature = "hilo")]
@@ -34,20 +41,35 @@ mod integrations;
 #[cfg_attr(docsrs, doc(cfg(feature = "lease")))]
 pub mod lease;
 pub mod public_id;
+#[cfg(feature = "serde")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
+pub mod serde_string;
 pub mod snowflake;
+pub mod typed_id;
 pub mod uuid7;
+
+/// The [`uuid`](https://docs.rs/uuid) crate this crate's UUIDs come from (`PublicId::uuid`,
+/// `Uuid7Generator`), so users need not depend on it themselves.
+///
+/// ```
+/// use idgen_core::uuid::Uuid;
+/// let id = idgen_core::PublicId::<()>::from_uuid(Uuid::nil());
+/// assert_eq!(id.uuid(), Uuid::nil());
+/// ```
+pub use uuid;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::Error;
 #[cfg(feature = "hilo")]
 pub use hilo::{HiLo, HiLoSource};
+pub use public_id::{AnyPublicId, PublicId, PublicIdPrefix};
 #[cfg(feature = "id-codec")]
 pub use public_id::{CodecKey, IdCodec};
-pub use public_id::{PublicId, PublicIdPrefix};
 pub use snowflake::{
     ClockPolicy, Decomposed, Fence, FieldOrder, Layout, LayoutBuilder, NodeField, NodeId,
     NodeLease, Parts, Snowflake, SnowflakeBuilder, SnowflakeId, Stats,
 };
+pub use typed_id::Id;
 pub use uuid7::Uuid7Generator;
 
 #[cfg(feature = "serde")]

@@ -6,6 +6,8 @@ mod diesel;
 mod sea_orm;
 #[cfg(feature = "serde")]
 pub(crate) mod serde;
+#[cfg(feature = "serde")]
+pub(crate) mod serde_integer;
 #[cfg(feature = "sqlx")]
 mod sqlx;
 #[cfg(any(feature = "jiff", feature = "chrono", feature = "time"))]

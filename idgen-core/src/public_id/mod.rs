@@ -31,6 +31,7 @@
 //! # Ok(()) }
 //! ```
 
+mod any;
 mod base32;
 #[cfg(feature = "id-codec")]
 mod codec;
@@ -42,6 +43,7 @@ mod prefix;
 mod serde_impl;
 mod text;
 
+pub use any::AnyPublicId;
 #[cfg(feature = "id-codec")]
 pub use codec::IdCodec;
 pub use id::PublicId;
@@ -50,4 +52,4 @@ pub use key::CodecKey;
 pub use prefix::{PublicIdPrefix, prefix_problem};
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -20,7 +20,7 @@ impl PublicIdPrefix for Order {
 }
 
 /// TypeID spec v0.3.0, spec/valid.yml (jetify-com/typeid): text, prefix, UUID.
-const VALID: &[(&str, &str, &str)] = &[
+pub(crate) const VALID: &[(&str, &str, &str)] = &[
     (
         "00000000000000000000000000",
         "",
@@ -69,7 +69,7 @@ const VALID: &[(&str, &str, &str)] = &[
 ];
 
 /// TypeID spec v0.3.0, spec/invalid.yml.
-const INVALID: &[&str] = &[
+pub(crate) const INVALID: &[&str] = &[
     "PREFIX_00000000000000000000000000",
     "12345_00000000000000000000000000",
     "pre.fix_00000000000000000000000000",

@@ -2,7 +2,7 @@
 //! `prefix_` (omitted for an empty prefix) + 26 base32 characters.
 
 use super::base32;
-use super::prefix::MAX_PREFIX_LEN;
+use super::prefix::{MAX_PREFIX_LEN, prefix_problem};
 use crate::Error;
 
 /// The longest text: a 63-character prefix, `_`, 26 characters.
@@ -50,6 +50,34 @@ pub(crate) fn parse(prefix: &'static str, text: &str, shown: &str) -> Result<u12
         }
     };
     base32::decode(body.as_bytes()).map_err(|e| body_error(e, body, shown))
+}
+
+/// Parses `text` strictly with whatever prefix it has (TypeID rules: the prefix is the text
+/// before the last `_`, none when there is no `_`), returning the prefix and the value. `shown`
+/// is the text named in errors.
+pub(crate) fn parse_any<'t>(text: &'t str, shown: &str) -> Result<(&'t str, u128), Error> {
+    let (prefix, body) = match text.rfind('_') {
+        None => ("", text),
+        Some(sep) => {
+            let prefix = &text[..sep];
+            let problem = if prefix.is_empty() {
+                Some("the text before '_' is empty (an ID without a prefix has no '_')")
+            } else {
+                prefix_problem(prefix)
+            };
+            if let Some(reason) = problem {
+                return Err(Error::PublicIdPrefixInvalid {
+                    input: excerpt(shown),
+                    prefix: excerpt(prefix),
+                    reason,
+                });
+            }
+            (prefix, &text[sep + 1..])
+        }
+    };
+    base32::decode(body.as_bytes())
+        .map(|value| (prefix, value))
+        .map_err(|e| body_error(e, body, shown))
 }
 
 /// The error for a base32 part that did not decode, naming characters rather than bytes.
