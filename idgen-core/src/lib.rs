@@ -45,6 +45,7 @@ pub mod public_id;
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 pub mod serde_string;
 pub mod snowflake;
+mod sync;
 pub mod typed_id;
 pub mod uuid7;
 
