@@ -81,6 +81,37 @@ pub(crate) fn parse_i64(s: &str) -> Result<i64, Reason> {
     }
 }
 
+/// A regular expression (ECMA-262 and Rust `regex` alike) matching exactly the texts
+/// [`parse_unsigned`] accepts under `limit`: `0`, or digits without a leading zero up to the
+/// limit, the limit's own length spelled out digit by digit. For JSON Schema and OpenAPI.
+#[cfg_attr(not(any(feature = "schemars", feature = "utoipa")), allow(dead_code))]
+pub(crate) fn pattern(limit: Limit) -> String {
+    let max = limit.max().to_string();
+    let digits = max.as_bytes();
+    let n = digits.len();
+    let mut alternatives = vec!["0".to_owned(), format!("[1-9][0-9]{{0,{}}}", n - 2)];
+    // Numbers as long as the limit: the limit's first `i` digits, then a smaller digit at `i`
+    // (not 0 in front), then any digits.
+    for i in 0..n {
+        let lowest = if i == 0 { b'1' } else { b'0' };
+        let digit = digits[i];
+        if digit > lowest {
+            let range = if digit - 1 == lowest {
+                format!("{}", char::from(lowest))
+            } else {
+                format!("[{}-{}]", char::from(lowest), char::from(digit - 1))
+            };
+            let rest = match n - i - 1 {
+                0 => String::new(),
+                k => format!("[0-9]{{{k}}}"),
+            };
+            alternatives.push(format!("{}{range}{rest}", &max[..i]));
+        }
+    }
+    alternatives.push(max);
+    format!("^({})$", alternatives.join("|"))
+}
+
 /// Cuts a rejected input for an error message.
 pub(crate) fn excerpt(input: &str) -> String {
     input.chars().take(64).collect()
@@ -174,7 +205,74 @@ pub(crate) mod tests {
         }
     }
 
+    #[test]
+    fn the_pattern_matches_exactly_what_the_parser_accepts() {
+        for limit in [Limit::I64Max, Limit::U64Max] {
+            let re = regex::Regex::new(&pattern(limit)).unwrap();
+            for &(text, _) in ACCEPTED {
+                assert!(re.is_match(text), "{text:?} under {limit:?}");
+            }
+            for &(text, _) in REJECTED {
+                let parsed = parse_unsigned(text, limit).is_ok();
+                assert_eq!(re.is_match(text), parsed, "{text:?} under {limit:?}");
+            }
+            // Around the limit, digit by digit.
+            let max = limit.max();
+            for v in [max, max - 1, max - 9, max - 10, max / 10, max / 10 + 1] {
+                assert!(re.is_match(&v.to_string()), "{v}");
+            }
+            let over = format!("{}0", max / 10 + 1); // one digit more than the limit's first part
+            assert_eq!(
+                re.is_match(&over),
+                parse_unsigned(&over, limit).is_ok(),
+                "{over}"
+            );
+        }
+        assert_eq!(
+            pattern(Limit::I64Max),
+            concat!(
+                "^(0|[1-9][0-9]{0,17}|[1-8][0-9]{18}|9[0-1][0-9]{17}|92[0-1][0-9]{16}|",
+                "922[0-2][0-9]{15}|9223[0-2][0-9]{14}|92233[0-6][0-9]{13}|922337[0-1][0-9]{12}|",
+                "92233720[0-2][0-9]{10}|922337203[0-5][0-9]{9}|9223372036[0-7][0-9]{8}|",
+                "92233720368[0-4][0-9]{7}|922337203685[0-3][0-9]{6}|9223372036854[0-6][0-9]{5}|",
+                "92233720368547[0-6][0-9]{4}|922337203685477[0-4][0-9]{3}|",
+                "9223372036854775[0-7][0-9]{2}|922337203685477580[0-6]|9223372036854775807)$"
+            )
+        );
+    }
+
     proptest::proptest! {
+        /// The pattern and the parser agree on every digit string and on near misses.
+        #[test]
+        fn the_pattern_agrees_with_the_parser(s in "[-+ 0]?[0-9]{1,21}[a ]?") {
+            for limit in [Limit::I64Max, Limit::U64Max] {
+                let re = regex::Regex::new(&pattern(limit)).unwrap();
+                proptest::prop_assert_eq!(re.is_match(&s), parse_unsigned(&s, limit).is_ok(), "{}", s);
+            }
+        }
+
+        /// Around each limit, where the pattern spells the limit out digit by digit.
+        #[test]
+        fn the_pattern_agrees_with_the_parser_near_the_limits(
+            below in 0u64..2_000_000,
+            s in "[0-9]{17,19}",
+        ) {
+            for (limit, v) in [
+                (Limit::I64Max, (i64::MAX as u64 - 1_000_000).saturating_add(below)),
+                (Limit::U64Max, u64::MAX - below),
+            ] {
+                let re = regex::Regex::new(&pattern(limit)).unwrap();
+                let text = v.to_string();
+                proptest::prop_assert_eq!(re.is_match(&text), parse_unsigned(&text, limit).is_ok(), "{}", text);
+                let spliced = format!("{}{}", &text[..text.len().min(s.len()) / 2], s);
+                proptest::prop_assert_eq!(
+                    re.is_match(&spliced),
+                    parse_unsigned(&spliced, limit).is_ok(),
+                    "{}", spliced
+                );
+            }
+        }
+
         /// Exactly the texts `to_string` prints parse, each to its value.
         #[test]
         fn agrees_with_to_string(v: i64) {

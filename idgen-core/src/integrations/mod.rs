@@ -2,6 +2,10 @@
 
 #[cfg(feature = "diesel")]
 mod diesel;
+#[cfg(any(feature = "schemars", feature = "utoipa"))]
+mod schema;
+#[cfg(feature = "schemars")]
+mod schemars;
 #[cfg(feature = "sea-orm")]
 mod sea_orm;
 #[cfg(feature = "serde")]
@@ -12,3 +16,5 @@ pub(crate) mod serde_integer;
 mod sqlx;
 #[cfg(any(feature = "jiff", feature = "chrono", feature = "time"))]
 mod time_crates;
+#[cfg(feature = "utoipa")]
+mod utoipa;

@@ -41,7 +41,7 @@ mod key;
 mod prefix;
 #[cfg(feature = "serde")]
 mod serde_impl;
-mod text;
+pub(crate) mod text;
 
 pub use any::AnyPublicId;
 #[cfg(feature = "id-codec")]

@@ -30,6 +30,17 @@ pub(crate) fn format<'b>(prefix: &str, value: u128, buf: &'b mut [u8; MAX_TEXT_L
     std::str::from_utf8(&buf[..at + base32::LEN]).unwrap_or_default()
 }
 
+/// A regular expression (ECMA-262 and Rust `regex` alike) matching exactly the texts
+/// [`parse`] accepts under `prefix`: the prefix and `_` (none for an empty prefix), then 26
+/// characters of the lower-case alphabet, the first `0`–`7`. For JSON Schema and OpenAPI.
+#[cfg_attr(not(any(feature = "schemars", feature = "utoipa")), allow(dead_code))]
+pub(crate) fn pattern(prefix: &str) -> String {
+    // The alphabet `0-9 a-z` without `i l o u`, as a character class.
+    const CLASS: &str = "[0-9a-hjkmnp-tv-z]";
+    let separator = if prefix.is_empty() { "" } else { "_" };
+    format!("^{prefix}{separator}[0-7]{CLASS}{{{}}}$", base32::LEN - 1)
+}
+
 /// Cuts a rejected input for an error message.
 pub(crate) fn excerpt(input: &str) -> String {
     input.chars().take(64).collect()

@@ -227,7 +227,7 @@ pub(crate) fn type_label<T: ?Sized>() -> String {
 
 /// `T`'s name without the module path of its outer type (`bookstore::model::Order` → `Order`,
 /// `a::Wrapper<b::Inner>` → `Wrapper<b::Inner>`).
-fn short_type_name<T: ?Sized>() -> &'static str {
+pub(crate) fn short_type_name<T: ?Sized>() -> &'static str {
     let full = std::any::type_name::<T>();
     let head = &full[..full.find('<').unwrap_or(full.len())];
     match head.rfind("::") {

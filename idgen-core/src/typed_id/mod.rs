@@ -16,4 +16,4 @@ mod id;
 pub(crate) mod serde_impl;
 
 pub use id::Id;
-pub(crate) use id::type_label;
+pub(crate) use id::{short_type_name, type_label};
