@@ -1,123 +1,21 @@
-//! The JSON API (`--serve`): orders are addressed by public ID only, and only their owner sees
-//! them.
-//!
-//! * `POST /orders` with `{"customer_id": "42", "lines": [{"title", "quantity", "price_cents"}]}`
-//! * `GET /orders/{public_id}`
-//! * `GET /customers/{id}/orders?limit=N&after=ord_…`: newest first, keyset-paged on the
-//!   orders' Snowflake keys; `next_cursor` (the last order's public ID) fetches the next page.
-//!
-//! The caller names itself in the `X-Customer-Id` header (a stand-in for real authentication).
-//! A wrong owner, an unknown public ID and a malformed or tampered one all get the same 404
-//! response, so the API reveals nothing about orders the caller does not own. No internal key
-//! (an order's Snowflake ID, a line's hi-lo ID) ever leaves the server. Every error, the
-//! framework's rejections and unknown routes included, is a JSON body `{"error": "…"}`.
+//! The handlers, each with its OpenAPI description (`#[utoipa::path]`).
 
 use std::sync::Arc;
 
+use axum::Json;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Json, Router};
 use idgen_sqlx::{Id, PublicId};
-use serde::{Deserialize, Serialize};
 
+use super::bodies::{CreateOrder, CustomerOrders, ErrorBody, MAX_PAGE, PageQuery};
+use super::errors::{error, internal, not_found, unauthorized};
 use crate::instance::Instance;
-use crate::model::{Customer, NewLine, Order, OrderView};
+use crate::model::{Customer, CustomerId, NewLine, Order, OrderPublicId, OrderView};
 
 /// The header naming the caller.
 pub const CUSTOMER_HEADER: &str = "x-customer-id";
-
-/// The one body of every "no such order for you" answer, and of unknown routes.
-pub const NOT_FOUND_BODY: &str = r#"{"error":"not found"}"#;
-
-/// The most orders one page of `GET /customers/{id}/orders` holds, and the default.
-pub const MAX_PAGE: u32 = 100;
-
-/// The API's routes over one app instance.
-pub fn router(instance: Arc<Instance>) -> Router {
-    Router::new()
-        .route("/orders", post(create_order))
-        .route("/orders/{public_id}", get(get_order))
-        .route("/customers/{id}/orders", get(customer_orders))
-        .fallback(unknown_route)
-        .method_not_allowed_fallback(method_not_allowed)
-        .with_state(instance)
-}
-
-/// The body of `POST /orders`. Unknown fields are refused.
-#[derive(Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct CreateOrder {
-    /// Must be the caller. A string (or an integer) of canonical decimal digits.
-    pub customer_id: Id<Customer>,
-    /// 1 to 50 lines.
-    pub lines: Vec<NewLine>,
-}
-
-/// The query of `GET /customers/{id}/orders`. Unknown parameters are refused.
-#[derive(Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct PageQuery {
-    /// Orders per page, 1 to [`MAX_PAGE`] (default [`MAX_PAGE`]).
-    pub limit: Option<u32>,
-    /// The `next_cursor` of the previous page: that page's last order.
-    pub after: Option<PublicId<Order>>,
-}
-
-/// A page of a customer's orders, newest first.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct CustomerOrders {
-    /// The customer.
-    pub customer_id: Id<Customer>,
-    /// At most `limit` orders.
-    pub orders: Vec<OrderView>,
-    /// The `after` for the next page; `null` on the last page.
-    pub next_cursor: Option<PublicId<Order>>,
-}
-
-/// The body of every error.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct ErrorBody {
-    /// What went wrong, for people.
-    pub error: String,
-}
-
-fn not_found() -> Response {
-    (
-        StatusCode::NOT_FOUND,
-        [("content-type", "application/json")],
-        NOT_FOUND_BODY,
-    )
-        .into_response()
-}
-
-fn error(status: StatusCode, message: impl Into<String>) -> Response {
-    (
-        status,
-        Json(ErrorBody {
-            error: message.into(),
-        }),
-    )
-        .into_response()
-}
-
-fn internal(e: impl std::fmt::Display) -> Response {
-    eprintln!("bookstore: request failed: {e}");
-    error(StatusCode::INTERNAL_SERVER_ERROR, "internal error")
-}
-
-async fn unknown_route() -> Response {
-    not_found()
-}
-
-async fn method_not_allowed() -> Response {
-    error(
-        StatusCode::METHOD_NOT_ALLOWED,
-        "method not allowed on this path (see the Allow header)",
-    )
-}
 
 /// The caller from `X-Customer-Id`: a customer ID, which starts at 1; else what is wrong
 /// with the header (answered with 401).
@@ -135,10 +33,6 @@ fn caller(headers: &HeaderMap) -> Result<Id<Customer>, String> {
         Ok(id) => Ok(id),
         Err(e) => Err(format!("X-Customer-Id: {e}")),
     }
-}
-
-fn unauthorized(message: String) -> Response {
-    error(StatusCode::UNAUTHORIZED, message)
 }
 
 /// A JSON body the framework refused (syntax, types, unknown fields, content type, size), as a
@@ -171,7 +65,28 @@ fn check_lines(lines: &[NewLine]) -> Result<(), String> {
     Ok(())
 }
 
-async fn create_order(
+/// Creates an order for the caller; its public ID is in the body and the `Location` header.
+#[utoipa::path(
+    post,
+    path = "/orders",
+    tag = "orders",
+    params(
+        ("X-Customer-Id" = CustomerId, Header, description = "The caller's customer ID (from 1)")
+    ),
+    request_body(content = CreateOrder, content_type = "application/json"),
+    responses(
+        (status = 201, description = "The order, as stored", body = OrderView,
+            headers(("location" = String, description = "/orders/{public_id}"))),
+        (status = 400, description = "The body is not JSON", body = ErrorBody),
+        (status = 401, description = "X-Customer-Id is missing or not a customer ID", body = ErrorBody),
+        (status = 403, description = "customer_id is not the caller", body = ErrorBody),
+        (status = 413, description = "The body is too large", body = ErrorBody),
+        (status = 415, description = "The body is not declared as application/json", body = ErrorBody),
+        (status = 422, description = "The JSON does not fit CreateOrder, or a line is out of range", body = ErrorBody),
+        (status = 500, description = "A database failed", body = ErrorBody),
+    )
+)]
+pub(super) async fn create_order(
     State(app): State<Arc<Instance>>,
     headers: HeaderMap,
     body: Result<Json<CreateOrder>, JsonRejection>,
@@ -206,7 +121,23 @@ async fn create_order(
     }
 }
 
-async fn get_order(
+/// One of the caller's orders, by public ID.
+#[utoipa::path(
+    get,
+    path = "/orders/{public_id}",
+    tag = "orders",
+    params(
+        ("public_id" = OrderPublicId, Path, description = "The order's public ID"),
+        ("X-Customer-Id" = CustomerId, Header, description = "The caller's customer ID (from 1)")
+    ),
+    responses(
+        (status = 200, description = "The order", body = OrderView),
+        (status = 401, description = "X-Customer-Id is missing or not a customer ID", body = ErrorBody),
+        (status = 404, description = "No such order of the caller's, or not a public ID of an order (one answer for all)", body = ErrorBody),
+        (status = 500, description = "A database failed", body = ErrorBody),
+    )
+)]
+pub(super) async fn get_order(
     State(app): State<Arc<Instance>>,
     headers: HeaderMap,
     path: Result<Path<String>, PathRejection>,
@@ -229,7 +160,25 @@ async fn get_order(
     }
 }
 
-async fn customer_orders(
+/// The caller's orders, newest first, a page at a time.
+#[utoipa::path(
+    get,
+    path = "/customers/{id}/orders",
+    tag = "orders",
+    params(
+        ("id" = CustomerId, Path, description = "The caller's own customer ID"),
+        ("X-Customer-Id" = CustomerId, Header, description = "The caller's customer ID (from 1)"),
+        PageQuery
+    ),
+    responses(
+        (status = 200, description = "A page of orders", body = CustomerOrders),
+        (status = 400, description = "A query parameter is malformed, out of range or unknown", body = ErrorBody),
+        (status = 401, description = "X-Customer-Id is missing or not a customer ID", body = ErrorBody),
+        (status = 404, description = "Not the caller's own list, or `after` is not one of the caller's orders (one answer for all)", body = ErrorBody),
+        (status = 500, description = "A database failed", body = ErrorBody),
+    )
+)]
+pub(super) async fn customer_orders(
     State(app): State<Arc<Instance>>,
     headers: HeaderMap,
     path: Result<Path<String>, PathRejection>,
@@ -262,12 +211,8 @@ async fn customer_orders(
         None => None,
         Some(cursor) => match app.shards().key_of(cursor, customer).await {
             Ok(Some(key)) => Some(key),
-            Ok(None) => {
-                return error(
-                    StatusCode::BAD_REQUEST,
-                    format!("after: {cursor} is not one of your orders (use a next_cursor)"),
-                );
-            }
+            // Not one of the caller's orders: the same answer as any order not theirs.
+            Ok(None) => return not_found(),
             Err(e) => return internal(e),
         },
     };
