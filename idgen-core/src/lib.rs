@@ -27,6 +27,78 @@
 //! assert_eq!(Layout::TWITTER.decompose(a)?.node, 7);
 //! # Ok::<(), idgen_core::Error>(())
 //! ```
+//!
+//! ## Schemas
+//!
+//! With the features `schemars` (JSON Schema, schemars 1) and `utoipa` (OpenAPI, utoipa 6),
+//! [`SnowflakeId`], [`Id<T>`] and [`PublicId<T>`] describe themselves: `type: string`, a
+//! `pattern` that matches exactly what their parsers accept, a `format` (`snowflake-id`,
+//! `int64`, `typeid`), length bounds and an example. schemars' derive takes `Id<Order>` fields
+//! as they are. utoipa's derive composes any generic field type from its type arguments
+//! through a private trait; name the typed ID through a type alias and it uses the ID's own
+//! schema, under the alias's name:
+//!
+//! ```
+//! # #[cfg(feature = "utoipa")] {
+//! use idgen_core::{Id, PublicId, PublicIdPrefix};
+//! use utoipa::{PartialSchema, ToSchema};
+//!
+//! pub enum Customer {}
+//! pub struct Order;
+//! impl PublicIdPrefix for Order {
+//!     const PREFIX: &'static str = "ord";
+//! }
+//! pub type CustomerId = Id<Customer>;
+//! pub type OrderPublicId = PublicId<Order>;
+//!
+//! #[derive(ToSchema)]
+//! #[allow(dead_code)]
+//! struct OrderView {
+//!     public_id: OrderPublicId,
+//!     customer_id: CustomerId,
+//! }
+//!
+//! let schema = serde_json::to_value(OrderView::schema()).unwrap();
+//! assert_eq!(schema["properties"]["public_id"]["$ref"], "#/components/schemas/OrderPublicId");
+//! assert_eq!(CustomerId::name(), "CustomerId");
+//! # }
+//! ```
+//!
+//! ## Schemas
+//!
+//! With the features `schemars` (JSON Schema, schemars 1) and `utoipa` (OpenAPI, utoipa 6),
+//! [`SnowflakeId`], [`Id<T>`] and [`PublicId<T>`] describe themselves: `type: string`, a
+//! `pattern` that matches exactly what their parsers accept, a `format` (`snowflake-id`,
+//! `int64`, `typeid`), length bounds and an example. schemars' derive takes `Id<Order>` fields
+//! as they are. utoipa's derive composes any generic field type from its type arguments
+//! through a private trait of utoipa's; name the typed ID through a type alias and it uses the
+//! ID's own schema, under the alias's name:
+//!
+//! ```
+//! # #[cfg(feature = "utoipa")] {
+//! use idgen_core::{Id, PublicId, PublicIdPrefix};
+//! use utoipa::{PartialSchema, ToSchema};
+//!
+//! pub enum Customer {}
+//! pub struct Order;
+//! impl PublicIdPrefix for Order {
+//!     const PREFIX: &'static str = "ord";
+//! }
+//! pub type CustomerId = Id<Customer>;
+//! pub type OrderPublicId = PublicId<Order>;
+//!
+//! #[derive(ToSchema)]
+//! #[allow(dead_code)]
+//! struct OrderView {
+//!     public_id: OrderPublicId,
+//!     customer_id: CustomerId,
+//! }
+//!
+//! let schema = serde_json::to_value(OrderView::schema()).unwrap();
+//! assert_eq!(schema["properties"]["public_id"]["$ref"], "#/components/schemas/OrderPublicId");
+//! assert_eq!(CustomerId::name(), "CustomerId");
+//! # }
+//! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod clock;

@@ -148,3 +148,10 @@ async fn sqlite() {
         "{text}"
     );
 }
+
+/// `uuid` comes re-exported, so a user of idgen-diesel needs no `uuid` dependency of their own.
+#[test]
+fn uuid_is_re_exported() {
+    let nil: idgen_diesel::uuid::Uuid = idgen_diesel::uuid::Uuid::nil();
+    assert_eq!(idgen_diesel::PublicId::<()>::from_uuid(nil).uuid(), nil);
+}

@@ -110,3 +110,10 @@ async fn sqlite() {
     let db = idgen_testkit::sqlite().await.expect("a SQLite database");
     check(&Database::connect(db.url()).await.unwrap()).await;
 }
+
+/// `uuid` comes re-exported, so a user of idgen-seaorm needs no `uuid` dependency of their own.
+#[test]
+fn uuid_is_re_exported() {
+    let nil: idgen_seaorm::uuid::Uuid = idgen_seaorm::uuid::Uuid::nil();
+    assert_eq!(idgen_seaorm::PublicId::<()>::from_uuid(nil).uuid(), nil);
+}

@@ -220,3 +220,10 @@ async fn hilo_hands_out_typed_ids_from_a_sqlite_counter() {
     let second = ids.next_typed_id::<OrderLine>().await.unwrap();
     assert_eq!((first.get(), second.get()), (1, 2));
 }
+
+/// `uuid` comes re-exported, so a user of idgen-sqlx needs no `uuid` dependency of their own.
+#[test]
+fn uuid_is_re_exported() {
+    let nil: idgen_sqlx::uuid::Uuid = idgen_sqlx::uuid::Uuid::nil();
+    assert_eq!(idgen_sqlx::PublicId::<()>::from_uuid(nil).uuid(), nil);
+}
