@@ -27,6 +27,9 @@
 //!    as `nobody`.
 //! 4. Otherwise [`Error::NoServer`], whose message names the three ways.
 //!
+//! The first call for each kind prints to stderr which route was taken and why the others were
+//! not. `IDGEN_TESTKIT_ROUTE=url|containers|local` allows only that route (CI: `containers`).
+//!
 //! Environment knobs for path 3: `IDGEN_PG_BIN_DIR` (where `initdb` and `postgres` are, if not on
 //! `PATH` or under `/usr/lib/postgresql/<version>/bin`) and `IDGEN_TESTKIT_USER` (the user the
 //! servers run as when the tests run as root; default `nobody`).

@@ -151,7 +151,15 @@ async fn launch_once(spec: &LaunchSpec, runner: &unprivileged::Runner) -> Result
             ));
         }
         match admin::ping(spec.kind, &admin_url).await {
-            Ok(()) => return Ok(Server::new(spec.kind, admin_url, Some(Box::new(watchdog)))),
+            Ok(()) => {
+                let description = format!(
+                    "local binaries: {} at 127.0.0.1:{port}, data in {}",
+                    spec.server.display(),
+                    dir.display()
+                );
+                return Ok(Server::new(spec.kind, admin_url, Some(Box::new(watchdog)))
+                    .described(description));
+            }
             Err(err) if tokio::time::Instant::now() >= deadline => {
                 let log = watchdog::log_tail(&dir);
                 watchdog.stop(&dir);
