@@ -193,7 +193,10 @@ pub async fn run_tasks(
         let (shutdown, failed) = (shutdown.clone(), failed.clone());
         tasks.spawn(async move {
             let result = tokio::select! {
-                r = create_orders(&instance, count, customers, || bar.inc(1)) => r,
+                r = create_orders(&instance, count, customers, || {
+                    bar.inc(1);
+                    Ok(())
+                }) => r,
                 reason = shutdown.requested() => Err(stopped(reason)),
                 reason = failed.requested() => Err(reason.into()),
             };
@@ -232,18 +235,30 @@ pub async fn run_tasks(
     })
 }
 
+/// Creates `count` orders, calling `done` after each; an error from `done` stops the run.
 async fn create_orders(
     instance: &Instance,
     count: u32,
     customers: u64,
-    mut done: impl FnMut(),
+    mut done: impl FnMut() -> Result<()>,
 ) -> Result<()> {
     for _ in 0..count {
         let (customer, lines) = random_order(customers);
         instance.create_order(customer, &lines).await?;
-        done();
+        done()?;
     }
     Ok(())
+}
+
+/// Writes one line to stdout, the worker's channel to its parent. A failed write (the parent
+/// is gone: a broken pipe) is an error, never a panic, so the worker still releases its lease.
+fn tell_parent(line: std::fmt::Arguments<'_>) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_fmt(line)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush())
+        .map_err(|e| format!("stopped: the parent process is gone ({e})").into())
 }
 
 /// Resolves when stdin reaches its end: the parent closed it (to stop this worker) or died.
@@ -269,15 +284,14 @@ pub async fn run_worker(
 ) -> Result<()> {
     let instance = Instance::start(cluster, shards.clone()).await?;
     let result = tokio::select! {
-        r = create_orders(&instance, orders, customers, || println!("progress 1")) => r,
+        r = create_orders(&instance, orders, customers, || tell_parent(format_args!("progress 1"))) => r,
         reason = shutdown.requested() => Err(stopped(reason)),
         () = stdin_closed() => Err("stopped: the parent process closed stdin".into()),
     };
     let released = instance.stop().await;
     result?;
     released?;
-    println!("done {}", instance.node());
-    Ok(())
+    tell_parent(format_args!("done {}", instance.node()))
 }
 
 /// How long stopped workers get to release their node IDs before they are killed.

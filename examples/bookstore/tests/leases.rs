@@ -157,9 +157,11 @@ async fn a_worker_whose_parent_dies_releases_its_node_id() {
         .spawn()
         .unwrap();
     wait_for_held(dir.path(), 2).await;
-    // SIGKILL: the parent cannot do anything; its workers see their stdin end.
+    // SIGKILL: the parent cannot do anything; its workers see their stdin end (and their
+    // progress lines hit a broken pipe). They must release well before the lease's 30 s TTL
+    // would free the node IDs anyway.
     parent.kill().await.unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(10);
     while !held(dir.path()).await.is_empty() {
         assert!(
             Instant::now() < deadline,
