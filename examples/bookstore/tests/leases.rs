@@ -107,9 +107,17 @@ async fn sigterm_while_serving_releases_the_node_id() {
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stderr.contains("SIGTERM: stopping the API"), "{stderr}");
     assert_eq!(held(dir.path()).await, [], "{stderr}");
-    // Each node ID used has the exact last timestamp recorded: the next holder starts at once.
+    // Nobody holds a node ID any more, and each node ID used (the run's 4, then the API's) has
+    // its last timestamp recorded, so the next holder starts at once.
     let rows = store(dir.path()).await.rows(NAMESPACE).await.unwrap();
-    assert!(rows.iter().filter(|r| r.holder.is_some()).count() >= 4);
+    assert!(rows.iter().all(|r| r.holder.is_none()), "{rows:?}");
+    assert!(
+        rows.iter()
+            .filter(|r| r.last_timestamp_ms.is_some())
+            .count()
+            >= 4,
+        "{rows:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
