@@ -112,6 +112,26 @@ const CASES: &[Case] = &[
         },
     },
     Case {
+        name: "idgen PublicId encode_to (ord_ + 26, no allocation)",
+        peer: Some("uuid hyphenated encode_lower (no allocation)"),
+        run: |n| {
+            let id = PublicId::<Order>::new();
+            let mut buf = [0u8; idgen_core::public_id::MAX_TEXT_LEN];
+            timed(n, || _ = black_box(black_box(&id).encode_to(&mut buf)))
+        },
+    },
+    Case {
+        name: "uuid hyphenated encode_lower (no allocation)",
+        peer: None,
+        run: |n| {
+            let id = uuid::Uuid::new_v4();
+            let mut buf = uuid::Uuid::encode_buffer();
+            timed(n, || {
+                _ = black_box(&*black_box(&id).hyphenated().encode_lower(&mut buf))
+            })
+        },
+    },
+    Case {
         name: "idgen PublicId parse (ord_ + 26)",
         peer: Some("uuid parse_str (hyphenated)"),
         run: |n| {
@@ -221,10 +241,17 @@ fn main() {
             Some(peer) => {
                 let at = CASES.iter().position(|c| c.name == peer).expect("peer");
                 let peer_min = results[at].0;
-                (peer, format!("{peer_min:.1}"), format!("{:.2}", min / peer_min))
+                (
+                    peer,
+                    format!("{peer_min:.1}"),
+                    format!("{:.2}", min / peer_min),
+                )
             }
             None => ("—", "—".to_owned(), "—".to_owned()),
         };
-        println!("| {} | {min:.1} | {median:.1} | {peer} | {peer_min} | {ratio} |", case.name);
+        println!(
+            "| {} | {min:.1} | {median:.1} | {peer} | {peer_min} | {ratio} |",
+            case.name
+        );
     }
 }
