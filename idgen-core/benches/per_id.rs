@@ -12,7 +12,10 @@
 //!
 //! Callgrind mode: `per_id --run <case> <iterations>` runs only that case, once. The script
 //! runs it twice with different counts and divides the difference of the instruction totals
-//! by the difference of the counts, so start-up (runtime, first seeding) cancels out.
+//! by the difference of the counts, so start-up (runtime, first seeding) cancels out. In this
+//! mode the hi-lo cases take all their IDs from one block of 2^24: the count is the per-ID
+//! path, repeatable (block switches and refills run on other threads and would make it depend
+//! on scheduling; their cost per ID is in the wall-clock table, with blocks of 1000).
 //!
 //! Peers: uuid 1.29 with `fast-rng` (rand's thread-local ChaCha12), ulid 3; uuid *without*
 //! `fast-rng` cannot be built in this binary (cargo unifies features), so it has a bench of its
@@ -20,7 +23,7 @@
 #![allow(missing_docs)]
 
 use std::hint::black_box;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
 use idgen_core::hilo::{HiLo, MemorySource};
@@ -55,8 +58,18 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("runtime")
 }
 
+/// Set in callgrind mode (`--run`): the hi-lo cases then use one block larger than any run,
+/// so the count is the per-ID path alone, the same in every run (block switches and refills,
+/// which run on other threads, would make it depend on scheduling).
+static ONE_BLOCK: AtomicBool = AtomicBool::new(false);
+
 fn hilo(rt: &tokio::runtime::Runtime) -> HiLo {
-    rt.block_on(HiLo::new(MemorySource::new(), 1000))
+    let block = if ONE_BLOCK.load(Ordering::Relaxed) {
+        1 << 24
+    } else {
+        1000
+    };
+    rt.block_on(HiLo::new(MemorySource::new(), block))
         .expect("hilo")
 }
 
@@ -217,6 +230,7 @@ fn main() {
             .iter()
             .find(|c| c.name == name)
             .unwrap_or_else(|| panic!("no case {name:?}"));
+        ONE_BLOCK.store(true, Ordering::Relaxed);
         (case.run)(n);
         return;
     }
