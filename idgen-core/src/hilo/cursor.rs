@@ -182,7 +182,8 @@ impl Cursor {
         slot.start.store(block.start, Ordering::Relaxed);
         slot.len.store(block.len, Ordering::Relaxed);
         slot.trigger.store(trigger, Ordering::Relaxed);
-        slot.epoch.store(Self::masked(full_epoch), Ordering::Release);
+        slot.epoch
+            .store(Self::masked(full_epoch), Ordering::Release);
     }
 
     /// The lock-free block switch: the block of `epoch` (masked) is used up; if the next epoch's

@@ -3,6 +3,7 @@
 //! with exponential backoff and jitter (one task at a time while fetches fail).
 
 use std::collections::hash_map::RandomState;
+use std::future::Future;
 use std::hash::BuildHasher;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -17,12 +18,20 @@ use super::state::{Call, Shared};
 /// The latency it records runs from the request (`kicked_at` for the first fetch) to the
 /// block's arrival, so it includes the time the runtime took to schedule this task: that is
 /// what the low-water mark has to cover.
-pub(crate) async fn run(me: Weak<Shared>, kicked_at: Instant) {
-    let mut task = Task {
-        me: me.clone(),
+///
+/// The task's guard exists from the moment the future does, so a task its runtime drops before
+/// ever polling it (a runtime shutting down) gives its slot back too.
+pub(crate) fn task(me: Weak<Shared>, kicked_at: Instant) -> impl Future<Output = ()> + Send {
+    let task = Task {
+        me,
         fetch: None,
         running: true,
     };
+    run(task, kicked_at)
+}
+
+async fn run(mut task: Task, kicked_at: Instant) {
+    let me = task.me.clone();
     let mut failures: u32 = 0;
     let mut jitter = Jitter::new();
     let mut requested = Some(kicked_at);

@@ -30,7 +30,10 @@ fn small_blocks(counter: &MemorySource) -> HiLoBuilder<MemorySource> {
 }
 
 fn assert_increasing_and_unique(ids: &[i64]) {
-    assert!(ids.windows(2).all(|w| w[0] < w[1]), "not increasing: {ids:?}");
+    assert!(
+        ids.windows(2).all(|w| w[0] < w[1]),
+        "not increasing: {ids:?}"
+    );
     assert_eq!(ids.iter().collect::<HashSet<_>>().len(), ids.len());
 }
 
@@ -68,12 +71,49 @@ fn a_hilo_built_on_a_dropped_runtime_keeps_working_on_a_thread_without_one() {
     let built_on = multi_thread();
     let ids = built_on.block_on(small_blocks(&counter).build()).unwrap();
     drop(built_on);
-    let got: Vec<i64> = std::thread::spawn(move || {
-        (0..35).map(|_| ids.next_id_blocking().unwrap()).collect()
-    })
-    .join()
-    .unwrap();
+    let got: Vec<i64> =
+        std::thread::spawn(move || (0..35).map(|_| ids.next_id_blocking().unwrap()).collect())
+            .join()
+            .unwrap();
     assert_eq!(got, (1..=35).collect::<Vec<_>>());
+}
+
+/// A fetch task spawned on a runtime that is dropped before it ever runs gives its slot back:
+/// with a slot held by a task that will never run, a counter table (one fetch at a time) would
+/// never be asked again.
+#[test]
+fn a_fetch_task_its_runtime_never_ran_is_given_back() {
+    let counter = MemorySource::new();
+    let first = current_thread();
+    let ids = first
+        .block_on(HiLo::builder(counter.clone()).block(10).build())
+        .unwrap();
+    // Let the start-up prefetch land, then take IDs until one starts a fetch, and drop the
+    // runtime before that fetch's task is ever polled.
+    first.block_on(async {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let blocks = ids.stats().blocks_fetched;
+        let mut taken = 0;
+        while ids.stats().blocks_fetched == blocks && taken < 20 {
+            ids.try_next_id().unwrap();
+            taken += 1;
+        }
+    });
+    drop(first);
+    let second = current_thread();
+    let got = second.block_on(async {
+        let mut got = Vec::new();
+        for _ in 0..100 {
+            got.push(
+                tokio::time::timeout(Duration::from_secs(2), ids.next_id())
+                    .await
+                    .expect("stuck: a dead task still holds the fetch slot")
+                    .unwrap(),
+            );
+        }
+        got
+    });
+    assert_increasing_and_unique(&got);
 }
 
 /// A runtime that shuts down while its task is fetching drops that task: the fetch is given

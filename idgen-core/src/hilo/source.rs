@@ -86,7 +86,8 @@ pub enum Increment {
 pub trait HiLoSource: Send + Sync + 'static {
     /// Advances the counter by one step and returns the value it had before: the first ID of the
     /// new block. For [`Increment::Fixed`] sources `size` always equals that increment; for
-    /// [`Increment::PerCall`] sources it is the block length the engine wants now.
+    /// [`Increment::PerCall`] sources it is the number of IDs the engine wants now (one block,
+    /// or several blocks' worth at a high rate; the engine splits them).
     fn allocate(&self, size: u64) -> impl Future<Output = Result<i64, BoxError>> + Send;
 
     /// Takes up to `count` blocks of `size` IDs in **one round trip** and returns their first

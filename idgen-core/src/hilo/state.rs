@@ -366,7 +366,7 @@ impl Shared {
     fn start_tasks(&self, count: usize, caller: Caller) {
         let kicked_at = Instant::now();
         for _ in 0..count {
-            if let Err(reason) = runtime::spawn(caller, refill::run(self.me.clone(), kicked_at)) {
+            if let Err(reason) = runtime::spawn(caller, refill::task(self.me.clone(), kicked_at)) {
                 let mut inner = self.lock();
                 inner.tasks -= 1;
                 inner.last_error = Some(source_error(&self.counter, reason.into()));
@@ -396,7 +396,10 @@ impl Shared {
         // fetches will plan again before anyone else.
         let idle = inner.tasks.saturating_sub(inner.flights.len()) as u64;
         let wanted = deficit.saturating_sub(idle);
-        let room = self.options.max_fetches_in_flight.saturating_sub(inner.tasks);
+        let room = self
+            .options
+            .max_fetches_in_flight
+            .saturating_sub(inner.tasks);
         usize::try_from(wanted).unwrap_or(usize::MAX).min(room)
     }
 
@@ -601,9 +604,19 @@ impl Shared {
 
     /// For a fetch task: checks and buffers what `fetch` brought. `Err` when it failed closed
     /// (the task's slot is then given back).
-    pub(crate) fn land(&self, fetch: &Fetch, starts: Vec<i64>, latency: Duration) -> Result<(), ()> {
+    pub(crate) fn land(
+        &self,
+        fetch: &Fetch,
+        starts: Vec<i64>,
+        latency: Duration,
+    ) -> Result<(), ()> {
         let mut inner = self.lock();
         inner.flights.retain(|f| f.id != fetch.id);
+        if inner.fatal.is_some() {
+            // Failed closed while this fetch was out: its blocks are never served.
+            inner.tasks -= 1;
+            return Err(());
+        }
         inner.fetches += 1;
         inner.latency_last = Some(latency);
         inner.latency_sum += latency;
@@ -692,11 +705,7 @@ impl Shared {
             {
                 return Err(backwards(block.start, highest));
             }
-            for other in inner
-                .recent
-                .iter()
-                .filter(|r| r.arrived > fetch.sent_after)
-            {
+            for other in inner.recent.iter().filter(|r| r.arrived > fetch.sent_after) {
                 if block.start <= last(&other.block) && other.block.start <= last(block) {
                     return Err(backwards(block.start, last(&other.block)));
                 }
