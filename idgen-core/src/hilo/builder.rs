@@ -38,7 +38,7 @@ impl Default for Options {
             prefetch: true,
             low_water_factor: 3.0,
             min_low_water: 1,
-            max_buffered_blocks: 64,
+            max_buffered_blocks: 256,
             max_fetches_in_flight: 4,
             timeout: Duration::from_secs(5),
             backoff_initial: Duration::from_millis(50),
@@ -225,9 +225,12 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     /// a prefetch starts when fewer IDs than that are buffered, so it lands before the buffer
     /// runs dry even if the rate or the latency grows by that factor meanwhile. The latency is
     /// measured from the request to the block's arrival (so it includes scheduling the
-    /// background task) and estimated as the largest of the last, the mean and a slowly
-    /// decaying peak; the rate is sampled at each refill. Before a rate is known, a whole block:
-    /// the second block is fetched as soon as the first is in use.
+    /// background task) and estimated as the largest of the last, the mean and the recent peak
+    /// (which halves every 10 s, so a spike keeps counting for a while whatever the fetch
+    /// rate); the rate is sampled at each refill. Before a rate is known, a whole block: the
+    /// second block is fetched as soon as the first is in use. Blocks are fetched to stay
+    /// above the mark, several per round trip or several round trips at once when one block
+    /// per round trip is not enough, up to [`max_buffered_blocks`](Self::max_buffered_blocks).
     ///
     /// ```
     /// # use idgen_core::hilo::{HiLo, MemorySource};
@@ -253,7 +256,7 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     }
 
     /// How many fetched blocks may wait in the buffer besides the current one, counting blocks
-    /// on their way (default 64). The buffer only grows that far when the low-water mark
+    /// on their way (default 256). The buffer only grows that far when the low-water mark
     /// (rate × fetch latency × [`low_water_factor`](Self::low_water_factor)) asks for it; this
     /// bounds it, and so the IDs a restart leaves unused.
     ///

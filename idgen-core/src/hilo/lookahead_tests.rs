@@ -174,8 +174,9 @@ async fn settle() {
     }
 }
 
-/// Blocks of 10; 25 IDs of low water and no rate yet: the first take asks for two blocks, and
-/// a source of one block per call gets two calls at once.
+/// Blocks of 10; 25 IDs of low water and no rate yet: the start-up fetch is followed by a
+/// second at once, and the block's trigger (its second ID) starts a third while the second is
+/// out: a source of one block per call gets two calls at once.
 async fn two_fetches_out(source: &Gated) -> HiLo {
     let ids = HiLo::builder(source.clone())
         .block(10)
@@ -185,6 +186,7 @@ async fn two_fetches_out(source: &Gated) -> HiLo {
         .await
         .unwrap();
     assert_eq!(ids.next_id().await.unwrap(), 1);
+    assert_eq!(ids.next_id().await.unwrap(), 2);
     settle().await;
     assert_eq!(source.calls(), 3, "the start-up call and two at once");
     assert_eq!(ids.stats().fetches_in_flight, 2);
@@ -202,8 +204,8 @@ async fn a_block_overtaken_by_a_later_one_is_still_served_first() {
     // [21, 31) is buffered but not staged while [11, 21), sent before it arrived, is out.
     source.open(1);
     settle().await;
-    let mut got = vec![1];
-    for _ in 0..39 {
+    let mut got = vec![1, 2];
+    for _ in 0..38 {
         got.push(ids.next_id().await.unwrap());
     }
     assert_eq!(got, (1..=40).collect::<Vec<_>>());
@@ -217,8 +219,8 @@ async fn a_block_arriving_below_one_already_in_use_is_dropped_not_served_out_of_
     let ids = two_fetches_out(&source).await;
     source.open(2); // [21, 31) arrives; [11, 21) is still out
     settle().await;
-    let mut got = vec![1];
-    for _ in 0..10 {
+    let mut got = vec![1, 2];
+    for _ in 0..9 {
         got.push(ids.next_id().await.unwrap());
     }
     // The current block ran out: rather than wait for [11, 21), the caller moved on to 21.

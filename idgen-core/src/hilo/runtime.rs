@@ -10,7 +10,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Wake, Waker};
 use std::thread::Thread;
 use std::time::Instant;
 
@@ -102,7 +102,7 @@ pub(crate) fn wait_until<F: Future>(mut future: Pin<&mut F>, deadline: Instant) 
     let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
     let mut cx = Context::from_waker(&waker);
     loop {
-        if let Poll::Ready(_) = future.as_mut().poll(&mut cx) {
+        if future.as_mut().poll(&mut cx).is_ready() {
             return true;
         }
         let now = Instant::now();

@@ -43,6 +43,11 @@ use super::source::{BoxError, DynSource, Increment};
 use super::stats::HiLoStats;
 use crate::Error;
 
+/// How fast a fetch latency spike fades from the look-ahead: a database that answered in 8 ms
+/// once in the last few seconds may do so again (a checkpoint, a busy host), and the buffer
+/// should ride it out; one that has been fast for a minute is fast.
+const PEAK_HALF_LIFE: Duration = Duration::from_secs(10);
+
 /// Everything one `HiLo` and its clones share.
 pub(crate) struct Shared {
     pub(crate) cursor: Cursor,
@@ -129,8 +134,10 @@ struct Inner {
     latency_last: Option<Duration>,
     latency_sum: Duration,
     latency_max: Duration,
-    /// A peak that decays by a quarter per fetch: recent latency spikes count, old ones fade.
+    /// The highest recent latency: it halves every `PEAK_HALF_LIFE`, so a spike keeps counting
+    /// for a while whatever the fetch rate, and old ones fade.
     latency_peak: Duration,
+    peak_at: Instant,
     caller_waits: u64,
     last_error: Option<Error>,
     /// Set once the generator failed closed; every later call returns it.
@@ -223,6 +230,7 @@ impl Shared {
                 latency_sum: Duration::ZERO,
                 latency_max: Duration::ZERO,
                 latency_peak: Duration::ZERO,
+                peak_at: Instant::now(),
                 caller_waits: 0,
                 last_error: None,
                 fatal: None,
@@ -279,7 +287,7 @@ impl Shared {
 
     /// The offset at which taking an ID from `block` asks for more: where the buffer behind it
     /// drops to the low-water mark, and at the latest halfway, so the next block gets staged
-    /// in time. Never below `taken`.
+    /// in time; never below `taken`, and not at the first ID.
     fn trigger_for(&self, inner: &Inner, block: Block, taken: u64) -> u64 {
         let halfway = (block.len - 1) / 2;
         let behind = inner.buffered_blocks() + inner.pending();
@@ -288,7 +296,9 @@ impl Shared {
             Some(deficit) if deficit > 0 => (block.len - 1).saturating_sub(deficit).min(halfway),
             _ => halfway,
         };
-        at.max(taken)
+        // Not the first ID: the call that switches blocks should not also start fetches
+        // (unless the block is too short to avoid it).
+        at.max(taken).max(1.min(halfway))
     }
 
     /// Sets the current block's trigger where its remaining IDs plus the buffered blocks drop
@@ -437,7 +447,7 @@ impl Shared {
     fn reserve_waits(&self, inner: &Inner) -> bool {
         let n = inner.reserve_request;
         n > 0
-            && !inner.staged.is_some_and(|b| b.len >= n)
+            && inner.staged.is_none_or(|b| b.len < n)
             && !inner.spares.iter().any(|s| s.block.len >= n)
     }
 
@@ -621,7 +631,11 @@ impl Shared {
         inner.latency_last = Some(latency);
         inner.latency_sum += latency;
         inner.latency_max = inner.latency_max.max(latency);
-        inner.latency_peak = latency.max(inner.latency_peak.mul_f64(0.75));
+        let now = Instant::now();
+        let halvings = now.saturating_duration_since(inner.peak_at).as_secs_f64()
+            / PEAK_HALF_LIFE.as_secs_f64();
+        inner.latency_peak = latency.max(inner.latency_peak.mul_f64(0.5f64.powf(halvings)));
+        inner.peak_at = now;
         let verdict = self.blocks_of(fetch, &starts).and_then(|blocks| {
             self.check(&inner, fetch, &blocks)?;
             Ok(blocks)
@@ -819,6 +833,7 @@ impl Shared {
             counter: self.counter.clone(),
             ids_issued: inner.issued_retired + in_current,
             blocks_fetched: inner.blocks_fetched,
+            fetches: inner.fetches,
             blocks_discarded: inner.blocks_discarded,
             fetch_failures: inner.fetch_failures,
             fetch_latency_last: inner.latency_last,

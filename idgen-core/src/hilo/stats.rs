@@ -30,6 +30,8 @@ pub struct HiLoStats {
     pub ids_issued: u64,
     /// Blocks fetched from the counter.
     pub blocks_fetched: u64,
+    /// Successful round trips to the counter (each brings one block or several).
+    pub fetches: u64,
     /// Fetched blocks dropped unused because they arrived below a block already in use (only
     /// possible with several fetches in flight; a gap, never a duplicate).
     pub blocks_discarded: u64,
