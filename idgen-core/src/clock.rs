@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+use std::time::Instant;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A source of wall-clock time in milliseconds since the Unix epoch.
 ///
@@ -93,6 +95,110 @@ impl<C: Clock + ?Sized> Clock for &C {
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct SystemClock {
+    inner: Monotonic,
+}
+
+impl SystemClock {
+    /// Anchors a new clock to the current wall-clock time.
+    pub fn new() -> Self {
+        SystemClock {
+            inner: Monotonic::anchored(),
+        }
+    }
+}
+
+const NS_PER_MS: i128 = 1_000_000;
+
+fn unix_now_ns() -> i128 {
+    match SystemTime::now().duration_since(UNIX_EPOCH) {
+        Ok(d) => d.as_nanos() as i128,
+        Err(e) => -(e.duration().as_nanos() as i128),
+    }
+}
+
+/// On Linux: `clock_gettime(CLOCK_MONOTONIC)` (the clock `std::time::Instant` reads there,
+/// through the vDSO: no system call) plus one offset. `Instant::elapsed()` normalises a
+/// `Duration` on the way, which costs more instructions than the read itself.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[derive(Clone, Copy, Debug)]
+struct Monotonic {
+    /// Unix time in ns at the monotonic clock's zero: `now_ns = unix_at_zero_ns + monotonic_ns`.
+    unix_at_zero_ns: i64,
+    /// The same instant as `anchor_monotonic_ns`, for reading the clock through `std` instead
+    /// should a direct read ever fail.
+    anchor: std::time::Instant,
+    anchor_monotonic_ns: i64,
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+impl Monotonic {
+    fn anchored() -> Self {
+        let anchor = std::time::Instant::now();
+        let anchor_monotonic_ns = read_monotonic_ns().unwrap_or(0);
+        let unix = unix_now_ns();
+        // Fits an i64 for any date between 1678 and 2262; clamped to ±2^62 beyond, so adding a
+        // monotonic reading (below 2^62 ns: 146 years of uptime) never overflows.
+        let at_zero = (unix - i128::from(anchor_monotonic_ns)).clamp(-(1 << 62), 1 << 62);
+        Monotonic {
+            unix_at_zero_ns: at_zero as i64,
+            anchor,
+            anchor_monotonic_ns,
+        }
+    }
+
+    #[inline(always)]
+    fn now_ms(&self) -> i64 {
+        let monotonic = match read_monotonic_ns() {
+            Some(ns) => ns,
+            None => self.monotonic_ns_from_std(),
+        };
+        // No overflow: `unix_at_zero_ns` is at most ~2^61 (a date before 2262) and the monotonic
+        // clock counts from boot.
+        let ns = self.unix_at_zero_ns.wrapping_add(monotonic);
+        if ns >= 0 {
+            // After 1970 (always, in practice): an unsigned division by a constant.
+            (ns as u64 / NS_PER_MS as u64) as i64
+        } else {
+            ns.div_euclid(NS_PER_MS as i64)
+        }
+    }
+
+    /// CLOCK_MONOTONIC cannot fail on Linux (std's `Instant` panics if it does); should it ever,
+    /// read the same clock through `Instant`, from the anchor, rather than make a time up.
+    #[cold]
+    fn monotonic_ns_from_std(&self) -> i64 {
+        let elapsed = i64::try_from(self.anchor.elapsed().as_nanos()).unwrap_or(i64::MAX);
+        self.anchor_monotonic_ns.saturating_add(elapsed)
+    }
+}
+
+/// Nanoseconds on `CLOCK_MONOTONIC`, `None` if the read failed.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[inline(always)]
+#[allow(unsafe_code)]
+fn read_monotonic_ns() -> Option<i64> {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a live, writable `timespec` for the whole call, the only memory
+    // `clock_gettime` writes; it keeps no pointer to it afterwards. (Tested in this module:
+    // `the_direct_monotonic_read_agrees_with_instant`.)
+    let status = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    // Seconds since boot: far below 2^63 ns (292 years). (`time_t` and `c_long` are 32 bits
+    // on some targets, hence the conversions.)
+    #[allow(clippy::useless_conversion)]
+    (status == 0).then(|| {
+        i64::from(t.tv_sec)
+            .wrapping_mul(1_000_000_000)
+            .wrapping_add(i64::from(t.tv_nsec))
+    })
+}
+
+/// Elsewhere: `Instant` from an anchor.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+#[derive(Clone, Copy, Debug)]
+struct Monotonic {
     /// The wall-clock time at `anchor`, split as `anchor_unix_ms * 1_000_000 + anchor_sub_ms_ns`
     /// with `0 <= anchor_sub_ms_ns < 1_000_000`, so `now_ms` needs no 128-bit division.
     anchor_unix_ms: i64,
@@ -100,31 +206,18 @@ pub struct SystemClock {
     anchor: Instant,
 }
 
-impl SystemClock {
-    /// Anchors a new clock to the current wall-clock time.
-    pub fn new() -> Self {
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+impl Monotonic {
+    fn anchored() -> Self {
         let anchor = Instant::now();
-        let anchor_unix_ns = match SystemTime::now().duration_since(UNIX_EPOCH) {
-            Ok(d) => d.as_nanos() as i128,
-            Err(e) => -(e.duration().as_nanos() as i128),
-        };
-        Self {
+        let anchor_unix_ns = unix_now_ns();
+        Monotonic {
             anchor_unix_ms: anchor_unix_ns.div_euclid(NS_PER_MS) as i64,
             anchor_sub_ms_ns: anchor_unix_ns.rem_euclid(NS_PER_MS) as u32,
             anchor,
         }
     }
-}
 
-const NS_PER_MS: i128 = 1_000_000;
-
-impl Default for SystemClock {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Clock for SystemClock {
     #[inline]
     fn now_ms(&self) -> i64 {
         unix_ms_after(
@@ -135,9 +228,23 @@ impl Clock for SystemClock {
     }
 }
 
+impl Default for SystemClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Clock for SystemClock {
+    #[inline(always)]
+    fn now_ms(&self) -> i64 {
+        self.inner.now_ms()
+    }
+}
+
 /// `floor((anchor_ms * 1e6 + anchor_sub_ms_ns + elapsed_ns) / 1e6)` in 64-bit arithmetic: whole
 /// seconds of `elapsed` are whole milliseconds, so only the sub-millisecond parts are divided.
 /// The same value as a 128-bit division, which costs ~15 ns per ID.
+#[cfg_attr(any(target_os = "linux", target_os = "android"), allow(dead_code))]
 #[inline]
 fn unix_ms_after(anchor_ms: i64, anchor_sub_ms_ns: u32, elapsed: Duration) -> i64 {
     let sub_ms_ns = u64::from(anchor_sub_ms_ns) + u64::from(elapsed.subsec_nanos());
@@ -227,6 +334,50 @@ mod tests {
             );
             prop_assert_eq!(got, expected);
         }
+    }
+
+    /// The direct `clock_gettime` read is the clock `Instant` reads: between two `Instant`
+    /// reads, it moves by no more than they do.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[test]
+    fn the_direct_monotonic_read_agrees_with_instant() {
+        for _ in 0..1000 {
+            let a = std::time::Instant::now();
+            let direct_a = read_monotonic_ns().expect("CLOCK_MONOTONIC reads");
+            std::hint::black_box(0);
+            let direct_b = read_monotonic_ns().expect("CLOCK_MONOTONIC reads");
+            let b = std::time::Instant::now();
+            assert!(direct_b >= direct_a);
+            let around = b.duration_since(a).as_nanos() as i64;
+            assert!(
+                direct_b - direct_a <= around,
+                "{} > {around}",
+                direct_b - direct_a
+            );
+        }
+        let clock = Monotonic::anchored();
+        assert_eq!(
+            clock.monotonic_ns_from_std() / 1_000_000_000,
+            read_monotonic_ns().unwrap() / 1_000_000_000,
+            "the std route reads the same clock"
+        );
+    }
+
+    #[test]
+    fn system_clock_follows_the_wall_clock_and_never_steps_back() {
+        let clock = SystemClock::new();
+        let mut last = clock.now_ms();
+        for _ in 0..100_000 {
+            let now = clock.now_ms();
+            assert!(now >= last);
+            last = now;
+        }
+        let wall = (unix_now_ns() / NS_PER_MS) as i64;
+        assert!(
+            (clock.now_ms() - wall).abs() <= 2,
+            "{} vs {wall}",
+            clock.now_ms()
+        );
     }
 
     #[test]

@@ -97,12 +97,10 @@ pub enum Error {
         reason: String,
     },
 
-    /// The generator's node-ID lease is not known to be valid now, so it issues nothing.
-    #[error(
-        "the node ID lease is not valid at {} (valid until {}): no ID was issued until the lease is renewed",
-        UnixMs(*.now_ms),
-        UnixMs(*.valid_until_ms)
-    )]
+    /// The generator's node-ID lease is not known to be valid now, so it issues nothing: its
+    /// renewals are failing (it resumes when one gets through), or the lease was released or
+    /// lost (`valid_until_ms` is `i64::MIN`; it never resumes).
+    #[error("{}", fenced_message(*.now_ms, *.valid_until_ms))]
     Fenced {
         /// The clock's reading, in milliseconds since the Unix epoch.
         now_ms: i64,
@@ -294,6 +292,21 @@ pub enum Error {
         input: String,
     },
 
+    /// Two Rust types with the same public-ID prefix were used with one `IdCodec`: the tag
+    /// is the prefix's, so their tokens would decode as each other's. Depends on the types
+    /// only, never on a token.
+    #[error(
+        "IdCodec: {second} uses the prefix {prefix:?}, which {first} already uses with this codec; their tokens would decode as each other's, so give each type its own prefix"
+    )]
+    CodecPrefixShared {
+        /// The shared prefix (`""` for none).
+        prefix: &'static str,
+        /// The type that used the prefix first.
+        first: &'static str,
+        /// The type that was refused.
+        second: &'static str,
+    },
+
     /// An `IdCodec` key or key-slot configuration was refused.
     #[error("{origin}: {reason}")]
     InvalidCodecKey {
@@ -394,5 +407,17 @@ fn describe_found(found: &str) -> String {
         "no prefix".to_owned()
     } else {
         format!("{found:?}")
+    }
+}
+
+fn fenced_message(now_ms: i64, valid_until_ms: i64) -> String {
+    if valid_until_ms == i64::MIN {
+        "the node ID lease was released or lost: this generator issues no more IDs (acquire a new lease and build a new generator)".to_owned()
+    } else {
+        format!(
+            "the node ID lease is not valid at {} (valid until {}): no ID was issued until the lease is renewed",
+            UnixMs(now_ms),
+            UnixMs(valid_until_ms)
+        )
     }
 }

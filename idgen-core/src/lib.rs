@@ -35,6 +35,7 @@ mod integrations;
 pub mod lease;
 pub mod public_id;
 pub mod snowflake;
+mod sync;
 pub mod uuid7;
 
 pub use clock::{Clock, ManualClock, SystemClock};

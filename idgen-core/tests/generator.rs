@@ -354,3 +354,191 @@ impl NowForTest for ManualClock {
         idgen_core::Clock::now_ms(self)
     }
 }
+
+/// Issue 12, item 11: under `Borrow`, a used-up tick while the clock is behind moves on to the
+/// following ticks without waiting, as long as they stay within the bound ahead of the clock;
+/// beyond it, the generator waits until they are within it again.
+#[test]
+fn borrow_moves_on_to_the_following_ticks_within_its_bound() {
+    let clock = ManualClock::new(T0);
+    let ids = Snowflake::builder()
+        .layout(Layout::SONYFLAKE)
+        .node(1)
+        .clock(clock.clone())
+        .clock_policy(ClockPolicy::Borrow {
+            max: Duration::from_secs(1),
+        })
+        .build()
+        .unwrap();
+    let first = ids.next_id().unwrap();
+    let start_ms = Layout::SONYFLAKE.decompose(first).unwrap().unix_ms;
+    clock.step_back(Duration::from_millis(500));
+    // 256 IDs per 10 ms tick: 40 ticks' worth, while the clock stands still 500 ms behind.
+    let mut last = first;
+    for _ in 0..256 * 40 {
+        let id = ids.next_id().unwrap();
+        assert!(id > last);
+        last = id;
+    }
+    let stats = ids.stats();
+    assert_eq!(stats.waited, Duration::ZERO, "Borrow waited: {stats:?}");
+    assert_eq!(stats.exhaustion_waits, 0);
+    assert_eq!(clock.now_ms_for_test(), T0 - 500, "the clock did not move");
+    let lead = Layout::SONYFLAKE.decompose(last).unwrap().unix_ms - (T0 - 500);
+    assert!(
+        lead <= 1000,
+        "issued {lead} ms ahead of the clock, above the 1 s bound"
+    );
+    assert_eq!(
+        Layout::SONYFLAKE.decompose(last).unwrap().unix_ms,
+        start_ms + 10 * 40,
+        "ticks borrowed one after another"
+    );
+
+    // Borrowing further would run more than 1 s ahead: wait until within the bound again.
+    for _ in 0..256 * 70 {
+        let id = ids.next_id().unwrap();
+        assert!(id > last);
+        last = id;
+        let ahead = Layout::SONYFLAKE.decompose(id).unwrap().unix_ms - clock.now_ms_for_test();
+        assert!(ahead <= 1000, "{ahead} ms ahead of the clock");
+    }
+    assert!(
+        ids.stats().waited > Duration::ZERO,
+        "it never waited at the bound"
+    );
+}
+
+/// Borrowed ticks run ahead of the clock, so a fence must stop them before they pass its
+/// deadline (a lease's renewal bound covers only timestamps up to the deadline).
+#[test]
+fn borrowed_ticks_never_pass_the_fence_deadline() {
+    let clock = ManualClock::new(T0);
+    let fence = Fence::new(T0 + 100);
+    let ids = Snowflake::builder()
+        .layout(Layout::SONYFLAKE)
+        .node(1)
+        .clock(clock.clone())
+        .fence(fence.clone())
+        .clock_policy(ClockPolicy::Borrow {
+            max: Duration::from_secs(1),
+        })
+        .build()
+        .unwrap();
+    ids.next_id().unwrap();
+    clock.step_back(Duration::from_millis(50));
+    let mut max_ms = 0;
+    loop {
+        match ids.next_id() {
+            Ok(id) => max_ms = max_ms.max(Layout::SONYFLAKE.decompose(id).unwrap().unix_ms),
+            Err(Error::Fenced { .. }) => break,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(max_ms < T0 + 100, "issued at {max_ms}, past the deadline");
+}
+
+/// Issue 12, item 7: a lease brings its node ID and fence; giving the builder another node ID
+/// or fence as well is an error, in whichever order the calls come.
+#[test]
+fn a_lease_with_a_node_or_fence_of_its_own_is_refused_in_any_order() {
+    use idgen_core::NodeLease;
+    struct Leased(Fence);
+    impl NodeLease for Leased {
+        fn node(&self) -> u64 {
+            9
+        }
+        fn fence(&self) -> Fence {
+            self.0.clone()
+        }
+        fn not_before_ms(&self) -> Option<i64> {
+            None
+        }
+    }
+    let lease = || Leased(Fence::new(i64::MAX));
+    let refused = [
+        Snowflake::builder().lease(lease()).node(3).build(),
+        Snowflake::builder().node(3).lease(lease()).build(),
+        Snowflake::builder()
+            .lease(lease())
+            .fence(Fence::new(i64::MAX))
+            .build(),
+        Snowflake::builder()
+            .fence(Fence::new(i64::MAX))
+            .lease(lease())
+            .build(),
+        Snowflake::builder()
+            .lease(lease())
+            .node_id(idgen_core::NodeId::Fixed(9))
+            .build(),
+        Snowflake::builder().lease(lease()).lease(lease()).build(),
+    ];
+    for (i, outcome) in refused.into_iter().enumerate() {
+        let err = outcome
+            .err()
+            .unwrap_or_else(|| panic!("case {i} was accepted"));
+        assert!(
+            matches!(err, Error::InvalidOptions { .. }),
+            "case {i}: {err}"
+        );
+    }
+    // The lease alone: its node ID, fenced by its fence.
+    let fence = Fence::new(i64::MAX);
+    let ids = Snowflake::builder()
+        .lease(Leased(fence.clone()))
+        .build()
+        .unwrap();
+    assert_eq!(ids.node(), 9);
+    fence.revoke();
+    assert!(matches!(
+        ids.next_id(),
+        Err(Error::Fenced {
+            valid_until_ms: i64::MIN,
+            ..
+        })
+    ));
+}
+
+/// A generator built on a fence that was already revoked never issues.
+#[test]
+fn a_generator_built_on_a_revoked_fence_never_issues() {
+    let fence = Fence::new(i64::MAX);
+    assert_eq!(fence.revoke(), None);
+    let ids = Snowflake::builder().node(1).fence(fence).build().unwrap();
+    let err = ids.next_id().unwrap_err();
+    assert!(err.to_string().contains("released or lost"), "{err}");
+}
+
+/// The issue count is kept per tick, not per ID: it must stay exact across tick changes, a
+/// floor (which is not an issued ID), borrowed ticks and a revoke.
+#[test]
+fn the_issue_count_is_exact_across_ticks_floors_and_borrowing() {
+    let clock = ManualClock::new(T0);
+    let fence = Fence::new(i64::MAX);
+    let ids = Snowflake::builder()
+        .layout(Layout::SONYFLAKE)
+        .node(1)
+        .clock(clock.clone())
+        .fence(fence.clone())
+        .not_before_ms(T0 + 20)
+        .clock_policy(ClockPolicy::Borrow {
+            max: Duration::from_secs(1),
+        })
+        .build()
+        .unwrap();
+    assert_eq!(ids.stats().ids_issued, 0, "the floor is not an issued ID");
+    for n in 1..=1000u64 {
+        ids.next_id().unwrap();
+        assert_eq!(ids.stats().ids_issued, n);
+        if n % 300 == 0 {
+            clock.advance(Duration::from_millis(50));
+        }
+    }
+    fence.revoke();
+    assert!(ids.next_id().is_err());
+    assert_eq!(
+        ids.stats().ids_issued,
+        1000,
+        "a revoke does not change the count"
+    );
+}

@@ -250,6 +250,26 @@ fn an_id_from_a_wider_layout_does_not_decompose() {
     );
 }
 
+#[test]
+fn a_pre_1970_epoch_and_a_late_instant_is_an_error_not_an_overflow() {
+    let layout = Layout::builder()
+        .epoch_ms(-9_000_000_000_000_000_000)
+        .timestamp_bits(41)
+        .node_bits(10)
+        .sequence_bits(12)
+        .build()
+        .unwrap();
+    assert!(matches!(
+        layout.ticks_at(i64::MAX),
+        Err(Error::TimeOverflow { .. })
+    ));
+    assert!(matches!(
+        layout.compose_at(9_000_000_000_000_000_000, 0, 0),
+        Err(Error::TimeOverflow { .. })
+    ));
+    assert_eq!(layout.ticks_at(-9_000_000_000_000_000_000 + 5).unwrap(), 5);
+}
+
 mod properties {
     use super::*;
     use proptest::prelude::*;
@@ -324,6 +344,35 @@ mod properties {
             let ia = layout.compose(Parts { ticks: a.0, node: a.1, sequence: a.2 }).unwrap();
             let ib = layout.compose(Parts { ticks: b.0, node: b.1, sequence: b.2 }).unwrap();
             if a.0 < b.0 { prop_assert!(ia < ib); }
+        }
+
+        /// Issue 12, item 13: any epoch the builder accepts (far before 1970 too) and any
+        /// instant: a tick or a typed error, never an arithmetic panic.
+        #[test]
+        fn any_epoch_and_any_instant_give_a_tick_or_an_error(
+            epoch in any::<i64>(),
+            time in 1u8..=41,
+            unix_ms in any::<i64>(),
+            unit in 1u32..=1000,
+        ) {
+            let Ok(layout) = Layout::builder()
+                .epoch_ms(epoch)
+                .unit_ms(unit)
+                .timestamp_bits(time)
+                .node_bits(10)
+                .sequence_bits(12)
+                .build() else { return Ok(()) };
+            match layout.ticks_at(unix_ms) {
+                Ok(ticks) => {
+                    prop_assert!(ticks <= layout.max_ticks());
+                    prop_assert!(layout.tick_start_ms(ticks) <= unix_ms);
+                    let id = layout.compose_at(unix_ms, 0, 0).unwrap();
+                    prop_assert_eq!(layout.decompose(id).unwrap().ticks, ticks);
+                }
+                Err(Error::BeforeEpoch { .. }) => prop_assert!(unix_ms < epoch),
+                Err(Error::TimeOverflow { .. }) => prop_assert!(unix_ms > layout.last_unix_ms()),
+                Err(e) => prop_assert!(false, "unexpected error {e}"),
+            }
         }
 
         #[test]

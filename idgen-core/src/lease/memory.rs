@@ -29,7 +29,8 @@ pub struct MemoryLeaseStore {
 
 #[derive(Clone, Debug)]
 struct Row {
-    holder: String,
+    /// `None` once released.
+    holder: Option<String>,
     expires_at_ms: i64,
     last_timestamp_ms: Option<i64>,
 }
@@ -80,7 +81,7 @@ impl LeaseStore for MemoryLeaseStore {
             match rows.get_mut(&key) {
                 Some(row) if row.expires_at_ms > now => continue,
                 Some(row) => {
-                    row.holder = req.holder.to_owned();
+                    row.holder = Some(req.holder.to_owned());
                     row.expires_at_ms = expires_at_ms;
                     return Ok(Some(Claim {
                         node,
@@ -89,7 +90,7 @@ impl LeaseStore for MemoryLeaseStore {
                 }
                 None => {
                     let row = Row {
-                        holder: req.holder.to_owned(),
+                        holder: Some(req.holder.to_owned()),
                         expires_at_ms,
                         last_timestamp_ms: None,
                     };
@@ -108,7 +109,7 @@ impl LeaseStore for MemoryLeaseStore {
         let now = self.clock.now_ms();
         let mut rows = self.lock();
         match rows.get_mut(&(req.namespace.to_owned(), req.node)) {
-            Some(row) if row.holder == req.holder => {
+            Some(row) if row.holder.as_deref() == Some(req.holder) => {
                 row.expires_at_ms = now + req.ttl.as_millis() as i64;
                 row.last_timestamp_ms = row.last_timestamp_ms.max(req.last_timestamp_ms);
                 Ok(true)
@@ -121,11 +122,17 @@ impl LeaseStore for MemoryLeaseStore {
         let now = self.clock.now_ms();
         let mut rows = self.lock();
         if let Some(row) = rows.get_mut(&(req.namespace.to_owned(), req.node))
-            && row.holder == req.holder
+            && row.holder.as_deref() == Some(req.holder)
         {
-            row.expires_at_ms = now;
+            row.holder = None;
+            row.expires_at_ms = row.expires_at_ms.min(now);
             row.last_timestamp_ms = req.last_timestamp_ms;
         }
         Ok(())
+    }
+
+    /// The store itself: its rows live in this process, on no runtime.
+    fn detached(&self) -> Option<Self> {
+        Some(self.clone())
     }
 }

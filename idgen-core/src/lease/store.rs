@@ -68,7 +68,25 @@ pub trait LeaseStore: Send + Sync + 'static {
     /// Gives `node` back (expires it now) when `holder` still holds it, and **replaces** the
     /// stored last timestamp with `last_timestamp_ms`: the holder has stopped issuing and knows
     /// exactly what it issued, which is at most the bound its renewals stored.
+    ///
+    /// A released row names no holder any more, so a renewal of the same holder that was sent
+    /// before the release and arrives after it finds nothing to renew (`Ok(false)`) and the node
+    /// ID stays free. Releasing twice is harmless.
     fn release(&self, req: RenewRequest<'_>) -> impl Future<Output = Result<(), BoxError>> + Send;
+
+    /// A copy of this store that does not depend on the async runtime it was made on: it opens
+    /// connections of its own when first used. `None` (the default) if the store cannot make one.
+    ///
+    /// `WorkerLease`'s `Drop` uses it to give the node ID back when the runtime the lease was
+    /// acquired on has stopped (the end of `#[tokio::main]`, say): it calls `detached()` and
+    /// then [`release`](LeaseStore::release) on a short-lived thread with a runtime of its own,
+    /// waiting a bounded time. Without it, such a node ID stays held until its TTL runs out.
+    fn detached(&self) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        None
+    }
 }
 
 /// Turns something an application has (a connection pool) into a [`LeaseStore`].
@@ -98,6 +116,7 @@ pub(crate) trait DynLeaseStore: Send + Sync + 'static {
     -> BoxFuture<'a, Result<Option<Claim>, BoxError>>;
     fn renew<'a>(&'a self, req: RenewRequest<'a>) -> BoxFuture<'a, Result<bool, BoxError>>;
     fn release<'a>(&'a self, req: RenewRequest<'a>) -> BoxFuture<'a, Result<(), BoxError>>;
+    fn detached(&self) -> Option<Box<dyn DynLeaseStore>>;
 }
 
 impl<S: LeaseStore> DynLeaseStore for S {
@@ -112,5 +131,8 @@ impl<S: LeaseStore> DynLeaseStore for S {
     }
     fn release<'a>(&'a self, req: RenewRequest<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
         Box::pin(LeaseStore::release(self, req))
+    }
+    fn detached(&self) -> Option<Box<dyn DynLeaseStore>> {
+        LeaseStore::detached(self).map(|s| Box::new(s) as Box<dyn DynLeaseStore>)
     }
 }

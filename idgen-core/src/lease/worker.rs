@@ -22,8 +22,15 @@ use crate::{Clock, Error, Fence, Layout, NodeLease, Result, SystemClock};
 /// an upper bound on every timestamp this process may issue before the next renewal. The next
 /// holder of the node ID (after a crash, or on another host whose clock is behind) issues only
 /// after it — waiting or failing as its [`ClockPolicy`](crate::ClockPolicy) says, never
-/// reissuing. A graceful [`release`](LeaseHandle::release) stores the exact last timestamp, so the
-/// node ID can be reused at once.
+/// reissuing. A graceful [`release`](LeaseHandle::release) stops the generator, stores the exact
+/// last timestamp it issued, and frees the node ID at once.
+///
+/// **Shut down with [`LeaseHandle::release`]**, or drop the generator (and with it the lease)
+/// while the runtime still runs. If the lease is dropped after its runtime has stopped (at the
+/// end of `#[tokio::main]`), `Drop` still gives the node ID back, best effort and bounded: on a
+/// short-lived thread with a runtime and a connection of its own (for stores that offer
+/// [`LeaseStore::detached`](crate::lease::LeaseStore::detached)), waiting at most
+/// `min(store_timeout, 2 s)`. Failing that, the node ID is free again after its TTL.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -59,6 +66,9 @@ struct Shared {
     status: Mutex<LeaseStatus>,
     released: AtomicBool,
     stop: Notify,
+    /// Held across each renewal and the release, so a release is sent only after a renewal in
+    /// flight has been answered (or timed out).
+    store_calls: tokio::sync::Mutex<()>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -197,7 +207,22 @@ impl LeaseOptions {
         self
     }
 
-    /// The holder name stored in the lease row (unique per process by default).
+    /// A readable label for the holder column of the lease row (default: the host name and
+    /// process ID). A random suffix is always added, so two processes given the same label (a
+    /// restarted pod with its old name, say) never match each other's rows: a stale process can
+    /// never renew a node ID that was handed to its namesake.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), idgen_core::Error> {
+    /// use idgen_core::lease::{MemoryLeaseStore, WorkerLease};
+    /// let store = MemoryLeaseStore::new();
+    /// let a = WorkerLease::options().holder("web-1").acquire(store.clone(), &idgen_core::Layout::TWITTER).await?;
+    /// let b = WorkerLease::options().holder("web-1").acquire(store, &idgen_core::Layout::TWITTER).await?;
+    /// assert!(a.holder().starts_with("web-1:"));
+    /// assert_ne!(a.holder(), b.holder());
+    /// # Ok(()) }
+    /// ```
     pub fn holder(mut self, holder: impl Into<String>) -> Self {
         self.holder = Some(holder.into());
         self
@@ -242,7 +267,7 @@ impl LeaseOptions {
             ));
         }
         let store: Arc<dyn DynLeaseStore> = Arc::new(store.into_lease_store(&self.table));
-        let holder = self.holder.unwrap_or_else(default_holder);
+        let holder = unique_holder(self.holder.as_deref());
         let request = ClaimRequest {
             namespace: &self.namespace,
             capacity,
@@ -256,25 +281,6 @@ impl LeaseOptions {
                 capacity,
             })?;
 
-        // Record the bound this holder may issue up to before the first renewal, then open.
-        let sent_at = self.clock.now_ms();
-        let deadline = sent_at + millis(t.ttl - t.safety_margin);
-        let renew = RenewRequest {
-            namespace: &self.namespace,
-            node: claim.node,
-            holder: &holder,
-            ttl: t.ttl,
-            last_timestamp_ms: Some(deadline),
-        };
-        if !timed("renew", t.store_timeout, store.renew(renew)).await? {
-            return Err(Error::LeaseStore {
-                operation: "renew",
-                message: format!(
-                    "node ID {} was claimed by another holder at once",
-                    claim.node
-                ),
-            });
-        }
         let shared = Arc::new(Shared {
             store,
             namespace: self.namespace,
@@ -283,14 +289,40 @@ impl LeaseOptions {
             floor_ms: claim.last_timestamp_ms,
             options: t,
             clock: self.clock,
-            fence: Fence::new(deadline),
-            status: Mutex::new(LeaseStatus {
-                valid_until_ms: deadline,
-                ..LeaseStatus::default()
-            }),
+            // Closed until the first renewal has stored the bound.
+            fence: Fence::new(i64::MIN + 1),
+            status: Mutex::new(LeaseStatus::default()),
             released: AtomicBool::new(false),
             stop: Notify::new(),
+            store_calls: tokio::sync::Mutex::new(()),
         });
+        // The node ID is ours from here: if anything below fails, or this future is dropped
+        // (a caller's time-out), give it back rather than leave it held for the TTL.
+        let mut claimed = ClaimGuard(Some(Arc::clone(&shared)));
+
+        // Record the bound this holder may issue up to before the first renewal, then open.
+        let sent_at = shared.clock.now_ms();
+        let deadline = sent_at + millis(t.ttl - t.safety_margin);
+        let renew = RenewRequest {
+            namespace: &shared.namespace,
+            node: claim.node,
+            holder: &shared.holder,
+            ttl: t.ttl,
+            last_timestamp_ms: Some(deadline),
+        };
+        if !timed("renew", t.store_timeout, shared.store.renew(renew)).await? {
+            claimed.0 = None; // not ours any more: nothing to give back
+            return Err(Error::LeaseStore {
+                operation: "renew",
+                message: format!(
+                    "node ID {} was claimed by another holder at once",
+                    claim.node
+                ),
+            });
+        }
+        shared.fence.extend_until(deadline);
+        shared.update(|s| s.valid_until_ms = deadline);
+        claimed.0 = None;
         let heartbeat = tokio::spawn(heartbeat(Arc::clone(&shared)));
         Ok(WorkerLease { shared, heartbeat })
     }
@@ -347,6 +379,21 @@ impl WorkerLease {
         &self.shared.namespace
     }
 
+    /// The holder name in the lease row: the label (host name and process ID by default) and a
+    /// random suffix, unique to this lease.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), idgen_core::Error> {
+    /// # use idgen_core::lease::{MemoryLeaseStore, WorkerLease};
+    /// let lease = WorkerLease::acquire(MemoryLeaseStore::new(), &idgen_core::Layout::TWITTER).await?;
+    /// assert!(lease.holder().contains(&std::process::id().to_string()));
+    /// # Ok(()) }
+    /// ```
+    pub fn holder(&self) -> &str {
+        &self.shared.holder
+    }
+
     /// The largest last timestamp an earlier holder stored (the generator issues after it).
     pub fn previous_timestamp_ms(&self) -> Option<i64> {
         self.shared.floor_ms
@@ -373,19 +420,102 @@ impl NodeLease for WorkerLease {
 }
 
 impl Drop for WorkerLease {
-    /// Stops the generator and the renewals, and releases the node ID in the background when a
-    /// tokio runtime is running (otherwise the lease expires after its TTL).
+    /// Stops the generator and the renewals, and gives the node ID back: in a task on the
+    /// running tokio runtime, or, when there is none or it shuts down before the task has run,
+    /// on a short-lived thread of its own (bounded, best effort; see [`WorkerLease`]).
     fn drop(&mut self) {
         self.heartbeat.abort();
-        if !self.shared.released.swap(true, Ordering::SeqCst) {
-            self.shared.fence.revoke();
-            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                let shared = Arc::clone(&self.shared);
-                runtime.spawn(async move {
-                    let _ = shared.release_row().await;
+        if self.shared.released.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let last = self.shared.fence.revoke();
+        give_back(Arc::clone(&self.shared), last);
+    }
+}
+
+/// Releases a claimed node ID in the background: in a task on the running tokio runtime, or,
+/// when there is none or it shuts down before the task has run, on a thread of its own.
+fn give_back(shared: Arc<Shared>, last: Option<i64>) {
+    let release = ReleaseOnDrop {
+        shared,
+        last,
+        finished: false,
+    };
+    match tokio::runtime::Handle::try_current() {
+        // Never blocks a runtime thread: if the runtime drops the task unfinished (it is
+        // shutting down), the task's own drop takes the thread route.
+        Ok(runtime) => drop(runtime.spawn(release.run())),
+        Err(_) => drop(release),
+    }
+}
+
+/// A node ID claimed by an `acquire` that has not returned yet.
+struct ClaimGuard(Option<Arc<Shared>>);
+
+impl Drop for ClaimGuard {
+    fn drop(&mut self) {
+        if let Some(shared) = self.0.take()
+            && !shared.released.swap(true, Ordering::SeqCst)
+        {
+            let last = shared.fence.revoke();
+            give_back(shared, last);
+        }
+    }
+}
+
+/// The release of a dropped lease. Run as a task; dropped unfinished (no runtime, or the runtime
+/// shut down before it completed), it releases on a thread with a runtime of its own.
+struct ReleaseOnDrop {
+    shared: Arc<Shared>,
+    last: Option<i64>,
+    finished: bool,
+}
+
+impl ReleaseOnDrop {
+    async fn run(mut self) {
+        let _ = self.shared.release_row(self.last).await;
+        self.finished = true;
+    }
+}
+
+impl Drop for ReleaseOnDrop {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.finished = true;
+            release_without_runtime(&self.shared, self.last);
+        }
+    }
+}
+
+/// The longest a dropped lease waits for its release when its runtime is gone.
+const DROP_RELEASE_LIMIT: Duration = Duration::from_secs(2);
+
+/// Releases on a new thread with a current-thread runtime and the store's
+/// [`detached`](crate::lease::LeaseStore::detached) copy, waiting at most
+/// `min(store_timeout, 2 s)`.
+fn release_without_runtime(shared: &Arc<Shared>, last: Option<i64>) {
+    let limit = shared.options.store_timeout.min(DROP_RELEASE_LIMIT);
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let shared = Arc::clone(shared);
+    let spawned = std::thread::Builder::new()
+        .name("idgen-lease-release".into())
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build();
+            if let Ok(runtime) = runtime {
+                runtime.block_on(async {
+                    // Made inside this runtime, so its connections belong to it.
+                    if let Some(store) = shared.store.detached() {
+                        let request = shared.release_request(last);
+                        let _ = tokio::time::timeout(limit, store.release(request)).await;
+                    }
                 });
             }
-        }
+            let _ = done.send(());
+        });
+    if spawned.is_ok() {
+        let _ = finished.recv_timeout(limit + Duration::from_millis(200));
     }
 }
 
@@ -421,15 +551,38 @@ impl LeaseHandle {
             .clone()
     }
 
-    /// Graceful shutdown: stops the generator, stops renewing, and gives the node ID back with
-    /// the exact last timestamp issued, so the next holder can start at once.
+    /// Graceful shutdown: stops the generator (at once, also for threads issuing right now),
+    /// stops renewing, and gives the node ID back with the exact last timestamp issued, so the
+    /// next holder can start at once. Calling it again does nothing.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), idgen_core::Error> {
+    /// use idgen_core::lease::{MemoryLeaseStore, WorkerLease};
+    /// use idgen_core::{Layout, Snowflake};
+    ///
+    /// let store = MemoryLeaseStore::new();
+    /// let tiny = Layout::builder().node_bits(1).build()?; // 2 node IDs
+    /// let lease = WorkerLease::options().capacity(1).acquire(store.clone(), &tiny).await?;
+    /// let handle = lease.handle();
+    /// let ids = Snowflake::builder().layout(tiny).lease(lease).build()?;
+    /// let last = ids.next_id()?;
+    /// handle.release().await?;
+    ///
+    /// // The node ID is free at once, and its next holder issues only after `last`.
+    /// let next = WorkerLease::options().capacity(1).acquire(store, &tiny).await?;
+    /// let ids = Snowflake::builder().layout(tiny).lease(next).build()?;
+    /// assert!(ids.next_id_async().await? > last);
+    /// # Ok(()) }
+    /// ```
     pub async fn release(&self) -> Result<()> {
         if self.shared.released.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
-        self.shared.fence.revoke();
+        // Revoking first stops every issuer and yields the exact last tick (see `Fence`).
+        let last = self.shared.fence.revoke();
         self.shared.stop.notify_one();
-        self.shared.release_row().await
+        self.shared.release_row(last).await
     }
 }
 
@@ -445,22 +598,27 @@ impl std::fmt::Debug for LeaseHandle {
 }
 
 impl Shared {
-    async fn release_row(&self) -> Result<()> {
-        // The fence is revoked, so nothing more is issued: store the exact last timestamp.
-        let last = self.fence.last_issued_ms().max(self.floor_ms);
-        let request = RenewRequest {
+    /// Gives the node ID back. `last` is what `Fence::revoke` returned: the exact last tick
+    /// issued, since no ID can be issued after the revoke.
+    async fn release_row(&self, last: Option<i64>) -> Result<()> {
+        // After a renewal in flight, so that one cannot land after the release.
+        let _calls = self.store_calls.lock().await;
+        timed(
+            "release",
+            self.options.store_timeout,
+            self.store.release(self.release_request(last)),
+        )
+        .await
+    }
+
+    fn release_request(&self, last: Option<i64>) -> RenewRequest<'_> {
+        RenewRequest {
             namespace: &self.namespace,
             node: self.node,
             holder: &self.holder,
             ttl: Duration::ZERO,
-            last_timestamp_ms: last,
-        };
-        timed(
-            "release",
-            self.options.store_timeout,
-            self.store.release(request),
-        )
-        .await
+            last_timestamp_ms: last.max(self.floor_ms),
+        }
     }
 
     fn update(&self, f: impl FnOnce(&mut LeaseStatus)) {
@@ -477,6 +635,7 @@ async fn heartbeat(shared: Arc<Shared>) {
             _ = tokio::time::sleep(delay) => {}
             _ = shared.stop.notified() => return,
         }
+        let calls = shared.store_calls.lock().await;
         if shared.released.load(Ordering::SeqCst) {
             return;
         }
@@ -489,12 +648,14 @@ async fn heartbeat(shared: Arc<Shared>) {
             ttl: t.ttl,
             last_timestamp_ms: Some(deadline),
         };
-        match timed("renew", t.store_timeout, shared.store.renew(request)).await {
+        let outcome = timed("renew", t.store_timeout, shared.store.renew(request)).await;
+        drop(calls);
+        match outcome {
             Ok(true) => {
-                if shared.released.load(Ordering::SeqCst) {
+                // Refused once the fence is revoked (released or lost): revocation is final.
+                if !shared.fence.extend_until(deadline) {
                     return;
                 }
-                shared.fence.extend_until(deadline);
                 shared.update(|s| {
                     s.renewals += 1;
                     s.last_error = None;
@@ -503,6 +664,9 @@ async fn heartbeat(shared: Arc<Shared>) {
                 delay = t.renew_every;
             }
             Ok(false) => {
+                if shared.released.load(Ordering::SeqCst) {
+                    return; // released meanwhile: not lost
+                }
                 shared.fence.revoke();
                 shared.update(|s| {
                     s.lost = true;
@@ -543,11 +707,25 @@ fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
-/// `host:pid:random`: unique per process, readable in the lease table.
-fn default_holder() -> String {
-    use std::hash::{BuildHasher, RandomState};
-    let host = gethostname::gethostname().to_string_lossy().into_owned();
-    // RandomState is seeded from the OS once per process: enough to tell restarts apart.
-    let nonce = RandomState::new().hash_one((std::process::id(), std::time::SystemTime::now()));
-    format!("{host}:{}:{:08x}", std::process::id(), nonce as u32)
+/// `label:random` (`host:pid:random` without a label): unique per lease, readable in the table.
+fn unique_holder(label: Option<&str>) -> String {
+    let label = match label {
+        Some(label) => label.to_owned(),
+        None => format!(
+            "{}:{}",
+            gethostname::gethostname().to_string_lossy(),
+            std::process::id()
+        ),
+    };
+    let mut nonce = [0u8; 8];
+    if getrandom::fill(&mut nonce).is_err() {
+        // No OS randomness: the time and a per-process counter still differ per lease.
+        use std::hash::{BuildHasher, RandomState};
+        static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = COUNT.fetch_add(1, Ordering::Relaxed);
+        nonce = RandomState::new()
+            .hash_one((std::process::id(), std::time::SystemTime::now(), n))
+            .to_le_bytes();
+    }
+    format!("{label}:{:016x}", u64::from_le_bytes(nonce))
 }

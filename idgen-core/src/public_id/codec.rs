@@ -1,6 +1,8 @@
 //! [`IdCodec`]: a keyed, reversible mapping between an internal `i64` ID and a public token.
 
+use std::any::TypeId;
 use std::fmt;
+use std::sync::RwLock;
 
 use aes::Aes256;
 use aes::cipher::{Array, BlockCipherDecrypt, BlockCipherEncrypt, KeyInit};
@@ -21,12 +23,16 @@ const MAX_SLOTS: usize = 4;
 /// **Construction** (encode-then-encipher, Bellare & Rogaway 2000): one 128-bit block
 /// `tag(T) ‖ id`, both 64-bit big-endian, enciphered with AES-256 (RustCrypto's `aes`, using
 /// AES-NI/ARMv8 instructions where available). `tag(T)` is a public per-type constant (64-bit
-/// FNV-1a of a version label and `T`'s prefix). Decoding deciphers and checks the tag, so:
+/// FNV-1a of a version label and `T`'s prefix), so the prefix names the type: one codec refuses
+/// a second Rust type with a prefix another type already uses with it
+/// ([`Error::CodecPrefixShared`]), since the two would decode each other's tokens. Decoding
+/// deciphers and checks the tag, so:
 ///
 /// * the token hides the ID, its magnitude (fixed length) and its creation time;
 /// * an altered or forged token passes with probability 2⁻⁶⁴ per active key slot — any
 ///   single-character change fails;
-/// * a token of another type fails (different tag, and different prefix);
+/// * a token of another type fails (different tag, and different prefix; types cannot share a
+///   prefix on one codec);
 /// * every failure is the same [`Error::InvalidToken`], so an attacker learns nothing from which
 ///   check failed (map it to 404, like "not found" and "not yours");
 /// * the mapping is deterministic: an ID always has the same token under one key.
@@ -57,7 +63,7 @@ const MAX_SLOTS: usize = 4;
 /// let codec = IdCodec::new(1, key);
 ///
 /// let id = SnowflakeId::new(112719806108546862).unwrap();
-/// let token = codec.encode_snowflake::<Order>(id);
+/// let token = codec.encode_snowflake::<Order>(id)?;
 /// assert_eq!(token, "ord_339gzpa0ng6jmxy75ea4rd5ms7");
 /// assert_eq!(codec.decode_snowflake::<Order>(&token)?, id);
 ///
@@ -70,6 +76,15 @@ const MAX_SLOTS: usize = 4;
 pub struct IdCodec {
     /// Active slots; `slots[0]` is the primary.
     slots: Vec<Slot>,
+    /// The Rust type that uses each tag with this codec.
+    types: RwLock<Vec<TypeUse>>,
+}
+
+/// A Rust type that encoded or decoded with a codec, under its prefix's tag.
+struct TypeUse {
+    tag: u64,
+    type_id: TypeId,
+    type_name: &'static str,
 }
 
 struct Slot {
@@ -90,6 +105,7 @@ impl IdCodec {
     pub fn new(slot: u8, key: CodecKey) -> Self {
         Self {
             slots: vec![Slot::new(slot, &key)],
+            types: RwLock::new(Vec::new()),
         }
     }
 
@@ -119,9 +135,9 @@ impl IdCodec {
     /// use idgen_core::{CodecKey, IdCodec, PublicId};
     ///
     /// let mut codec = IdCodec::new(0, CodecKey::from_hex(&"0f1e".repeat(16))?);
-    /// let old = codec.encode::<()>(42);
+    /// let old = codec.encode::<()>(42)?;
     /// codec.rotate(1, CodecKey::from_hex(&"2d3c".repeat(16))?)?;
-    /// let new = codec.encode::<()>(42);
+    /// let new = codec.encode::<()>(42)?;
     /// assert_ne!(old, new);
     /// assert_eq!(codec.decode::<()>(&old)?, 42);
     /// codec.retire(0)?;
@@ -257,25 +273,70 @@ impl IdCodec {
 
     /// The token for `id` as a `T`, under the primary key. Any `i64`, negative ones included.
     ///
+    /// Errors: [`Error::CodecPrefixShared`] when another Rust type with `T`'s prefix already
+    /// used this codec (the only error; it depends on the types, never on `id`).
+    ///
     /// ```
-    /// use idgen_core::{CodecKey, IdCodec};
+    /// use idgen_core::{CodecKey, Error, IdCodec, PublicIdPrefix};
     ///
     /// let codec = IdCodec::new(0, CodecKey::from_hex(&"0f1e".repeat(16))?);
-    /// let token = codec.encode::<()>(-1);
+    /// let token = codec.encode::<()>(-1)?;
     /// assert_eq!(token.len(), 26);
     /// assert_eq!(codec.decode::<()>(&token)?, -1);
+    ///
+    /// struct Order;
+    /// impl PublicIdPrefix for Order { const PREFIX: &'static str = "ord"; }
+    /// struct OrderLine;
+    /// impl PublicIdPrefix for OrderLine { const PREFIX: &'static str = "ord"; } // a mistake
+    /// codec.encode::<Order>(7)?;
+    /// let err = codec.encode::<OrderLine>(7).unwrap_err();
+    /// assert!(matches!(err, Error::CodecPrefixShared { prefix: "ord", .. }));
     /// # Ok::<(), idgen_core::Error>(())
     /// ```
-    pub fn encode<T: PublicIdPrefix + ?Sized>(&self, id: i64) -> String {
-        let mut block = Array::from(plaintext(tag::<T>(), id));
+    pub fn encode<T: PublicIdPrefix + ?Sized + 'static>(&self, id: i64) -> Result<String, Error> {
+        let tag = self.type_tag::<T>()?;
+        let mut block = Array::from(plaintext(tag, id));
         self.slots[0].cipher.encrypt_block(&mut block);
         let mut buf = [0u8; text::MAX_TEXT_LEN];
-        text::format(
+        Ok(text::format(
             CheckedPrefix::<T>::PREFIX,
             u128::from_be_bytes(block.into()),
             &mut buf,
         )
-        .to_owned()
+        .to_owned())
+    }
+
+    /// `T`'s tag, after checking that no other Rust type uses it (its prefix) with this codec.
+    fn type_tag<T: PublicIdPrefix + ?Sized + 'static>(&self) -> Result<u64, Error> {
+        let tag = tag::<T>();
+        let type_id = TypeId::of::<T>();
+        let known = |types: &[TypeUse]| {
+            types.iter().find(|u| u.tag == tag).map(|u| {
+                if u.type_id == type_id {
+                    Ok(tag)
+                } else {
+                    Err(Error::CodecPrefixShared {
+                        prefix: CheckedPrefix::<T>::PREFIX,
+                        first: u.type_name,
+                        second: std::any::type_name::<T>(),
+                    })
+                }
+            })
+        };
+        // A panic while holding the lock cannot leave the list half-changed (one push).
+        if let Some(outcome) = known(&self.types.read().unwrap_or_else(|p| p.into_inner())) {
+            return outcome;
+        }
+        let mut types = self.types.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(outcome) = known(&types) {
+            return outcome;
+        }
+        types.push(TypeUse {
+            tag,
+            type_id,
+            type_name: std::any::type_name::<T>(),
+        });
+        Ok(tag)
     }
 
     /// The token for a [`SnowflakeId`] as a `T` (the same as [`encode`](Self::encode) of its value).
@@ -285,15 +346,20 @@ impl IdCodec {
     ///
     /// let codec = IdCodec::new(0, CodecKey::from_hex(&"0f1e".repeat(16))?);
     /// let id = SnowflakeId::new(7).unwrap();
-    /// assert_eq!(codec.encode_snowflake::<()>(id), codec.encode::<()>(7));
+    /// assert_eq!(codec.encode_snowflake::<()>(id)?, codec.encode::<()>(7)?);
     /// # Ok::<(), idgen_core::Error>(())
     /// ```
-    pub fn encode_snowflake<T: PublicIdPrefix + ?Sized>(&self, id: SnowflakeId) -> String {
+    pub fn encode_snowflake<T: PublicIdPrefix + ?Sized + 'static>(
+        &self,
+        id: SnowflakeId,
+    ) -> Result<String, Error> {
         self.encode::<T>(id.get())
     }
 
     /// The ID in a token of type `T`, or [`Error::InvalidToken`] — the one error for every
     /// failure: malformed text, wrong prefix, altered or forged, another type's, a retired key's.
+    /// (Apart from that, [`Error::CodecPrefixShared`] as for [`encode`](Self::encode), which
+    /// depends on the types only, never on the token.)
     ///
     /// For well-formed text every active key is tried, every time, and each tag comparison is a
     /// single 64-bit compare, so the time taken does not depend on which key matched or how much
@@ -309,14 +375,14 @@ impl IdCodec {
     /// assert_eq!(err.to_string(), r#""not a token" is not a valid token for this type"#);
     /// # Ok::<(), idgen_core::Error>(())
     /// ```
-    pub fn decode<T: PublicIdPrefix + ?Sized>(&self, token: &str) -> Result<i64, Error> {
+    pub fn decode<T: PublicIdPrefix + ?Sized + 'static>(&self, token: &str) -> Result<i64, Error> {
+        let expected = self.type_tag::<T>()?;
         let reject = || Error::InvalidToken {
             input: text::excerpt(token),
         };
         let ciphertext = text::parse(CheckedPrefix::<T>::PREFIX, token, token)
             .map_err(|_| reject())?
             .to_be_bytes();
-        let expected = tag::<T>();
         let mut found = None;
         for slot in &self.slots {
             let mut block = Array::from(ciphertext);
@@ -338,11 +404,11 @@ impl IdCodec {
     ///
     /// let codec = IdCodec::new(0, CodecKey::from_hex(&"0f1e".repeat(16))?);
     /// let id = SnowflakeId::new(7).unwrap();
-    /// assert_eq!(codec.decode_snowflake::<()>(&codec.encode_snowflake::<()>(id))?, id);
-    /// assert!(codec.decode_snowflake::<()>(&codec.encode::<()>(-7)).is_err());
+    /// assert_eq!(codec.decode_snowflake::<()>(&codec.encode_snowflake::<()>(id)?)?, id);
+    /// assert!(codec.decode_snowflake::<()>(&codec.encode::<()>(-7)?).is_err());
     /// # Ok::<(), idgen_core::Error>(())
     /// ```
-    pub fn decode_snowflake<T: PublicIdPrefix + ?Sized>(
+    pub fn decode_snowflake<T: PublicIdPrefix + ?Sized + 'static>(
         &self,
         token: &str,
     ) -> Result<SnowflakeId, Error> {

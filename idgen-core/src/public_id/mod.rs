@@ -24,7 +24,7 @@
 //!
 //! let stored: PublicId<Order> = PublicId::new();
 //! let codec = IdCodec::new(0, CodecKey::from_hex(&"0f1e".repeat(16))?);
-//! let derived: String = codec.encode::<Order>(1042);
+//! let derived: String = codec.encode::<Order>(1042)?;
 //! // The same shape either way.
 //! assert_eq!(stored.to_string().len(), derived.len());
 //! assert!(derived.parse::<PublicId<Order>>().is_ok());

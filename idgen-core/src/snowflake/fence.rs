@@ -1,7 +1,49 @@
 //! [`Fence`] and [`NodeLease`]: how a leased node ID stops a generator it no longer owns.
+//!
+//! Two promises rest on this file:
+//!
+//! * **Revocation is final.** [`Fence::revoke`] stores a sentinel deadline that
+//!   [`Fence::extend_until`] refuses to overwrite, so no late renewal can reopen a fence whose
+//!   node ID was already given back.
+//! * **Revocation knows exactly what was issued.** A generator built with a fence registers its
+//!   state word here. `revoke` sets the [`REVOKED`] bit in that word with one `fetch_or` and gets
+//!   back the last `(tick, sequence)` any caller issued. Every ID is issued by a
+//!   compare-and-swap on that same word from a value without the bit, so each issue is either
+//!   ordered before the `fetch_or` (and so reflected in the value it returns) or fails and
+//!   retries, sees the bit and returns [`Error::Fenced`](crate::Error::Fenced). No clock read
+//!   and no cross-thread timing argument is involved: the value `revoke` returns is at or above
+//!   every tick any caller issued or can still issue through this fence.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Weak};
+
+use crate::snowflake::Layout;
+use crate::sync::{AtomicI64, AtomicU64, Mutex, Ordering};
+
+/// The bit of a generator's state word that stops it for good. State words are
+/// `tick << sequence_bits | sequence`, at most 63 bits wide, so bit 63 is free.
+pub(crate) const REVOKED: u64 = 1 << 63;
+
+/// The deadline of a revoked fence: no clock reading is below it, and `extend_until` never
+/// replaces it.
+const REVOKED_MS: i64 = i64::MIN;
+
+const NONE_ISSUED: i64 = i64::MIN;
+
+/// The contended state of a generator: the last issued `tick << sequence_bits | sequence`
+/// ([`REVOKED`] set once its fence is revoked), on a cache line of its own. Shared with the
+/// generator's [`Fence`], if it has one.
+#[repr(align(128))]
+pub(crate) struct IssueState {
+    pub(crate) word: AtomicU64,
+}
+
+impl IssueState {
+    pub(crate) fn new(word: u64) -> Self {
+        IssueState {
+            word: AtomicU64::new(word),
+        }
+    }
+}
 
 /// A shared deadline after which a [`Snowflake`](crate::Snowflake) generator stops issuing IDs.
 ///
@@ -10,8 +52,9 @@ use std::sync::atomic::{AtomicI64, Ordering};
 /// and returns [`Error::Fenced`](crate::Error::Fenced) once the clock reaches it. So a process
 /// that cannot renew its lease stops before another process can be handed the same node ID.
 ///
-/// The generator in turn records the last timestamp it issued, which the lease writes to the
-/// database so the next holder of the node ID never issues at or below it.
+/// [`revoke`](Fence::revoke) stops every generator built on the fence at once and for good, and
+/// returns the start of the last tick they issued in: exactly what a lease must store as the
+/// node ID's last timestamp when it gives the node ID back.
 ///
 /// ```
 /// use idgen_core::{Fence, Layout, ManualClock, Snowflake, Error};
@@ -26,8 +69,14 @@ use std::sync::atomic::{AtomicI64, Ordering};
 ///
 /// clock.set(1_800_000_000_100);
 /// assert!(matches!(ids.next_id(), Err(Error::Fenced { .. })));
-/// fence.extend_until(1_800_000_010_000); // the lease was renewed
-/// assert!(ids.next_id()? > id);
+/// assert!(fence.extend_until(1_800_000_010_000)); // the lease was renewed
+/// let later = ids.next_id()?;
+/// assert!(later > id);
+///
+/// // Given back: stopped for good, and the exact last tick is known.
+/// assert_eq!(fence.revoke(), Some(1_800_000_000_100));
+/// assert!(!fence.extend_until(i64::MAX));
+/// assert!(matches!(ids.next_id(), Err(Error::Fenced { .. })));
 /// # Ok::<(), idgen_core::Error>(())
 /// ```
 #[derive(Clone, Debug)]
@@ -35,50 +84,129 @@ pub struct Fence {
     inner: Arc<FenceState>,
 }
 
-#[derive(Debug)]
 struct FenceState {
     valid_until_ms: AtomicI64,
     last_issued_ms: AtomicI64,
+    /// The generators issuing under this fence. Locked only when a generator is built or
+    /// dropped and by `revoke`, never on the path of an ID.
+    generators: Mutex<Vec<Registered>>,
 }
 
-const NONE_ISSUED: i64 = i64::MIN;
+impl std::fmt::Debug for FenceState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fence")
+            .field(
+                "valid_until_ms",
+                &self.valid_until_ms.load(Ordering::SeqCst),
+            )
+            .field(
+                "last_issued_ms",
+                &self.last_issued_ms.load(Ordering::SeqCst),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+/// A generator registered with a fence: its state word and how to read a tick as a time.
+struct Registered {
+    state: Weak<IssueState>,
+    layout: Layout,
+    sequence_bits: u32,
+}
+
+impl Registered {
+    /// The start (Unix ms) of the tick in state word `word`, `None` for the empty state.
+    fn tick_ms(&self, word: u64) -> Option<i64> {
+        let word = word & !REVOKED;
+        (word != 0).then(|| self.layout.tick_start_ms(word >> self.sequence_bits))
+    }
+}
 
 impl Fence {
     /// A fence that lets IDs through while the clock reads before `valid_until_ms`.
+    ///
+    /// ```
+    /// assert!(idgen_core::Fence::new(42).is_open_at(41));
+    /// ```
     pub fn new(valid_until_ms: i64) -> Self {
         Fence {
             inner: Arc::new(FenceState {
-                valid_until_ms: AtomicI64::new(valid_until_ms),
+                valid_until_ms: AtomicI64::new(valid_until_ms.max(REVOKED_MS + 1)),
                 last_issued_ms: AtomicI64::new(NONE_ISSUED),
+                generators: Mutex::new(Vec::new()),
             }),
         }
     }
 
-    /// Moves the deadline to `valid_until_ms` (forwards or backwards).
+    /// Moves the deadline to `valid_until_ms` (forwards or backwards), unless the fence was
+    /// revoked: revocation is final. Returns whether the deadline was moved.
     ///
     /// ```
     /// let fence = idgen_core::Fence::new(10);
-    /// fence.extend_until(20);
+    /// assert!(fence.extend_until(20));
     /// assert_eq!(fence.valid_until_ms(), 20);
+    /// fence.revoke();
+    /// assert!(!fence.extend_until(30)); // a late renewal cannot reopen it
+    /// assert!(!fence.is_open_at(0));
     /// ```
-    pub fn extend_until(&self, valid_until_ms: i64) {
+    pub fn extend_until(&self, valid_until_ms: i64) -> bool {
+        let target = valid_until_ms.max(REVOKED_MS + 1);
         self.inner
             .valid_until_ms
-            .store(valid_until_ms, Ordering::SeqCst);
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |current| {
+                (current != REVOKED_MS).then_some(target)
+            })
+            .is_ok()
     }
 
-    /// Stops the generator at once (the lease was lost or released).
+    /// Stops every generator built on this fence, at once and for good, and returns the start
+    /// of the last tick any of them issued an ID in (Unix ms; `None` if none issued one). No
+    /// caller can issue an ID at a later tick through this fence afterwards, whatever it was
+    /// doing when `revoke` ran; see the module source for why.
+    ///
+    /// ```
+    /// use idgen_core::{Fence, Layout, ManualClock, Snowflake};
+    /// let fence = Fence::new(i64::MAX);
+    /// let ids = Snowflake::builder().node(1).clock(ManualClock::new(1_800_000_000_000))
+    ///     .fence(fence.clone()).build()?;
+    /// ids.next_id()?;
+    /// assert_eq!(fence.revoke(), Some(1_800_000_000_000));
+    /// assert!(ids.next_id().is_err());
+    /// assert!(!fence.is_open_at(0));
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    pub fn revoke(&self) -> Option<i64> {
+        let generators = self.lock();
+        // A read-modify-write, not a plain store: ordered against `extend_until`'s
+        // compare-and-swap in the deadline's modification order, so that one either lands first
+        // (and is overwritten here) or reads the sentinel and gives up.
+        self.inner.valid_until_ms.swap(REVOKED_MS, Ordering::SeqCst);
+        for generator in generators.iter() {
+            if let Some(state) = generator.state.upgrade() {
+                // Every later compare-and-swap on this word fails (it expects a word without the
+                // bit), so `before` holds the last ID this generator will ever issue.
+                let before = state.word.fetch_or(REVOKED, Ordering::SeqCst);
+                if let Some(ms) = generator.tick_ms(before) {
+                    self.note_issued_ms(ms);
+                }
+            }
+        }
+        self.last_issued_ms()
+    }
+
+    /// Whether [`revoke`](Fence::revoke) was called.
     ///
     /// ```
     /// let fence = idgen_core::Fence::new(i64::MAX);
+    /// assert!(!fence.is_revoked());
     /// fence.revoke();
-    /// assert!(!fence.is_open_at(0));
+    /// assert!(fence.is_revoked());
     /// ```
-    pub fn revoke(&self) {
-        self.inner.valid_until_ms.store(i64::MIN, Ordering::SeqCst);
+    pub fn is_revoked(&self) -> bool {
+        self.inner.valid_until_ms.load(Ordering::SeqCst) == REVOKED_MS
     }
 
-    /// The deadline, in milliseconds since the Unix epoch (exclusive).
+    /// The deadline, in milliseconds since the Unix epoch (exclusive); `i64::MIN` once revoked.
     ///
     /// ```
     /// assert_eq!(idgen_core::Fence::new(42).valid_until_ms(), 42);
@@ -99,8 +227,9 @@ impl Fence {
         now_ms < self.inner.valid_until_ms.load(Ordering::Acquire)
     }
 
-    /// The start of the latest tick the fenced generator issued an ID in, in milliseconds since
-    /// the Unix epoch; `None` before the first ID.
+    /// The start of the latest tick a generator on this fence is known to have issued an ID in,
+    /// in milliseconds since the Unix epoch; `None` before the first ID. Exact once the fence is
+    /// revoked; while generators still issue, a tick may be issued a moment before it shows here.
     ///
     /// ```
     /// assert_eq!(idgen_core::Fence::new(42).last_issued_ms(), None);
@@ -115,6 +244,45 @@ impl Fence {
     #[inline]
     pub(crate) fn note_issued_ms(&self, ms: i64) {
         self.inner.last_issued_ms.fetch_max(ms, Ordering::AcqRel);
+    }
+
+    /// Registers a generator's state word, so `revoke` stops it. A generator registered after
+    /// the fence was revoked is stopped at once.
+    pub(crate) fn register(&self, state: &Arc<IssueState>, layout: Layout) {
+        let mut generators = self.lock();
+        generators.retain(|g| g.state.strong_count() > 0);
+        if self.is_revoked() {
+            state.word.fetch_or(REVOKED, Ordering::SeqCst);
+        }
+        generators.push(Registered {
+            state: Arc::downgrade(state),
+            layout,
+            sequence_bits: u32::from(layout.sequence_bits()),
+        });
+    }
+
+    /// A generator is going away: keep its last tick (it can issue nothing more) and forget it.
+    pub(crate) fn unregister(&self, state: &Arc<IssueState>) {
+        let mut generators = self.lock();
+        if let Some(at) = generators
+            .iter()
+            .position(|g| std::ptr::eq(g.state.as_ptr(), Arc::as_ptr(state)))
+        {
+            let generator = generators.swap_remove(at);
+            let word = state.word.fetch_or(REVOKED, Ordering::SeqCst);
+            if let Some(ms) = generator.tick_ms(word) {
+                self.note_issued_ms(ms);
+            }
+        }
+    }
+
+    fn lock(&self) -> crate::sync::MutexGuard<'_, Vec<Registered>> {
+        // Every update under this lock is a single push, remove or atomic operation: a panic
+        // elsewhere cannot leave the list half-changed.
+        self.inner
+            .generators
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 

@@ -1,14 +1,16 @@
 //! [`Snowflake`]: the lock-free ID generator.
 
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::snowflake::fence::{Fence, NodeLease};
+use crate::snowflake::fence::{Fence, IssueState, NodeLease, REVOKED};
 use crate::snowflake::{ClockPolicy, FieldOrder, Layout, NodeId, SnowflakeId};
+use crate::sync::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use crate::{Clock, Error, Result, SystemClock};
 
 /// A Snowflake ID generator for one node ID: `Send + Sync`, used through `&self` from any number
-/// of threads, lock-free (one compare-and-swap per ID).
+/// of threads, lock-free: one clock read and one compare-and-swap per ID, nothing else shared is
+/// written (the issue count is kept per tick, not per ID).
 ///
 /// Every ID it returns is strictly greater than every ID it returned before, across threads.
 /// When a tick's sequence is used up it waits for the next tick (counted in [`stats`]); the
@@ -33,7 +35,13 @@ use crate::{Clock, Error, Result, SystemClock};
 ///
 /// [`stats`]: Snowflake::stats
 pub struct Snowflake<C: Clock = SystemClock> {
-    hot: Hot,
+    hot: Arc<IssueState>,
+    /// The layout's time parameters, copied here for the path of every ID.
+    epoch_ms: i64,
+    unit_ms: u64,
+    max_ticks: u64,
+    /// The state word before the first ID (0, or a floor's "tick used up"): not an issued ID.
+    initial_word: u64,
     layout: Layout,
     node: u64,
     encode: Encode,
@@ -44,14 +52,6 @@ pub struct Snowflake<C: Clock = SystemClock> {
     fence: Option<Fence>,
     counters: Counters,
     _lease: Option<Box<dyn NodeLease>>,
-}
-
-/// The contended state: last issued `(tick << seq_bits) | sequence`, and the issue count,
-/// on a cache line of their own.
-#[repr(align(128))]
-struct Hot {
-    state: AtomicU64,
-    issued: AtomicU64,
 }
 
 /// How a state word becomes an ID under the layout's field order.
@@ -65,6 +65,8 @@ enum Encode {
 
 #[derive(Default)]
 struct Counters {
+    /// IDs issued in ticks that are over (added once per tick, by the caller that moved on).
+    completed_ticks_ids: AtomicU64,
     exhaustion_waits: AtomicU64,
     backwards_steps: AtomicU64,
     max_backwards_ms: AtomicU64,
@@ -104,6 +106,12 @@ pub struct Stats {
 enum Step {
     Issued(u64),
     Wait { until_ms: i64, exhausted: bool },
+}
+
+/// What the [`ClockPolicy`] says when the clock reads an earlier tick than the last issued one.
+enum Behind {
+    Issue(u64),
+    WaitUntil(i64),
 }
 
 impl Snowflake<SystemClock> {
@@ -167,8 +175,19 @@ impl<C: Clock> Snowflake<C> {
     /// ```
     #[inline]
     pub fn next_id(&self) -> Result<SnowflakeId> {
+        match self.step() {
+            Ok(Step::Issued(state)) => Ok(self.encode(state)),
+            other => self.next_id_after(other),
+        }
+    }
+
+    /// The rest of [`next_id`](Snowflake::next_id) when the first attempt did not issue: wait
+    /// and try again, or fail. Out of line, so the path of an ID stays short.
+    #[cold]
+    #[inline(never)]
+    fn next_id_after(&self, mut attempt: Result<Step>) -> Result<SnowflakeId> {
         loop {
-            match self.step()? {
+            match attempt? {
                 Step::Issued(state) => return Ok(self.encode(state)),
                 Step::Wait {
                     until_ms,
@@ -180,6 +199,7 @@ impl<C: Clock> Snowflake<C> {
                     self.count_waited(started);
                 }
             }
+            attempt = self.step();
         }
     }
 
@@ -305,7 +325,7 @@ impl<C: Clock> Snowflake<C> {
     /// # Ok::<(), idgen_core::Error>(())
     /// ```
     pub fn last_timestamp_ms(&self) -> Option<i64> {
-        let state = self.hot.state.load(Relaxed);
+        let state = self.hot.word.load(Relaxed) & !REVOKED;
         (state != 0).then(|| self.layout.tick_start_ms(state >> self.seq_bits))
     }
 
@@ -321,7 +341,7 @@ impl<C: Clock> Snowflake<C> {
     pub fn stats(&self) -> Stats {
         let c = &self.counters;
         Stats {
-            ids_issued: self.hot.issued.load(Relaxed),
+            ids_issued: self.ids_issued(),
             exhaustion_waits: c.exhaustion_waits.load(Relaxed),
             backwards_steps: c.backwards_steps.load(Relaxed),
             max_backwards: Duration::from_millis(c.max_backwards_ms.load(Relaxed)),
@@ -329,21 +349,51 @@ impl<C: Clock> Snowflake<C> {
         }
     }
 
+    /// IDs issued so far: those of finished ticks, and the current tick's sequence + 1.
+    fn ids_issued(&self) -> u64 {
+        let word = self.hot.word.load(Relaxed) & !REVOKED;
+        let in_tick = if word == self.initial_word {
+            0
+        } else {
+            (word & self.seq_mask) + 1
+        };
+        self.counters.completed_ticks_ids.load(Relaxed) + in_tick
+    }
+
+    /// The tick containing `now_ms`, `None` outside the layout's range. The same as
+    /// [`Layout::ticks_at`] without building an error on the path of every ID, and without a
+    /// division for a 1 ms tick.
+    #[inline(always)]
+    fn tick_at(&self, now_ms: i64) -> Option<u64> {
+        if now_ms < self.epoch_ms {
+            return None;
+        }
+        let ms = now_ms.abs_diff(self.epoch_ms);
+        let tick = if self.unit_ms == 1 {
+            ms
+        } else {
+            ms / self.unit_ms
+        };
+        (tick <= self.max_ticks).then_some(tick)
+    }
+
     /// One attempt: issue, or say how long to wait, or fail.
-    #[inline]
+    #[inline(always)]
     fn step(&self) -> Result<Step> {
-        let mut current = self.hot.state.load(Relaxed);
+        let mut current = self.hot.word.load(Relaxed);
         loop {
+            if current & REVOKED != 0 {
+                return Err(self.revoked());
+            }
             let now_ms = self.clock.now_ms();
             if let Some(fence) = &self.fence
                 && !fence.is_open_at(now_ms)
             {
-                return Err(Error::Fenced {
-                    now_ms,
-                    valid_until_ms: fence.valid_until_ms(),
-                });
+                return Err(self.fenced(now_ms));
             }
-            let now_tick = self.layout.ticks_at(now_ms)?;
+            let Some(now_tick) = self.tick_at(now_ms) else {
+                return Err(self.out_of_range(now_ms));
+            };
             let last_tick = current >> self.seq_bits;
             let next = if now_tick > last_tick {
                 now_tick << self.seq_bits
@@ -358,9 +408,8 @@ impl<C: Clock> Snowflake<C> {
                 current + 1
             } else {
                 match self.behind(now_ms, last_tick, current)? {
-                    Some(next) => next,
-                    None => {
-                        let until_ms = self.layout.tick_start_ms(last_tick);
+                    Behind::Issue(next) => next,
+                    Behind::WaitUntil(until_ms) => {
                         return Ok(Step::Wait {
                             until_ms,
                             exhausted: false,
@@ -368,15 +417,16 @@ impl<C: Clock> Snowflake<C> {
                     }
                 }
             };
+            // Fails, and so re-checks the fence, if `Fence::revoke` set the REVOKED bit since
+            // `current` was read: no ID is ever issued after a revoke returned.
             match self
                 .hot
-                .state
+                .word
                 .compare_exchange_weak(current, next, Relaxed, Relaxed)
             {
                 Ok(_) => {
-                    self.hot.issued.fetch_add(1, Relaxed);
                     if next >> self.seq_bits != last_tick {
-                        self.on_new_tick(now_ms, next >> self.seq_bits);
+                        self.on_new_tick(now_ms, current, next >> self.seq_bits);
                     }
                     return Ok(Step::Issued(next));
                 }
@@ -386,10 +436,10 @@ impl<C: Clock> Snowflake<C> {
     }
 
     /// The clock reads an earlier tick than the last issued one: the policy's answer.
-    /// `Ok(Some(state))` issues `state`, `Ok(None)` waits for the clock to reach `last_tick`.
     #[cold]
-    fn behind(&self, now_ms: i64, last_tick: u64, current: u64) -> Result<Option<u64>> {
-        let behind_ms = (self.layout.tick_start_ms(last_tick) - now_ms).max(0) as u64;
+    fn behind(&self, now_ms: i64, last_tick: u64, current: u64) -> Result<Behind> {
+        let last_ms = self.layout.tick_start_ms(last_tick);
+        let behind_ms = last_ms.saturating_sub(now_ms).max(0) as u64;
         self.count_backwards(last_tick, now_ms);
         let tolerance = self.policy.tolerance_ms();
         if behind_ms > tolerance {
@@ -399,17 +449,82 @@ impl<C: Clock> Snowflake<C> {
                 policy: self.policy.name(),
             });
         }
-        match self.policy {
-            ClockPolicy::Borrow { .. } if current & self.seq_mask != self.seq_mask => {
-                Ok(Some(current + 1))
-            }
-            // Refuse has tolerance 0, so it never gets here with behind_ms > 0.
-            _ => Ok(None),
+        let ClockPolicy::Borrow { .. } = self.policy else {
+            // Wait for the clock to reach the last tick. (Refuse has tolerance 0, so it never
+            // gets here with the clock behind.)
+            return Ok(Behind::WaitUntil(last_ms));
+        };
+        if current & self.seq_mask != self.seq_mask {
+            return Ok(Behind::Issue(current + 1));
+        }
+        // The last tick is used up: borrow the next one, as long as its start stays within the
+        // policy's bound ahead of the clock; else wait until it does.
+        let next_tick = last_tick + 1;
+        if next_tick > self.layout.max_ticks() {
+            return Err(Error::TimeOverflow {
+                unix_ms: self.layout.tick_start_ms(next_tick),
+                last_ms: self.layout.last_unix_ms(),
+            });
+        }
+        let next_ms = self.layout.tick_start_ms(next_tick);
+        if next_ms.saturating_sub(now_ms) as u64 > tolerance {
+            return Ok(Behind::WaitUntil(
+                next_ms.saturating_sub(i64::try_from(tolerance).unwrap_or(i64::MAX)),
+            ));
+        }
+        // A borrowed tick runs ahead of the clock: the lease's bound must cover it too.
+        if let Some(fence) = &self.fence
+            && !fence.is_open_at(next_ms)
+        {
+            return Err(Error::Fenced {
+                now_ms: next_ms,
+                valid_until_ms: fence.valid_until_ms(),
+            });
+        }
+        Ok(Behind::Issue(next_tick << self.seq_bits))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn fenced(&self, now_ms: i64) -> Error {
+        Error::Fenced {
+            now_ms,
+            valid_until_ms: self.fence.as_ref().map_or(i64::MIN, Fence::valid_until_ms),
         }
     }
 
     #[cold]
-    fn on_new_tick(&self, now_ms: i64, tick: u64) {
+    #[inline(never)]
+    fn out_of_range(&self, now_ms: i64) -> Error {
+        match self.layout.ticks_at(now_ms) {
+            Err(e) => e,
+            // Unreachable: `tick_at` and `ticks_at` agree. An error still, never a panic.
+            Ok(_) => Error::TimeOverflow {
+                unix_ms: now_ms,
+                last_ms: self.layout.last_unix_ms(),
+            },
+        }
+    }
+
+    /// The error of a generator whose fence was revoked.
+    #[cold]
+    #[inline(never)]
+    fn revoked(&self) -> Error {
+        Error::Fenced {
+            now_ms: self.clock.now_ms(),
+            valid_until_ms: i64::MIN,
+        }
+    }
+
+    /// After a caller moved the state from `previous` to a new `tick`: count the finished tick's
+    /// IDs, note the clock and the tick.
+    #[cold]
+    #[inline(never)]
+    fn on_new_tick(&self, now_ms: i64, previous: u64, tick: u64) {
+        if previous != self.initial_word {
+            let ids = (previous & self.seq_mask) + 1;
+            self.counters.completed_ticks_ids.fetch_add(ids, Relaxed);
+        }
         self.counters.high_clock_ms.fetch_max(now_ms, Relaxed);
         if let Some(fence) = &self.fence {
             fence.note_issued_ms(self.layout.tick_start_ms(tick));
@@ -458,6 +573,16 @@ impl<C: Clock> Snowflake<C> {
     }
 }
 
+impl<C: Clock> Drop for Snowflake<C> {
+    /// Hands the exact last tick to the fence, so a lease released after this generator is gone
+    /// still stores what it issued.
+    fn drop(&mut self) {
+        if let Some(fence) = &self.fence {
+            fence.unregister(&self.hot);
+        }
+    }
+}
+
 impl<C: Clock> std::fmt::Debug for Snowflake<C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Snowflake")
@@ -493,6 +618,7 @@ pub struct SnowflakeBuilder<C: Clock> {
     not_before_ms: Option<i64>,
     fence: Option<Fence>,
     lease: Option<Box<dyn NodeLease>>,
+    conflict: Option<String>,
 }
 
 impl<C: Clock> SnowflakeBuilder<C> {
@@ -505,6 +631,7 @@ impl<C: Clock> SnowflakeBuilder<C> {
             not_before_ms: None,
             fence: None,
             lease: None,
+            conflict: None,
         }
     }
 
@@ -514,12 +641,13 @@ impl<C: Clock> SnowflakeBuilder<C> {
         self
     }
 
-    /// A fixed node ID.
+    /// A fixed node ID. Not together with [`lease`](Self::lease), which brings its own.
     pub fn node(self, node: u64) -> Self {
         self.node_id(NodeId::Fixed(node))
     }
 
-    /// A node ID from a [`NodeId`] source, resolved and checked by [`build`](Self::build).
+    /// A node ID from a [`NodeId`] source, resolved and checked by [`build`](Self::build). Not
+    /// together with [`lease`](Self::lease), which brings its own.
     pub fn node_id(mut self, node: NodeId) -> Self {
         self.node = Some(node);
         self
@@ -535,6 +663,7 @@ impl<C: Clock> SnowflakeBuilder<C> {
             not_before_ms: self.not_before_ms,
             fence: self.fence,
             lease: self.lease,
+            conflict: self.conflict,
         }
     }
 
@@ -552,29 +681,70 @@ impl<C: Clock> SnowflakeBuilder<C> {
         self
     }
 
-    /// Stop issuing when the [`Fence`]'s deadline passes.
+    /// Stop issuing when the [`Fence`]'s deadline passes, or at once when it is revoked. Not
+    /// together with [`lease`](Self::lease), which brings its own.
     pub fn fence(mut self, fence: Fence) -> Self {
         self.fence = Some(fence);
         self
     }
 
     /// Take the node ID, fence and last timestamp from a lease, and keep the lease alive as long
-    /// as the generator.
+    /// as the generator. A leased generator must not also be given [`node`](Self::node),
+    /// [`node_id`](Self::node_id) or [`fence`](Self::fence): [`build`](Self::build) refuses
+    /// that, in whichever order the calls came, rather than issue on a node ID the lease does
+    /// not hold or without the lease's fence.
+    ///
+    /// ```
+    /// use idgen_core::{Error, Fence, Layout, NodeLease, Snowflake};
+    /// # struct Fixed(Fence);
+    /// # impl NodeLease for Fixed {
+    /// #     fn node(&self) -> u64 { 9 }
+    /// #     fn fence(&self) -> Fence { self.0.clone() }
+    /// #     fn not_before_ms(&self) -> Option<i64> { None }
+    /// # }
+    /// let lease = Fixed(Fence::new(i64::MAX)); // a WorkerLease in an application
+    /// let err = Snowflake::builder().lease(lease).node(3).build().unwrap_err();
+    /// assert!(matches!(err, Error::InvalidOptions { .. }));
+    /// assert!(err.to_string().contains("node ID 9 comes from the lease"));
+    /// ```
     pub fn lease(mut self, lease: impl NodeLease) -> Self {
-        self.node = Some(NodeId::Fixed(lease.node()));
-        self.fence = Some(lease.fence());
-        if let Some(ms) = lease.not_before_ms() {
-            self = self.not_before_ms(ms);
+        if self.lease.is_some() {
+            self.conflict = Some("lease() was called twice".into());
         }
         self.lease = Some(Box::new(lease));
         self
     }
 
-    /// The generator. Fails when no node ID was given, the node ID source fails, or the node ID
-    /// does not fit the layout.
-    pub fn build(self) -> Result<Snowflake<C>> {
+    /// The generator. Fails when no node ID was given, the node ID source fails, the node ID
+    /// does not fit the layout, or a lease was combined with a node ID or fence of its own.
+    pub fn build(mut self) -> Result<Snowflake<C>> {
         let layout = self.layout;
-        let node = self.node.ok_or(Error::MissingNode)?.resolve(&layout)?;
+        if let Some(reason) = self.conflict.take() {
+            return Err(Error::InvalidOptions { reason });
+        }
+        let mut node = self.node.take();
+        let mut fence = self.fence.take();
+        if let Some(lease) = &self.lease {
+            if node.is_some() || fence.is_some() {
+                let given = match (node.is_some(), fence.is_some()) {
+                    (true, true) => "a node ID and a fence",
+                    (true, false) => "a node ID",
+                    _ => "a fence",
+                };
+                return Err(Error::InvalidOptions {
+                    reason: format!(
+                        "the generator was given a lease and also {given}: with a lease, the node ID {} comes from the lease, and so does its fence (remove the .node()/.node_id()/.fence() call)",
+                        lease.node()
+                    ),
+                });
+            }
+            node = Some(NodeId::Fixed(lease.node()));
+            fence = Some(lease.fence());
+            if let Some(ms) = lease.not_before_ms() {
+                self = self.not_before_ms(ms);
+            }
+        }
+        let node = node.ok_or(Error::MissingNode)?.resolve(&layout)?;
         let (time_shift, node_shift, _) = layout.shifts();
         let seq_bits = u32::from(layout.sequence_bits());
         let seq_mask = layout.max_sequence();
@@ -596,11 +766,16 @@ impl<C: Clock> SnowflakeBuilder<C> {
             }
             _ => 0,
         };
+        let hot = Arc::new(IssueState::new(state));
+        if let Some(fence) = &fence {
+            fence.register(&hot, layout);
+        }
         Ok(Snowflake {
-            hot: Hot {
-                state: AtomicU64::new(state),
-                issued: AtomicU64::new(0),
-            },
+            hot,
+            epoch_ms: layout.epoch_ms(),
+            unit_ms: u64::from(layout.unit_ms()),
+            max_ticks: layout.max_ticks(),
+            initial_word: state,
             layout,
             node,
             encode,
@@ -608,7 +783,7 @@ impl<C: Clock> SnowflakeBuilder<C> {
             seq_mask,
             clock: self.clock,
             policy: self.policy,
-            fence: self.fence,
+            fence,
             counters: Counters::default(),
             _lease: self.lease,
         })

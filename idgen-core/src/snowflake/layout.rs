@@ -456,7 +456,9 @@ impl Layout {
                 epoch_ms: self.epoch_ms,
             });
         }
-        let ticks = (unix_ms - self.epoch_ms) as u64 / u64::from(self.unit_ms);
+        // `unix_ms >= epoch_ms`, so the distance fits a u64 even when their difference would
+        // not fit an i64 (an epoch far before 1970 and an instant far after).
+        let ticks = unix_ms.abs_diff(self.epoch_ms) / u64::from(self.unit_ms);
         if ticks > self.max_ticks() {
             return Err(Error::TimeOverflow {
                 unix_ms,
@@ -466,14 +468,23 @@ impl Layout {
         Ok(ticks)
     }
 
-    /// The first millisecond (since the Unix epoch) of tick `ticks`.
+    /// The first millisecond (since the Unix epoch) of tick `ticks`. Exact for every tick the
+    /// layout can hold (up to [`max_ticks`](Layout::max_ticks)); beyond that it saturates at
+    /// `i64::MAX` rather than wrap.
     ///
     /// ```
     /// assert_eq!(idgen_core::Layout::TWITTER.tick_start_ms(1000), 1288834975657);
+    /// assert_eq!(idgen_core::Layout::TWITTER.tick_start_ms(u64::MAX), i64::MAX);
     /// ```
     #[inline]
     pub const fn tick_start_ms(&self, ticks: u64) -> i64 {
-        self.epoch_ms + (ticks as i64).saturating_mul(self.unit_ms as i64)
+        let ticks = if ticks > i64::MAX as u64 {
+            i64::MAX
+        } else {
+            ticks as i64
+        };
+        self.epoch_ms
+            .saturating_add(ticks.saturating_mul(self.unit_ms as i64))
     }
 
     /// The ID with these fields. Each field is checked against its width; an out-of-range field

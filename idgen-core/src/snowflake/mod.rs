@@ -4,6 +4,8 @@ mod fence;
 mod generator;
 mod id;
 mod layout;
+#[cfg(all(test, loom))]
+mod loom_model;
 mod node;
 mod policy;
 

@@ -100,8 +100,8 @@ const KNOWN_ANSWERS: &[(i64, &str, &str)] = &[
 fn known_answers() {
     let codec = fips_codec();
     for &(id, ord, untyped) in KNOWN_ANSWERS {
-        assert_eq!(codec.encode::<Order>(id), ord, "{id}");
-        assert_eq!(codec.encode::<()>(id), untyped, "{id}");
+        assert_eq!(codec.encode::<Order>(id).unwrap(), ord, "{id}");
+        assert_eq!(codec.encode::<()>(id).unwrap(), untyped, "{id}");
         assert_eq!(codec.decode::<Order>(ord).unwrap(), id);
         assert_eq!(codec.decode::<()>(untyped).unwrap(), id);
         // The token body is exactly the AES block, in the PublicId text form.
@@ -164,7 +164,7 @@ proptest! {
     #[test]
     fn round_trips_every_i64(id: i64) {
         let codec = fips_codec();
-        let token = codec.encode::<Order>(id);
+        let token = codec.encode::<Order>(id).unwrap();
         prop_assert_eq!(token.len(), 30);
         prop_assert_eq!(codec.decode::<Order>(&token).unwrap(), id);
         // The token is a well-formed PublicId<Order> text.
@@ -174,7 +174,7 @@ proptest! {
     #[test]
     fn a_random_change_in_the_body_is_rejected(id: i64, pos in 4usize..30, c in "[0-9a-hjkmnp-tv-z]") {
         let codec = fips_codec();
-        let token = codec.encode::<Order>(id);
+        let token = codec.encode::<Order>(id).unwrap();
         let c = c.chars().next().unwrap();
         prop_assume!(token.as_bytes()[pos] != c as u8);
         let mut changed = token.into_bytes();
@@ -219,25 +219,76 @@ fn another_type_s_token_is_rejected() {
     }
 }
 
+/// Issue 12, item 12: the tag is the prefix's, so two types with one prefix (or two types with
+/// none) would accept each other's tokens. One codec refuses the second such type, in encode and
+/// decode alike, naming both types; types with distinct prefixes are unaffected.
+#[test]
+fn types_sharing_a_prefix_are_refused_not_confused() {
+    struct Invoice;
+    impl PublicIdPrefix for Invoice {
+        const PREFIX: &'static str = "ord"; // the same prefix as Order, by mistake
+    }
+    struct Untyped;
+    impl PublicIdPrefix for Untyped {
+        const PREFIX: &'static str = "";
+    }
+    let codec = fips_codec();
+    let order_token = codec.encode::<Order>(42).unwrap();
+    let err = codec.decode::<Invoice>(&order_token).unwrap_err();
+    match &err {
+        Error::CodecPrefixShared {
+            prefix,
+            first,
+            second,
+        } => {
+            assert_eq!(*prefix, "ord");
+            assert!(first.ends_with("Order"), "{first}");
+            assert!(second.ends_with("Invoice"), "{second}");
+        }
+        other => panic!("{other}"),
+    }
+    assert!(err.to_string().contains("give each type its own prefix"));
+    assert!(matches!(
+        codec.encode::<Invoice>(42),
+        Err(Error::CodecPrefixShared { .. })
+    ));
+    // Order still works, and so do types with other prefixes.
+    assert_eq!(codec.decode::<Order>(&order_token).unwrap(), 42);
+    assert!(codec.encode::<User>(42).is_ok());
+    // Prefix-less types: the first one wins, the second is refused.
+    let untyped = codec.encode::<()>(42).unwrap();
+    assert!(matches!(
+        codec.decode::<Untyped>(&untyped),
+        Err(Error::CodecPrefixShared { prefix: "", .. })
+    ));
+    // Another codec is independent: there Invoice may come first.
+    let other = fips_codec();
+    assert!(other.encode::<Invoice>(1).is_ok());
+    assert!(other.decode::<Order>(&order_token).is_err());
+}
+
 #[test]
 fn another_key_s_token_is_rejected() {
-    let token = IdCodec::new(0, other_key(1)).encode::<Order>(42);
+    let token = IdCodec::new(0, other_key(1)).encode::<Order>(42).unwrap();
     assert_rejected(&fips_codec(), &token);
 }
 
 #[test]
 fn rotation_keeps_old_tokens_until_the_slot_is_retired() {
     let mut codec = IdCodec::new(0, other_key(0));
-    let old = codec.encode::<Order>(42);
+    let old = codec.encode::<Order>(42).unwrap();
     codec.rotate(1, other_key(1)).unwrap();
     assert_eq!(codec.primary_slot(), 1);
     assert_eq!(codec.slots().collect::<Vec<_>>(), [1, 0]);
-    let new = codec.encode::<Order>(42);
+    let new = codec.encode::<Order>(42).unwrap();
     assert_ne!(old, new);
     assert_eq!(codec.decode::<Order>(&old).unwrap(), 42);
     assert_eq!(codec.decode::<Order>(&new).unwrap(), 42);
     // The new key alone produces the new token.
-    assert_eq!(IdCodec::new(9, other_key(1)).encode::<Order>(42), new);
+    assert_eq!(
+        IdCodec::new(9, other_key(1)).encode::<Order>(42).unwrap(),
+        new
+    );
 
     codec.retire(0).unwrap();
     assert_rejected(&codec, &old);
@@ -248,7 +299,7 @@ fn rotation_keeps_old_tokens_until_the_slot_is_retired() {
         .with_decode_key(0, other_key(0))
         .unwrap();
     assert_eq!(with_old.decode::<Order>(&old).unwrap(), 42);
-    assert_eq!(with_old.encode::<Order>(42), new);
+    assert_eq!(with_old.encode::<Order>(42).unwrap(), new);
 }
 
 #[test]
@@ -330,7 +381,7 @@ fn debug_shows_slots_not_keys() {
 #[test]
 fn decode_snowflake_rejects_negative_ids_with_the_same_error() {
     let codec = fips_codec();
-    let token = codec.encode::<Order>(-5);
+    let token = codec.encode::<Order>(-5).unwrap();
     assert_eq!(codec.decode::<Order>(&token).unwrap(), -5);
     let err = codec.decode_snowflake::<Order>(&token).unwrap_err();
     assert!(matches!(err, Error::InvalidToken { .. }));
@@ -347,7 +398,9 @@ fn a_codec_is_shared_across_threads() {
             std::thread::spawn(move || {
                 for id in (t * 1000)..(t * 1000 + 1000) {
                     assert_eq!(
-                        codec.decode::<Order>(&codec.encode::<Order>(id)).unwrap(),
+                        codec
+                            .decode::<Order>(&codec.encode::<Order>(id).unwrap())
+                            .unwrap(),
                         id
                     );
                 }

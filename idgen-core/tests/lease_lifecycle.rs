@@ -1,0 +1,622 @@
+//! The edges of a leased generator's life: release while other threads issue, a renewal that is
+//! answered after the release, and a lease dropped after its runtime stopped. Each test forces
+//! its interleaving (a clock that ticks on every read, a store held at a gate, a runtime that is
+//! shut down) instead of hoping for it.
+#![cfg(feature = "lease")]
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use idgen_core::lease::{
+    BoxError, Claim, ClaimRequest, LeaseStore, MemoryLeaseStore, RenewRequest, WorkerLease,
+};
+use idgen_core::{Clock, ClockPolicy, Error, Layout, ManualClock, Snowflake, SnowflakeId};
+use tokio::sync::Notify;
+
+const T0: i64 = 1_800_000_000_000;
+
+/// A clock that moves 1 ms forward on every read: every ID is at a new tick, so any gap between
+/// "issued" and "recorded" shows up as a lost tick.
+#[derive(Clone)]
+struct TickingClock(Arc<AtomicI64>);
+
+impl TickingClock {
+    fn new() -> Self {
+        TickingClock(Arc::new(AtomicI64::new(T0)))
+    }
+}
+
+impl Clock for TickingClock {
+    fn now_ms(&self) -> i64 {
+        self.0.fetch_add(1, Ordering::SeqCst)
+    }
+}
+
+/// A TTL long enough that the ticking clock (1 ms a read) never reaches the fence deadline.
+fn long_lived() -> idgen_core::lease::LeaseOptions {
+    WorkerLease::options().ttl(Duration::from_secs(24 * 3600))
+}
+
+fn one_node() -> Layout {
+    Layout::builder()
+        .epoch_ms(0)
+        .timestamp_bits(44)
+        .node_bits(1)
+        .sequence_bits(4)
+        .build()
+        .unwrap()
+}
+
+/// Issue 12, item 1: two threads issue through one leased generator while the lease is
+/// released; the next holder of the node ID (capacity 1, so it must get the same node) issues
+/// from the stored floor. Every ID of the second holder must be above every ID of the first.
+#[test]
+fn release_while_threads_issue_never_lets_the_next_holder_reissue() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let layout = one_node();
+    let mut rounds_with_ids_after_release_began = 0;
+    for round in 0..1000 {
+        let clock = TickingClock::new();
+        let store = MemoryLeaseStore::with_clock(clock.clone());
+        let lease = runtime
+            .block_on(
+                long_lived()
+                    .capacity(1)
+                    .clock(clock.clone())
+                    .acquire(store.clone(), &layout),
+            )
+            .unwrap();
+        let handle = lease.handle();
+        let ids = Arc::new(
+            Snowflake::builder()
+                .layout(layout)
+                .clock(clock.clone())
+                .lease(lease)
+                .build()
+                .unwrap(),
+        );
+        let releasing = Arc::new(AtomicBool::new(false));
+        let issued_while_releasing = Arc::new(AtomicUsize::new(0));
+        let started = Arc::new(std::sync::Barrier::new(3));
+        let issuers: Vec<_> = (0..2)
+            .map(|_| {
+                let ids = Arc::clone(&ids);
+                let started = Arc::clone(&started);
+                let releasing = Arc::clone(&releasing);
+                let late = Arc::clone(&issued_while_releasing);
+                std::thread::spawn(move || {
+                    let mut mine = Vec::new();
+                    started.wait();
+                    loop {
+                        match ids.next_id() {
+                            Ok(id) => {
+                                if releasing.load(Ordering::SeqCst) {
+                                    late.fetch_add(1, Ordering::Relaxed);
+                                }
+                                mine.push(id);
+                            }
+                            Err(Error::Fenced { .. }) => return mine,
+                            Err(e) => panic!("round {round}: {e}"),
+                        }
+                    }
+                })
+            })
+            .collect();
+        started.wait();
+        // Let the threads run a little (varying with the round), then release mid-flight.
+        for _ in 0..(round % 7) * 10 {
+            std::hint::spin_loop();
+        }
+        releasing.store(true, Ordering::SeqCst);
+        runtime.block_on(handle.release()).unwrap();
+        let first: Vec<SnowflakeId> = issuers
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect();
+        if issued_while_releasing.load(Ordering::Relaxed) > 0 {
+            rounds_with_ids_after_release_began += 1;
+        }
+        let Some(first_max) = first.iter().max().copied() else {
+            continue;
+        };
+
+        // The next holder's clock is far behind (another host), so it issues from the stored
+        // floor upwards, borrowing ticks: any tick the floor missed is issued again.
+        let behind = ManualClock::new(T0);
+        let next = runtime
+            .block_on(
+                long_lived()
+                    .capacity(1)
+                    .clock(behind.clone())
+                    .acquire(store.clone(), &layout),
+            )
+            .expect("the released node ID is free at once");
+        let second = Snowflake::builder()
+            .layout(layout)
+            .clock(behind)
+            .clock_policy(ClockPolicy::Borrow {
+                max: Duration::from_secs(24 * 3600),
+            })
+            .lease(next)
+            .build()
+            .unwrap();
+        let reissued = (0..20)
+            .map(|_| second.next_id().unwrap())
+            .filter(|id| *id <= first_max)
+            .count();
+        assert_eq!(
+            reissued,
+            0,
+            "round {round}: the next holder issued {reissued} IDs at or below {first_max} ({} IDs before the release)",
+            first.len()
+        );
+        drop(second);
+    }
+    // The test means something only if issuing overlapped the release in many rounds.
+    assert!(
+        rounds_with_ids_after_release_began > 50,
+        "only {rounds_with_ids_after_release_began} of 1000 rounds issued while the release ran"
+    );
+}
+
+/// Threads racing a release never issue an ID after `release()` returned, and every ID issued
+/// is at or below the value the store received.
+#[test]
+fn no_id_is_issued_after_release_returns() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let layout = one_node();
+    for _ in 0..200 {
+        let clock = TickingClock::new();
+        let store = Recording::new(MemoryLeaseStore::with_clock(clock.clone()));
+        let lease = runtime
+            .block_on(
+                long_lived()
+                    .clock(clock.clone())
+                    .acquire(store.clone(), &layout),
+            )
+            .unwrap();
+        let handle = lease.handle();
+        let ids = Arc::new(
+            Snowflake::builder()
+                .layout(layout)
+                .clock(clock.clone())
+                .lease(lease)
+                .build()
+                .unwrap(),
+        );
+        let after_release = Arc::new(AtomicBool::new(false));
+        let issuers: Vec<_> = (0..2)
+            .map(|_| {
+                let ids = Arc::clone(&ids);
+                let after_release = Arc::clone(&after_release);
+                std::thread::spawn(move || {
+                    let mut mine = Vec::new();
+                    loop {
+                        // Read before the call: if release() had returned by then, the call
+                        // must not issue.
+                        let released = after_release.load(Ordering::SeqCst);
+                        match ids.next_id() {
+                            Ok(id) => {
+                                assert!(!released, "an ID was issued after release() returned");
+                                mine.push(id);
+                            }
+                            Err(_) => return mine,
+                        }
+                    }
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_micros(200));
+        runtime.block_on(handle.release()).unwrap();
+        after_release.store(true, Ordering::SeqCst);
+        let all: Vec<SnowflakeId> = issuers
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect();
+        let stored = store.released_with();
+        let issued = all
+            .iter()
+            .max()
+            .map(|max| layout.decompose(*max).unwrap().unix_ms);
+        // Exact, not a loose bound: the last issued tick is what the release stored.
+        assert_eq!(
+            stored, issued,
+            "release stored {stored:?}, issued up to {issued:?}"
+        );
+    }
+}
+
+/// A store that records the last timestamp of its release.
+#[derive(Clone)]
+struct Recording {
+    inner: MemoryLeaseStore,
+    released: Arc<Mutex<Option<Option<i64>>>>,
+}
+
+impl Recording {
+    fn new(inner: MemoryLeaseStore) -> Self {
+        Recording {
+            inner,
+            released: Arc::default(),
+        }
+    }
+    /// The last timestamp the release stored (`None`: nothing was issued).
+    fn released_with(&self) -> Option<i64> {
+        self.released
+            .lock()
+            .unwrap()
+            .expect("no release reached the store")
+    }
+}
+
+impl LeaseStore for Recording {
+    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
+        self.inner.claim(req).await
+    }
+    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
+        self.inner.renew(req).await
+    }
+    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
+        *self.released.lock().unwrap() = Some(req.last_timestamp_ms);
+        self.inner.release(req).await
+    }
+}
+
+/// A store whose renewals wait at a gate the test opens. `answer_early` makes a held renewal
+/// return an error to the caller at once (a client-side time-out) while the store still applies
+/// it when the gate opens, as a database does with a statement already sent.
+#[derive(Clone)]
+struct Gated {
+    inner: MemoryLeaseStore,
+    hold: Arc<AtomicBool>,
+    answer_early: bool,
+    reached: Arc<Notify>,
+    gate: Arc<Notify>,
+    late_renewals: Arc<Mutex<Vec<bool>>>,
+}
+
+impl Gated {
+    fn new(inner: MemoryLeaseStore, answer_early: bool) -> Self {
+        Gated {
+            inner,
+            hold: Arc::new(AtomicBool::new(false)),
+            answer_early,
+            reached: Arc::new(Notify::new()),
+            gate: Arc::new(Notify::new()),
+            late_renewals: Arc::default(),
+        }
+    }
+}
+
+impl LeaseStore for Gated {
+    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
+        self.inner.claim(req).await
+    }
+    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
+        if !self.hold.swap(false, Ordering::SeqCst) {
+            return self.inner.renew(req).await;
+        }
+        self.reached.notify_one();
+        if self.answer_early {
+            // The statement is on its way; the caller gives up on the answer.
+            let (inner, gate, late) = (
+                self.inner.clone(),
+                Arc::clone(&self.gate),
+                Arc::clone(&self.late_renewals),
+            );
+            let (namespace, holder) = (req.namespace.to_owned(), req.holder.to_owned());
+            let (node, ttl, last) = (req.node, req.ttl, req.last_timestamp_ms);
+            tokio::spawn(async move {
+                gate.notified().await;
+                let req = RenewRequest {
+                    namespace: &namespace,
+                    node,
+                    holder: &holder,
+                    ttl,
+                    last_timestamp_ms: last,
+                };
+                let applied = inner.renew(req).await.unwrap();
+                late.lock().unwrap().push(applied);
+            });
+            return Err("no answer (held at the gate)".into());
+        }
+        self.gate.notified().await;
+        self.inner.renew(req).await
+    }
+    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
+        self.inner.release(req).await
+    }
+}
+
+fn gated_options() -> idgen_core::lease::LeaseOptions {
+    WorkerLease::options()
+        .capacity(1)
+        .ttl(Duration::from_secs(3))
+        .renew_every(Duration::from_millis(50))
+        .safety_margin(Duration::from_secs(1))
+}
+
+/// Issue 12, items 2 and 3: a renewal that is answered (successfully) after `release()` began
+/// neither reopens the fence nor keeps the node ID: the generator stays stopped, and a new
+/// holder with capacity 1 gets the node ID at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renewal_answered_after_release_neither_reopens_nor_reholds() {
+    let layout = one_node();
+    let store = Gated::new(MemoryLeaseStore::new(), false);
+    let lease = gated_options()
+        .acquire(store.clone(), &layout)
+        .await
+        .unwrap();
+    let handle = lease.handle();
+    let ids = Snowflake::builder()
+        .layout(layout)
+        .lease(lease)
+        .build()
+        .unwrap();
+    ids.next_id().unwrap();
+
+    store.hold.store(true, Ordering::SeqCst);
+    store.reached.notified().await; // the heartbeat's renewal is at the gate
+    let release = tokio::spawn({
+        let handle = handle.clone();
+        async move { handle.release().await }
+    });
+    // The release has revoked the fence before it waits for the renewal in flight.
+    while !handle.fence().is_revoked() {
+        tokio::task::yield_now().await;
+    }
+    store.gate.notify_one(); // the renewal succeeds, after the revoke
+    release.await.unwrap().unwrap();
+
+    assert!(
+        handle.fence().is_revoked(),
+        "the renewal reopened the fence"
+    );
+    assert_eq!(handle.fence().valid_until_ms(), i64::MIN);
+    assert!(matches!(ids.next_id(), Err(Error::Fenced { .. })));
+    assert!(!handle.status().lost, "a release is not a lost lease");
+    let next = gated_options().acquire(store.clone(), &layout).await;
+    assert!(next.is_ok(), "the node ID stayed held: {:?}", next.err());
+}
+
+/// Issue 12, item 3 at the store: the renewal reaches the store only after the release (the
+/// caller had given up on its answer). The released row names no holder, so the renewal finds
+/// nothing to renew and the node ID stays free.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renewal_that_lands_after_the_release_does_not_rehold_the_node() {
+    let layout = one_node();
+    let store = Gated::new(MemoryLeaseStore::new(), true);
+    let lease = gated_options()
+        .acquire(store.clone(), &layout)
+        .await
+        .unwrap();
+    let handle = lease.handle();
+    store.hold.store(true, Ordering::SeqCst);
+    store.reached.notified().await;
+    tokio::time::sleep(Duration::from_millis(10)).await; // the heartbeat saw its "time-out"
+    handle.release().await.unwrap();
+    store.gate.notify_one();
+    while store.late_renewals.lock().unwrap().is_empty() {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    assert_eq!(*store.late_renewals.lock().unwrap(), [false]);
+    let next = gated_options().acquire(store.clone(), &layout).await;
+    assert!(
+        next.is_ok(),
+        "the late renewal re-held the node: {:?}",
+        next.err()
+    );
+}
+
+/// A store whose release takes a moment (as a database round trip does), so a runtime that
+/// shuts down right after spawning the release task drops it unfinished.
+#[derive(Clone)]
+struct SlowRelease(MemoryLeaseStore);
+
+impl LeaseStore for SlowRelease {
+    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
+        self.0.claim(req).await
+    }
+    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
+        self.0.renew(req).await
+    }
+    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        self.0.release(req).await
+    }
+    fn detached(&self) -> Option<Self> {
+        Some(self.clone())
+    }
+}
+
+fn acquire_again(store: SlowRelease, layout: Layout) -> Result<WorkerLease, Error> {
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        WorkerLease::options()
+            .capacity(1)
+            .acquire(store, &layout)
+            .await
+    })
+}
+
+/// Issue 12, item 5: the end of `#[tokio::main]`. The lease is dropped inside the runtime
+/// (spawning its release), then the runtime shuts down before that task ran. The node ID is
+/// still given back.
+#[test]
+fn a_lease_dropped_as_its_runtime_shuts_down_is_released() {
+    let layout = one_node();
+    let store = SlowRelease(MemoryLeaseStore::new());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let node = runtime.block_on(async {
+        let lease = WorkerLease::options()
+            .capacity(1)
+            .acquire(store.clone(), &layout)
+            .await
+            .unwrap();
+        let ids = Snowflake::builder()
+            .layout(layout)
+            .lease(lease)
+            .build()
+            .unwrap();
+        ids.next_id().unwrap();
+        layout.decompose(ids.next_id().unwrap()).unwrap().node
+        // `ids` and its lease are dropped here, inside the runtime, without release().
+    });
+    drop(runtime);
+    let next = acquire_again(store, layout).expect("the node ID was not released");
+    assert_eq!(next.node(), node);
+}
+
+/// A lease dropped on a thread with no runtime at all (its runtime was dropped first).
+#[test]
+fn a_lease_dropped_without_any_runtime_is_released() {
+    let layout = one_node();
+    let store = SlowRelease(MemoryLeaseStore::new());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let lease = runtime
+        .block_on(
+            WorkerLease::options()
+                .capacity(1)
+                .acquire(store.clone(), &layout),
+        )
+        .unwrap();
+    drop(runtime);
+    let started = std::time::Instant::now();
+    drop(lease);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "drop waited too long"
+    );
+    let next = acquire_again(store, layout).expect("the node ID was not released");
+    assert_eq!(next.node(), 0);
+}
+
+/// The next holder after a dropped lease still starts after what the dropped one issued.
+#[test]
+fn a_dropped_generator_hands_its_last_tick_to_the_release() {
+    let layout = one_node();
+    let clock = TickingClock::new();
+    let store = MemoryLeaseStore::with_clock(clock.clone());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let options = || WorkerLease::options().capacity(1).clock(clock.clone());
+    let mut seen = HashSet::new();
+    for _ in 0..50 {
+        let lease = runtime
+            .block_on(options().acquire(store.clone(), &layout))
+            .unwrap();
+        let ids = Snowflake::builder()
+            .layout(layout)
+            .clock(clock.clone())
+            .lease(lease)
+            .build()
+            .unwrap();
+        for _ in 0..10 {
+            assert!(seen.insert(ids.next_id().unwrap()), "an ID was reissued");
+        }
+        // Dropping the generator drops the lease inside no runtime context: released on a
+        // thread of its own, with the generator's exact last tick.
+        drop(ids);
+    }
+}
+
+/// A store whose first renewal fails or hangs, as a database that went away right after the
+/// claim (or a caller's time-out around `acquire`).
+#[derive(Clone)]
+struct FirstRenewal {
+    inner: MemoryLeaseStore,
+    hang: bool,
+    renewals: Arc<AtomicUsize>,
+}
+
+impl LeaseStore for FirstRenewal {
+    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
+        self.inner.claim(req).await
+    }
+    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
+        if self.renewals.fetch_add(1, Ordering::SeqCst) == 0 {
+            if self.hang {
+                std::future::pending::<()>().await;
+            }
+            return Err("connection reset".into());
+        }
+        self.inner.renew(req).await
+    }
+    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
+        self.inner.release(req).await
+    }
+}
+
+/// An `acquire` that fails after its claim, or is abandoned by its caller, gives the node ID
+/// back instead of leaving it held for the TTL.
+#[tokio::test]
+async fn an_acquire_that_fails_or_is_abandoned_after_its_claim_gives_the_node_back() {
+    let layout = one_node();
+    for hang in [false, true] {
+        let store = FirstRenewal {
+            inner: MemoryLeaseStore::new(),
+            hang,
+            renewals: Arc::default(),
+        };
+        let options = || WorkerLease::options().capacity(1);
+        let first = tokio::time::timeout(
+            Duration::from_millis(100),
+            options().acquire(store.clone(), &layout),
+        )
+        .await;
+        match (hang, first) {
+            (false, Ok(Err(Error::LeaseStore { .. }))) | (true, Err(_)) => {}
+            (_, other) => panic!(
+                "hang={hang}: unexpected {:?}",
+                other.map(|r| r.map(|l| l.node()))
+            ),
+        }
+        let mut again = options().acquire(store.clone(), &layout).await;
+        for _ in 0..100 {
+            if again.is_ok() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await; // the give-back runs as a task
+            again = options().acquire(store.clone(), &layout).await;
+        }
+        assert!(again.is_ok(), "hang={hang}: the node stayed held");
+    }
+}
+
+/// Two processes given the same holder label (a restarted pod with its old name) never match
+/// each other's rows: the stale one cannot renew the node ID its namesake was handed.
+#[tokio::test]
+async fn a_holder_label_is_never_enough_to_renew_someone_else_s_node() {
+    let layout = one_node();
+    let store = MemoryLeaseStore::new();
+    let stale = WorkerLease::options()
+        .holder("orders-0")
+        .capacity(1)
+        .acquire(store.clone(), &layout)
+        .await
+        .unwrap();
+    let stale_holder = stale.holder().to_owned();
+    stale.handle().release().await.unwrap();
+    let fresh = WorkerLease::options()
+        .holder("orders-0")
+        .capacity(1)
+        .acquire(store.clone(), &layout)
+        .await
+        .unwrap();
+    assert_ne!(fresh.holder(), stale_holder);
+    let renewed = store
+        .renew(RenewRequest {
+            namespace: "default",
+            node: fresh.node(),
+            holder: &stale_holder,
+            ttl: Duration::from_secs(30),
+            last_timestamp_ms: None,
+        })
+        .await
+        .unwrap();
+    assert!(!renewed, "the stale holder renewed its namesake's node ID");
+}
