@@ -681,8 +681,11 @@ async fn outage(kind: Kind) {
             (connect(kind, &url).await, Cutter::Proxy(proxy))
         }
     };
+    // At most 4 blocks buffered (the look-ahead would buffer more at this flat-out rate), so
+    // the bound below (10 blocks) tells a buffer from a database that is not down.
     let ids = HiLo::builder(source(kind, &pool, "orders"))
         .block(BLOCK)
+        .max_buffered_blocks(4)
         .timeout(Duration::from_millis(300))
         .backoff(Duration::from_millis(20), Duration::from_millis(200))
         .build()
