@@ -317,8 +317,26 @@ impl<T: ?Sized> Hash for PublicId<T> {
 impl<T: PublicIdPrefix + ?Sized> fmt::Display for PublicId<T> {
     #[inline]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut buf = [0u8; text::MAX_TEXT_LEN];
-        f.pad(self.encode_to(&mut buf))
+        // Most prefixes are short: a 32-byte buffer is cheaper to clear than the longest one.
+        let mut short = [0u8; 32];
+        let mut long = [0u8; 0];
+        let mut longest;
+        let buf: &mut [u8] = if Self::TEXT_LEN <= short.len() {
+            &mut short
+        } else {
+            longest = [0u8; text::MAX_TEXT_LEN];
+            long = [];
+            let _ = long;
+            &mut longest
+        };
+        let text = text::format(Self::PREFIX, self.uuid.as_u128(), buf);
+        // `pad` only matters for a width or precision (`{:>40}`); plain `{}` and `to_string`
+        // skip its checks.
+        if f.width().is_none() && f.precision().is_none() {
+            f.write_str(text)
+        } else {
+            f.pad(text)
+        }
     }
 }
 

@@ -23,9 +23,11 @@ pub(crate) const fn text_len(prefix: &str) -> usize {
     }
 }
 
-/// Writes the text of `value` under `prefix` into `buf` and returns it.
-#[inline]
-pub(crate) fn format<'b>(prefix: &str, value: u128, buf: &'b mut [u8; MAX_TEXT_LEN]) -> &'b str {
+/// Writes the text of `value` under `prefix` into `buf` and returns it. Always inlined, so
+/// the prefix (a constant of the type) is copied with its length known. `buf` holds at least
+/// [`text_len`]`(prefix)` bytes (`MAX_TEXT_LEN` always do).
+#[inline(always)]
+pub(crate) fn format<'b>(prefix: &str, value: u128, buf: &'b mut [u8]) -> &'b str {
     let mut at = 0;
     if !prefix.is_empty() {
         buf[..prefix.len()].copy_from_slice(prefix.as_bytes());
