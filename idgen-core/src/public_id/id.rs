@@ -319,15 +319,12 @@ impl<T: PublicIdPrefix + ?Sized> fmt::Display for PublicId<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Most prefixes are short: a 32-byte buffer is cheaper to clear than the longest one.
         let mut short = [0u8; 32];
-        let mut long = [0u8; 0];
-        let mut longest;
+        let mut long: [u8; text::MAX_TEXT_LEN];
         let buf: &mut [u8] = if Self::TEXT_LEN <= short.len() {
             &mut short
         } else {
-            longest = [0u8; text::MAX_TEXT_LEN];
-            long = [];
-            let _ = long;
-            &mut longest
+            long = [0u8; text::MAX_TEXT_LEN];
+            &mut long
         };
         let text = text::format(Self::PREFIX, self.uuid.as_u128(), buf);
         // `pad` only matters for a width or precision (`{:>40}`); plain `{}` and `to_string`
