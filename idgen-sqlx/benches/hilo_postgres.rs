@@ -118,6 +118,8 @@ async fn fresh_sequence(pool: &PgPool, name: &str, increment: u64) {
 #[derive(Clone, Copy, PartialEq)]
 enum Source {
     Plain,
+    /// `PgSequence` with one fetch at a time (`max_fetches_in_flight(1)`).
+    PlainSerial,
     Batched,
 }
 
@@ -138,6 +140,14 @@ async fn hilo_case(
             HiLo::builder(sequence)
                 .block(BLOCK)
                 .prefetch(prefetch)
+                .build()
+                .await
+        }
+        Source::PlainSerial => {
+            HiLo::builder(sequence)
+                .block(BLOCK)
+                .prefetch(prefetch)
+                .max_fetches_in_flight(1)
                 .build()
                 .await
         }
@@ -283,10 +293,11 @@ fn main() {
             .fetch_one(&pool)
             .await
             .unwrap();
-        use Source::{Batched, Plain};
+        use Source::{Batched, Plain, PlainSerial};
         let rows = [
             round_trip_case(&pool).await,
             hilo_case(&pool, &url, "(a) HiLo, flat out", Plain, true, None).await,
+            hilo_case(&pool, &url, "(a1) one fetch at a time, flat out", PlainSerial, true, None).await,
             hilo_case(&pool, &url, "(a+) batched, flat out", Batched, true, None).await,
             hilo_case(&pool, &url, "(b) no prefetch, flat out", Plain, false, None).await,
             hilo_case(&pool, &url, "(a) HiLo, 100k IDs/s", Plain, true, Some(100)).await,

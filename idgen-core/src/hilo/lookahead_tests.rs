@@ -120,6 +120,65 @@ async fn one_fetch_at_a_time_when_so_configured() {
     assert_eq!(source.most.load(Ordering::SeqCst), 1);
 }
 
+/// A sequence on one connection: calls wait for each other (as `PgSequence`'s dedicated
+/// one-connection pool makes them).
+#[derive(Clone)]
+struct OneCallAtATime {
+    inner: OneBlockPerCall,
+    connection: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl HiLoSource for OneCallAtATime {
+    async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
+        let entered = self.inner.running.fetch_add(1, Ordering::SeqCst) + 1;
+        self.inner.most.fetch_max(entered, Ordering::SeqCst);
+        let start = {
+            let _connection = self.connection.lock().await;
+            HiLoSource::allocate(&self.inner.counter, size).await
+        };
+        self.inner.running.fetch_sub(1, Ordering::SeqCst);
+        start
+    }
+    async fn increment(&self) -> Result<Increment, BoxError> {
+        HiLoSource::increment(&self.inner.counter).await
+    }
+    fn name(&self) -> &str {
+        "one-call-at-a-time"
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_source_that_serves_one_call_at_a_time_gets_one_fetch_at_a_time() {
+    let source = OneCallAtATime {
+        inner: OneBlockPerCall {
+            counter: MemorySource::sequence(100).with_latency(5 * MS),
+            running: Arc::default(),
+            most: Arc::default(),
+        },
+        connection: Arc::default(),
+    };
+    let ids = HiLo::builder(source.clone())
+        .block(100)
+        .build()
+        .await
+        .unwrap();
+    // 15,000 IDs per second with 5 ms per call: the look-ahead wants 3 blocks, so it first
+    // sends fetches at once, which queue behind each other and take twice as long.
+    let mut got = steady(&ids, 15, 1_000).await;
+    let tried = source.inner.most.load(Ordering::SeqCst);
+    assert!(tried >= 2, "never tried fetches at once: {tried}");
+    source.inner.most.store(0, Ordering::SeqCst);
+    let warm = ids.stats();
+    got.extend(steady(&ids, 15, 5_000).await);
+    assert_increasing(&got);
+    // From then on one at a time (the next probe, a second fetch at once to see whether the
+    // source changed, is due 10 s after the first, past this window).
+    let most = source.inner.most.load(Ordering::SeqCst);
+    assert_eq!(most, 1, "{most} calls at once");
+    let stats = ids.stats();
+    assert_eq!(stats.caller_waits, warm.caller_waits, "{stats:?}");
+}
+
 /// A sequence of blocks of 10 whose calls take their values in call order, as a database
 /// does, but return only when the test opens their gate.
 #[derive(Clone)]

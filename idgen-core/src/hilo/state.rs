@@ -16,6 +16,10 @@
 //!
 //! # Several fetches in flight
 //!
+//! Only for a source that gives one block per round trip and answers calls in parallel: one
+//! that serves one call at a time (fetches sent while another is out take markedly longer
+//! than those sent alone) gets one at a time, and a second now and then as a probe.
+//!
 //! Their blocks may arrive in any order. Each fetch remembers the highest ID seen when it was
 //! sent: the counter only moves forward, so its blocks must lie above that (else the counter
 //! went backwards) and must not overlap blocks that arrived meanwhile. Blocks are served in
@@ -47,6 +51,14 @@ use crate::Error;
 /// once in the last few seconds may do so again (a checkpoint, a busy host), and the buffer
 /// should ride it out; one that has been fast for a minute is fast.
 const PEAK_HALF_LIFE: Duration = Duration::from_secs(10);
+
+/// Fetches sent while another is out taking this many times as long as fetches sent alone
+/// mean the source serves one call at a time: a second caller waits for the first (about
+/// twice as long); a source that runs calls in parallel answers both in about the same time.
+const SERIAL_RATIO: f64 = 1.3;
+
+/// How often a source found to serve one call at a time gets a second fetch at once anyway.
+const PROBE_EVERY: Duration = Duration::from_secs(10);
 
 /// Everything one `HiLo` and its clones share.
 pub(crate) struct Shared {
@@ -93,6 +105,8 @@ pub(crate) struct Fetch {
     floor: Option<i64>,
     /// `Inner::arrivals` when it was sent: blocks that arrived later may be concurrent with it.
     sent_after: u64,
+    /// Sent while another fetch was out.
+    overlapping: bool,
 }
 
 struct Inner {
@@ -119,6 +133,15 @@ struct Inner {
     per_call: u64,
     /// The last fetch failed: one task retries with backoff, no others start.
     failing: bool,
+    /// Moving averages of the latency of fetches sent while none was out, and of those sent
+    /// while another was: a source that serves one call at a time (one connection) answers
+    /// the second kind much later, and gets one fetch at a time.
+    solo_latency: Option<Duration>,
+    overlapping_latency: Option<Duration>,
+    /// When a source found to serve one call at a time may next get a second fetch at once,
+    /// to notice if that changed; and whether such a probe was granted and not yet sent.
+    probe_at: Option<Instant>,
+    probe_granted: bool,
     /// IDs handed out from blocks no longer current.
     issued_retired: u64,
     /// Consumption rate, IDs per second (moving average of samples taken at refills).
@@ -170,6 +193,15 @@ impl Inner {
         self.staged.and_then(end).max(end(self.current))
     }
 
+    /// Whether the source serves one call at a time: fetches sent while another was out took
+    /// markedly longer than those sent alone.
+    fn serial(&self) -> bool {
+        match (self.solo_latency, self.overlapping_latency) {
+            (Some(solo), Some(overlapping)) => overlapping > solo.mul_f64(SERIAL_RATIO),
+            _ => false,
+        }
+    }
+
     /// Whether every fetch in flight was sent after `spare` arrived, so none can bring a block
     /// below it.
     fn settled(&self, spare: &Spare) -> bool {
@@ -217,6 +249,10 @@ impl Shared {
                 next_fetch: 0,
                 per_call: 1,
                 failing: false,
+                solo_latency: None,
+                overlapping_latency: None,
+                probe_at: None,
+                probe_granted: false,
                 issued_retired: 0,
                 rate: None,
                 sampled_at: Instant::now(),
@@ -366,7 +402,7 @@ impl Shared {
     pub(crate) fn kick(&self, caller: Caller) {
         let mut inner = self.lock();
         self.stage(&mut inner, false);
-        let start = self.tasks_wanted(&inner);
+        let start = self.tasks_wanted(&mut inner);
         inner.tasks += start;
         self.rearm(&inner);
         drop(inner);
@@ -385,7 +421,7 @@ impl Shared {
     }
 
     /// How many more fetch tasks to start now.
-    fn tasks_wanted(&self, inner: &Inner) -> usize {
+    fn tasks_wanted(&self, inner: &mut Inner) -> usize {
         if inner.fatal.is_some() {
             return 0;
         }
@@ -402,14 +438,28 @@ impl Shared {
         if batches {
             return usize::from(inner.tasks == 0);
         }
-        // One block per round trip: as many fetches as blocks are missing. Tasks between two
-        // fetches will plan again before anyone else.
-        let idle = inner.tasks.saturating_sub(inner.flights.len()) as u64;
-        let wanted = deficit.saturating_sub(idle);
         let room = self
             .options
             .max_fetches_in_flight
             .saturating_sub(inner.tasks);
+        // A source that serves one call at a time gains nothing from a second fetch at once
+        // (it waits, and the pool's queue costs time): one, and now and then a probe.
+        if inner.serial() {
+            if inner.tasks == 0 {
+                return 1;
+            }
+            let now = Instant::now();
+            if room > 0 && !inner.probe_granted && inner.probe_at.is_none_or(|at| now >= at) {
+                inner.probe_at = Some(now + PROBE_EVERY);
+                inner.probe_granted = true;
+                return 1;
+            }
+            return 0;
+        }
+        // One block per round trip: as many fetches as blocks are missing. Tasks between two
+        // fetches will plan again before anyone else.
+        let idle = inner.tasks.saturating_sub(inner.flights.len()) as u64;
+        let wanted = deficit.saturating_sub(idle);
         usize::try_from(wanted).unwrap_or(usize::MAX).min(room)
     }
 
@@ -458,12 +508,18 @@ impl Shared {
         let mut inner = self.lock();
         self.sample_rate(&mut inner);
         self.stage(&mut inner, false);
-        let retrying_alone = inner.failing && !inner.flights.is_empty();
-        let deficit = if retrying_alone {
+        // While fetches fail, and for a source that serves one call at a time (but for a
+        // granted probe), a task that finds another fetch out stops.
+        let one_at_a_time = (inner.failing || inner.serial()) && !inner.flights.is_empty();
+        let probe = one_at_a_time && !inner.failing && inner.probe_granted;
+        let deficit = if one_at_a_time && !probe {
             0
         } else {
             self.deficit_blocks(&inner)
         };
+        if probe {
+            inner.probe_granted = false;
+        }
         if deficit == 0 {
             inner.tasks -= 1;
             self.rearm(&inner);
@@ -497,6 +553,7 @@ impl Shared {
             expected,
             floor: inner.highest,
             sent_after: inner.arrivals,
+            overlapping: !inner.flights.is_empty(),
         };
         inner.next_fetch += 1;
         inner.flights.push(fetch.clone());
@@ -636,6 +693,12 @@ impl Shared {
             / PEAK_HALF_LIFE.as_secs_f64();
         inner.latency_peak = latency.max(inner.latency_peak.mul_f64(0.5f64.powf(halvings)));
         inner.peak_at = now;
+        let average = if fetch.overlapping {
+            &mut inner.overlapping_latency
+        } else {
+            &mut inner.solo_latency
+        };
+        *average = Some(average.map_or(latency, |a| a.mul_f64(0.75) + latency.mul_f64(0.25)));
         let verdict = self.blocks_of(fetch, &starts).and_then(|blocks| {
             self.check(&inner, fetch, &blocks)?;
             Ok(blocks)
