@@ -36,7 +36,8 @@ pub enum DieselError {
     /// The database refused a statement.
     #[error("{0}")]
     Query(#[from] diesel::result::Error),
-    /// The blocking task running the statements panicked or was cancelled.
+    /// The thread or blocking task running the statements could not start, panicked or was
+    /// cancelled.
     #[error("the blocking task of the lease store failed: {0}")]
     Task(String),
 }

@@ -104,6 +104,8 @@ pub use idgen_core::*;
 
 #[cfg(any(feature = "lease", feature = "hilo"))]
 mod error;
+#[cfg(all(feature = "postgres", any(feature = "lease", feature = "hilo")))]
+mod pg_ddl;
 #[cfg(all(feature = "sqlite", any(feature = "lease", feature = "hilo")))]
 mod sqlite_busy;
 #[cfg(any(feature = "lease", feature = "hilo"))]

@@ -6,6 +6,11 @@
 /// them) and [`fill_async`](crate::fill_async()) in `before_save` (for any field still `NotSet` on the
 /// `am.insert(db)` / `am.save(db)` path, with the error if no ID can be made).
 ///
+/// `before_save` waits for an ID on the runtime ([`next_id_async`](crate::next_id_async)), so a
+/// runtime worker never sleeps there when the generator's tick is used up or its clock is
+/// behind; `new()` is synchronous, so a wait there (at most the clock policy's bound) is a wait
+/// of the thread that builds the ActiveModel.
+///
 /// Write it in the entity module instead of `impl ActiveModelBehavior for ActiveModel {}`. If the
 /// entity needs its own hooks, write the impl by hand and call `preset`/`fill` the same way.
 ///

@@ -1,5 +1,7 @@
 //! Filling IDs on insert from a process-wide generator (see the crate docs for the paths covered).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 
 use idgen_core::{Clock, PublicId, Snowflake, SnowflakeId};
@@ -7,15 +9,22 @@ use sea_orm::{ActiveValue, Value};
 
 use crate::Error;
 
+/// An ID being waited for on the runtime.
+type PendingId<'a> = Pin<Box<dyn Future<Output = idgen_core::Result<SnowflakeId>> + Send + 'a>>;
+
 /// A generator, without its clock type.
 trait IssueIds: Send + Sync {
     fn next_id(&self) -> idgen_core::Result<SnowflakeId>;
+    fn next_id_async(&self) -> PendingId<'_>;
     fn node(&self) -> u64;
 }
 
 impl<C: Clock + 'static> IssueIds for Snowflake<C> {
     fn next_id(&self) -> idgen_core::Result<SnowflakeId> {
         Snowflake::next_id(self)
+    }
+    fn next_id_async(&self) -> PendingId<'_> {
+        Box::pin(Snowflake::next_id_async(self))
     }
     fn node(&self) -> u64 {
         Snowflake::node(self)
@@ -65,6 +74,31 @@ pub fn next_id() -> Result<SnowflakeId, Error> {
     Ok(GENERATOR.get().ok_or(Error::NoGenerator)?.next_id()?)
 }
 
+/// [`next_id`], waiting on the tokio runtime instead of blocking the thread when the generator
+/// must wait (its tick's sequence used up, or the clock behind within its
+/// [`ClockPolicy`](idgen_core::ClockPolicy)): the other tasks of the runtime keep running.
+///
+/// ```
+/// use idgen_seaorm::{Layout, Snowflake};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// idgen_seaorm::set_generator(Snowflake::new(Layout::SONYFLAKE, 6)?)?;
+/// let mut last = idgen_seaorm::next_id_async().await?;
+/// for _ in 0..600 { // more than two ticks' worth: waits without blocking the runtime
+///     let id = idgen_seaorm::next_id_async().await?;
+///     assert!(id > last);
+///     last = id;
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
+/// ```
+pub async fn next_id_async() -> Result<SnowflakeId, Error> {
+    Ok(GENERATOR
+        .get()
+        .ok_or(Error::NoGenerator)?
+        .next_id_async()
+        .await?)
+}
+
 /// An ID type that can be generated for a new row, without arguments.
 ///
 /// Implemented for [`SnowflakeId`] (from the process-wide generator, [`next_id`]) and for
@@ -82,8 +116,9 @@ pub trait GeneratedId: Into<Value> + Sized + Send {
     /// ```
     fn generate() -> Result<Self, Error>;
 
-    /// A fresh ID, waiting for one if the source needs to (hi-lo refilling its blocks); the
-    /// others answer at once.
+    /// A fresh ID, waiting for one on the runtime if the source needs to (a Snowflake
+    /// generator whose tick is used up or whose clock is behind, hi-lo refilling its blocks),
+    /// never blocking the thread; a public ID answers at once.
     ///
     /// ```
     /// use idgen_seaorm::{GeneratedId, PublicId};
@@ -101,6 +136,10 @@ pub trait GeneratedId: Into<Value> + Sized + Send {
 impl GeneratedId for SnowflakeId {
     fn generate() -> Result<Self, Error> {
         next_id()
+    }
+
+    async fn generate_async() -> Result<Self, Error> {
+        next_id_async().await
     }
 }
 

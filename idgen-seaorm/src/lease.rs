@@ -39,7 +39,8 @@
 //!   FOR UPDATE SKIP LOCKED` (plain `FOR UPDATE` before MySQL 8.0.1 / MariaDB 10.6) then
 //!   `UPDATE`; SQLite one `UPDATE … RETURNING`.
 //! - **Renew** succeeds while this holder still holds the row and keeps the larger last
-//!   timestamp; **release** expires the row now and stores the exact last timestamp.
+//!   timestamp; **release** expires the row now, clears its holder (so a late renewal finds
+//!   nothing to renew) and stores the exact last timestamp.
 //! - Every statement runs on a connection of its own from the `DatabaseConnection`'s pool, in
 //!   autocommit, never inside a transaction of the caller (the store takes the connection, not a
 //!   `DatabaseTransaction`). Deadlocks, lock time-outs and busy errors are retried briefly.
@@ -306,6 +307,21 @@ impl LeaseStore for SeaOrmLeaseStore {
 
     async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
         delegate!(&self.inner, store => store.release(req).await, e => Err(e.clone().into()))
+    }
+
+    /// idgen-sqlx's detached store: the same table on a one-connection pool of its own with
+    /// the connection's connect options, independent of the runtime the connection runs on.
+    fn detached(&self) -> Option<Self> {
+        let inner = match &self.inner {
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(store) => Inner::Postgres(store.detached()?),
+            #[cfg(feature = "mysql")]
+            Inner::MySql(store) => Inner::MySql(store.detached()?),
+            #[cfg(feature = "sqlite")]
+            Inner::Sqlite(store) => Inner::Sqlite(store.detached()?),
+            Inner::Unsupported(_) => return None,
+        };
+        Some(SeaOrmLeaseStore { inner })
     }
 }
 

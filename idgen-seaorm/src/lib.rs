@@ -144,7 +144,7 @@ pub mod migration;
 mod pool;
 
 pub use error::Error;
-pub use fill::{GeneratedId, fill, fill_async, next_id, preset, set_generator};
+pub use fill::{GeneratedId, fill, fill_async, next_id, next_id_async, preset, set_generator};
 #[cfg(feature = "hilo")]
 pub use fill_hilo::{fill_from_hilo, set_hilo};
 /// `idgen_core::Error` (the errors of generators, layouts and leases), named apart from this

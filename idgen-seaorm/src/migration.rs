@@ -140,11 +140,7 @@ impl MigrationName for LeaseTableMigration {
 impl MigrationTrait for LeaseTableMigration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         let (_, sql) = self.statements(manager)?;
-        manager
-            .get_connection()
-            .execute_unprepared(&sql)
-            .await
-            .map(drop)
+        create_if_missing(manager, &sql).await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
@@ -156,6 +152,23 @@ impl MigrationTrait for LeaseTableMigration {
             .await
             .map(drop)
     }
+}
+
+/// Runs the idempotent `ddl` on the migration's connection, safely when other processes run it
+/// at the same moment: on PostgreSQL after idgen's DDL advisory lock, in one simple-query message
+/// (one transaction, or the migration's own), so concurrent `IF NOT EXISTS` statements wait for
+/// each other instead of failing on a catalog index.
+async fn create_if_missing(manager: &SchemaManager<'_>, ddl: &str) -> Result<(), DbErr> {
+    let sql = match manager.get_database_backend() {
+        #[cfg(feature = "postgres")]
+        sea_orm::DbBackend::Postgres => format!("{};\n{ddl}", idgen_sqlx::PG_DDL_LOCK),
+        _ => ddl.to_owned(),
+    };
+    manager
+        .get_connection()
+        .execute_unprepared(&sql)
+        .await
+        .map(drop)
 }
 
 /// Creates a hi-lo counter (feature `hilo`): the sequence (PostgreSQL, MariaDB ≥ 10.3) or the
@@ -311,7 +324,7 @@ impl MigrationName for HiLoCounterMigration {
 impl MigrationTrait for HiLoCounterMigration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         for sql in self.create_statements(manager).await? {
-            manager.get_connection().execute_unprepared(&sql).await?;
+            create_if_missing(manager, &sql).await?;
         }
         Ok(())
     }

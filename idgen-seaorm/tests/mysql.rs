@@ -13,7 +13,5 @@ async fn connect() -> (idgen_testkit::TestDb<sqlx::MySql>, DatabaseConnection) {
 }
 
 scenarios!(connect);
-#[cfg(feature = "lease")]
-lease_scenarios!(connect, sqlx::MySqlPool);
 #[cfg(feature = "hilo")]
-hilo_scenarios!(connect, sqlx::MySqlPool);
+hilo_scenarios!(connect);

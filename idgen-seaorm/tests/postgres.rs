@@ -15,10 +15,8 @@ async fn connect() -> (idgen_testkit::TestDb<sqlx::Postgres>, DatabaseConnection
 }
 
 scenarios!(connect);
-#[cfg(feature = "lease")]
-lease_scenarios!(connect, sqlx::PgPool);
 #[cfg(feature = "hilo")]
-hilo_scenarios!(connect, sqlx::PgPool);
+hilo_scenarios!(connect);
 
 #[tokio::test]
 async fn eq_any_binds_an_int8_array() {

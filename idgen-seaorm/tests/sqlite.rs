@@ -11,7 +11,5 @@ async fn connect() -> (idgen_testkit::TestDb<sqlx::Sqlite>, DatabaseConnection) 
 }
 
 scenarios!(connect);
-#[cfg(feature = "lease")]
-lease_scenarios!(connect, sqlx::SqlitePool);
 #[cfg(feature = "hilo")]
-hilo_scenarios!(connect, sqlx::SqlitePool);
+hilo_scenarios!(connect);

@@ -172,6 +172,12 @@
 
 pub use idgen_core::*;
 
+#[cfg(feature = "postgres")]
+mod pg_ddl;
+#[cfg(feature = "postgres")]
+#[doc(hidden)]
+pub use pg_ddl::PG_DDL_LOCK;
+
 #[cfg(feature = "lease")]
 #[cfg_attr(docsrs, doc(cfg(feature = "lease")))]
 pub mod lease;

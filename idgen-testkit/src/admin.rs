@@ -40,12 +40,28 @@ pub(crate) async fn ping(kind: Kind, url: &str) -> Result<(), Error> {
     execute(kind, url, "SELECT 1".to_owned()).await
 }
 
-/// `CREATE DATABASE` for `name` (a plain identifier made by this crate).
+/// `CREATE DATABASE` for `name` (a plain identifier made by this crate). On PostgreSQL a file
+/// copy of `template0` (PostgreSQL 15+): about a tenth of the time of the default WAL-logged
+/// copy, which matters for suites that make many databases.
 pub(crate) fn create_database_sql(kind: Kind, name: &str) -> String {
     match kind {
-        Kind::Postgres => format!("CREATE DATABASE \"{name}\""),
+        Kind::Postgres => {
+            format!("CREATE DATABASE \"{name}\" TEMPLATE template0 STRATEGY = FILE_COPY")
+        }
         Kind::MySql => format!("CREATE DATABASE `{name}`"),
     }
+}
+
+/// The plain `CREATE DATABASE` for a server that refused [`create_database_sql`]'s form with
+/// `refusal` (PostgreSQL before 15 knows no `STRATEGY`); `None` when that is not the reason.
+pub(crate) fn create_database_fallback_sql(
+    kind: Kind,
+    name: &str,
+    refusal: &Error,
+) -> Option<String> {
+    let unknown_strategy = matches!(refusal, Error::Database { reason, .. }
+        if reason.to_lowercase().contains("strategy"));
+    (kind == Kind::Postgres && unknown_strategy).then(|| format!("CREATE DATABASE \"{name}\""))
 }
 
 /// `DROP DATABASE` for `name`, closing the connections still open to it.
@@ -53,5 +69,32 @@ pub(crate) fn drop_database_sql(kind: Kind, name: &str) -> String {
     match kind {
         Kind::Postgres => format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"),
         Kind::MySql => format!("DROP DATABASE IF EXISTS `{name}`"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Kind, create_database_fallback_sql, create_database_sql};
+    use crate::Error;
+
+    #[test]
+    fn postgres_before_15_gets_the_plain_create_database() {
+        let fast = create_database_sql(Kind::Postgres, "t");
+        assert!(
+            fast.ends_with("TEMPLATE template0 STRATEGY = FILE_COPY"),
+            "{fast}"
+        );
+        let url = "postgres://postgres@127.0.0.1:5432/postgres";
+        let old = Error::database(&fast, url, "option \"strategy\" not recognized");
+        assert_eq!(
+            create_database_fallback_sql(Kind::Postgres, "t", &old).as_deref(),
+            Some("CREATE DATABASE \"t\"")
+        );
+        let denied = Error::database(&fast, url, "permission denied to create database");
+        assert_eq!(
+            create_database_fallback_sql(Kind::Postgres, "t", &denied),
+            None
+        );
+        assert_eq!(create_database_fallback_sql(Kind::MySql, "t", &old), None);
     }
 }

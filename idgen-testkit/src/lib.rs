@@ -27,6 +27,9 @@
 //!    as `nobody`.
 //! 4. Otherwise [`Error::NoServer`], whose message names the three ways.
 //!
+//! The first call for each kind prints to stderr which route was taken and why the others were
+//! not. `IDGEN_TESTKIT_ROUTE=url|containers|local` allows only that route (CI: `containers`).
+//!
 //! Environment knobs for path 3: `IDGEN_PG_BIN_DIR` (where `initdb` and `postgres` are, if not on
 //! `PATH` or under `/usr/lib/postgresql/<version>/bin`) and `IDGEN_TESTKIT_USER` (the user the
 //! servers run as when the tests run as root; default `nobody`).
@@ -34,8 +37,16 @@
 //! Each call then creates a database with a fresh random name on that server and drops it when
 //! the [`TestDb`] is dropped, so tests run in parallel without seeing each other's rows and a
 //! second run starts clean. [`sqlite`] needs no server: a file in a temporary directory.
+//!
+//! ## Conformance suites
+//!
+//! [`conformance`] holds what every lease store and hi-lo source must do, written once: an
+//! adapter's test file describes its stores and sources per database and instantiates the
+//! suites with [`lease_suite!`], [`hilo_suite!`], [`startup_suite!`] and
+//! [`cross_adapter_suite!`].
 
 mod admin;
+pub mod conformance;
 #[cfg(feature = "docker")]
 pub mod containers;
 mod error;

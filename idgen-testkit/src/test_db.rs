@@ -116,12 +116,13 @@ impl<DB: Database> TestDb<DB> {
     /// Creates a database with a fresh name on `server`, and a pool to it.
     pub(crate) async fn create_on(server: Arc<Server>) -> Result<Self, Error> {
         let name = fresh_name()?;
-        admin::execute(
-            server.kind,
-            &server.admin_url,
-            admin::create_database_sql(server.kind, &name),
-        )
-        .await?;
+        let create = admin::create_database_sql(server.kind, &name);
+        if let Err(refusal) = admin::execute(server.kind, &server.admin_url, create).await {
+            match admin::create_database_fallback_sql(server.kind, &name, &refusal) {
+                Some(plain) => admin::execute(server.kind, &server.admin_url, plain).await?,
+                None => return Err(refusal),
+            }
+        }
         let url = url::with_database(&server.admin_url, &name);
         let pool = PoolOptions::<DB>::new()
             .max_connections(POOL_SIZE)

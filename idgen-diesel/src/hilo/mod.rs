@@ -13,7 +13,9 @@
 //! across processes and restarts. At start-up the sequence's increment is read from the catalog
 //! and a sequence whose increment differs from the block size is refused with
 //! [`Error::HiLoIncrementMismatch`](crate::Error::HiLoIncrementMismatch) naming both numbers.
-//! Every allocation is one autocommit statement on the counter's own connection.
+//! Every allocation is one autocommit statement on the counter's own connection (on
+//! MySQL/MariaDB the counter sets `autocommit = 1` when it takes the connection, whatever the
+//! server's default).
 //!
 //! | database | counter | one allocation | increment read from |
 //! |---|---|---|---|
@@ -24,8 +26,9 @@
 //!
 //! # Migrations
 //!
-//! [`DieselCounter::create`] runs idempotent DDL; for diesel migrations put the SQL in an
-//! `up.sql` ([`DieselCounter::migration_sql`] returns it). For the counter `orders`, block 1000:
+//! [`DieselCounter::create`] runs idempotent DDL, safe for instances that start together (on
+//! PostgreSQL after idgen's advisory lock); for diesel migrations put the SQL in an `up.sql`
+//! ([`DieselCounter::migration_sql`] returns it). For the counter `orders`, block 1000:
 //!
 //! PostgreSQL:
 //! ```sql

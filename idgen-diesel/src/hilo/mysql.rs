@@ -34,6 +34,14 @@ fn is_sequence(conn: &mut MysqlConnection, spec: &Spec) -> Result<bool, DieselEr
 }
 
 impl HiLoConnection for MysqlConnection {
+    /// Autocommit, whatever the server's default: on a server started with `autocommit=0` a
+    /// counter update would stay uncommitted, and be rolled back (its block handed out again)
+    /// when the connection closes.
+    fn prepare(&mut self) -> Result<(), DieselError> {
+        sql_query("SET autocommit = 1").execute(self)?;
+        Ok(())
+    }
+
     fn allocate(&mut self, spec: &Spec, size: u64) -> Result<i64, DieselError> {
         if is_sequence(self, spec)? {
             let sql = format!("SELECT NEXTVAL({}) AS value", spec.name);

@@ -17,6 +17,10 @@ struct Value {
 }
 
 impl HiLoConnection for PgConnection {
+    fn create_if_missing(&mut self, ddl: &str) -> Result<(), DieselError> {
+        Ok(crate::pg_ddl::create_if_missing(self, ddl)?)
+    }
+
     fn allocate(&mut self, spec: &Spec, _size: u64) -> Result<i64, DieselError> {
         let sql = format!("SELECT nextval('{}') AS value", spec.name);
         match sql_query(sql).get_result::<Value>(self) {

@@ -50,12 +50,22 @@ mod sealed {
 /// # takes_a_counter_connection::<diesel::SqliteConnection>();
 /// ```
 pub trait HiLoConnection: R2D2Connection + sealed::Sealed + 'static {
+    /// Readies a connection the counter has just taken from the pool for its allocations.
+    #[doc(hidden)]
+    fn prepare(&mut self) -> Result<(), DieselError> {
+        Ok(())
+    }
     #[doc(hidden)]
     fn allocate(&mut self, spec: &Spec, size: u64) -> Result<i64, DieselError>;
     #[doc(hidden)]
     fn increment(&mut self, spec: &Spec) -> Result<Increment, DieselError>;
     #[doc(hidden)]
     fn migration_sql(&mut self, spec: &Spec, block: u64) -> Result<Vec<String>, DieselError>;
+    /// Runs the idempotent `ddl`, safely when other processes run it at the same moment.
+    #[doc(hidden)]
+    fn create_if_missing(&mut self, ddl: &str) -> Result<(), DieselError> {
+        Ok(self.batch_execute(ddl)?)
+    }
 }
 
 /// A hi-lo counter over an r2d2 pool of diesel connections: the [`HiLoSource`] behind
@@ -214,7 +224,7 @@ impl<C: HiLoConnection> DieselCounter<C> {
     pub fn create(&self, block: u64) -> Result<(), DieselError> {
         self.with_connection(|conn, spec| {
             for sql in conn.migration_sql(spec, block)? {
-                conn.batch_execute(&sql)?;
+                conn.create_if_missing(&sql)?;
             }
             Ok(())
         })
@@ -233,7 +243,9 @@ impl<C: HiLoConnection> DieselCounter<C> {
             .map_err(|_| DieselError::Task("a hi-lo allocation panicked".to_owned()))?;
         if slot.is_none() {
             let wait = self.pool.connection_timeout().min(CONNECTION_WAIT);
-            *slot = Some(self.pool.get_timeout(wait)?);
+            let mut conn = self.pool.get_timeout(wait)?;
+            conn.prepare()?;
+            *slot = Some(conn);
         }
         let conn = slot.as_mut().map(|c| &mut **c);
         let Some(conn) = conn else {

@@ -35,17 +35,21 @@
 //! # fn main() {}
 //! ```
 //!
-//! The store's calls run on tokio's blocking threads (`spawn_blocking`), each on a connection
-//! of its own from the pool, in autocommit. On SQLite a connection without a busy timeout gets
-//! one of 5 s (as sqlx's default), since claims from several processes wait for the one writer.
+//! The store's calls run on short-lived threads of their own (never on a runtime thread, and
+//! still while a runtime shuts down), each on a connection of its own from the pool, in
+//! autocommit (on MySQL/MariaDB the store sets `autocommit = 1` on the connection first,
+//! whatever the server's default). On SQLite a connection without a busy timeout gets one of
+//! 5 s (as sqlx's default), since claims from several processes wait for the one writer.
 //!
 //! # The table
 //!
 //! [`create_lease_table`] (or [`DieselLeaseStore::create_table`] for another name) runs the
 //! statement below; with diesel migrations, put it in a migration's `up.sql` (and
-//! `DROP TABLE idgen_worker_lease` in `down.sql`). Columns: `namespace`, `node`, `holder` (who
-//! claimed it last), `expires_at` (database clock), `last_timestamp` (Unix ms). Do not delete
-//! rows of a namespace in use.
+//! `DROP TABLE idgen_worker_lease` in `down.sql`). Instances that start together may all call
+//! it: on PostgreSQL it runs after idgen's advisory lock (as in idgen-sqlx), on SQLite it waits
+//! for other writers. Columns: `namespace`, `node`, `holder` (who holds it; `NULL` when free),
+//! `expires_at` (database clock), `last_timestamp` (Unix ms). Do not delete rows of a namespace
+//! in use.
 //!
 //! PostgreSQL:
 //!

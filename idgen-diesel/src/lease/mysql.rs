@@ -25,6 +25,12 @@ struct Version {
 impl LeaseConnection for MysqlConnection {
     const QUOTE: char = '`';
 
+    /// Autocommit, whatever the server's default: on a server started with `autocommit=0` every
+    /// statement would otherwise open a transaction that is never committed.
+    fn prepare(&mut self) -> QueryResult<()> {
+        sql_query("SET autocommit = 1").execute(self).map(drop)
+    }
+
     fn migration_sql(table: &str) -> String {
         format!(
             "CREATE TABLE IF NOT EXISTS {table} (\n    \
@@ -128,7 +134,8 @@ impl LeaseConnection for MysqlConnection {
 
     fn release(&mut self, table: &str, req: RenewRequest<'_>) -> QueryResult<()> {
         let sql = format!(
-            "UPDATE {table} SET expires_at = LEAST(expires_at, {NOW}), last_timestamp = ? \
+            "UPDATE {table} SET holder = NULL, expires_at = LEAST(expires_at, {NOW}), \
+             last_timestamp = ? \
              WHERE namespace = ? AND node = ? AND holder = ?"
         );
         sql_query(sql)

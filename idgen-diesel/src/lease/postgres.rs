@@ -14,6 +14,10 @@ const PLUS_MS: &str = "* INTERVAL '1 millisecond'";
 impl LeaseConnection for PgConnection {
     const QUOTE: char = '"';
 
+    fn create_if_missing(&mut self, ddl: &str) -> QueryResult<()> {
+        crate::pg_ddl::create_if_missing(self, ddl)
+    }
+
     fn migration_sql(table: &str) -> String {
         format!(
             "CREATE TABLE IF NOT EXISTS {table} (\n    \
@@ -98,7 +102,8 @@ impl LeaseConnection for PgConnection {
 
     fn release(&mut self, table: &str, req: RenewRequest<'_>) -> QueryResult<()> {
         let sql = format!(
-            "UPDATE {table} SET expires_at = LEAST(expires_at, now()), last_timestamp = $4 \
+            "UPDATE {table} SET holder = NULL, expires_at = LEAST(expires_at, now()), \
+             last_timestamp = $4 \
              WHERE namespace = $1 AND node = $2 AND holder = $3"
         );
         sql_query(sql)

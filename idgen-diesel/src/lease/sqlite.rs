@@ -104,7 +104,8 @@ impl LeaseConnection for SqliteConnection {
 
     fn release(&mut self, table: &str, req: RenewRequest<'_>) -> QueryResult<()> {
         let sql = format!(
-            "UPDATE {table} SET expires_at = MIN(expires_at, {NOW_MS}), last_timestamp = ?4 \
+            "UPDATE {table} SET holder = NULL, expires_at = MIN(expires_at, {NOW_MS}), \
+             last_timestamp = ?4 \
              WHERE namespace = ?1 AND node = ?2 AND holder = ?3"
         );
         sql_query(sql)

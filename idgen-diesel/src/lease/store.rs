@@ -37,8 +37,9 @@ pub use crate::DieselPool;
 /// The table, the SQL and the guarantees are idgen-sqlx's, so diesel and sqlx processes lease
 /// from one table without ever sharing a node ID. Each call takes a connection of its own from
 /// the pool and runs in autocommit (a claim on MySQL/MariaDB in a short transaction of its own),
-/// never inside a transaction of the caller, on tokio's blocking threads
-/// ([`tokio::task::spawn_blocking`]), so async executors never block on the database.
+/// never inside a transaction of the caller, on a short-lived thread of its own per call, so
+/// async executors never block on the database (and a release still runs while the runtime
+/// shuts down).
 ///
 /// ```
 /// # #[cfg(feature = "sqlite")]
@@ -71,7 +72,7 @@ pub struct DieselLeaseStore<C: R2D2Connection + 'static> {
 pub struct LeaseRow {
     /// The node ID.
     pub node: u64,
-    /// Who claimed it last (`None` if nobody ever did).
+    /// Who holds it (`None` if it was never claimed or was released).
     pub holder: Option<String>,
     /// When the lease ends (ended), in Unix ms on the database's clock.
     pub expires_at_ms: i64,
@@ -133,6 +134,11 @@ pub trait LeaseConnection: R2D2Connection + sealed::Sealed + 'static {
     fn prepare(&mut self) -> QueryResult<()> {
         Ok(())
     }
+    /// Runs the idempotent `ddl`, safely when other processes run it at the same moment.
+    #[doc(hidden)]
+    fn create_if_missing(&mut self, ddl: &str) -> QueryResult<()> {
+        self.batch_execute(ddl)
+    }
     #[doc(hidden)]
     fn take_expired(&mut self, table: &str, req: ClaimRequest<'_>) -> QueryResult<Option<Claim>>;
     #[doc(hidden)]
@@ -171,7 +177,8 @@ pub fn create_lease_table<C: LeaseConnection>(conn: &mut C) -> QueryResult<()> {
     let table = TableName::parse(DEFAULT_TABLE)
         .map(|t| t.quoted(C::QUOTE))
         .unwrap_or_default();
-    conn.batch_execute(&C::migration_sql(&table))
+    conn.prepare()?;
+    conn.create_if_missing(&C::migration_sql(&table))
 }
 
 impl<C: LeaseConnection> DieselLeaseStore<C> {
@@ -286,7 +293,8 @@ impl<C: LeaseConnection> DieselLeaseStore<C> {
     pub fn create_table(&self) -> Result<(), DieselError> {
         let sql = C::migration_sql(self.quoted_table()?);
         let conn = &mut *self.pool.get()?;
-        conn.batch_execute(&sql)?;
+        conn.prepare()?;
+        conn.create_if_missing(&sql)?;
         Ok(())
     }
 
@@ -326,8 +334,13 @@ impl<C: LeaseConnection> DieselLeaseStore<C> {
         }
     }
 
-    /// Runs `op` on a pooled connection on a blocking thread, retrying transient errors, and
+    /// Runs `op` on a pooled connection on a thread of its own, retrying transient errors, and
     /// names the operation and the table in an error.
+    ///
+    /// Not `spawn_blocking`: a runtime that is shutting down cancels blocking tasks before they
+    /// start, so a lease's release in its last moments would fail at once instead of reaching
+    /// the database. A thread per call (a claim at start-up, a renewal every few seconds) always
+    /// runs; if the caller stops waiting, the statement still completes on its own.
     async fn blocking<T, F>(&self, operation: &'static str, op: F) -> Result<T, BoxError>
     where
         T: Send + 'static,
@@ -335,15 +348,30 @@ impl<C: LeaseConnection> DieselLeaseStore<C> {
     {
         let pool = self.pool.clone();
         let table = self.table.clone();
-        let outcome = tokio::task::spawn_blocking(move || -> Result<T, DieselError> {
-            let table = table?;
-            let wait = pool.connection_timeout().min(CONNECTION_WAIT);
-            let conn = &mut *pool.get_timeout(wait)?;
-            conn.prepare()?;
-            Ok(retry_transient(|| op(conn, &table))?)
-        })
-        .await
-        .unwrap_or_else(|e| Err(DieselError::Task(e.to_string())));
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let work = move || {
+            let outcome = (|| -> Result<T, DieselError> {
+                let table = table?;
+                let wait = pool.connection_timeout().min(CONNECTION_WAIT);
+                let conn = &mut *pool.get_timeout(wait)?;
+                conn.prepare()?;
+                Ok(retry_transient(|| op(conn, &table))?)
+            })();
+            let _ = answer.send(outcome);
+        };
+        let outcome = match std::thread::Builder::new()
+            .name("idgen-diesel-lease".to_owned())
+            .spawn(work)
+        {
+            Ok(_) => answered.await.unwrap_or_else(|_| {
+                Err(DieselError::Task(
+                    "the thread running the statement ended without an answer".to_owned(),
+                ))
+            }),
+            Err(e) => Err(DieselError::Task(format!(
+                "no thread to run the statement on: {e}"
+            ))),
+        };
         outcome.map_err(|err| {
             let table = self.table().unwrap_or("?");
             let hint = if is_missing_table(&err) {
@@ -512,6 +540,12 @@ impl<C: LeaseConnection> LeaseStore for DieselLeaseStore<C> {
             conn.release(table, owned.request())
         })
         .await
+    }
+
+    /// A clone: an r2d2 pool belongs to no async runtime (its connections are plain blocking
+    /// ones), and each call runs on a thread of its own.
+    fn detached(&self) -> Option<Self> {
+        Some(self.clone())
     }
 }
 

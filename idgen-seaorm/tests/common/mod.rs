@@ -6,8 +6,6 @@
 pub mod entities;
 #[cfg(feature = "hilo")]
 pub mod hilo;
-#[cfg(feature = "lease")]
-pub mod lease;
 
 use std::collections::HashSet;
 

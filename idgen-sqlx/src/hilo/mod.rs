@@ -64,7 +64,8 @@
 //!
 //! Each source owns a **one-connection pool** made from the caller's pool's connect options
 //! (connected lazily, reconnected after a failure). Every allocation is one autocommit
-//! statement on that connection:
+//! statement on that connection (on MySQL/MariaDB the connection sets `autocommit = 1` when it
+//! opens, so a server started with `autocommit=0` cannot leave a block uncommitted):
 //! - never inside a caller's transaction, so a rolled-back transaction cannot un-allocate a
 //!   block of a table counter that this process already hands out;
 //! - never waiting for a slot of the caller's pool, so a pool whose every connection is held by
@@ -78,9 +79,10 @@
 //!
 //! # Migrations
 //!
-//! The `create` helpers run idempotent DDL; to use migrations instead, put the SQL there
-//! (`migration_sql` returns it for a given name and block). For the counter `orders` and block
-//! 1000:
+//! The `create` helpers run idempotent DDL, safe for instances that start together (on
+//! PostgreSQL after idgen's advisory lock, as `create_lease_table`); to use migrations instead,
+//! put the SQL there (`migration_sql` returns it for a given name and block). For the counter
+//! `orders` and block 1000:
 //!
 //! PostgreSQL:
 //! ```sql

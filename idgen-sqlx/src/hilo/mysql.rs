@@ -136,7 +136,7 @@ impl MySqlCounter {
 
     fn unchecked(pool: &MySqlPool, name: &str, mode: MySqlMode) -> MySqlCounter {
         MySqlCounter {
-            allocator: pool::dedicated(pool),
+            allocator: autocommit_pool(pool),
             name: name.to_owned(),
             table: DEFAULT_TABLE.to_owned(),
             mode,
@@ -310,6 +310,21 @@ impl MySqlCounter {
             missing: format!("no row '{}' in table {}", self.name, self.table),
         }
     }
+}
+
+/// The counter's own one-connection pool ([`pool::dedicated`]), each connection switched to
+/// autocommit when it is opened: on a server started with `autocommit=0`, a counter update would
+/// otherwise stay uncommitted, and be rolled back (its block handed out again) when the
+/// connection closes.
+fn autocommit_pool(pool: &MySqlPool) -> MySqlPool {
+    pool::options()
+        .after_connect(|conn, _| {
+            Box::pin(async move {
+                sqlx::query("SET autocommit = 1").execute(conn).await?;
+                Ok(())
+            })
+        })
+        .connect_lazy_with((*pool.connect_options()).clone())
 }
 
 /// `10.11.6-MariaDB-0+deb12u1` → true; MySQL `8.0.36` or MariaDB `10.2.x` → false.

@@ -13,6 +13,11 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Allocations run here, in autocommit, never on a connection the caller may hold in a
 /// transaction, and never waiting for a slot in a pool the caller's tasks may have exhausted.
 pub(crate) fn dedicated<DB: Database>(pool: &Pool<DB>) -> Pool<DB> {
+    options().connect_lazy_with((*pool.connect_options()).clone())
+}
+
+/// The options of [`dedicated`], for a database that needs a hook on each new connection.
+pub(crate) fn options<DB: Database>() -> PoolOptions<DB> {
     PoolOptions::<DB>::new()
         .max_connections(1)
         .min_connections(0)
@@ -21,5 +26,4 @@ pub(crate) fn dedicated<DB: Database>(pool: &Pool<DB>) -> Pool<DB> {
         // extra ping per fetch is not needed.
         .test_before_acquire(false)
         .idle_timeout(Duration::from_secs(600))
-        .connect_lazy_with((*pool.connect_options()).clone())
 }

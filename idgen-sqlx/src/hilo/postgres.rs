@@ -91,11 +91,9 @@ impl PgSequence {
     /// ```
     pub async fn create(&self, block: u64) -> Result<(), Error> {
         name::validate(&self.name)?;
-        sqlx::query(AssertSqlSafe(self.migration_sql(block)))
-            .execute(&self.allocator)
+        crate::pg_ddl::create_if_missing(&self.allocator, &self.migration_sql(block))
             .await
-            .map_err(|e| counter_error(&self.name, e))?;
-        Ok(())
+            .map_err(|e| counter_error(&self.name, e))
     }
 }
 

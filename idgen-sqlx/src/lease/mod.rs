@@ -50,15 +50,21 @@
 //! - **Renew**: succeeds while the row's holder is still this process (even after the lease ran
 //!   out, as long as nobody claimed it since), and stores the larger of the row's and the new
 //!   last timestamp.
-//! - **Release**: expires the row now and stores the exact last timestamp issued.
-//! - Every call runs on its own connection from the pool, in autocommit, never inside a
-//!   transaction of the caller. Deadlocks, lock time-outs and busy errors are retried briefly.
+//! - **Release**: expires the row now, clears its holder and stores the exact last timestamp
+//!   issued. A renewal sent before the release and answered after it finds no holder to match,
+//!   so the node ID stays free.
+//! - Every call runs on its own connection from the pool, in autocommit (on MySQL/MariaDB the
+//!   store sets `autocommit = 1` on the connection first, whatever the server's default), never
+//!   inside a transaction of the caller. Deadlocks, lock time-outs and busy errors are retried briefly.
 //!
 //! # The table
 //!
 //! [`create_lease_table`] (or [`SqlxLeaseStore::create_table`] for another name) runs the
-//! statement below; to use migrations instead, put it in one. Columns: `namespace`, `node`,
-//! `holder` (who claimed it last), `expires_at` (database clock), `last_timestamp` (Unix ms).
+//! statement below; to use migrations instead, put it in one. Instances that start together may
+//! all call it: on PostgreSQL it runs after a transaction-scoped advisory lock
+//! (`pg_advisory_xact_lock`, one key for every idgen adapter), since `CREATE TABLE IF NOT
+//! EXISTS` alone fails for concurrent callers there. Columns: `namespace`, `node`, `holder` (who
+//! holds it; `NULL` when free), `expires_at` (database clock), `last_timestamp` (Unix ms).
 //! The table name is configurable ([`LeaseOptions::table`], [`SqlxLeaseStore::with_table`]); it
 //! must be `name` or `schema.name` of ASCII letters, digits and `_`, since it is written into the
 //! SQL (quoted). Do not delete rows of a namespace in use.

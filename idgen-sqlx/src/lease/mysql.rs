@@ -2,6 +2,7 @@
 //! (`FOR UPDATE SKIP LOCKED` on MySQL 8.0.1+ and MariaDB 10.6+, plain `FOR UPDATE` before),
 //! `UTC_TIMESTAMP(6)` for expiry.
 
+use sqlx::pool::PoolConnection;
 use sqlx::{AssertSqlSafe, Connection, MySql, MySqlPool, Row};
 
 use crate::lease::store::{DialectFuture, LeaseDialect, LeaseRow, node_i64, node_u64, ttl_ms};
@@ -28,7 +29,7 @@ impl LeaseDialect for MySql {
     fn create_table<'a>(pool: &'a MySqlPool, table: &'a str) -> DialectFuture<'a, ()> {
         Box::pin(async move {
             sqlx::query(AssertSqlSafe(Self::migration_sql(table)))
-                .execute(pool)
+                .execute(&mut *autocommit(pool).await?)
                 .await
                 .map(drop)
         })
@@ -40,7 +41,7 @@ impl LeaseDialect for MySql {
         req: ClaimRequest<'a>,
     ) -> DialectFuture<'a, Option<Claim>> {
         Box::pin(async move {
-            let mut conn = pool.acquire().await?;
+            let mut conn = autocommit(pool).await?;
             let version: String = sqlx::query_scalar("SELECT VERSION()")
                 .fetch_one(&mut *conn)
                 .await?;
@@ -103,7 +104,7 @@ impl LeaseDialect for MySql {
             let next: i64 = sqlx::query_scalar(AssertSqlSafe(sql))
                 .bind(namespace)
                 .bind(node_i64(capacity))
-                .fetch_one(pool)
+                .fetch_one(&mut *autocommit(pool).await?)
                 .await?;
             node_u64(next)
         })
@@ -123,7 +124,7 @@ impl LeaseDialect for MySql {
             sqlx::query_scalar(AssertSqlSafe(sql))
                 .bind(namespace)
                 .bind(node_i64(capacity))
-                .fetch_one(pool)
+                .fetch_one(&mut *autocommit(pool).await?)
                 .await
         })
     }
@@ -147,7 +148,11 @@ impl LeaseDialect for MySql {
                     .push("NULL");
             });
             insert.push(" ON DUPLICATE KEY UPDATE node = node");
-            insert.build().execute(pool).await.map(drop)
+            insert
+                .build()
+                .execute(&mut *autocommit(pool).await?)
+                .await
+                .map(drop)
         })
     }
 
@@ -170,7 +175,7 @@ impl LeaseDialect for MySql {
                 .bind(req.namespace)
                 .bind(node_i64(req.node))
                 .bind(req.holder)
-                .execute(pool)
+                .execute(&mut *autocommit(pool).await?)
                 .await?;
             // sqlx asks for found (not changed) rows, so a matched row counts.
             Ok(done.rows_affected() == 1)
@@ -184,7 +189,8 @@ impl LeaseDialect for MySql {
     ) -> DialectFuture<'a, ()> {
         Box::pin(async move {
             let sql = format!(
-                "UPDATE {table} SET expires_at = LEAST(expires_at, {NOW}), last_timestamp = ? \
+                "UPDATE {table} SET holder = NULL, expires_at = LEAST(expires_at, {NOW}), \
+                 last_timestamp = ? \
                  WHERE namespace = ? AND node = ? AND holder = ?"
             );
             sqlx::query(AssertSqlSafe(sql))
@@ -192,7 +198,7 @@ impl LeaseDialect for MySql {
                 .bind(req.namespace)
                 .bind(node_i64(req.node))
                 .bind(req.holder)
-                .execute(pool)
+                .execute(&mut *autocommit(pool).await?)
                 .await
                 .map(drop)
         })
@@ -211,7 +217,7 @@ impl LeaseDialect for MySql {
             );
             let rows = sqlx::query(AssertSqlSafe(sql))
                 .bind(namespace)
-                .fetch_all(pool)
+                .fetch_all(&mut *autocommit(pool).await?)
                 .await?;
             rows.iter()
                 .map(|row| {
@@ -234,6 +240,17 @@ impl LeaseDialect for MySql {
     fn is_missing_table(err: &sqlx::Error) -> bool {
         error_number(err) == Some(1146)
     }
+}
+
+/// A connection of `pool` in autocommit mode, whatever the server's default: on a server
+/// started with `autocommit=0`, each statement would otherwise open a transaction that is never
+/// committed (its rows locked, then rolled back when the connection closes).
+async fn autocommit(pool: &MySqlPool) -> Result<PoolConnection<MySql>, sqlx::Error> {
+    let mut conn = pool.acquire().await?;
+    sqlx::query("SET autocommit = 1")
+        .execute(&mut *conn)
+        .await?;
+    Ok(conn)
 }
 
 fn error_number(err: &sqlx::Error) -> Option<u16> {

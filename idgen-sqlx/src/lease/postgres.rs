@@ -25,10 +25,7 @@ impl LeaseDialect for Postgres {
 
     fn create_table<'a>(pool: &'a PgPool, table: &'a str) -> DialectFuture<'a, ()> {
         Box::pin(async move {
-            sqlx::query(AssertSqlSafe(Self::migration_sql(table)))
-                .execute(pool)
-                .await
-                .map(drop)
+            crate::pg_ddl::create_if_missing(pool, &Self::migration_sql(table)).await
         })
     }
 
@@ -156,7 +153,8 @@ impl LeaseDialect for Postgres {
     ) -> DialectFuture<'a, ()> {
         Box::pin(async move {
             let sql = format!(
-                "UPDATE {table} SET expires_at = LEAST(expires_at, now()), last_timestamp = $4 \
+                "UPDATE {table} SET holder = NULL, expires_at = LEAST(expires_at, now()), \
+                 last_timestamp = $4 \
                  WHERE namespace = $1 AND node = $2 AND holder = $3"
             );
             sqlx::query(AssertSqlSafe(sql))

@@ -158,7 +158,8 @@ impl LeaseDialect for Sqlite {
     ) -> DialectFuture<'a, ()> {
         Box::pin(async move {
             let sql = format!(
-                "UPDATE {table} SET expires_at = MIN(expires_at, {NOW_MS}), last_timestamp = ?4 \
+                "UPDATE {table} SET holder = NULL, expires_at = MIN(expires_at, {NOW_MS}), \
+                 last_timestamp = ?4 \
                  WHERE namespace = ?1 AND node = ?2 AND holder = ?3"
             );
             sqlx::query(AssertSqlSafe(sql))

@@ -5,6 +5,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use sqlx::pool::PoolOptions;
 use sqlx::{Database, Pool};
 
 use crate::Error;
@@ -22,6 +23,9 @@ const LOCKED_ROUNDS: u64 = 100;
 
 /// Attempts of one claim step that failed on a deadlock, lock time-out or busy database.
 const TRANSIENT_ATTEMPTS: u32 = 8;
+
+/// How long a [`detached`](LeaseStore::detached) copy waits for its one connection.
+const DETACHED_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Node-ID leases kept in a table of a PostgreSQL, MySQL/MariaDB or SQLite database, over a
 /// sqlx [`Pool`]: the [`LeaseStore`] behind `WorkerLease::acquire(&pool, &layout)`.
@@ -72,7 +76,7 @@ pub type SqliteLeaseStore = SqlxLeaseStore<sqlx::Sqlite>;
 pub struct LeaseRow {
     /// The node ID.
     pub node: u64,
-    /// Who claimed it last (`None` if nobody ever did).
+    /// Who holds it (`None` if it was never claimed or was released).
     pub holder: Option<String>,
     /// When the lease ends (ended), in Unix ms on the database's clock.
     pub expires_at_ms: i64,
@@ -441,6 +445,25 @@ impl<DB: LeaseDialect> LeaseStore for SqlxLeaseStore<DB> {
         retry_transient::<DB, _, _, _>(attempt)
             .await
             .map_err(|e| self.context("release", e))
+    }
+
+    /// The same table on a one-connection pool of its own, with this pool's connect options
+    /// (host, credentials, TLS, SQLite file and busy timeout), connected on first use. Such a
+    /// pool starts no background task, so the copy works on whatever runtime calls it, after
+    /// the runtime of this store's pool has stopped. Options set on the pool itself
+    /// (`after_connect` hooks, sizes) are not copied.
+    fn detached(&self) -> Option<Self> {
+        let pool = PoolOptions::<DB>::new()
+            .max_connections(1)
+            .min_connections(0)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .acquire_timeout(DETACHED_ACQUIRE_TIMEOUT)
+            .connect_lazy_with((*self.pool.connect_options()).clone());
+        Some(SqlxLeaseStore {
+            pool,
+            table: self.table.clone(),
+        })
     }
 }
 

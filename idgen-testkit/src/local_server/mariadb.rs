@@ -8,7 +8,8 @@ use crate::server::{Kind, Server};
 
 const WHAT: &str = "a local MariaDB server";
 
-pub(super) async fn start() -> Result<Server, Error> {
+/// Starts a server with the usual arguments and then `extra` (e.g. `--autocommit=0`).
+pub(super) async fn start(extra: &[&str]) -> Result<Server, Error> {
     let dirs = [
         "/usr/sbin",
         "/usr/bin",
@@ -38,6 +39,7 @@ pub(super) async fn start() -> Result<Server, Error> {
         init_args,
         server,
         server_args,
+        extra_server_args: extra.iter().map(|a| (*a).to_owned()).collect(),
         stop_signal: "TERM",
         admin_url: |port| format!("mysql://root@127.0.0.1:{port}/mysql"),
     })

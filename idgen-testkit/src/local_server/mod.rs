@@ -59,6 +59,28 @@ pub async fn mysql() -> Result<TestDb<MySql>, Error> {
     TestDb::create_on(shared(Kind::MySql).await?).await
 }
 
+/// A new, empty database on a throwaway local MariaDB server of its own, started (on first use)
+/// with `--autocommit=0`: every session begins with autocommit off, as on a server configured
+/// that way. For tests of code that must not rely on autocommit; the server is never one other
+/// tests share, and it ignores `IDGEN_MYSQL_URL` and Docker.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), idgen_testkit::Error> {
+/// let db = idgen_testkit::local_server::mysql_autocommit_off().await?;
+/// let on: i64 = sqlx::query_scalar("SELECT @@autocommit").fetch_one(db.pool()).await.unwrap();
+/// assert_eq!(on, 0);
+/// # Ok(()) }
+/// ```
+pub async fn mysql_autocommit_off() -> Result<TestDb<MySql>, Error> {
+    static SERVER: tokio::sync::OnceCell<Result<Arc<Server>, Error>> =
+        tokio::sync::OnceCell::const_new();
+    let server = SERVER
+        .get_or_init(|| async { mariadb::start(&["--autocommit=0"]).await.map(Arc::new) })
+        .await
+        .clone()?;
+    TestDb::create_on(server).await
+}
+
 /// The process's local server of `kind`, started on first use.
 pub(crate) async fn shared(kind: Kind) -> Result<Arc<Server>, Error> {
     static LOCAL: SharedServers = SharedServers::new();
@@ -66,7 +88,7 @@ pub(crate) async fn shared(kind: Kind) -> Result<Arc<Server>, Error> {
         .get_or_start(kind, || async move {
             match kind {
                 Kind::Postgres => postgres::start().await,
-                Kind::MySql => mariadb::start().await,
+                Kind::MySql => mariadb::start(&[]).await,
             }
         })
         .await
@@ -103,6 +125,8 @@ struct LaunchSpec {
     /// The server program, its arguments for a working directory and port, and its stop signal.
     server: PathBuf,
     server_args: fn(&Path, u16) -> Vec<String>,
+    /// More server arguments (settings of one server), after `server_args`.
+    extra_server_args: Vec<String>,
     stop_signal: &'static str,
     /// The administrator URL for a port.
     admin_url: fn(u16) -> String,
@@ -137,6 +161,7 @@ async fn launch_once(spec: &LaunchSpec, runner: &unprivileged::Runner) -> Result
     let port = free_port()?;
     let mut argv = runner.argv(&spec.server);
     argv.extend((spec.server_args)(&dir, port));
+    argv.extend(spec.extra_server_args.iter().cloned());
     let watchdog = watchdog::Watchdog::spawn(&dir, spec.stop_signal, &argv, what)?;
     let admin_url = (spec.admin_url)(port);
 
@@ -151,7 +176,15 @@ async fn launch_once(spec: &LaunchSpec, runner: &unprivileged::Runner) -> Result
             ));
         }
         match admin::ping(spec.kind, &admin_url).await {
-            Ok(()) => return Ok(Server::new(spec.kind, admin_url, Some(Box::new(watchdog)))),
+            Ok(()) => {
+                let description = format!(
+                    "local binaries: {} at 127.0.0.1:{port}, data in {}",
+                    spec.server.display(),
+                    dir.display()
+                );
+                return Ok(Server::new(spec.kind, admin_url, Some(Box::new(watchdog)))
+                    .described(description));
+            }
             Err(err) if tokio::time::Instant::now() >= deadline => {
                 let log = watchdog::log_tail(&dir);
                 watchdog.stop(&dir);

@@ -46,6 +46,7 @@ pub(super) async fn start() -> Result<Server, Error> {
         init_args,
         server,
         server_args,
+        extra_server_args: Vec::new(),
         stop_signal: "INT",
         admin_url: |port| format!("postgres://postgres@127.0.0.1:{port}/postgres"),
     })

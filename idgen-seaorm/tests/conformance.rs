@@ -1,0 +1,136 @@
+//! idgen-testkit's conformance suites on idgen-seaorm's lease store and hi-lo counter
+//! (PostgreSQL, MariaDB/MySQL, SQLite). Tables and counters are created both ways a sea-orm
+//! application can: the `create` helpers and the sea-orm-migration `Migration`s.
+
+use idgen_seaorm::hilo::{HiLoSource, Increment, SeaOrmCounter};
+use idgen_seaorm::lease::{
+    BoxError, Claim, ClaimRequest, LeaseStore, RenewRequest, SeaOrmLeaseStore,
+};
+use idgen_seaorm::migration::{HiLoCounterMigration, LeaseTableMigration};
+use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
+use sea_orm::{Database, DatabaseConnection};
+use sea_orm_migration::{MigrationTrait, SchemaManager};
+
+/// idgen-seaorm's lease store, with the connection and table it was made for (to run the
+/// migration too).
+#[derive(Clone)]
+struct Lease {
+    db: DatabaseConnection,
+    table: String,
+    store: SeaOrmLeaseStore,
+}
+
+impl LeaseStore for Lease {
+    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
+        self.store.claim(req).await
+    }
+    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
+        self.store.renew(req).await
+    }
+    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
+        self.store.release(req).await
+    }
+    fn detached(&self) -> Option<Self> {
+        Some(Lease {
+            db: self.db.clone(),
+            table: self.table.clone(),
+            store: self.store.detached()?,
+        })
+    }
+}
+
+/// idgen-seaorm's hi-lo counter, with its connection and name (to run the migration too).
+#[derive(Clone)]
+struct Counter {
+    db: DatabaseConnection,
+    name: String,
+    counter: SeaOrmCounter,
+}
+
+impl HiLoSource for Counter {
+    async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
+        self.counter.allocate(size).await
+    }
+    async fn increment(&self) -> Result<Increment, BoxError> {
+        self.counter.increment().await
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// idgen-seaorm on the database `D`.
+struct SeaOrm<const D: u8>;
+
+const POSTGRES: u8 = 0;
+const MYSQL: u8 = 1;
+const SQLITE: u8 = 2;
+
+const fn database(d: u8) -> DbKind {
+    match d {
+        POSTGRES => DbKind::Postgres,
+        MYSQL => DbKind::MySql,
+        _ => DbKind::Sqlite,
+    }
+}
+
+impl<const D: u8> LeaseSubject for SeaOrm<D> {
+    type Store = Lease;
+    const DATABASE: DbKind = database(D);
+    async fn store(url: &str, table: &str) -> Result<Lease, BoxError> {
+        let db = Database::connect(url).await?;
+        let store = SeaOrmLeaseStore::with_table(db.clone(), table)?;
+        Ok(Lease {
+            db,
+            table: table.to_owned(),
+            store,
+        })
+    }
+    /// The migration's `up`, then `create_table`: both must succeed whoever ran first.
+    async fn create_table(lease: &Lease) -> Result<(), BoxError> {
+        let migration = LeaseTableMigration::with_table(&lease.table)?;
+        migration.up(&SchemaManager::new(&lease.db)).await?;
+        Ok(lease.store.create_table().await?)
+    }
+}
+
+impl<const D: u8> HiLoSubject for SeaOrm<D> {
+    type Source = Counter;
+    const DATABASE: DbKind = database(D);
+    const COUNTER: CounterKind = match database(D) {
+        DbKind::Postgres => CounterKind::Sequence,
+        DbKind::MySql => CounterKind::Detect,
+        DbKind::Sqlite => CounterKind::Table,
+    };
+    async fn source(url: &str, name: &str) -> Result<Counter, BoxError> {
+        let db = Database::connect(url).await?;
+        let counter = SeaOrmCounter::new(&db, name)?;
+        Ok(Counter {
+            db,
+            name: name.to_owned(),
+            counter,
+        })
+    }
+    /// The migration's `up`, then `create`: both must succeed whoever ran first.
+    async fn create(counter: &Counter, block: u64) -> Result<(), BoxError> {
+        let migration = HiLoCounterMigration::new(&counter.name, block)?;
+        migration.up(&SchemaManager::new(&counter.db)).await?;
+        Ok(counter.counter.create(block).await?)
+    }
+}
+
+type SeaOrmPostgres = SeaOrm<POSTGRES>;
+type SeaOrmMySql = SeaOrm<MYSQL>;
+type SeaOrmSqlite = SeaOrm<SQLITE>;
+
+idgen_testkit::lease_suite!(postgres_lease, SeaOrmPostgres);
+idgen_testkit::lease_suite!(mysql_lease, SeaOrmMySql, mysql);
+idgen_testkit::lease_suite!(sqlite_lease, SeaOrmSqlite);
+
+idgen_testkit::hilo_suite!(postgres_hilo, SeaOrmPostgres);
+idgen_testkit::hilo_suite!(mysql_hilo, SeaOrmMySql, mysql);
+idgen_testkit::hilo_suite!(sqlite_hilo, SeaOrmSqlite);
+
+idgen_testkit::startup_suite!(postgres_startup, SeaOrmPostgres, SeaOrmPostgres);
+idgen_testkit::startup_suite!(mysql_startup, SeaOrmMySql, SeaOrmMySql);
+idgen_testkit::startup_suite!(sqlite_startup, SeaOrmSqlite, SeaOrmSqlite);

@@ -1,0 +1,423 @@
+//! The lease-store suite: what every [`LeaseStore`] promises, checked on a real database.
+//!
+//! The cases here run in one process; [`lease_processes`](super::lease_processes) has those
+//! with child processes and [`lease_lifecycle`](super::lease_lifecycle) the edges of a
+//! lease's life (release while a renewal is in flight, a runtime that stopped).
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::time::Duration;
+
+use idgen_core::lease::{
+    BoxError, ClaimRequest, LeaseOptions, LeaseStore, RenewRequest, WorkerLease,
+};
+use idgen_core::{Clock, ClockPolicy, Error, Layout, Snowflake, SystemClock};
+
+use super::{Database, DbKind};
+
+/// The lease table every adapter uses by default.
+pub const TABLE: &str = "idgen_worker_lease";
+
+/// A lease store of one adapter on one database, as the suite drives it.
+///
+/// ```
+/// use idgen_core::lease::{BoxError, MemoryLeaseStore};
+/// use idgen_testkit::conformance::{DbKind, LeaseSubject};
+///
+/// /// (A real subject opens a pool to `url`; this one only shows the shape.)
+/// struct Memory;
+/// impl LeaseSubject for Memory {
+///     type Store = MemoryLeaseStore;
+///     const DATABASE: DbKind = DbKind::Sqlite;
+///     async fn store(_url: &str, _table: &str) -> Result<MemoryLeaseStore, BoxError> {
+///         Ok(MemoryLeaseStore::new())
+///     }
+///     async fn create_table(_store: &MemoryLeaseStore) -> Result<(), BoxError> {
+///         Ok(())
+///     }
+/// }
+/// ```
+pub trait LeaseSubject: Send + Sync + 'static {
+    /// The store under test.
+    type Store: LeaseStore + Clone;
+    /// The database it runs on.
+    const DATABASE: DbKind;
+    /// A store on a new connection pool to `url` (a URL of [`Database::url`]) using the lease
+    /// table `table`; an error (naming the name) for a table name the adapter refuses.
+    fn store(url: &str, table: &str) -> impl Future<Output = Result<Self::Store, BoxError>> + Send;
+    /// Creates the store's table if it is missing, the way this adapter's users do.
+    fn create_table(store: &Self::Store) -> impl Future<Output = Result<(), BoxError>> + Send;
+}
+
+/// A fresh database of `S`, with the default lease table, and a store on it.
+pub(crate) async fn setup<S: LeaseSubject>() -> (Database, S::Store) {
+    let db = Database::fresh(S::DATABASE).await;
+    let store = open_store::<S>(db.url(), TABLE).await;
+    S::create_table(&store)
+        .await
+        .expect("create the lease table");
+    (db, store)
+}
+
+/// `S`'s store on `url`, with `table`.
+pub(crate) async fn open_store<S: LeaseSubject>(url: &str, table: &str) -> S::Store {
+    S::store(url, table).await.expect("a lease store")
+}
+
+/// A layout with `bits` node bits (capacity 2^bits).
+pub fn layout(bits: u8) -> Layout {
+    Layout::builder()
+        .node_bits(bits)
+        .build()
+        .expect("a layout with that many node bits")
+}
+
+/// Options with a short TTL (renewal every 1/8, margin 1/4, store time-out 1/8 of it).
+pub fn short(ttl_ms: u64) -> LeaseOptions {
+    let ttl = Duration::from_millis(ttl_ms);
+    WorkerLease::options()
+        .ttl(ttl)
+        .renew_every(ttl / 8)
+        .safety_margin(ttl / 4)
+        .store_timeout(ttl / 8)
+}
+
+pub(crate) fn now_ms() -> i64 {
+    SystemClock::new().now_ms()
+}
+
+/// Releases the leases (dropping them would release in the background, racing the removal of
+/// the test database).
+pub(crate) async fn release_all(leases: &[WorkerLease]) {
+    for lease in leases {
+        lease.handle().release().await.expect("release");
+    }
+}
+
+fn claim<'a>(holder: &'a str, capacity: u64) -> ClaimRequest<'a> {
+    ClaimRequest {
+        namespace: "default",
+        capacity,
+        holder,
+        ttl: Duration::from_secs(60),
+    }
+}
+
+fn renewal<'a>(node: u64, holder: &'a str, last: Option<i64>) -> RenewRequest<'a> {
+    RenewRequest {
+        namespace: "default",
+        node,
+        holder,
+        ttl: Duration::from_secs(60),
+        last_timestamp_ms: last,
+    }
+}
+
+/// 64 tasks acquire at once: 64 distinct node IDs, and the table names the same 64 with 64
+/// different holders.
+pub async fn sixty_four_tasks_get_distinct_node_ids<S: LeaseSubject>() {
+    let (db, store) = setup::<S>().await;
+    let tasks: Vec<_> = (0..64)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move { WorkerLease::acquire(store, &Layout::TWITTER).await })
+        })
+        .collect();
+    let mut leases = Vec::new();
+    for task in tasks {
+        leases.push(task.await.expect("the task").expect("acquire"));
+    }
+    let nodes: HashSet<u64> = leases.iter().map(|l| l.node()).collect();
+    assert_eq!(nodes.len(), 64, "duplicate node IDs: {nodes:?}");
+
+    let now = now_ms();
+    let live: Vec<_> = db
+        .lease_rows(TABLE, "default")
+        .await
+        .into_iter()
+        .filter(|r| r.expires_at_ms > now)
+        .collect();
+    assert_eq!(live.len(), 64, "{live:?}");
+    let holders: HashSet<_> = live.iter().map(|r| r.holder.clone()).collect();
+    assert_eq!(holders.len(), 64);
+    assert!(holders.iter().all(Option::is_some));
+    assert_eq!(live.iter().map(|r| r.node).collect::<HashSet<_>>(), nodes);
+    release_all(&leases).await;
+}
+
+/// With every node ID held, `acquire` fails with `NoFreeNode` naming namespace and capacity;
+/// a capacity below the layout's and another namespace behave the same.
+pub async fn the_ninth_of_eight_node_ids_gets_the_capacity_error<S: LeaseSubject>() {
+    let (_db, store) = setup::<S>().await;
+    let eight = layout(3);
+    let mut held = Vec::new();
+    for _ in 0..8 {
+        held.push(WorkerLease::acquire(store.clone(), &eight).await.unwrap());
+    }
+    let err = WorkerLease::acquire(store.clone(), &eight)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::NoFreeNode { capacity: 8, namespace } if namespace == "default"),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("all 8 node IDs"), "{err}");
+
+    let orders = || WorkerLease::options().namespace("orders").capacity(8);
+    for _ in 0..8 {
+        let lease = orders()
+            .acquire(store.clone(), &Layout::TWITTER)
+            .await
+            .unwrap();
+        held.push(lease);
+    }
+    let err = orders()
+        .acquire(store.clone(), &Layout::TWITTER)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::NoFreeNode { capacity: 8, namespace } if namespace == "orders"),
+        "{err:?}"
+    );
+    release_all(&held).await;
+}
+
+/// A node space larger than one chunk of rows (1,024): the first claim creates the first
+/// chunk; once it is taken, claims create the next rows as they need them, claim every node ID
+/// below the capacity once, and none above.
+pub async fn rows_are_created_as_the_node_space_fills<S: LeaseSubject>() {
+    let (db, store) = setup::<S>().await;
+    let capacity = 1_100;
+    let request = |holder: &str| {
+        let store = store.clone();
+        let holder = holder.to_owned();
+        async move {
+            store
+                .claim(ClaimRequest {
+                    namespace: "big",
+                    capacity,
+                    holder: &holder,
+                    ttl: Duration::from_secs(600),
+                })
+                .await
+                .expect("claim")
+        }
+    };
+    let first = request("holder-0").await.expect("a free node ID");
+    assert_eq!(first.node, 0);
+    assert_eq!(db.lease_rows(TABLE, "big").await.len(), 1024);
+    // Other holders take node IDs 1..1000 (plain SQL, to spare a thousand claims).
+    db.hold_lease_rows(TABLE, "big", 1..1000).await;
+    let mut nodes = HashSet::new();
+    for i in 1000..capacity {
+        let claim = request(&format!("holder-{i}"))
+            .await
+            .expect("a free node ID");
+        assert!(
+            nodes.insert(claim.node),
+            "node {} claimed twice",
+            claim.node
+        );
+    }
+    assert_eq!(nodes, (1000..capacity).collect::<HashSet<_>>());
+    let rows = db.lease_rows(TABLE, "big").await;
+    assert_eq!(rows.len(), capacity as usize);
+    assert!(rows.iter().all(|r| r.holder.is_some()), "a row left free");
+    assert_eq!(
+        request("one-too-many").await,
+        None,
+        "claimed beyond the capacity"
+    );
+}
+
+/// Claim, renew and release on the store itself: the lowest free node ID is claimed; a renewal
+/// keeps the larger last timestamp (NULL never replaces one); only the holder renews; a release
+/// stores the exact last timestamp, frees the node ID at once and clears the holder; the old
+/// holder can then neither renew nor release it.
+pub async fn the_store_claims_renews_and_releases<S: LeaseSubject>() {
+    let (db, store) = setup::<S>().await;
+    let row = |node: u64| {
+        let db = &db;
+        async move {
+            let rows = db.lease_rows(TABLE, "default").await;
+            let row = rows.into_iter().find(|r| r.node == node).expect("the row");
+            (row.holder, row.last_timestamp_ms)
+        }
+    };
+
+    let a = store.claim(claim("a", 3)).await.unwrap().unwrap();
+    assert_eq!((a.node, a.last_timestamp_ms), (0, None));
+    assert_eq!(store.claim(claim("b", 3)).await.unwrap().unwrap().node, 1);
+
+    assert!(store.renew(renewal(0, "a", Some(100))).await.unwrap());
+    assert!(store.renew(renewal(0, "a", Some(50))).await.unwrap());
+    assert!(store.renew(renewal(0, "a", None)).await.unwrap());
+    assert_eq!(row(0).await, (Some("a".into()), Some(100)));
+    assert!(!store.renew(renewal(0, "b", Some(500))).await.unwrap());
+    assert_eq!(row(0).await.1, Some(100));
+
+    store.release(renewal(0, "a", Some(70))).await.unwrap();
+    assert_eq!(row(0).await, (None, Some(70)));
+    let c = store.claim(claim("c", 3)).await.unwrap().unwrap();
+    assert_eq!((c.node, c.last_timestamp_ms), (0, Some(70)));
+    assert!(!store.renew(renewal(0, "a", Some(80))).await.unwrap());
+    store.release(renewal(0, "a", Some(1))).await.unwrap();
+    assert_eq!(row(0).await, (Some("c".into()), Some(70)));
+
+    assert_eq!(store.claim(claim("d", 3)).await.unwrap().unwrap().node, 2);
+    assert_eq!(store.claim(claim("e", 3)).await.unwrap(), None);
+}
+
+/// A renewal that was sent before a release and is answered after it finds nothing to renew:
+/// the row keeps no holder, and the next claimant gets the node ID at once.
+pub async fn a_renewal_answered_after_release_leaves_the_node_id_free<S: LeaseSubject>() {
+    let (db, store) = setup::<S>().await;
+    let held = store.claim(claim("old", 1)).await.unwrap().unwrap();
+    store
+        .release(renewal(held.node, "old", Some(1_000)))
+        .await
+        .unwrap();
+    let renewed = store
+        .renew(renewal(held.node, "old", Some(2_000)))
+        .await
+        .unwrap();
+    assert!(!renewed, "a renewal after the release re-held the node ID");
+    let rows = db.lease_rows(TABLE, "default").await;
+    assert_eq!(rows[0].holder, None, "{rows:?}");
+    assert_eq!(rows[0].last_timestamp_ms, Some(1_000), "{rows:?}");
+    let next = store.claim(claim("new", 1)).await.unwrap();
+    assert_eq!(next.map(|c| c.node), Some(held.node));
+}
+
+/// A graceful release stops the generator and frees the node ID at once with the exact last
+/// timestamp issued; the next holder issues only above it.
+pub async fn a_released_node_id_is_free_at_once_and_keeps_its_last_timestamp<S: LeaseSubject>() {
+    let (db, store) = setup::<S>().await;
+    let one = layout(0);
+    let lease = WorkerLease::acquire(store.clone(), &one).await.unwrap();
+    let handle = lease.handle();
+    let ids = Snowflake::builder()
+        .layout(one)
+        .lease(lease)
+        .build()
+        .unwrap();
+    let mut last = ids.next_id().unwrap();
+    for _ in 0..1000 {
+        last = ids.next_id().unwrap();
+    }
+    handle.release().await.unwrap();
+    assert!(matches!(ids.next_id(), Err(Error::Fenced { .. })));
+
+    let last_ms = one.decompose(last).unwrap().unix_ms;
+    let row = db.lease_rows(TABLE, "default").await.remove(0);
+    assert_eq!(row.last_timestamp_ms, Some(last_ms), "{row:?}");
+    assert_eq!(row.holder, None, "{row:?}");
+    assert!(row.expires_at_ms <= now_ms() + 5, "{row:?}"); // 5 ms for clock rounding
+
+    let next = WorkerLease::acquire(store.clone(), &one).await.unwrap();
+    assert_eq!(next.previous_timestamp_ms(), Some(last_ms));
+    let handle = next.handle();
+    let ids = Snowflake::builder()
+        .layout(one)
+        .lease(next)
+        .build()
+        .unwrap();
+    assert!(ids.next_id().unwrap() > last);
+    handle.release().await.unwrap();
+}
+
+/// A previous holder (on a host whose clock ran 600 ms ahead) stored a last timestamp in the
+/// future: the next holder refuses to issue (the default policy waits at most 10 ms), keeps
+/// the floor through its release, and with a waiting policy issues only after it.
+pub async fn a_new_holder_never_issues_at_or_below_the_rows_last_timestamp<S: LeaseSubject>() {
+    let (db, store) = setup::<S>().await;
+    let one = layout(0);
+    let ahead = now_ms() + 600;
+    let previous = store.claim(claim("previous", 1)).await.unwrap().unwrap();
+    assert_eq!(previous.node, 0);
+    let mut crashed = renewal(0, "previous", Some(ahead));
+    crashed.ttl = Duration::ZERO;
+    assert!(store.renew(crashed).await.unwrap());
+
+    let lease = WorkerLease::acquire(store.clone(), &one).await.unwrap();
+    assert_eq!(lease.previous_timestamp_ms(), Some(ahead));
+    let handle = lease.handle();
+    let ids = Snowflake::builder()
+        .layout(one)
+        .lease(lease)
+        .build()
+        .unwrap();
+    match ids.next_id() {
+        Err(Error::ClockMovedBackwards { behind_ms, .. }) => {
+            assert!((1..=600).contains(&behind_ms), "behind {behind_ms} ms")
+        }
+        other => panic!("expected ClockMovedBackwards, got {other:?}"),
+    }
+    handle.release().await.unwrap();
+    let row = db.lease_rows(TABLE, "default").await.remove(0);
+    assert_eq!(row.last_timestamp_ms, Some(ahead), "release lost the floor");
+
+    let lease = WorkerLease::acquire(store.clone(), &one).await.unwrap();
+    let handle = lease.handle();
+    let ids = Snowflake::builder()
+        .layout(one)
+        .clock_policy(ClockPolicy::Wait {
+            max: Duration::from_secs(10),
+        })
+        .lease(lease)
+        .build()
+        .unwrap();
+    let first = ids.next_id_async().await.unwrap();
+    assert!(one.decompose(first).unwrap().unix_ms > ahead);
+    handle.release().await.unwrap();
+}
+
+/// Without the table, a claim fails naming the table and how to create it.
+pub async fn a_missing_table_is_named_with_a_hint<S: LeaseSubject>() {
+    let db = Database::fresh(S::DATABASE).await;
+    let store = open_store::<S>(db.url(), TABLE).await;
+    let err = WorkerLease::acquire(store, &Layout::TWITTER)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::LeaseStore {
+                operation: "claim",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let text = err.to_string();
+    assert!(text.contains(&db.quoted(TABLE)), "{text}");
+    assert!(text.contains("create_lease_table"), "{text}");
+}
+
+/// A table of another name in another schema works like the default one; a name that could
+/// not be written into SQL safely is refused, naming it.
+pub async fn a_custom_table_in_a_schema_and_a_refused_name<S: LeaseSubject>() {
+    let db = Database::fresh(S::DATABASE).await;
+    let table = match db.kind() {
+        DbKind::Postgres => {
+            db.execute("CREATE SCHEMA ops").await;
+            "ops.leases".to_owned()
+        }
+        DbKind::MySql => format!("{}.leases", db.name()),
+        DbKind::Sqlite => "main.leases".to_owned(),
+    };
+    let store = open_store::<S>(db.url(), &table).await;
+    S::create_table(&store).await.unwrap();
+    S::create_table(&store).await.unwrap(); // idempotent
+    let lease = WorkerLease::acquire(store.clone(), &Layout::TWITTER)
+        .await
+        .unwrap();
+    let rows = db.lease_rows(&table, "default").await;
+    assert_eq!(rows.len(), 1024);
+    assert!(rows[lease.node() as usize].holder.is_some(), "{rows:?}");
+    lease.handle().release().await.unwrap();
+
+    let refused = "leases; DROP TABLE x";
+    let err = S::store(db.url(), refused).await.err().expect("refused");
+    assert!(err.to_string().contains(&format!("{refused:?}")), "{err}");
+}

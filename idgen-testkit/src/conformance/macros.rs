@@ -1,0 +1,264 @@
+//! The macros that instantiate the suites: one `#[test]` per case, in a module per subject.
+
+/// The lease-store suite for one subject ([`LeaseSubject`](crate::conformance::LeaseSubject)):
+/// a module `$name` with one test per case, and the child entry `lease_child` the process cases
+/// start. With a third argument `mysql`, also the case of a server without autocommit.
+///
+/// ```
+/// # use idgen_core::hilo::{BoxError, MemorySource};
+/// # use idgen_core::lease::MemoryLeaseStore;
+/// # use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
+/// # // A stand-in subject (an adapter's test file opens a pool to `url` instead).
+/// # struct Memory;
+/// # impl LeaseSubject for Memory {
+/// #     type Store = MemoryLeaseStore;
+/// #     const DATABASE: DbKind = DbKind::MySql;
+/// #     async fn store(_: &str, _: &str) -> Result<MemoryLeaseStore, BoxError> { Ok(MemoryLeaseStore::new()) }
+/// #     async fn create_table(_: &MemoryLeaseStore) -> Result<(), BoxError> { Ok(()) }
+/// # }
+/// # impl HiLoSubject for Memory {
+/// #     type Source = MemorySource;
+/// #     const DATABASE: DbKind = DbKind::MySql;
+/// #     const COUNTER: CounterKind = CounterKind::Table;
+/// #     async fn source(_: &str, c: &str) -> Result<MemorySource, BoxError> { Ok(MemorySource::named(c)) }
+/// #     async fn create(_: &MemorySource, _: u64) -> Result<(), BoxError> { Ok(()) }
+/// # }
+/// // tests mysql_lease::sixty_four_tasks_get_distinct_node_ids, … and mysql_lease::lease_child
+/// idgen_testkit::lease_suite!(mysql_lease, Memory, mysql);
+/// # fn main() {}
+/// ```
+#[macro_export]
+macro_rules! lease_suite {
+    (@extra mysql $subject:ty) => {
+        $crate::__conformance_cases!(lease_lifecycle<$subject>:
+            every_write_is_committed_on_a_server_without_autocommit,
+        );
+    };
+    ($name:ident, $subject:ty $(, $extra:ident)?) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            $crate::__conformance_cases!(lease<$subject>:
+                sixty_four_tasks_get_distinct_node_ids,
+                the_ninth_of_eight_node_ids_gets_the_capacity_error,
+                rows_are_created_as_the_node_space_fills,
+                the_store_claims_renews_and_releases,
+                a_renewal_answered_after_release_leaves_the_node_id_free,
+                a_released_node_id_is_free_at_once_and_keeps_its_last_timestamp,
+                a_new_holder_never_issues_at_or_below_the_rows_last_timestamp,
+                a_missing_table_is_named_with_a_hint,
+                a_custom_table_in_a_schema_and_a_refused_name,
+            );
+            $crate::__conformance_cases!(lease_lifecycle<$subject>:
+                a_renewal_in_flight_during_release_leaves_the_node_id_free,
+                a_detached_store_releases_after_the_runtime_stopped,
+                a_generator_stops_before_its_lease_expires_when_the_database_is_unreachable,
+            );
+            $crate::__conformance_child_cases!(lease_processes<$subject>("lease_child"):
+                a_killed_holder_loses_its_node_id_after_the_ttl,
+                four_processes_hold_distinct_node_ids_and_issue_distinct_ids,
+                a_process_that_returns_from_main_without_release_frees_its_node_id_within_a_second,
+            );
+            $($crate::lease_suite!(@extra $extra $subject);)?
+
+            /// The child process of the cases above (nothing to do in a normal run).
+            #[test]
+            fn lease_child() {
+                $crate::conformance::lease_processes::child_main::<$subject>();
+            }
+        }
+    };
+}
+
+/// The hi-lo source suite for one subject ([`HiLoSubject`](crate::conformance::HiLoSubject)):
+/// a module `$name` with one test per case, and the child entry `hilo_child`. With a third
+/// argument `mysql`, also the case of a server without autocommit.
+///
+/// ```
+/// # use idgen_core::hilo::{BoxError, MemorySource};
+/// # use idgen_core::lease::MemoryLeaseStore;
+/// # use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
+/// # // A stand-in subject (an adapter's test file opens a pool to `url` instead).
+/// # struct Memory;
+/// # impl LeaseSubject for Memory {
+/// #     type Store = MemoryLeaseStore;
+/// #     const DATABASE: DbKind = DbKind::MySql;
+/// #     async fn store(_: &str, _: &str) -> Result<MemoryLeaseStore, BoxError> { Ok(MemoryLeaseStore::new()) }
+/// #     async fn create_table(_: &MemoryLeaseStore) -> Result<(), BoxError> { Ok(()) }
+/// # }
+/// # impl HiLoSubject for Memory {
+/// #     type Source = MemorySource;
+/// #     const DATABASE: DbKind = DbKind::MySql;
+/// #     const COUNTER: CounterKind = CounterKind::Table;
+/// #     async fn source(_: &str, c: &str) -> Result<MemorySource, BoxError> { Ok(MemorySource::named(c)) }
+/// #     async fn create(_: &MemorySource, _: u64) -> Result<(), BoxError> { Ok(()) }
+/// # }
+/// // tests mysql_hilo::the_increment_is_checked_at_start_up, … and mysql_hilo::hilo_child
+/// idgen_testkit::hilo_suite!(mysql_hilo, Memory, mysql);
+/// # fn main() {}
+/// ```
+#[macro_export]
+macro_rules! hilo_suite {
+    (@extra mysql $subject:ty) => {
+        $crate::__conformance_cases!(hilo<$subject>:
+            blocks_are_committed_on_a_server_without_autocommit,
+        );
+    };
+    ($name:ident, $subject:ty $(, $extra:ident)?) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            $crate::__conformance_cases!(hilo<$subject>:
+                the_increment_is_checked_at_start_up,
+                a_missing_counter_and_a_refused_name_are_named,
+                blocks_follow_pooled_lo_arithmetic,
+                a_rolled_back_caller_transaction_does_not_return_a_block,
+                a_counter_set_back_fails_closed,
+                the_database_going_away_and_coming_back,
+            );
+            $crate::__conformance_child_cases!(hilo<$subject>("hilo_child"):
+                four_processes_and_a_script_share_one_counter,
+            );
+            $($crate::hilo_suite!(@extra $extra $subject);)?
+
+            /// The child process of the cases above (nothing to do in a normal run).
+            #[test]
+            fn hilo_child() {
+                $crate::conformance::hilo::child_main::<$subject>();
+            }
+        }
+    };
+}
+
+/// Processes starting together on empty databases, for a lease subject and a hi-lo subject of
+/// one adapter on one database: a module `$name` with the case and its child entry.
+///
+/// ```
+/// # use idgen_core::hilo::{BoxError, MemorySource};
+/// # use idgen_core::lease::MemoryLeaseStore;
+/// # use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
+/// # // A stand-in subject (an adapter's test file opens a pool to `url` instead).
+/// # struct Memory;
+/// # impl LeaseSubject for Memory {
+/// #     type Store = MemoryLeaseStore;
+/// #     const DATABASE: DbKind = DbKind::MySql;
+/// #     async fn store(_: &str, _: &str) -> Result<MemoryLeaseStore, BoxError> { Ok(MemoryLeaseStore::new()) }
+/// #     async fn create_table(_: &MemoryLeaseStore) -> Result<(), BoxError> { Ok(()) }
+/// # }
+/// # impl HiLoSubject for Memory {
+/// #     type Source = MemorySource;
+/// #     const DATABASE: DbKind = DbKind::MySql;
+/// #     const COUNTER: CounterKind = CounterKind::Table;
+/// #     async fn source(_: &str, c: &str) -> Result<MemorySource, BoxError> { Ok(MemorySource::named(c)) }
+/// #     async fn create(_: &MemorySource, _: u64) -> Result<(), BoxError> { Ok(()) }
+/// # }
+/// idgen_testkit::startup_suite!(mysql_startup, Memory, Memory);
+/// # fn main() {}
+/// ```
+#[macro_export]
+macro_rules! startup_suite {
+    ($name:ident, $lease:ty, $hilo:ty) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            $crate::__conformance_child_cases!(startup<$lease, $hilo>("startup_child"):
+                eight_processes_start_together_on_twenty_empty_databases,
+            );
+
+            /// The child process of the case above (nothing to do in a normal run).
+            #[test]
+            fn startup_child() {
+                $crate::conformance::startup::child_main::<$lease, $hilo>();
+            }
+        }
+    };
+}
+
+/// Processes of two adapters on one database: children on the first subject of each pair,
+/// this process on the second, sharing one lease table and one hi-lo counter.
+///
+/// ```
+/// # use idgen_core::hilo::{BoxError, MemorySource};
+/// # use idgen_core::lease::MemoryLeaseStore;
+/// # use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
+/// # // A stand-in subject (an adapter's test file opens a pool to `url` instead).
+/// # struct Memory;
+/// # impl LeaseSubject for Memory {
+/// #     type Store = MemoryLeaseStore;
+/// #     const DATABASE: DbKind = DbKind::MySql;
+/// #     async fn store(_: &str, _: &str) -> Result<MemoryLeaseStore, BoxError> { Ok(MemoryLeaseStore::new()) }
+/// #     async fn create_table(_: &MemoryLeaseStore) -> Result<(), BoxError> { Ok(()) }
+/// # }
+/// # impl HiLoSubject for Memory {
+/// #     type Source = MemorySource;
+/// #     const DATABASE: DbKind = DbKind::MySql;
+/// #     const COUNTER: CounterKind = CounterKind::Table;
+/// #     async fn source(_: &str, c: &str) -> Result<MemorySource, BoxError> { Ok(MemorySource::named(c)) }
+/// #     async fn create(_: &MemorySource, _: u64) -> Result<(), BoxError> { Ok(()) }
+/// # }
+/// // (An adapter's file names two adapters' subjects: children first, this process second.)
+/// idgen_testkit::cross_adapter_suite!(mysql_with_itself, lease: Memory, Memory; hilo: Memory, Memory);
+/// # fn main() {}
+/// ```
+#[macro_export]
+macro_rules! cross_adapter_suite {
+    ($name:ident, lease: $child_lease:ty, $here_lease:ty; hilo: $child_hilo:ty, $here_hilo:ty) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            $crate::__conformance_child_cases!(lease_processes<$child_lease, $here_lease>("lease_child"):
+                processes_of_two_adapters_never_share_a_node_id,
+            );
+            $crate::__conformance_child_cases!(hilo<$child_hilo, $here_hilo>("hilo_child"):
+                processes_of_two_adapters_share_one_counter,
+            );
+
+            /// The child processes of the cases above (nothing to do in a normal run).
+            #[test]
+            fn lease_child() {
+                $crate::conformance::lease_processes::child_main::<$child_lease>();
+            }
+
+            #[test]
+            fn hilo_child() {
+                $crate::conformance::hilo::child_main::<$child_hilo>();
+            }
+        }
+    };
+}
+
+/// One `#[test]` per case of `$module`, each running `case::<subjects>()` (one case per
+/// step, so the subjects repeat once per test).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __conformance_cases {
+    ($module:ident<$($subject:ty),+>:) => {};
+    ($module:ident<$($subject:ty),+>: $case:ident, $($rest:ident,)*) => {
+        #[test]
+        fn $case() {
+            $crate::conformance::run($crate::conformance::$module::$case::<$($subject),+>());
+        }
+        $crate::__conformance_cases!($module<$($subject),+>: $($rest,)*);
+    };
+}
+
+/// One `#[test]` per case of `$module` that starts child processes at the entry `$entry`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __conformance_child_cases {
+    ($module:ident<$($subject:ty),+>($entry:literal):) => {};
+    ($module:ident<$($subject:ty),+>($entry:literal): $case:ident, $($rest:ident,)*) => {
+        #[test]
+        fn $case() {
+            let children = $crate::conformance::Children::entry(module_path!(), $entry);
+            $crate::conformance::run(
+                $crate::conformance::$module::$case::<$($subject),+>(children),
+            );
+        }
+        $crate::__conformance_child_cases!($module<$($subject),+>($entry): $($rest,)*);
+    };
+}

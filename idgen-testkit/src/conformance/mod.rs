@@ -1,0 +1,85 @@
+//! The conformance suites: what every lease store and every hi-lo source promises, written
+//! once and run by every adapter on every database it supports.
+//!
+//! An adapter's test file describes each store or source it offers on each database as a
+//! *subject* ([`LeaseSubject`], [`HiLoSubject`]: how to open one on a URL and create its table
+//! or counter) and instantiates the suites with the macros:
+//!
+//! | macro | cases |
+//! |---|---|
+//! | [`lease_suite!`](crate::lease_suite) | the lease store: claims, capacity, release, floor, TTL, outage, processes, lifecycle edges; with `mysql`, a server without autocommit |
+//! | [`hilo_suite!`](crate::hilo_suite) | the hi-lo source: increment check, missing counter, pooled-lo, transactions, set-back, outage, processes; with `mysql`, a server without autocommit |
+//! | [`startup_suite!`](crate::startup_suite) | eight processes starting together on twenty empty databases |
+//! | [`cross_adapter_suite!`](crate::cross_adapter_suite) | processes of two adapters sharing one lease table and one counter |
+//!
+//! Each case gets a fresh database ([`Database`]) from the kit's discovery order; cases with
+//! OS processes start the test binary again as a child ([`Children`]).
+//!
+//! ```
+//! use idgen_core::hilo::{BoxError, MemorySource};
+//! use idgen_core::lease::MemoryLeaseStore;
+//! use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
+//!
+//! // An adapter's subject opens its store or source on a pool to `url`, e.g. a PgLeaseStore
+//! // and a PgSequence; this stand-in only shows the shape.
+//! struct Memory;
+//!
+//! impl LeaseSubject for Memory {
+//!     type Store = MemoryLeaseStore;
+//!     const DATABASE: DbKind = DbKind::Postgres;
+//!     async fn store(_url: &str, _table: &str) -> Result<MemoryLeaseStore, BoxError> {
+//!         Ok(MemoryLeaseStore::new())
+//!     }
+//!     async fn create_table(_store: &MemoryLeaseStore) -> Result<(), BoxError> {
+//!         Ok(())
+//!     }
+//! }
+//!
+//! impl HiLoSubject for Memory {
+//!     type Source = MemorySource;
+//!     const DATABASE: DbKind = DbKind::Postgres;
+//!     const COUNTER: CounterKind = CounterKind::Sequence;
+//!     async fn source(_url: &str, counter: &str) -> Result<MemorySource, BoxError> {
+//!         Ok(MemorySource::named(counter))
+//!     }
+//!     async fn create(_source: &MemorySource, _block: u64) -> Result<(), BoxError> {
+//!         Ok(())
+//!     }
+//! }
+//!
+//! idgen_testkit::lease_suite!(postgres_lease, Memory);
+//! idgen_testkit::hilo_suite!(postgres_hilo, Memory);
+//! idgen_testkit::startup_suite!(postgres_startup, Memory, Memory);
+//! # fn main() {}
+//! ```
+
+mod child;
+mod database;
+mod gate;
+pub mod hilo;
+pub mod lease;
+pub mod lease_lifecycle;
+pub mod lease_processes;
+mod macros;
+pub mod startup;
+
+pub use child::Children;
+pub use database::{Database, DbKind, LeaseRow, OpenTransaction, Outage};
+pub use hilo::{CounterKind, HiLoSubject};
+pub use lease::LeaseSubject;
+
+/// Runs one case on a multi-thread runtime with two workers, as each generated test does.
+///
+/// ```
+/// idgen_testkit::conformance::run(async {
+///     tokio::task::yield_now().await;
+/// });
+/// ```
+pub fn run<F: std::future::Future<Output = ()>>(case: F) {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+        .block_on(case);
+}
