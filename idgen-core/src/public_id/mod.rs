@@ -39,6 +39,7 @@ mod id;
 #[cfg(feature = "id-codec")]
 mod key;
 mod prefix;
+pub(crate) mod random;
 #[cfg(feature = "serde")]
 mod serde_impl;
 pub(crate) mod text;
@@ -50,6 +51,7 @@ pub use id::PublicId;
 #[cfg(feature = "id-codec")]
 pub use key::CodecKey;
 pub use prefix::{PublicIdPrefix, prefix_problem};
+pub use text::MAX_TEXT_LEN;
 
 #[cfg(test)]
 pub(crate) mod tests;
