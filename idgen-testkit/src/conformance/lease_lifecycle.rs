@@ -115,7 +115,9 @@ pub async fn a_generator_stops_before_its_lease_expires_when_the_database_is_unr
     let (url, mut outage) = db.reachable_until_cut().await;
     let store = open_store::<S>(&url, TABLE).await;
     // Connections through the proxy are opened before the timed calls begin.
-    S::create_table(&store).await.expect("the table, through the proxy");
+    S::create_table(&store)
+        .await
+        .expect("the table, through the proxy");
     let one = layout(0);
     let lease = short(3_000).acquire(store, &one).await.unwrap();
     let handle = lease.handle();
