@@ -505,9 +505,16 @@ fn eight_tasks_take_100k_ids_each_all_distinct_and_increasing_per_task() {
         all.dedup();
         assert_eq!(all.len(), 800_000);
         assert!(all[0] >= 1);
-        // A caller preempted across four block switches drops its ordinal (a gap) and retries.
+        // A caller preempted across four block switches drops its ordinal and retries. An
+        // ordinal dropped inside its block is a gap the stats count as issued; one dropped past
+        // the block's end was never an ID. So the count is the IDs handed out plus at most the
+        // dropped ordinals.
         let lost = ids.lost_ordinals();
-        assert_eq!(ids.stats().ids_issued, 800_000 + lost, "lost {lost}");
+        let issued = ids.stats().ids_issued;
+        assert!(
+            (800_000..=800_000 + lost).contains(&issued),
+            "issued {issued}, lost {lost}"
+        );
     });
 }
 
