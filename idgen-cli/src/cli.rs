@@ -30,7 +30,8 @@ pub(crate) struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Take an ID apart: time (UTC and local), each field, and its bits
+    /// Take an ID apart: a Snowflake ID's time, fields and bits; a public ID's prefix and UUID;
+    /// a UUIDv7's time
     Inspect(InspectArgs),
     /// Make the ID for given fields (time, node, sequence)
     Compose(ComposeArgs),

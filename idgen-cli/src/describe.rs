@@ -98,7 +98,7 @@ impl Described {
             .map_err(|source| CliError::NotThisLayout {
                 id: id.to_string(),
                 layout: layout.to_string(),
-                source,
+                source: Box::new(source),
             })?;
         Ok(Described {
             id,

@@ -15,8 +15,8 @@ pub(crate) enum CliError {
         id: String,
         /// The layout's name or spec.
         layout: String,
-        /// What the library said.
-        source: idgen_core::Error,
+        /// What the library said (boxed: it is large, and this path is rare).
+        source: Box<idgen_core::Error>,
     },
 
     /// The node sub-field values given do not match the layout's node sub-fields.

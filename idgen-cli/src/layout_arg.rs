@@ -239,7 +239,8 @@ fn parse_node(builder: LayoutBuilder, value: &str) -> Result<LayoutBuilder, Stri
 
 /// The canonical `custom:` spec of `layout`: [`parse`] reads it back to the same layout.
 pub(crate) fn spec(layout: &Layout) -> String {
-    let epoch = time_arg::utc(layout.epoch_ms()).unwrap_or_else(|| layout.epoch_ms().to_string());
+    let epoch =
+        time_arg::utc_compact(layout.epoch_ms()).unwrap_or_else(|| layout.epoch_ms().to_string());
     let node = if is_plain_node(layout) {
         layout.node_bits().to_string()
     } else {

@@ -1,4 +1,5 @@
-//! `idgen`: inspect, compose and generate Snowflake IDs from the command line.
+//! `idgen`: inspect, compose and generate Snowflake IDs, and inspect public IDs and UUIDs, from
+//! the command line.
 //!
 //! Exit status: 0 on success, 2 for a usage error (reported by clap: an unknown option, a value
 //! that does not parse), 1 when the library rejects well-formed input (a field out of range, an
@@ -9,10 +10,13 @@ mod cli;
 mod colour;
 mod commands;
 mod describe;
+mod describe_uuid;
 mod error;
 mod layout_arg;
 mod node_arg;
+mod pace;
 mod time_arg;
+mod usage;
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::ExitCode;
@@ -22,7 +26,15 @@ use clap::Parser;
 use crate::error::CliError;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if e.use_stderr() => {
+            eprint!("{}", usage::render(&e));
+            return ExitCode::from(2);
+        }
+        // --help and --version: clap prints them to stdout and exits 0.
+        Err(e) => e.exit(),
+    };
     let stdout = io::stdout();
     let colour = colour::use_colour(
         cli.color,

@@ -31,6 +31,14 @@ pub(crate) struct NodeArgs {
 }
 
 impl NodeArgs {
+    /// Whether any node option was given.
+    pub(crate) fn given(&self) -> bool {
+        self.node.is_some()
+            || self.datacenter.is_some()
+            || self.worker.is_some()
+            || !self.node_fields.is_empty()
+    }
+
     /// The node ID under `layout` (0 when no option was given), checked against its width.
     pub(crate) fn resolve(&self, layout: &LayoutArg) -> Result<u64, CliError> {
         if let Some(source) = &self.node {

@@ -32,21 +32,30 @@ pub(crate) fn parse_unix_ms(text: &str) -> Result<i64, String> {
     })
 }
 
-/// The instant as RFC 3339 in UTC (`2026-10-31T12:00:00Z`, with a fraction only when there is
-/// one), or `None` outside the years -9999..=9999 that RFC 3339 can write.
+/// The instant as RFC 3339 in UTC, always with three millisecond digits
+/// (`2026-10-31T12:00:00.000Z`, `2064-12-23T01:42:43.350Z`), so every time has the same width
+/// and sorts as text; `None` outside the years -9999..=9999.
 pub(crate) fn utc(unix_ms: i64) -> Option<String> {
+    Timestamp::from_millisecond(unix_ms)
+        .ok()
+        .map(|ts| format!("{ts:.3}"))
+}
+
+/// The instant as short RFC 3339 in UTC (`2026-01-01T00:00:00Z`, a fraction only when there is
+/// one), for a layout spec that is read back; `None` outside the years -9999..=9999.
+pub(crate) fn utc_compact(unix_ms: i64) -> Option<String> {
     Timestamp::from_millisecond(unix_ms)
         .ok()
         .map(|ts| ts.to_string())
 }
 
 /// The instant in the system time zone (the `TZ` variable, else `/etc/localtime`, else UTC), as
-/// RFC 9557 (`2026-10-31T13:00:00+01:00[Europe/Berlin]`), or `None` outside the years
-/// -9999..=9999.
+/// RFC 9557 with three millisecond digits (`2026-10-31T13:00:00.000+01:00[Europe/Berlin]`), or
+/// `None` outside the years -9999..=9999.
 pub(crate) fn local(unix_ms: i64) -> Option<String> {
     let ts = Timestamp::from_millisecond(unix_ms).ok()?;
     // system() falls back to UTC (named Etc/Unknown) when the zone cannot be found.
-    Some(ts.to_zoned(TimeZone::system()).to_string())
+    Some(format!("{:.3}", ts.to_zoned(TimeZone::system())))
 }
 
 #[cfg(test)]
@@ -92,8 +101,14 @@ mod tests {
         );
         assert_eq!(
             utc(1_793_448_000_000).as_deref(),
-            Some("2026-10-31T12:00:00Z")
+            Some("2026-10-31T12:00:00.000Z")
         );
+        // Trailing zeros are kept: always three digits.
+        assert_eq!(
+            utc(2_996_185_363_350).as_deref(),
+            Some("2064-12-11T01:42:43.350Z")
+        );
+        assert_eq!(utc(-1).as_deref(), Some("1969-12-31T23:59:59.999Z"));
         assert_eq!(utc(i64::MAX), None);
         assert_eq!(local(i64::MIN), None);
     }

@@ -155,13 +155,16 @@ fn values_that_do_not_parse_are_usage_errors_exit_2() {
     fails(
         &["inspect", "12a"],
         2,
-        &["'12a'", "only the decimal digits 0-9"],
+        &[
+            r#"<ID>: "12a" is not a Snowflake ID"#,
+            "only the decimal digits 0-9",
+        ],
     );
-    fails(&["inspect", "-5"], 2, &["'-5'", "a sign is not allowed"]);
+    fails(&["inspect", "-5"], 2, &[r#""-5""#, "a sign is not allowed"]);
     fails(
         &["inspect", "9223372036854775808"],
         2,
-        &["'9223372036854775808'", "i64::MAX"],
+        &[r#""9223372036854775808""#, "i64::MAX"],
     );
     fails(
         &["inspect", "1", "--layout", "twiter"],
@@ -196,8 +199,16 @@ fn values_that_do_not_parse_are_usage_errors_exit_2() {
         2,
         &["\"machine\" is not NAME=N"],
     );
-    fails(&["new", "-n", "0"], 2, &["'0'"]);
-    fails(&["new", "-n", "-3"], 2, &["'-3'"]);
+    fails(
+        &["new", "-n", "0"],
+        2,
+        &["error: --count <N>: 0 is too few: the count is at least 1"],
+    );
+    fails(
+        &["new", "-n", "-3"],
+        2,
+        &[r#"--count <N>: "-3" is not a count: give a whole number from 1"#],
+    );
     fails(
         &["compose", "--time", T, "--node", "1", "--seq", "-1"],
         2,
@@ -218,4 +229,39 @@ fn missing_or_conflicting_options_are_usage_errors_exit_2() {
     // Without a command, clap prints the help to stderr and exits 2.
     let out = idgen(&[]).assert().code(2).get_output().clone();
     assert!(String::from_utf8_lossy(&out.stderr).contains("Usage: idgen"));
+}
+
+/// Each usage error names the bad value once: clap's `invalid value 'X' for …` wrapper is
+/// dropped when the parser's own message already names it.
+#[test]
+fn each_usage_error_names_the_bad_value_once() {
+    for (args, value) in [
+        (&["inspect", "12a"][..], "12a"),
+        (&["inspect", "-5"], "-5"),
+        (
+            &["inspect", "ord_01h455vb4pex5vsknk084sn0"],
+            "ord_01h455vb4pex5vsknk084sn0",
+        ),
+        (&["inspect", "1", "--layout", "twiter"], "twiter"),
+        (
+            &["compose", "--time", "yesterday", "--node", "1"],
+            "yesterday",
+        ),
+        (&["compose", "--time", T, "--node", "-1"], "-1"),
+        (&["compose", "--time", T, "--node-field", "shard"], "shard"),
+        (
+            &["compose", "--time", T, "--node", "1", "--seq", "-1"],
+            "-1",
+        ),
+        (&["new", "-n", "-3"], "-3"),
+        (&["public-id", "--prefix", "Ord"], "Ord"),
+        (&["uuid7", "-n", "x"], "x"),
+    ] {
+        let stderr = fails(args, 2, &[value]);
+        let first_line = stderr.lines().next().unwrap();
+        assert_eq!(first_line.matches(value).count(), 1, "{args:?}: {stderr}");
+    }
+    // `0` is named once too ("0 is too few"), without clap's "invalid value '0'" in front.
+    let stderr = fails(&["new", "-n", "0"], 2, &["0 is too few"]);
+    assert!(!stderr.contains("invalid value"), "{stderr}");
 }

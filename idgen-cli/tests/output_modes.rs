@@ -18,7 +18,7 @@ fn plain_text_into_a_pipe_marks_each_field_with_letters() {
         "no escape codes into a pipe:\n{text}"
     );
     for want in [
-        "utc          2026-10-31T12:00:00Z",
+        "utc          2026-10-31T12:00:00.000Z",
         "datacenter   3 ",
         "worker       17 ",
         "sequence     42 ",
@@ -103,12 +103,12 @@ fn local_time(tz: Option<&str>) -> Value {
 fn local_time_follows_tz_and_works_without_it() {
     assert_eq!(
         local_time(Some("Asia/Kolkata")),
-        "2026-10-31T17:30:00+05:30[Asia/Kolkata]"
+        "2026-10-31T17:30:00.000+05:30[Asia/Kolkata]"
     );
     // 2026-10-31 is still summer time in New York (it ends on 2026-11-01).
     assert_eq!(
         local_time(Some("America/New_York")),
-        "2026-10-31T08:00:00-04:00[America/New_York]"
+        "2026-10-31T08:00:00.000-04:00[America/New_York]"
     );
     // Without TZ, the system zone (/etc/localtime); an unknown TZ falls back to UTC. Either way
     // the instant is the same.
@@ -122,14 +122,14 @@ fn local_time_follows_tz_and_works_without_it() {
             "{tz:?}: {text}"
         );
     }
-    assert_eq!(json(&["inspect", ID])["utc"], "2026-10-31T12:00:00Z");
+    assert_eq!(json(&["inspect", ID])["utc"], "2026-10-31T12:00:00.000Z");
 }
 
 #[test]
 fn a_reader_that_stops_early_ends_idgen_quietly() {
     let exe = assert_cmd::cargo::cargo_bin!("idgen");
     let mut child = Command::new(exe)
-        .args(["new", "-n", "2000000"])
+        .args(["new", "-n", "2000000", "--node", "1"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -157,6 +157,23 @@ fn the_readme_example_is_the_real_output() {
     let from = readme.find(start).expect("README has the example") + start.len();
     let len = readme[from..].find("\n\n$ idgen compose").unwrap() + 1;
     let out = idgen(&["inspect", ID])
+        .env("TZ", "Europe/Berlin")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(String::from_utf8(out).unwrap(), readme[from..from + len]);
+}
+
+/// The README's public-ID example is what `idgen` prints.
+#[test]
+fn the_readme_public_id_example_is_the_real_output() {
+    let readme = include_str!("../README.md");
+    let start = "$ idgen inspect ord_01h455vb4pex5vsknk084sn02q\n";
+    let from = readme.find(start).expect("README has the example") + start.len();
+    let len = readme[from..].find("```").unwrap();
+    let out = idgen(&["inspect", "ord_01h455vb4pex5vsknk084sn02q"])
         .env("TZ", "Europe/Berlin")
         .assert()
         .success()

@@ -88,8 +88,11 @@ fn bad_prefixes_and_counts_are_usage_errors() {
             &["public-id", "--prefix", "_ord"][..],
             "must not start or end with '_'",
         ),
-        (&["public-id", "-n", "0"][..], "'0'"),
-        (&["uuid7", "-n", "x"][..], "'x'"),
+        (&["public-id", "-n", "0"][..], "--count <N>: 0 is too few"),
+        (
+            &["uuid7", "-n", "x"][..],
+            "--count <N>: \"x\" is not a count",
+        ),
     ] {
         idgen(args)
             .assert()
@@ -97,4 +100,88 @@ fn bad_prefixes_and_counts_are_usage_errors() {
             .stdout(predicate::str::is_empty())
             .stderr(predicate::str::starts_with("error: ").and(predicate::str::contains(want)));
     }
+}
+
+/// `inspect` takes a public ID apart: prefix, UUID, version; a UUIDv7's time.
+#[test]
+fn inspect_takes_a_public_id_apart() {
+    // The TypeID spec's example: a UUIDv7 under the prefix "ord".
+    let v = json(&["inspect", "ord_01h455vb4pex5vsknk084sn02q"]);
+    assert_eq!(v["kind"], "public_id");
+    assert_eq!(v["public_id"], "ord_01h455vb4pex5vsknk084sn02q");
+    assert_eq!(v["prefix"], "ord");
+    assert_eq!(v["uuid"], "01890a5d-ac96-774b-bcce-b302099a8057");
+    assert_eq!(v["version"], 7);
+    assert_eq!(v["unix_ms"], 1_688_096_058_518i64);
+    assert_eq!(v["utc"], "2023-06-30T03:34:18.518Z");
+
+    // A public ID from `public-id` holds a random UUIDv4: no time.
+    let made = stdout(&["public-id", "--prefix", "usr"]);
+    let v = json(&["inspect", made.trim_end()]);
+    assert_eq!(v["prefix"], "usr");
+    assert_eq!(v["version"], 4);
+    assert!(v.get("utc").is_none(), "{v}");
+
+    let text = stdout(&["inspect", "pre_fix_00000000000000000000000000"]);
+    assert!(text.starts_with("public id    pre_fix_00000000000000000000000000\nprefix       pre_fix\nuuid         00000000-0000-0000-0000-000000000000\n"), "{text}");
+}
+
+/// `inspect` takes a UUID: its version, and a UUIDv7's time.
+#[test]
+fn inspect_reads_a_uuid7_time() {
+    let made = stdout(&["uuid7"]);
+    let v = json(&["inspect", made.trim_end()]);
+    assert_eq!(v["kind"], "uuid");
+    let ms = uuid7::timestamp_ms(made.trim_end().parse().unwrap()).unwrap();
+    assert_eq!(v["unix_ms"], ms);
+    let text = stdout(&["inspect", "01890a5d-ac96-774b-bcce-b302099a8057"]);
+    assert_eq!(
+        text,
+        "uuid         01890a5d-ac96-774b-bcce-b302099a8057\n\
+         version      7 (Unix time in milliseconds, then random)\n\
+         utc          2023-06-30T03:34:18.518Z\n\
+         local        2023-06-30T03:34:18.518+00:00[UTC]\n\
+         unix ms      1688096058518\n"
+    );
+    let v = json(&["inspect", "f36c14dd-21a1-4e83-ac78-1dcf9ecc3ddf"]);
+    assert_eq!(v["version"], 4);
+    assert!(v.get("unix_ms").is_none());
+}
+
+/// Malformed public IDs and UUIDs are usage errors naming the text and the fault.
+#[test]
+fn inspect_refuses_malformed_public_ids_and_uuids() {
+    for (arg, want) in [
+        (
+            "ord_81h455vb4pex5vsknk084sn02q",
+            "its first base32 character is '8'",
+        ),
+        (
+            "Ord_01h455vb4pex5vsknk084sn02q",
+            "its prefix \"Ord\" is invalid",
+        ),
+        (
+            "ord_01h455vb4pex5vsknk084sn0",
+            "its base32 part has 24 characters",
+        ),
+        ("01890a5d-ac96-774b-bcce-b302099a805g", "is not a UUID"),
+    ] {
+        idgen(&["inspect", arg])
+            .assert()
+            .code(2)
+            .stdout(predicate::str::is_empty())
+            .stderr(
+                predicate::str::starts_with(format!("error: <ID>: \"{arg}\""))
+                    .and(predicate::str::contains(want)),
+            );
+    }
+}
+
+/// `--prefix` has no default to show: without it, there is no prefix.
+#[test]
+fn public_id_help_shows_no_empty_default() {
+    let help = stdout(&["public-id", "--help"]);
+    assert!(help.contains("--prefix <PREFIX>"), "{help}");
+    assert!(!help.contains("[default: \"\"]"), "{help}");
+    assert!(help.contains("without it, no prefix"), "{help}");
 }

@@ -4,6 +4,7 @@ mod common;
 
 use common::{idgen, json, stdout};
 use idgen_core::{Layout, SnowflakeId};
+use predicates::prelude::*;
 use serde_json::Value;
 
 const TWITTER_VECTOR: &str = "2116500430648709162";
@@ -75,8 +76,8 @@ fn inspect_json_reads_the_twitter_vector() {
         .decompose(TWITTER_VECTOR.parse().unwrap())
         .unwrap();
     assert_eq!(v["id"], TWITTER_VECTOR, "the ID is a JSON string");
-    assert_eq!(v["utc"], T);
-    assert_eq!(v["local"], "2026-10-31T12:00:00+00:00[UTC]");
+    assert_eq!(v["utc"], "2026-10-31T12:00:00.000Z");
+    assert_eq!(v["local"], "2026-10-31T12:00:00.000+00:00[UTC]");
     assert_eq!(v["unix_ms"], lib.unix_ms);
     assert_eq!(v["ticks"], lib.ticks);
     assert_eq!(v["node"], 113);
@@ -97,7 +98,7 @@ fn inspect_json_reads_the_twitter_vector() {
 #[test]
 fn inspect_json_reads_the_sonyflake_vector() {
     let v = json(&["inspect", SONYFLAKE_VECTOR, "--layout", "sonyflake"]);
-    assert_eq!(v["utc"], T);
+    assert_eq!(v["utc"], "2026-10-31T12:00:00.000Z");
     assert_eq!(v["ticks"], 5_775_840_000u64);
     assert_eq!(v["node_fields"]["machine"], 2565);
     assert_eq!(v["sequence"], 7);
@@ -228,12 +229,34 @@ fn new_prints_n_increasing_ids_of_the_node() {
 
 #[test]
 fn new_defaults_to_one_twitter_id_of_node_0_and_takes_sub_fields() {
-    let text = stdout(&["new"]);
+    let out = idgen(&["new"]).assert().success().get_output().clone();
+    // Node 0 is used, and said so on stderr.
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "note: no node given, so node 0 is used; IDs are unique only among generators with \
+         different nodes (give --node N, --datacenter/--worker or --node-field)\n"
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text.lines().count(), 1);
     let id: SnowflakeId = text.trim_end().parse().unwrap();
     assert_eq!(Layout::TWITTER.decompose(id).unwrap().node, 0);
 
-    let v = json(&["new", "-n", "3", "--datacenter", "2", "--worker", "9"]);
+    let out = idgen(&[
+        "new",
+        "-n",
+        "3",
+        "--datacenter",
+        "2",
+        "--worker",
+        "9",
+        "--json",
+    ])
+    .assert()
+    .success()
+    .stderr(predicate::str::is_empty())
+    .get_output()
+    .clone();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["node"], 2 * 32 + 9);
     assert_eq!(v["layout"]["name"], "twitter");
     let ids = v["ids"].as_array().unwrap();
@@ -270,7 +293,7 @@ fn times_before_1970_work_with_an_earlier_epoch() {
     assert_eq!(text, format!("{}\n", lib.compose_at(-5000, 1, 0).unwrap()));
     let v = json(&["inspect", text.trim_end(), "--layout", layout]);
     assert_eq!(v["unix_ms"], -5000);
-    assert_eq!(v["utc"], "1969-12-31T23:59:55Z");
+    assert_eq!(v["utc"], "1969-12-31T23:59:55.000Z");
 }
 
 #[test]
@@ -284,4 +307,51 @@ fn compose_now_uses_the_current_time() {
         "{before} <= {ms} <= {after}"
     );
     assert_eq!(v["node"], 5);
+}
+
+/// A run at the layout's cap that takes over a second says so first, with its least duration.
+#[test]
+fn a_long_run_is_announced_with_its_least_duration() {
+    // Sonyflake with a 1-bit sequence: 2 IDs per 10 ms tick, so 300 IDs need 149 more ticks.
+    let layout = "custom:base=sonyflake,seq=1";
+    let out = idgen(&["new", "-n", "300", "--layout", layout, "--node", "3"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        stderr,
+        "note: layout custom:epoch=2025-01-01T00:00:00Z,unit=10ms,time=39,node=machine:16,seq=1,order=tsn \
+         issues at most 200 IDs per second from one node, so 300 IDs take at least 1.5 s\n"
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 300);
+    // A short run is silent.
+    idgen(&["new", "-n", "300", "--layout", "sonyflake", "--node", "3"])
+        .assert()
+        .success()
+        .stderr(predicate::str::is_empty());
+}
+
+/// On a terminal, stderr gets a progress line (stdout still gets only the IDs).
+#[test]
+fn a_long_run_shows_progress_on_a_terminal() {
+    let exe = assert_cmd::cargo::cargo_bin!("idgen");
+    // `script` gives the command a pseudo-terminal; stdout goes to /dev/null, so what the
+    // terminal shows is stderr.
+    let command = format!(
+        "{} new -n 300 --layout custom:base=sonyflake,seq=1 --node 3 > /dev/null",
+        exe.display()
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+        .expect("`script` (util-linux) runs the command on a pseudo-terminal");
+    assert!(out.status.success(), "{out:?}");
+    let terminal = String::from_utf8_lossy(&out.stdout);
+    assert!(terminal.contains("take at least 1.5 s"), "{terminal}");
+    assert!(
+        terminal.contains("/300 IDs (") && terminal.contains("left"),
+        "no progress line: {terminal:?}"
+    );
 }

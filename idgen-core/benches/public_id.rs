@@ -1,5 +1,7 @@
-//! Per-call cost of public IDs and UUIDv7: `PublicId` generation and text encode/decode,
-//! `IdCodec` encode/decode, and our monotonic UUIDv7 against `uuid::Uuid::now_v7`.
+//! Per-call cost of public IDs and UUIDv7: `PublicId` generation and text encode/decode beside
+//! uuid's (with `fast-rng`, its fastest setting), `IdCodec` encode/decode, and our monotonic
+//! UUIDv7 against `uuid::Uuid::now_v7`. The table with ratios, uuid without `fast-rng` and
+//! instruction counts is `benches/per_id.rs` (see BENCHMARKS.md).
 //!
 //! Run: `cargo bench -p idgen-core --bench public_id`.
 
@@ -15,12 +17,33 @@ impl PublicIdPrefix for Order {
 
 fn public_id(c: &mut Criterion) {
     let mut g = c.benchmark_group("public_id");
-    g.bench_function("new (OS CSPRNG)", |b| b.iter(PublicId::<Order>::new));
+    g.bench_function("new (per-thread ChaCha12)", |b| {
+        b.iter(PublicId::<Order>::new)
+    });
+    g.bench_function("peer: uuid new_v4 (fast-rng)", |b| {
+        b.iter(uuid::Uuid::new_v4)
+    });
     let id = PublicId::<Order>::new();
+    let uuid = uuid::Uuid::new_v4();
     g.bench_function("to_string", |b| b.iter(|| black_box(&id).to_string()));
+    g.bench_function("peer: uuid to_string (hyphenated)", |b| {
+        b.iter(|| black_box(&uuid).to_string())
+    });
+    let mut buf = [0u8; idgen_core::public_id::MAX_TEXT_LEN];
+    g.bench_function("encode_to (no allocation)", |b| {
+        b.iter(|| black_box(black_box(&id).encode_to(&mut buf)).len())
+    });
+    let mut uuid_buf = uuid::Uuid::encode_buffer();
+    g.bench_function("peer: uuid hyphenated encode_lower (no allocation)", |b| {
+        b.iter(|| black_box(&*black_box(&uuid).hyphenated().encode_lower(&mut uuid_buf)).len())
+    });
     let text = id.to_string();
     g.bench_function("parse", |b| {
         b.iter(|| black_box(&text).parse::<PublicId<Order>>())
+    });
+    let uuid_text = uuid.hyphenated().to_string();
+    g.bench_function("peer: uuid parse_str (hyphenated)", |b| {
+        b.iter(|| uuid::Uuid::parse_str(black_box(&uuid_text)))
     });
     g.finish();
 }
@@ -71,8 +94,13 @@ fn uuid7(c: &mut Criterion) {
     let mut g = c.benchmark_group("uuid7");
     let ours = Uuid7Generator::new();
     g.bench_function("Uuid7Generator::next_uuid", |b| b.iter(|| ours.next_uuid()));
-    g.bench_function("uuid::Uuid::now_v7", |b| b.iter(uuid::Uuid::now_v7));
-    g.bench_function("uuid::Uuid::new_v4", |b| b.iter(uuid::Uuid::new_v4));
+    g.bench_function("peer: uuid now_v7 (fast-rng)", |b| {
+        b.iter(uuid::Uuid::now_v7)
+    });
+    g.bench_function("peer: ulid Generator", |b| {
+        let mut ulids = ulid::Generator::new();
+        b.iter(|| black_box(ulids.generate().map(u128::from).ok()))
+    });
     g.finish();
 }
 

@@ -390,6 +390,57 @@ pub enum Error {
         /// What is missing, e.g. `no sequence named orders` or `no row 'orders' in table idgen_hilo`.
         missing: String,
     },
+
+    // ---- typed IDs (src/typed_id/) and integers read with `serde_string` ----
+    /// A text that should hold an [`Id<T>`](crate::Id), or an integer read with
+    /// [`serde_string`](crate::serde_string), is not its canonical decimal text.
+    #[error("{input:?} is not {what}: {reason}")]
+    InvalidIntegerText {
+        /// The rejected text (cut to 64 characters).
+        input: String,
+        /// What was expected, e.g. `an ID of type Order` or `an i64`.
+        what: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+
+    /// A number outside the range of an [`Id<T>`](crate::Id) (`0..=i64::MAX`), or of the
+    /// integer type a [`serde_string`](crate::serde_string) field has.
+    #[error("{value} is not {what}: {range}")]
+    IntegerOutOfRange {
+        /// The rejected number.
+        value: i128,
+        /// What was expected, e.g. `an ID of type Order`.
+        what: String,
+        /// The allowed range, in words.
+        range: &'static str,
+    },
+
+    /// A database returned a value that is not an integer (floating point, binary, a date…)
+    /// where an [`Id<T>`](crate::Id) was expected. Never truncated.
+    #[error(
+        "{value} is not {what}: the database returned a {kind} value where an integer from 0 to 9223372036854775807 was expected"
+    )]
+    NotAnInteger {
+        /// The value as the database returned it (cut to 64 characters).
+        value: String,
+        /// What was expected, e.g. `an ID of type Order`.
+        what: String,
+        /// The kind of value, e.g. `"floating-point"` or `"BLOB"`.
+        kind: &'static str,
+    },
+
+    /// A public ID's prefix (the text before its last `_`) breaks the TypeID prefix rules:
+    /// from [`AnyPublicId`](crate::public_id::AnyPublicId), which takes any prefix.
+    #[error("{input:?} is not a public ID: its prefix {prefix:?} is invalid: {reason}")]
+    PublicIdPrefixInvalid {
+        /// The rejected text (cut to 64 characters).
+        input: String,
+        /// The text before the last `_` (cut to 64 characters).
+        prefix: String,
+        /// Which rule it breaks.
+        reason: &'static str,
+    },
 }
 
 /// `no prefix` or `the prefix "ord_"`, for messages.

@@ -1,8 +1,15 @@
-//! RFC 3339 text for instants in error messages and `Debug` output.
+//! RFC 3339 text for instants in error messages, `Debug` output and
+//! [`Decomposed`](crate::Decomposed)'s `Display`, without a date-time crate.
 
 use std::fmt;
 
-/// Milliseconds since the Unix epoch, displayed as `2026-11-08T01:08:16.009Z`.
+/// Milliseconds since the Unix epoch, displayed as `2026-11-08T01:08:16.009Z`: RFC 3339 in
+/// UTC, always with three fraction digits.
+///
+/// RFC 3339 writes years 0000 to 9999 only. Outside them (a custom layout's far epoch or end)
+/// the year is written as ISO 8601's expanded form, a sign and six or more digits
+/// (`+010000-01-01T00:00:00.000Z`, `-000001-12-31T23:59:59.999Z`), as jiff and JavaScript's
+/// `Date.prototype.toISOString` do, so the text stays unambiguous and sorts within its sign.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct UnixMs(pub(crate) i64);
 
@@ -13,9 +20,15 @@ impl fmt::Display for UnixMs {
         let days = secs.div_euclid(86_400);
         let sod = secs.rem_euclid(86_400);
         let (y, m, d) = civil_from_days(days);
+        if (0..=9999).contains(&y) {
+            write!(f, "{y:04}")?;
+        } else {
+            let sign = if y < 0 { '-' } else { '+' };
+            write!(f, "{sign}{:06}", y.unsigned_abs())?;
+        }
         write!(
             f,
-            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+            "-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
             sod / 3600,
             sod / 60 % 60,
             sod % 60
@@ -55,6 +68,36 @@ mod tests {
         assert_eq!(
             UnixMs(951_782_400_000).to_string(),
             "2000-02-29T00:00:00.000Z"
+        );
+    }
+
+    #[test]
+    fn years_outside_rfc3339_are_written_expanded() {
+        // 0000-01-01T00:00:00Z is -62167219200 s.
+        assert_eq!(
+            UnixMs(-62_167_219_200_000).to_string(),
+            "0000-01-01T00:00:00.000Z"
+        );
+        assert_eq!(
+            UnixMs(-62_167_219_200_001).to_string(),
+            "-000001-12-31T23:59:59.999Z"
+        );
+        // 10000-01-01T00:00:00Z is 253402300800 s.
+        assert_eq!(
+            UnixMs(253_402_300_799_999).to_string(),
+            "9999-12-31T23:59:59.999Z"
+        );
+        assert_eq!(
+            UnixMs(253_402_300_800_000).to_string(),
+            "+010000-01-01T00:00:00.000Z"
+        );
+        assert_eq!(
+            UnixMs(i64::MAX).to_string(),
+            "+292278994-08-17T07:12:55.807Z"
+        );
+        assert_eq!(
+            UnixMs(i64::MIN).to_string(),
+            "-292275055-05-16T16:47:04.192Z"
         );
     }
 

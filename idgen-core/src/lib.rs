@@ -5,7 +5,13 @@
 //! * [`SnowflakeId`]: a 63-bit, time-ordered ID made by a [`Snowflake`] generator under a
 //!   [`Layout`] (Twitter, Sonyflake, Instagram or your own), that serializes as a JSON string so
 //!   JavaScript never rounds it.
+//! * [`Id<T>`]: a 64-bit ID tagged with its entity type (`Id<Order>` is not `Id<Customer>`),
+//!   handed out by [`Snowflake::next_typed_id`] and `HiLo::next_typed_id`; [`serde_string`]
+//!   (feature `serde`) for plain `i64`/`u64` fields that travel as JSON strings.
+//! * [`PublicId<T>`] and [`AnyPublicId`]: TypeID-style public IDs (`ord_01h455vb4pex5vsknk084sn02q`),
+//!   with the prefix known at compile time or only at run time.
 //! * [`Clock`], [`SystemClock`] and [`ManualClock`]: the time source of a generator.
+//! * [`uuid`]: the `uuid` crate, re-exported.
 //!
 //! The database column types for sqlx, diesel and sea-orm live here behind features (Rust's
 //! orphan rule allows them nowhere else); applications depend on `idgen-sqlx`, `idgen-diesel` or
@@ -21,9 +27,82 @@
 //! assert_eq!(Layout::TWITTER.decompose(a)?.node, 7);
 //! # Ok::<(), idgen_core::Error>(())
 //! ```
+//!
+//! ## Schemas
+//!
+//! With the features `schemars` (JSON Schema, schemars 1) and `utoipa` (OpenAPI, utoipa 6),
+//! [`SnowflakeId`], [`Id<T>`] and [`PublicId<T>`] describe themselves: `type: string`, a
+//! `pattern` that matches exactly what their parsers accept, a `format` (`snowflake-id`,
+//! `int64`, `typeid`), length bounds and an example. schemars' derive takes `Id<Order>` fields
+//! as they are. utoipa's derive composes any generic field type from its type arguments
+//! through a private trait; name the typed ID through a type alias and it uses the ID's own
+//! schema, under the alias's name:
+//!
+//! ```
+//! # #[cfg(feature = "utoipa")] {
+//! use idgen_core::{Id, PublicId, PublicIdPrefix};
+//! use utoipa::{PartialSchema, ToSchema};
+//!
+//! pub enum Customer {}
+//! pub struct Order;
+//! impl PublicIdPrefix for Order {
+//!     const PREFIX: &'static str = "ord";
+//! }
+//! pub type CustomerId = Id<Customer>;
+//! pub type OrderPublicId = PublicId<Order>;
+//!
+//! #[derive(ToSchema)]
+//! #[allow(dead_code)]
+//! struct OrderView {
+//!     public_id: OrderPublicId,
+//!     customer_id: CustomerId,
+//! }
+//!
+//! let schema = serde_json::to_value(OrderView::schema()).unwrap();
+//! assert_eq!(schema["properties"]["public_id"]["$ref"], "#/components/schemas/OrderPublicId");
+//! assert_eq!(CustomerId::name(), "CustomerId");
+//! # }
+//! ```
+//!
+//! ## Schemas
+//!
+//! With the features `schemars` (JSON Schema, schemars 1) and `utoipa` (OpenAPI, utoipa 6),
+//! [`SnowflakeId`], [`Id<T>`] and [`PublicId<T>`] describe themselves: `type: string`, a
+//! `pattern` that matches exactly what their parsers accept, a `format` (`snowflake-id`,
+//! `int64`, `typeid`), length bounds and an example. schemars' derive takes `Id<Order>` fields
+//! as they are. utoipa's derive composes any generic field type from its type arguments
+//! through a private trait of utoipa's; name the typed ID through a type alias and it uses the
+//! ID's own schema, under the alias's name:
+//!
+//! ```
+//! # #[cfg(feature = "utoipa")] {
+//! use idgen_core::{Id, PublicId, PublicIdPrefix};
+//! use utoipa::{PartialSchema, ToSchema};
+//!
+//! pub enum Customer {}
+//! pub struct Order;
+//! impl PublicIdPrefix for Order {
+//!     const PREFIX: &'static str = "ord";
+//! }
+//! pub type CustomerId = Id<Customer>;
+//! pub type OrderPublicId = PublicId<Order>;
+//!
+//! #[derive(ToSchema)]
+//! #[allow(dead_code)]
+//! struct OrderView {
+//!     public_id: OrderPublicId,
+//!     customer_id: CustomerId,
+//! }
+//!
+//! let schema = serde_json::to_value(OrderView::schema()).unwrap();
+//! assert_eq!(schema["properties"]["public_id"]["$ref"], "#/components/schemas/OrderPublicId");
+//! assert_eq!(CustomerId::name(), "CustomerId");
+//! # }
+//! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod clock;
+mod decimal;
 mod error;
 mod fmt_time;
 #[cfg(feature = "hilo")]
@@ -35,21 +114,36 @@ mod integrations;
 pub mod lease;
 pub mod observe;
 pub mod public_id;
+#[cfg(feature = "serde")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
+pub mod serde_string;
 pub mod snowflake;
 mod sync;
+pub mod typed_id;
 pub mod uuid7;
+
+/// The [`uuid`](https://docs.rs/uuid) crate this crate's UUIDs come from (`PublicId::uuid`,
+/// `Uuid7Generator`), so users need not depend on it themselves.
+///
+/// ```
+/// use idgen_core::uuid::Uuid;
+/// let id = idgen_core::PublicId::<()>::from_uuid(Uuid::nil());
+/// assert_eq!(id.uuid(), Uuid::nil());
+/// ```
+pub use uuid;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::Error;
 #[cfg(feature = "hilo")]
 pub use hilo::{HiLo, HiLoSource};
+pub use public_id::{AnyPublicId, PublicId, PublicIdPrefix};
 #[cfg(feature = "id-codec")]
 pub use public_id::{CodecKey, IdCodec};
-pub use public_id::{PublicId, PublicIdPrefix};
 pub use snowflake::{
     ClockPolicy, Decomposed, Fence, FieldOrder, Layout, LayoutBuilder, NodeField, NodeId,
     NodeLease, Parts, Snowflake, SnowflakeBuilder, SnowflakeId, Stats,
 };
+pub use typed_id::Id;
 pub use uuid7::Uuid7Generator;
 
 #[cfg(feature = "serde")]

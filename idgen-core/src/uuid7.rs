@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use uuid::{Uuid, Variant};
 
+use crate::public_id::random;
 use crate::{Clock, Error, SystemClock};
 
 /// The last millisecond a UUIDv7 can hold: 2⁴⁸ − 1 ms after the Unix epoch (year 10889).
@@ -34,7 +35,9 @@ const RANDOM_BITS: u32 = 58;
 ///
 /// RFC 9562 method 1 ("fixed-length dedicated counter"): after the 48-bit millisecond timestamp
 /// come a 16-bit counter (the 12 bits of `rand_a` and the top 4 of `rand_b`) and 58 fresh
-/// random bits from the OS CSPRNG. In a new millisecond the counter starts at a random value
+/// random bits from a per-thread CSPRNG keyed by the OS, with no system call per UUID (the
+/// generator of [`PublicId::try_new`](crate::PublicId::try_new), which says how it is seeded and
+/// reseeded, in forked children too). In a new millisecond the counter starts at a random value
 /// below 2¹⁵; within a millisecond it counts up. Timestamp and counter live together in one
 /// `AtomicU64` (`ms << 16 | counter`) advanced by compare-and-swap, so the generator is lock-free,
 /// `Send + Sync`, and every UUID is greater than every UUID it returned before, whichever thread
@@ -108,7 +111,8 @@ impl<C: Clock> Uuid7Generator<C> {
     /// The next UUIDv7: greater than every UUID this generator returned before.
     ///
     /// Errors: [`Error::Uuid7TimeOutOfRange`] for a clock outside 1970 to year 10889 (or a
-    /// counter carried past it), [`Error::RandomSource`] if the OS random number generator fails.
+    /// counter carried past it), [`Error::RandomSource`] if the OS random number generator fails
+    /// (only possible when this thread's generator is keyed).
     ///
     /// ```
     /// use idgen_core::{Error, ManualClock, Uuid7Generator};
@@ -122,16 +126,17 @@ impl<C: Clock> Uuid7Generator<C> {
             return Err(Error::Uuid7TimeOutOfRange { unix_ms: now });
         }
         let now = now as u64;
-        let mut random = [0u8; 16];
-        getrandom::fill(&mut random).map_err(|e| Error::RandomSource {
-            reason: e.to_string(),
-        })?;
-        let random = u128::from_le_bytes(random);
-        let seed = (random >> 64) as u64 & SEED_MASK;
-
+        // 58 of these 64 bits fill the tail; a new millisecond's counter seed is drawn apart,
+        // only when one is needed.
+        let tail = random::u64()?;
+        let mut seed = None;
         let mut last = self.last.load(Ordering::Acquire);
         let next = loop {
             let next = if now > last >> COUNTER_BITS {
+                let seed = match seed {
+                    Some(seed) => seed,
+                    None => *seed.insert(random::u64()? & SEED_MASK),
+                };
                 now << COUNTER_BITS | seed
             } else {
                 // Same or earlier millisecond: count on; an overflow carries into the ms.
@@ -152,18 +157,18 @@ impl<C: Clock> Uuid7Generator<C> {
                 Err(current) => last = current,
             }
         };
-        Ok(layout(next >> COUNTER_BITS, next & COUNTER_MASK, random))
+        Ok(layout(next >> COUNTER_BITS, next & COUNTER_MASK, tail))
     }
 }
 
 /// The UUID for millisecond `ms`, counter `counter` and the low 58 bits of `random`.
-fn layout(ms: u64, counter: u64, random: u128) -> Uuid {
+fn layout(ms: u64, counter: u64, random: u64) -> Uuid {
     let v = u128::from(ms) << 80
         | 0x7 << 76 // ver
         | u128::from(counter >> 4) << 64 // rand_a: counter bits 15..4
         | 0b10 << 62 // var
         | u128::from(counter & 0xf) << RANDOM_BITS // rand_b's top: counter bits 3..0
-        | random & ((1 << RANDOM_BITS) - 1);
+        | u128::from(random) & ((1 << RANDOM_BITS) - 1);
     Uuid::from_u128(v)
 }
 

@@ -11,6 +11,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 
 use crate::Result;
+use crate::leases::Leases;
 
 /// How many shards the `orders` table is split into.
 pub const SHARDS: usize = 4;
@@ -109,6 +110,8 @@ pub struct Cluster {
     pub shards: Vec<Pool>,
     /// Where they live, for the report.
     pub location: String,
+    /// Every node-ID lease taken on the control database by this process's instances.
+    pub leases: Leases,
 }
 
 impl Cluster {
@@ -121,7 +124,8 @@ impl Cluster {
                 open_mysql(url).await
             }
             Target::Url(url) => Err(format!(
-                "unsupported database URL {url:?}: use postgres://…, mysql://… (MariaDB) or no URL for SQLite"
+                "unsupported database URL {:?}: use postgres://…, mysql://… (MariaDB) or no URL for SQLite",
+                redact_password(url)
             )
             .into()),
         }
@@ -130,6 +134,12 @@ impl Cluster {
     /// The kind of database.
     pub fn backend(&self) -> Backend {
         self.control.backend()
+    }
+
+    /// Gives back every node-ID lease this process still holds (see [`Leases`]); one message
+    /// per lease that could not be released.
+    pub async fn release_leases(&self) -> Vec<String> {
+        self.leases.release_all().await
     }
 
     /// Closes every pool.
@@ -164,7 +174,24 @@ async fn open_sqlite(dir: &Path) -> Result<Cluster> {
         control,
         shards,
         location,
+        leases: Leases::default(),
     })
+}
+
+/// `url` with its password replaced by `***`, for messages.
+pub fn redact_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _password)) => format!("{scheme}://{user}:***@{host}{path}"),
+            None => url.to_owned(),
+        },
+        None => url.to_owned(),
+    }
 }
 
 /// The databases' names: `<base>_control`, `<base>_shard_0`…
@@ -219,6 +246,7 @@ async fn open_postgres(url: &str) -> Result<Cluster> {
         control,
         shards,
         location,
+        leases: Leases::default(),
     })
 }
 
@@ -250,6 +278,7 @@ async fn open_mysql(url: &str) -> Result<Cluster> {
         control,
         shards,
         location,
+        leases: Leases::default(),
     })
 }
 
@@ -272,6 +301,23 @@ mod tests {
         let err = database_names("a-b\"; DROP").unwrap_err();
         assert!(err.to_string().contains(r#""a-b\"; DROP""#), "{err}");
         assert!(database_names("").is_err());
+    }
+
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(
+            redact_password("postgres://app:s3cret@db:5432/shop"),
+            "postgres://app:***@db:5432/shop"
+        );
+        assert_eq!(
+            redact_password("mysql://root@db/shop"),
+            "mysql://root@db/shop"
+        );
+        assert_eq!(
+            redact_password("postgres://a:b@c@host/x?y=@"),
+            "postgres://a:***@host/x?y=@"
+        );
+        assert_eq!(redact_password("not a url"), "not a url");
     }
 
     #[tokio::test]

@@ -2,10 +2,10 @@
 
 use idgen_sqlx::hilo::HiLo;
 use idgen_sqlx::lease::LeaseHandle;
-use idgen_sqlx::{PublicId, Snowflake};
+use idgen_sqlx::{Id, PublicId, Snowflake};
 
 use crate::db::Cluster;
-use crate::model::{NewLine, Order, OrderLine};
+use crate::model::{Customer, NewLine, Order, OrderLine};
 use crate::node_lease::LAYOUT;
 use crate::shards::Shards;
 use crate::{Result, line_ids, node_lease};
@@ -21,9 +21,12 @@ pub struct Instance {
 
 impl Instance {
     /// Leases a node ID and connects the generators. [`prepare`](crate::prepare) must have run.
+    /// The lease is recorded in `cluster.leases` at once, so it is released on every way out,
+    /// even when this start fails after leasing.
     pub async fn start(cluster: &Cluster, shards: Shards) -> Result<Instance> {
         let lease = node_lease::lease(&cluster.control).await?;
         let handle = lease.handle();
+        cluster.leases.add(handle.clone());
         let ids = Snowflake::builder().layout(LAYOUT).lease(lease).build()?;
         let line_ids = line_ids::line_ids(&cluster.control).await?;
         Ok(Instance {
@@ -46,9 +49,13 @@ impl Instance {
 
     /// Creates an order: a Snowflake ID, a public ID, hi-lo IDs for the lines, stored in the
     /// customer's shard.
-    pub async fn create_order(&self, customer_id: i64, lines: &[NewLine]) -> Result<Order> {
+    pub async fn create_order(
+        &self,
+        customer_id: Id<Customer>,
+        lines: &[NewLine],
+    ) -> Result<Order> {
         let mut order = Order {
-            id: self.ids.next_id_async().await?,
+            id: self.ids.next_typed_id_async().await?,
             public_id: PublicId::try_new()?,
             customer_id,
             total_cents: 0,
@@ -57,7 +64,7 @@ impl Instance {
         for line in lines {
             order.total_cents += line.quantity * line.price_cents;
             order.lines.push(OrderLine {
-                id: self.line_ids.next_id().await?,
+                id: self.line_ids.next_typed_id().await?,
                 title: line.title.clone(),
                 quantity: line.quantity,
                 price_cents: line.price_cents,
@@ -75,7 +82,7 @@ impl Instance {
         idgen_core::observe::export_lease(&self.lease);
     }
 
-    /// Stops issuing IDs and gives the node ID back.
+    /// Stops issuing IDs and gives the node ID back (idempotent).
     pub async fn stop(&self) -> Result<()> {
         self.lease.release().await?;
         Ok(())

@@ -9,12 +9,15 @@
 pub mod db;
 pub mod http;
 pub mod instance;
+pub mod leases;
 pub mod line_ids;
 pub mod model;
 pub mod node_lease;
+pub mod progress;
 pub mod report;
 pub mod schema;
 pub mod shards;
+pub mod shutdown;
 pub mod workload;
 
 /// Errors of the example: anything, with a readable message.

@@ -1,14 +1,15 @@
-//! The report at the end of a run: counts per shard, the duplicate check over all shards, the
-//! newest orders merged by ID, one ID decoded, one order as JSON.
+//! The report at the end of a run: this run's orders per shard (selected by key range: Snowflake
+//! keys sort by time), what the shards hold in all, the duplicate check over every stored key,
+//! the newest orders merged by ID, one ID decoded, one order as the API shows it.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
-use idgen_sqlx::SnowflakeId;
+use idgen_sqlx::Id;
 use serde::Serialize;
 
 use crate::Result;
-use crate::model::Order;
+use crate::model::{Order, OrderView};
 use crate::node_lease::LAYOUT;
 use crate::shards::{ShardCount, Shards};
 use crate::workload::RunSummary;
@@ -55,11 +56,32 @@ pub struct NewestOrder {
     pub created_utc: String,
 }
 
+/// Orders and lines, in all and per shard.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Orders.
+    pub orders: u64,
+    /// Order lines.
+    pub lines: u64,
+    /// Per shard, shard 0 first.
+    pub per_shard: Vec<ShardCount>,
+}
+
+impl Counts {
+    fn of(per_shard: Vec<ShardCount>) -> Counts {
+        Counts {
+            orders: per_shard.iter().map(|c| c.orders).sum(),
+            lines: per_shard.iter().map(|c| c.lines).sum(),
+            per_shard,
+        }
+    }
+}
+
 /// An ID taken apart.
 #[derive(Clone, Debug, Serialize)]
 pub struct DecodedId {
     /// The ID.
-    pub id: SnowflakeId,
+    pub id: Id<Order>,
     /// Milliseconds since the Unix epoch.
     pub unix_ms: i64,
     /// The same, as RFC 3339 UTC.
@@ -79,8 +101,11 @@ pub struct Report {
     pub location: String,
     /// What this run did (absent for a report without a run).
     pub run: Option<RunSummary>,
-    /// Rows per shard (everything stored, earlier runs included).
-    pub shards: Vec<ShardCount>,
+    /// The rows this run stored: orders with a key at or above the run's first possible key,
+    /// and their lines (absent without a run).
+    pub this_run: Option<Counts>,
+    /// Every row the shards hold, earlier runs included.
+    pub stored: Counts,
     /// `orders.id` over all shards.
     pub order_ids: Uniqueness,
     /// `orders.public_id` over all shards.
@@ -94,23 +119,17 @@ pub struct Report {
     pub newest: Vec<NewestOrder>,
     /// The newest order's ID, decoded.
     pub decoded: Option<DecodedId>,
-    /// The newest order, shown as the API's JSON.
-    pub example: Option<Order>,
-}
-
-fn utc(unix_ms: i64) -> String {
-    jiff::Timestamp::from_millisecond(unix_ms)
-        .map(|t| format!("{t:.3}"))
-        .unwrap_or_else(|_| format!("{unix_ms} ms"))
+    /// The newest order, as the API shows it.
+    pub example: Option<OrderView>,
 }
 
 /// Decodes `id` under the bookstore's layout.
-pub fn decode(id: SnowflakeId) -> Result<DecodedId> {
-    let d = LAYOUT.decompose(id)?;
+pub fn decode(id: Id<Order>) -> Result<DecodedId> {
+    let d = LAYOUT.decompose(id.to_snowflake())?;
     Ok(DecodedId {
         id,
         unix_ms: d.unix_ms,
-        time_utc: utc(d.unix_ms),
+        time_utc: d.rfc3339(),
         node: d.node,
         node_fields: d.node_fields().map(|(k, v)| (k.to_owned(), v)).collect(),
         sequence: d.sequence,
@@ -119,7 +138,11 @@ pub fn decode(id: SnowflakeId) -> Result<DecodedId> {
 
 /// Reads every shard and builds the report.
 pub async fn build(shards: &Shards, location: &str, run: Option<RunSummary>) -> Result<Report> {
-    let counts = shards.counts().await?;
+    let this_run = match &run {
+        Some(run) => Some(Counts::of(shards.counts(run.first_key).await?)),
+        None => None,
+    };
+    let counts = shards.counts(Id::MIN).await?;
     let keys = shards.keys().await?;
     let order_ids = Uniqueness::of(keys.iter().flat_map(|k| k.order_ids.iter()));
     let public_ids = Uniqueness::of(keys.iter().flat_map(|k| k.public_ids.iter()));
@@ -128,11 +151,11 @@ pub async fn build(shards: &Shards, location: &str, run: Option<RunSummary>) -> 
     let identity_collisions = order_ids.rows - largest.min(order_ids.rows);
     let mut newest = Vec::new();
     for (shard, order) in shards.newest(10).await? {
-        let d = LAYOUT.decompose(order.id)?;
+        let d = LAYOUT.decompose(order.id.to_snowflake())?;
         newest.push(NewestOrder {
             shard,
             node: d.node,
-            created_utc: utc(d.unix_ms),
+            created_utc: d.rfc3339(),
             order,
         });
     }
@@ -140,13 +163,14 @@ pub async fn build(shards: &Shards, location: &str, run: Option<RunSummary>) -> 
     Ok(Report {
         location: location.to_owned(),
         run,
-        shards: counts,
+        this_run,
+        stored: Counts::of(counts),
         order_ids,
         public_ids,
         line_ids,
         identity_collisions,
         decoded: first.map(|o| decode(o.id)).transpose()?,
-        example: first.cloned(),
+        example: first.map(OrderView::from),
         newest,
     })
 }
@@ -165,32 +189,40 @@ impl Report {
     }
 
     fn render_into(&self, out: &mut String) -> std::fmt::Result {
-        if let Some(run) = &self.run {
-            let made: u32 = run.instances.iter().map(|i| i.orders).sum();
-            let kind = if run.processes { "processes" } else { "tasks" };
-            writeln!(
-                out,
-                "{} app instances ({kind}) created {made} orders in {:.1} s; data: {}",
-                run.instances.len(),
-                run.elapsed.as_secs_f64(),
-                self.location
-            )?;
-            let nodes: Vec<String> = run.instances.iter().map(|i| i.node.to_string()).collect();
-            writeln!(out, "  node IDs leased: {}", nodes.join(", "))?;
-        } else {
-            writeln!(out, "data: {}", self.location)?;
-        }
-        writeln!(
-            out,
-            "\nOrders per shard (shard = customer_id % {}):",
-            self.shards.len()
-        )?;
-        for (n, c) in self.shards.iter().enumerate() {
-            writeln!(
-                out,
-                "  shard {n}: {:>7} orders {:>8} lines",
-                c.orders, c.lines
-            )?;
+        let shards = self.stored.per_shard.len();
+        match (&self.run, &self.this_run) {
+            (Some(run), Some(this_run)) => {
+                let made: u32 = run.instances.iter().map(|i| i.orders).sum();
+                let kind = if run.processes { "processes" } else { "tasks" };
+                writeln!(
+                    out,
+                    "{} app instances ({kind}) created {made} orders in {:.1} s; data: {}",
+                    run.instances.len(),
+                    run.elapsed.as_secs_f64(),
+                    self.location
+                )?;
+                let nodes: Vec<String> = run.instances.iter().map(|i| i.node.to_string()).collect();
+                writeln!(out, "  node IDs leased: {}", nodes.join(", "))?;
+                writeln!(
+                    out,
+                    "\nThis run's orders per shard (shard = customer_id % {shards}; selected by key: \
+                     Snowflake keys sort by time):"
+                )?;
+                render_shards(out, this_run)?;
+                writeln!(
+                    out,
+                    "\nStored in all, earlier runs included: {} orders, {} lines",
+                    self.stored.orders, self.stored.lines
+                )?;
+            }
+            _ => {
+                writeln!(out, "data: {}", self.location)?;
+                writeln!(
+                    out,
+                    "\nOrders stored per shard (shard = customer_id % {shards}):"
+                )?;
+                render_shards(out, &self.stored)?;
+            }
         }
         let line = |name: &str, u: &Uniqueness| {
             format!(
@@ -202,7 +234,8 @@ impl Report {
         };
         writeln!(
             out,
-            "\nDuplicate IDs across all shards: {}",
+            "\nDuplicate IDs across all shards, over all {} stored orders: {}",
+            self.stored.orders,
             self.duplicates()
         )?;
         writeln!(out, "{}", line("order IDs", &self.order_ids))?;
@@ -230,7 +263,7 @@ impl Report {
                 n.order.id.to_string(),
                 n.order.public_id.to_string(),
                 n.shard,
-                n.order.customer_id,
+                n.order.customer_id.to_string(),
                 n.node,
                 n.created_utc
             )?;
@@ -253,7 +286,8 @@ impl Report {
         if let Some(order) = &self.example {
             writeln!(
                 out,
-                "\nOne order as JSON (IDs are strings, so JavaScript keeps all 64 bits):"
+                "\nThe newest order as the API shows it (public ID only; IDs are strings, so \
+                 JavaScript keeps all 64 bits):"
             )?;
             writeln!(
                 out,
@@ -263,4 +297,15 @@ impl Report {
         }
         Ok(())
     }
+}
+
+fn render_shards(out: &mut String, counts: &Counts) -> std::fmt::Result {
+    for (n, c) in counts.per_shard.iter().enumerate() {
+        writeln!(
+            out,
+            "  shard {n}: {:>7} orders {:>8} lines",
+            c.orders, c.lines
+        )?;
+    }
+    Ok(())
 }

@@ -1,28 +1,28 @@
 //! The `orders` table split by `customer_id` across [`SHARDS`] databases: routing, writes and
 //! the reads the API and the report need.
 
-use idgen_sqlx::{PublicId, SnowflakeId};
+use idgen_sqlx::{Id, PublicId};
 
 use crate::db::{Cluster, Pool, SHARDS};
-use crate::model::{Order, OrderLine};
+use crate::model::{Customer, Order, OrderLine};
 use crate::{Result, on_pool, schema};
 
 /// The shard that holds a customer's orders.
-pub fn shard_of(customer_id: i64) -> usize {
-    customer_id.rem_euclid(SHARDS as i64) as usize
+pub fn shard_of(customer_id: Id<Customer>) -> usize {
+    (customer_id.as_u64() % SHARDS as u64) as usize
 }
 
 #[derive(sqlx::FromRow)]
 struct OrderRow {
-    id: SnowflakeId,
+    id: Id<Order>,
     public_id: PublicId<Order>,
-    customer_id: i64,
+    customer_id: Id<Customer>,
     total_cents: i64,
 }
 
 #[derive(sqlx::FromRow)]
 struct LineRow {
-    id: i64,
+    id: Id<OrderLine>,
     title: String,
     quantity: i64,
     price_cents: i64,
@@ -41,11 +41,11 @@ pub struct ShardCount {
 #[derive(Clone, Debug, Default)]
 pub struct ShardKeys {
     /// `orders.id`.
-    pub order_ids: Vec<i64>,
+    pub order_ids: Vec<Id<Order>>,
     /// `orders.public_id`.
     pub public_ids: Vec<PublicId<Order>>,
     /// `order_lines.id`.
-    pub line_ids: Vec<i64>,
+    pub line_ids: Vec<Id<OrderLine>>,
 }
 
 /// The shards.
@@ -103,7 +103,7 @@ impl Shards {
     pub async fn find_for_customer(
         &self,
         public_id: PublicId<Order>,
-        customer_id: i64,
+        customer_id: Id<Customer>,
     ) -> Result<Option<Order>> {
         let pool = &self.pools[shard_of(customer_id)];
         let sql = pool.sql(
@@ -120,14 +120,42 @@ impl Shards {
         }
     }
 
-    /// A customer's newest orders (by ID: Snowflake IDs sort by creation time).
-    pub async fn orders_of(&self, customer_id: i64, limit: u32) -> Result<Vec<Order>> {
+    /// The internal key of the order with this public ID, **if it belongs to `customer_id`**
+    /// (a paging cursor names an order by its public ID).
+    pub async fn key_of(
+        &self,
+        public_id: PublicId<Order>,
+        customer_id: Id<Customer>,
+    ) -> Result<Option<Id<Order>>> {
+        let pool = &self.pools[shard_of(customer_id)];
+        let sql = pool.sql("SELECT id FROM orders WHERE public_id = ? AND customer_id = ?");
+        Ok(
+            on_pool!(pool, p => sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+            .bind(public_id)
+            .bind(customer_id)
+            .fetch_optional(p)
+            .await?),
+        )
+    }
+
+    /// Up to `limit` of a customer's orders, newest first, older than `before` when given:
+    /// keyset paging on the Snowflake key (it sorts by creation time), one index range scan
+    /// per page however deep, and stable while new orders arrive.
+    pub async fn orders_of(
+        &self,
+        customer_id: Id<Customer>,
+        before: Option<Id<Order>>,
+        limit: u32,
+    ) -> Result<Vec<Order>> {
         let pool = &self.pools[shard_of(customer_id)];
         let sql = pool.sql(&format!(
-            "SELECT id, public_id, customer_id, total_cents FROM orders WHERE customer_id = ? ORDER BY id DESC LIMIT {limit}"
+            "SELECT id, public_id, customer_id, total_cents FROM orders \
+             WHERE customer_id = ? AND id < ? ORDER BY id DESC LIMIT {limit}"
         ));
+        let before = before.unwrap_or(Id::MAX);
         let rows: Vec<OrderRow> = on_pool!(pool, p => sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(customer_id)
+            .bind(before)
             .fetch_all(p)
             .await?);
         let mut orders = Vec::with_capacity(rows.len());
@@ -157,13 +185,21 @@ impl Shards {
         Ok(orders)
     }
 
-    /// Row counts per shard.
-    pub async fn counts(&self) -> Result<Vec<ShardCount>> {
+    /// Row counts per shard of the orders with a key at or above `since` (and their lines):
+    /// Snowflake keys sort by creation time, so this selects the orders created since the
+    /// instant `since` was composed for, with no timestamp column. `Id::MIN` counts everything.
+    pub async fn counts(&self, since: Id<Order>) -> Result<Vec<ShardCount>> {
         let mut counts = Vec::with_capacity(self.pools.len());
         for pool in &self.pools {
+            let sql = pool.sql(
+                "SELECT (SELECT COUNT(*) FROM orders WHERE id >= ?), \
+                 (SELECT COUNT(*) FROM order_lines WHERE order_id >= ?)",
+            );
             let (orders, lines): (i64, i64) = on_pool!(pool, p => sqlx::query_as(
-                "SELECT (SELECT COUNT(*) FROM orders), (SELECT COUNT(*) FROM order_lines)"
+                sqlx::AssertSqlSafe(sql)
             )
+            .bind(since)
+            .bind(since)
             .fetch_one(p)
             .await?);
             counts.push(ShardCount {
@@ -179,12 +215,13 @@ impl Shards {
         let mut keys = Vec::with_capacity(self.pools.len());
         for pool in &self.pools {
             let (order_ids, public_ids, line_ids) = on_pool!(pool, p => {
-                let orders: Vec<(i64, PublicId<Order>)> =
+                let orders: Vec<(Id<Order>, PublicId<Order>)> =
                     sqlx::query_as("SELECT id, public_id FROM orders").fetch_all(p).await?;
-                let lines: Vec<(i64,)> =
-                    sqlx::query_as("SELECT id FROM order_lines").fetch_all(p).await?;
-                let (ids, public): (Vec<i64>, Vec<PublicId<Order>>) = orders.into_iter().unzip();
-                (ids, public, lines.into_iter().map(|(id,)| id).collect::<Vec<i64>>())
+                let lines: Vec<Id<OrderLine>> =
+                    sqlx::query_scalar("SELECT id FROM order_lines").fetch_all(p).await?;
+                let (ids, public): (Vec<Id<Order>>, Vec<PublicId<Order>>) =
+                    orders.into_iter().unzip();
+                (ids, public, lines)
             });
             keys.push(ShardKeys {
                 order_ids,
@@ -227,8 +264,8 @@ mod tests {
 
     #[test]
     fn customers_are_routed_by_remainder() {
-        let shards: Vec<usize> = (0..8).map(shard_of).collect();
+        let shards: Vec<usize> = (0..8).map(|c| shard_of(Id::new(c).unwrap())).collect();
         assert_eq!(shards, [0, 1, 2, 3, 0, 1, 2, 3]);
-        assert_eq!(shard_of(-1), 3, "never a negative shard index");
+        assert_eq!(shard_of(Id::MAX), 3);
     }
 }

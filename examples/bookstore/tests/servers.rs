@@ -21,9 +21,12 @@ fn run_report(url: &str, extra: &[&str]) -> serde_json::Value {
 
 /// Checks a report after `runs` runs of 300 orders each.
 fn check(report: &serde_json::Value, runs: u64) {
-    let shards = report["shards"].as_array().unwrap();
-    assert_eq!(shards.len(), 4);
-    assert!(shards.iter().all(|s| s["orders"].as_u64().unwrap() > 0));
+    let this_run = report["this_run"]["per_shard"].as_array().unwrap();
+    assert_eq!(this_run.len(), 4);
+    assert!(this_run.iter().all(|s| s["orders"].as_u64().unwrap() > 0));
+    let this_run_orders: u64 = this_run.iter().map(|s| s["orders"].as_u64().unwrap()).sum();
+    assert_eq!(this_run_orders, 300, "this run's orders only");
+    let shards = report["stored"]["per_shard"].as_array().unwrap();
     let orders: u64 = shards.iter().map(|s| s["orders"].as_u64().unwrap()).sum();
     let lines: u64 = shards.iter().map(|s| s["lines"].as_u64().unwrap()).sum();
     assert_eq!(orders, 300 * runs);

@@ -1,36 +1,140 @@
-//! `idgen inspect ID`.
+//! `idgen inspect ID`: a Snowflake ID, a public ID (`ord_…`) or a UUID.
 
 use std::io::Write;
 
-use idgen_core::SnowflakeId;
+use idgen_core::uuid::Uuid;
+use idgen_core::{AnyPublicId, SnowflakeId};
 
 use crate::cli::LayoutOpt;
 use crate::describe::Described;
+use crate::describe_uuid::DescribedUuid;
 use crate::error::CliError;
+
+/// What `inspect` was given.
+#[derive(Clone, Debug)]
+pub(crate) enum Subject {
+    /// Decimal digits.
+    Snowflake(SnowflakeId),
+    /// TypeID text: `ord_01h455vb4pex5vsknk084sn02q`, or 26 base32 characters without prefix.
+    PublicId(AnyPublicId),
+    /// A hyphenated UUID.
+    Uuid(Uuid),
+}
 
 /// Arguments of `inspect`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct InspectArgs {
-    /// The ID, in decimal
-    #[arg(value_name = "ID", allow_hyphen_values = true)]
-    pub(crate) id: SnowflakeId,
+    /// A Snowflake ID (decimal), a public ID (TypeID text such as
+    /// ord_01h455vb4pex5vsknk084sn02q) or a UUID (01890a5d-ac96-774b-bcce-b302099a8057); a
+    /// UUIDv7's time is shown
+    #[arg(value_name = "ID", allow_hyphen_values = true, value_parser = parse_subject)]
+    pub(crate) id: Subject,
 
+    /// Applies to Snowflake IDs
     #[command(flatten)]
     pub(crate) layout: LayoutOpt,
 }
 
-/// Prints the ID's time, fields and bits.
+/// Tells the three kinds apart by shape, then parses strictly with the library's parser, whose
+/// error names the text.
+fn parse_subject(text: &str) -> Result<Subject, String> {
+    let is_uuid_shape = text.len() == 36
+        && text
+            .char_indices()
+            .all(|(i, c)| matches!(i, 8 | 13 | 18 | 23) == (c == '-'));
+    let is_public_id_shape =
+        text.contains('_') || (text.len() == 26 && text.bytes().any(|b| b.is_ascii_alphabetic()));
+    if is_uuid_shape {
+        Uuid::try_parse(text)
+            .map(Subject::Uuid)
+            .map_err(|e| format!("{text:?} is not a UUID: {e}"))
+    } else if is_public_id_shape {
+        text.parse()
+            .map(Subject::PublicId)
+            .map_err(|e: idgen_core::Error| e.to_string())
+    } else {
+        text.parse()
+            .map(Subject::Snowflake)
+            .map_err(|e: idgen_core::Error| {
+                format!(
+                    "{e} (inspect takes a Snowflake ID, a public ID such as \
+                 ord_01h455vb4pex5vsknk084sn02q, or a UUID)"
+                )
+            })
+    }
+}
+
+/// Prints the ID's parts: a Snowflake ID's time, fields and bits; a public ID's prefix and
+/// UUID; a UUID's version and, for a UUIDv7, its time.
 pub(crate) fn run(
     args: &InspectArgs,
     json: bool,
     colour: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let described = Described::new(args.id, &args.layout.layout)?;
+    let uuid = match &args.id {
+        Subject::Snowflake(id) => {
+            let described = Described::new(*id, &args.layout.layout)?;
+            return if json {
+                super::write_json(out, &described.to_json())
+            } else {
+                out.write_all(described.to_text(colour).as_bytes())?;
+                Ok(())
+            };
+        }
+        Subject::PublicId(id) => DescribedUuid::public_id(id.clone()),
+        Subject::Uuid(uuid) => DescribedUuid::uuid(*uuid),
+    };
     if json {
-        super::write_json(out, &described.to_json())
+        super::write_json(out, &uuid.to_json())
     } else {
-        out.write_all(described.to_text(colour).as_bytes())?;
+        out.write_all(uuid.to_text().as_bytes())?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kind_is_told_apart_by_shape() {
+        assert!(matches!(
+            parse_subject("2116500430648709162"),
+            Ok(Subject::Snowflake(_))
+        ));
+        assert!(matches!(
+            parse_subject("ord_01h455vb4pex5vsknk084sn02q"),
+            Ok(Subject::PublicId(id)) if id.prefix() == "ord"
+        ));
+        assert!(matches!(
+            parse_subject("01h455vb4pex5vsknk084sn02q"),
+            Ok(Subject::PublicId(id)) if id.prefix().is_empty()
+        ));
+        assert!(matches!(
+            parse_subject("01890a5d-ac96-774b-bcce-b302099a8057"),
+            Ok(Subject::Uuid(_))
+        ));
+    }
+
+    #[test]
+    fn each_rejection_names_the_text_once() {
+        for (text, want) in [
+            ("12a", "only the decimal digits"),
+            ("-5", "a sign is not allowed"),
+            (
+                "ord_01h455vb4pex5vsknk084sn02",
+                "its base32 part has 25 characters",
+            ),
+            (
+                "Ord_01h455vb4pex5vsknk084sn02q",
+                "its prefix \"Ord\" is invalid",
+            ),
+            ("01890a5d-ac96-774b-bcce-b302099a805z", "is not a UUID"),
+        ] {
+            let err = parse_subject(text).unwrap_err();
+            assert!(err.contains(want), "{text}: {err}");
+            assert_eq!(err.matches(text).count(), 1, "{err}");
+        }
     }
 }

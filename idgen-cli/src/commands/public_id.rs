@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use idgen_core::PublicId;
+use idgen_core::{AnyPublicId, PublicId};
 use serde::Serialize;
 
 use crate::error::CliError;
@@ -11,13 +11,13 @@ use crate::error::CliError;
 #[derive(Debug, clap::Args)]
 pub(crate) struct PublicIdArgs {
     /// The type prefix, e.g. `ord` for `ord_01h455vb4pex5vsknk084sn02q` (TypeID rules: a-z and
-    /// `_`, at most 63 characters, not starting or ending with `_`); none by default
-    #[arg(long, value_name = "PREFIX", value_parser = parse_prefix, default_value = "")]
-    pub(crate) prefix: String,
+    /// `_`, at most 63 characters, not starting or ending with `_`); without it, no prefix
+    #[arg(long, value_name = "PREFIX", value_parser = parse_prefix)]
+    pub(crate) prefix: Option<String>,
 
     /// How many public IDs
     #[arg(short = 'n', long = "count", value_name = "N", default_value_t = 1, allow_hyphen_values = true,
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = crate::usage::parse_count)]
     pub(crate) count: u64,
 }
 
@@ -47,16 +47,13 @@ struct PublicIdsJson<'a> {
 
 /// Prints `count` new random public IDs, one per line.
 pub(crate) fn run(args: &PublicIdArgs, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    let prefix = args.prefix.as_deref().unwrap_or("");
     let mut ids = Vec::new();
     for _ in 0..args.count {
-        // The untyped form is the 26 base32 characters; the prefix goes in front as TypeID
-        // writes it, so `PublicId<T>` with `T::PREFIX == prefix` parses the text back.
-        let id = PublicId::<()>::try_new()?;
-        let text = if args.prefix.is_empty() {
-            id.to_string()
-        } else {
-            format!("{}_{id}", args.prefix)
-        };
+        // A random PublicId's UUID under the run-time prefix: the text `PublicId<T>` with
+        // `T::PREFIX == prefix` writes and parses back.
+        let id = AnyPublicId::new(prefix, PublicId::<()>::try_new()?.uuid())?;
+        let text = id.to_string();
         if json {
             ids.push(PublicIdJson {
                 id: text,
@@ -67,13 +64,7 @@ pub(crate) fn run(args: &PublicIdArgs, json: bool, out: &mut dyn Write) -> Resul
         }
     }
     if json {
-        super::write_json(
-            out,
-            &PublicIdsJson {
-                prefix: &args.prefix,
-                ids,
-            },
-        )?;
+        super::write_json(out, &PublicIdsJson { prefix, ids })?;
     }
     Ok(())
 }

@@ -13,7 +13,7 @@ use crate::time_arg;
 pub(crate) struct Uuid7Args {
     /// How many UUIDs
     #[arg(short = 'n', long = "count", value_name = "N", default_value_t = 1, allow_hyphen_values = true,
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = crate::usage::parse_count)]
     pub(crate) count: u64,
 }
 

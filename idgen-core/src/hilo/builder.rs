@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::HiLo;
 use super::cursor::MAX_BLOCK;
-use super::source::IntoHiLoSource;
+use super::source::{HiLoSource, IntoHiLoSource};
 use crate::{Error, Result};
 
 /// The counter name a connection pool gets when [`HiLoBuilder::counter`] is not called.
@@ -21,6 +21,7 @@ pub(crate) struct Options {
     pub(crate) low_water_factor: f64,
     pub(crate) min_low_water: u64,
     pub(crate) max_buffered_blocks: usize,
+    pub(crate) max_fetches_in_flight: usize,
     pub(crate) timeout: Duration,
     pub(crate) backoff_initial: Duration,
     pub(crate) backoff_max: Duration,
@@ -37,7 +38,8 @@ impl Default for Options {
             prefetch: true,
             low_water_factor: 3.0,
             min_low_water: 1,
-            max_buffered_blocks: 4,
+            max_buffered_blocks: 256,
+            max_fetches_in_flight: 4,
             timeout: Duration::from_secs(5),
             backoff_initial: Duration::from_millis(50),
             backoff_max: Duration::from_secs(5),
@@ -75,6 +77,13 @@ impl Options {
                 "max_buffered_blocks",
                 self.max_buffered_blocks,
                 "at least 1 block must fit in the buffer",
+            ));
+        }
+        if self.max_fetches_in_flight == 0 {
+            return Err(invalid(
+                "max_fetches_in_flight",
+                self.max_fetches_in_flight,
+                "at least 1 fetch must be allowed",
             ));
         }
         if self.backoff_initial.is_zero() {
@@ -216,9 +225,12 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     /// a prefetch starts when fewer IDs than that are buffered, so it lands before the buffer
     /// runs dry even if the rate or the latency grows by that factor meanwhile. The latency is
     /// measured from the request to the block's arrival (so it includes scheduling the
-    /// background task) and estimated as the largest of the last, the mean and a slowly
-    /// decaying peak; the rate is sampled at each refill. Before a rate is known, a whole block:
-    /// the second block is fetched as soon as the first is in use.
+    /// background task) and estimated as the largest of the last, the mean and the recent peak
+    /// (which halves every 10 s, so a spike keeps counting for a while whatever the fetch
+    /// rate); the rate is sampled at each refill. Before a rate is known, a whole block: the
+    /// second block is fetched as soon as the first is in use. Blocks are fetched to stay
+    /// above the mark, several per round trip or several round trips at once when one block
+    /// per round trip is not enough, up to [`max_buffered_blocks`](Self::max_buffered_blocks).
     ///
     /// ```
     /// # use idgen_core::hilo::{HiLo, MemorySource};
@@ -243,15 +255,37 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
         self
     }
 
-    /// How many fetched blocks may wait in the buffer besides the current one (default 4).
+    /// How many fetched blocks may wait in the buffer besides the current one, counting blocks
+    /// on their way (default 256). The buffer only grows that far when the low-water mark
+    /// (rate × fetch latency × [`low_water_factor`](Self::low_water_factor)) asks for it; this
+    /// bounds it, and so the IDs a restart leaves unused.
     ///
     /// ```
     /// # use idgen_core::hilo::{HiLo, MemorySource};
-    /// let builder = HiLo::builder(MemorySource::new()).max_buffered_blocks(2);
+    /// let builder = HiLo::builder(MemorySource::new()).max_buffered_blocks(8);
     /// # let _ = builder;
     /// ```
     pub fn max_buffered_blocks(mut self, blocks: usize) -> Self {
         self.options.max_buffered_blocks = blocks;
+        self
+    }
+
+    /// How many fetches may run at once (default 4). One round trip at a time is enough when
+    /// the source gives several blocks per round trip
+    /// ([`HiLoSource::allocate_blocks`](crate::hilo::HiLoSource::allocate_blocks), or a
+    /// counter table); a source that gives one block per round trip is asked several times at
+    /// once when the rate needs more than one block per round trip. A source that serves one
+    /// call at a time (a single connection) gains nothing from that: when fetches sent while
+    /// another is out take markedly longer (1.3×) than fetches sent alone, the engine goes back
+    /// to one at a time, trying a second one every 10 s in case that changed.
+    ///
+    /// ```
+    /// # use idgen_core::hilo::{HiLo, MemorySource};
+    /// let builder = HiLo::builder(MemorySource::new()).max_fetches_in_flight(1);
+    /// # let _ = builder;
+    /// ```
+    pub fn max_fetches_in_flight(mut self, fetches: usize) -> Self {
+        self.options.max_fetches_in_flight = fetches;
         self
     }
 
@@ -306,7 +340,8 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     }
 
     /// Checks the options, reads the counter's increment (refusing a mismatch), fetches the
-    /// first block and returns the running [`HiLo`]. Needs a tokio runtime.
+    /// first block and returns the running [`HiLo`]. Needs a tokio runtime; without one, use
+    /// [`build_blocking`](Self::build_blocking).
     ///
     /// ```
     /// # use idgen_core::hilo::{HiLo, MemorySource};
@@ -319,5 +354,31 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
         self.options.validate()?;
         let source = self.source.into_hilo_source(&self.options.counter);
         HiLo::start(source, self.options).await
+    }
+
+    /// [`build`](Self::build) for callers without an async runtime (a diesel application, a
+    /// plain thread): blocks this thread while the start-up runs on idgen's small background
+    /// runtime (one thread per process). Use the [`HiLo`] with
+    /// [`next_id_blocking`](HiLo::next_id_blocking) (or `.await` [`next_id`](HiLo::next_id)
+    /// from async code). Not from async code on a runtime thread: `.await` `build()` there.
+    ///
+    /// ```
+    /// use idgen_core::hilo::{HiLo, MemorySource};
+    ///
+    /// let ids = HiLo::builder(MemorySource::new()).block(100).build_blocking()?;
+    /// assert_eq!(ids.next_id_blocking()?, 1);
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    pub fn build_blocking(self) -> Result<HiLo> {
+        self.options.validate()?;
+        let source = self.source.into_hilo_source(&self.options.counter);
+        let counter = source.name().to_owned();
+        let options = self.options;
+        super::runtime::block_on(HiLo::start(source, options)).unwrap_or_else(|reason| {
+            Err(Error::HiLoSource {
+                counter,
+                source: std::sync::Arc::from(crate::BoxError::from(reason)),
+            })
+        })
     }
 }

@@ -31,7 +31,7 @@ pub(crate) const COMPACT_AT: u64 = 1 << 39;
 const SLOTS: usize = 4;
 /// A slot trigger that never fires.
 pub(crate) const NO_TRIGGER: u64 = u64::MAX;
-/// The slot epoch while the slot is being rewritten (a full epoch never reaches it).
+/// The slot epoch while the slot is being rewritten (above every masked epoch).
 const WRITING: u64 = u64::MAX;
 
 /// A block of IDs `[start, start + len)` with `len >= 1` (or `len == 0` for "nothing").
@@ -104,7 +104,7 @@ impl Cursor {
     }
 
     /// The fast path: one `fetch_add`, then a read of the published slot.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn take(&self) -> Take {
         let (epoch, offset) = unpack(self.packed.fetch_add(1, Ordering::Acquire));
         let Some((block, trigger)) = self.read_slot(epoch) else {
@@ -153,7 +153,9 @@ impl Cursor {
         unpack(self.packed.load(Ordering::Acquire))
     }
 
-    /// Seqlock read of the slot for `epoch` (masked); `None` if it holds another epoch.
+    /// Seqlock read of the slot for `epoch` (masked); `None` if it holds another epoch or is
+    /// being rewritten. A slot holds its masked epoch, and `WRITING` is no masked epoch, so two
+    /// comparisons check all three conditions (unchanged, not being written, this epoch).
     #[inline]
     fn read_slot(&self, epoch: u64) -> Option<(Block, u64)> {
         let slot = &self.slots[(epoch % SLOTS as u64) as usize];
@@ -163,7 +165,7 @@ impl Cursor {
         let trigger = slot.trigger.load(Ordering::Relaxed);
         fence(Ordering::Acquire);
         let after = slot.epoch.load(Ordering::Relaxed);
-        if before != after || before == WRITING || before & EPOCH_MASK != epoch {
+        if before != epoch || after != epoch {
             return None;
         }
         Some((Block { start, len }, trigger))
@@ -180,7 +182,8 @@ impl Cursor {
         slot.start.store(block.start, Ordering::Relaxed);
         slot.len.store(block.len, Ordering::Relaxed);
         slot.trigger.store(trigger, Ordering::Relaxed);
-        slot.epoch.store(full_epoch, Ordering::Release);
+        slot.epoch
+            .store(Self::masked(full_epoch), Ordering::Release);
     }
 
     /// The lock-free block switch: the block of `epoch` (masked) is used up; if the next epoch's
@@ -248,7 +251,7 @@ impl Cursor {
     /// the old or the new trigger; either is consistent. Only under the engine's mutex.
     pub(crate) fn rearm(&self, full_epoch: u64, trigger: u64) {
         let slot = &self.slots[(full_epoch % SLOTS as u64) as usize];
-        if slot.epoch.load(Ordering::Acquire) == full_epoch {
+        if slot.epoch.load(Ordering::Acquire) == Self::masked(full_epoch) {
             slot.trigger.store(trigger, Ordering::Relaxed);
         }
     }

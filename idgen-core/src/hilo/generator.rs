@@ -1,40 +1,56 @@
 //! [`HiLo`]: the allocator callers use.
 
+use std::future::Future;
 use std::ops::Range;
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use tokio::runtime::Handle;
 use tokio::time::Instant;
 
 use super::builder::{HiLoBuilder, Options};
 use super::cursor::{MAX_BLOCK, Take};
+use super::runtime::{self, Caller};
 use super::source::{DynSource, HiLoSource, Increment, IntoHiLoSource};
 use super::state::{Advance, Reserved, Shared, source_error};
 use super::stats::HiLoStats;
 use crate::{Error, Result};
 
-/// Hands out `i64` IDs from blocks taken from a central counter, one round trip per block.
+/// Hands out `i64` IDs from blocks taken from a central counter, one round trip per block (or
+/// per several blocks).
 ///
 /// * **Unique** across every process and host sharing the counter: each block is the counter's
 ///   atomic increment, with pooled-lo meaning (value `v` is the block `[v, v + block)`), so even
 ///   a writer calling `nextval` directly only takes a whole block of its own.
 /// * **Increasing** within one `HiLo` (and its clones), **not** across processes: processes
 ///   interleave block by block, and every restart leaves a gap (the unused rest of its blocks).
+///   When several fetches run at once their blocks may arrive in any order; blocks are still
+///   served in ascending order, and one that arrives below a block already in use is dropped
+///   (a gap, counted in [`HiLoStats::blocks_discarded`]).
 /// * **Positive**: the counter starts at 1; a block outside `1..=i64::MAX` is an error.
-/// * **Fail closed**: a block at or below one already seen (restored backup, lagging replica)
-///   stops the generator for good with [`Error::HiLoCounterWentBackwards`].
+/// * **Fail closed**: a block at or below one already seen when its fetch was sent (restored
+///   backup, lagging replica), or overlapping one that arrived meanwhile, stops the generator
+///   for good with [`Error::HiLoCounterWentBackwards`].
 ///
-/// Taking an ID is one atomic `fetch_add`, without lock or allocation. The next block is fetched
-/// by a background task before the current one runs out (see
-/// [`low_water_factor`](HiLoBuilder::low_water_factor)), one fetch at a time, with no lock held
-/// across the round trip; a dropped `next_id()` future loses nothing, since the fetch belongs to
-/// that task. When the counter is down, buffered IDs keep coming; then `next_id()` returns
-/// [`Error::HiLoUnavailable`] after the [timeout](HiLoBuilder::timeout); the task retries with
+/// Taking an ID is one atomic `fetch_add`, without lock or allocation; moving to the next
+/// block is one compare-and-swap. Blocks are fetched in the background before the buffer runs
+/// out, looking as far ahead as the measured consumption rate and fetch latency need (see
+/// [`low_water_factor`](HiLoBuilder::low_water_factor)): several blocks per round trip from a
+/// source that can give them ([`HiLoSource::allocate_blocks`]), else several fetches at once
+/// ([`max_fetches_in_flight`](HiLoBuilder::max_fetches_in_flight)). No lock is held across a
+/// round trip, and a dropped `next_id()` future loses nothing, since fetches belong to their
+/// tasks. When the counter is down, buffered IDs keep coming; then `next_id()` returns
+/// [`Error::HiLoUnavailable`] after the [timeout](HiLoBuilder::timeout); a task retries with
 /// backoff and the generator recovers on its own.
 ///
-/// `HiLo` is cheap to clone (an `Arc`); clones share the buffer. It needs a tokio runtime.
-/// On a current-thread runtime the prefetch runs when the calling task yields.
+/// Fetches run on the tokio runtime of the caller that needs them, so a `HiLo` keeps working
+/// after the runtime it was built on is gone and can be shared between runtimes; callers
+/// without a runtime use [`next_id_blocking`](Self::next_id_blocking), whose fetches run on a
+/// small background runtime of idgen's own (one thread per process). On a current-thread
+/// runtime an async caller's prefetch runs when the calling task yields.
+///
+/// `HiLo` is cheap to clone (an `Arc`); clones share the buffer.
 ///
 /// ```
 /// use idgen_core::hilo::{HiLo, MemorySource};
@@ -46,6 +62,8 @@ use crate::{Error, Result};
 /// assert!(a >= 1 && b > a);
 /// # Ok::<(), idgen_core::Error>(()) }).unwrap();
 /// ```
+///
+/// [`HiLoStats::blocks_discarded`]: super::HiLoStats::blocks_discarded
 #[derive(Clone)]
 pub struct HiLo {
     shared: Arc<Shared>,
@@ -92,7 +110,7 @@ impl HiLo {
     }
 
     pub(crate) async fn start<S: HiLoSource>(source: S, options: Options) -> Result<HiLo> {
-        let runtime = Handle::try_current().map_err(|_| Error::HiLoNoRuntime)?;
+        Handle::try_current().map_err(|_| Error::HiLoNoRuntime)?;
         let source: Arc<dyn DynSource> = Arc::new(source);
         let counter = source.name().to_owned();
         let increment = source
@@ -119,7 +137,7 @@ impl HiLo {
             }
             _ => options.block,
         };
-        let shared = Shared::new(source, options, increment, block, runtime);
+        let shared = Shared::new(source, options, increment, block);
         let began = Instant::now();
         let deadline = began + shared.timeout();
         let started = loop {
@@ -128,7 +146,7 @@ impl HiLo {
             if shared.started()? {
                 break true;
             }
-            shared.kick();
+            shared.kick(Caller::Async);
             if tokio::time::timeout_at(deadline, notified).await.is_err() {
                 break shared.started()?;
             }
@@ -142,7 +160,9 @@ impl HiLo {
 
     /// The next ID. Waits only when the buffer is empty (a fetch is late or failing), at most
     /// the [timeout](HiLoBuilder::timeout), then returns [`Error::HiLoUnavailable`]. Cancelling
-    /// the future is safe: no ID or block is lost or handed out twice.
+    /// the future is safe: no ID or block is lost or handed out twice. Needs a tokio runtime
+    /// (with its timer) only when it has to wait; without one, use
+    /// [`next_id_blocking`](Self::next_id_blocking).
     ///
     /// ```
     /// # use idgen_core::hilo::{HiLo, MemorySource};
@@ -155,11 +175,14 @@ impl HiLo {
     /// assert_eq!(got, [1, 2, 3, 4, 5, 6, 7]); // blocks [1, 4), [4, 7), [7, 10)
     /// # Ok::<(), idgen_core::Error>(()) }).unwrap();
     /// ```
-    pub async fn next_id(&self) -> Result<i64> {
-        if let Some(id) = self.try_next_id()? {
-            return Ok(id);
+    // Not an `async fn`: the future takes the ID on its first poll without an async state
+    // machine around it, and builds the waiting one only when it has to wait.
+    #[inline]
+    pub fn next_id(&self) -> impl Future<Output = Result<i64>> + Send + Sync + '_ {
+        NextId {
+            hilo: self,
+            waiting: None,
         }
-        self.next_id_slow().await
     }
 
     #[cold]
@@ -170,7 +193,7 @@ impl HiLo {
         loop {
             let mut notified = pin!(self.shared.notify.notified());
             notified.as_mut().enable();
-            if let Some(id) = self.try_next_id()? {
+            if let Some(id) = self.take(Caller::Async)? {
                 return Ok(id);
             }
             if !counted {
@@ -178,7 +201,52 @@ impl HiLo {
                 self.shared.count_caller_wait();
             }
             if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return match self.try_next_id()? {
+                return match self.take(Caller::Async)? {
+                    Some(id) => Ok(id),
+                    None => Err(self.shared.unavailable(began.elapsed())),
+                };
+            }
+        }
+    }
+
+    /// The next ID, blocking this thread while the buffer is empty: for callers without an
+    /// async runtime (a diesel application, a plain thread), at most the
+    /// [timeout](HiLoBuilder::timeout), then [`Error::HiLoUnavailable`].
+    ///
+    /// Works on any thread: one with no runtime (the fetch then runs on a small background
+    /// runtime of idgen's own), a multi-thread runtime's blocking section
+    /// (`spawn_blocking`, `block_in_place`), or a current-thread runtime's blocking thread.
+    /// Never call it from async code on a runtime thread: that blocks the runtime; `.await`
+    /// [`next_id`](Self::next_id) there.
+    ///
+    /// ```
+    /// use idgen_core::hilo::{HiLo, MemorySource};
+    ///
+    /// // No runtime anywhere: build and take IDs from a plain thread.
+    /// let ids = HiLo::builder(MemorySource::new()).block(10).build_blocking()?;
+    /// let got: Vec<i64> = (0..25).map(|_| ids.next_id_blocking()).collect::<Result<_, _>>()?;
+    /// assert_eq!(got, (1..=25).collect::<Vec<_>>());
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    pub fn next_id_blocking(&self) -> Result<i64> {
+        if let Some(id) = self.take(Caller::Blocking)? {
+            return Ok(id);
+        }
+        let began = std::time::Instant::now();
+        let deadline = began + self.shared.timeout();
+        let mut counted = false;
+        loop {
+            let mut notified = pin!(self.shared.notify.notified());
+            notified.as_mut().enable();
+            if let Some(id) = self.take(Caller::Blocking)? {
+                return Ok(id);
+            }
+            if !counted {
+                counted = true;
+                self.shared.count_caller_wait();
+            }
+            if !runtime::wait_until(notified, deadline) {
+                return match self.take(Caller::Blocking)? {
                     Some(id) => Ok(id),
                     None => Err(self.shared.unavailable(began.elapsed())),
                 };
@@ -201,30 +269,47 @@ impl HiLo {
     /// ```
     #[inline]
     pub fn try_next_id(&self) -> Result<Option<i64>> {
+        self.take(Caller::Async)
+    }
+
+    /// The fast path: one ID from the current block, else the slow path.
+    #[inline(always)]
+    fn take(&self, caller: Caller) -> Result<Option<i64>> {
+        match self.shared.cursor.take() {
+            Take::Id { id, kick: false } => Ok(Some(id)),
+            taken => self.take_slow(taken, caller),
+        }
+    }
+
+    /// A take that crossed the block's trigger, found the block used up, or lost a race.
+    #[cold]
+    #[inline(never)]
+    fn take_slow(&self, mut taken: Take, caller: Caller) -> Result<Option<i64>> {
         loop {
-            match self.shared.cursor.take() {
+            match taken {
                 Take::Id { id, kick } => {
                     if kick {
-                        self.shared.kick();
+                        self.shared.kick(caller);
                     }
                     return Ok(Some(id));
                 }
                 Take::Lost => {}
-                Take::Exhausted { epoch, offset } => match self.shared.cursor.switch(epoch) {
+                Take::Exhausted { epoch, .. } => match self.shared.cursor.switch(epoch) {
                     Some(Take::Id { id, kick }) => {
                         if kick {
-                            self.shared.kick();
+                            self.shared.kick(caller);
                         }
                         return Ok(Some(id));
                     }
                     Some(_) => {}
-                    None => match self.shared.advance(epoch, offset) {
+                    None => match self.shared.advance(epoch, caller) {
                         Advance::Retry => {}
                         Advance::Empty => return Ok(None),
                         Advance::Fatal(err) => return Err(err),
                     },
                 },
             }
+            taken = self.shared.cursor.take();
         }
     }
 
@@ -263,7 +348,7 @@ impl HiLo {
         loop {
             let mut notified = pin!(self.shared.notify.notified());
             notified.as_mut().enable();
-            match self.shared.reserve(n) {
+            match self.shared.reserve(n, Caller::Async) {
                 Reserved::Got(range) => return Ok(range),
                 Reserved::Fatal(err) => return Err(err),
                 Reserved::Wait => {}
@@ -273,7 +358,7 @@ impl HiLo {
                 self.shared.count_caller_wait();
             }
             if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return match self.shared.reserve(n) {
+                return match self.shared.reserve(n, Caller::Async) {
                     Reserved::Got(range) => Ok(range),
                     Reserved::Fatal(err) => Err(err),
                     Reserved::Wait => Err(self.shared.unavailable(began.elapsed())),
@@ -304,5 +389,50 @@ impl HiLo {
             .cursor
             .lost
             .load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// The future of [`HiLo::next_id`]: takes an ID on its first poll; only a caller that has to
+/// wait gets the waiting state machine, boxed.
+struct NextId<'a> {
+    hilo: &'a HiLo,
+    waiting: Option<Pin<Box<dyn Future<Output = Result<i64>> + Send + Sync + 'a>>>,
+}
+
+impl Future for NextId<'_> {
+    type Output = Result<i64>;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<i64>> {
+        let this = &mut *self;
+        if this.waiting.is_none() {
+            // The fast path returns from here; anything else goes out of line, so the common
+            // case builds no `Result` with an `Error` in it.
+            return match this.hilo.shared.cursor.take() {
+                Take::Id { id, kick: false } => Poll::Ready(Ok(id)),
+                taken => this.first_poll_slow(taken, cx),
+            };
+        }
+        this.poll_waiting(cx)
+    }
+}
+
+impl NextId<'_> {
+    #[cold]
+    #[inline(never)]
+    fn first_poll_slow(&mut self, taken: Take, cx: &mut Context<'_>) -> Poll<Result<i64>> {
+        match self.hilo.take_slow(taken, Caller::Async) {
+            Ok(Some(id)) => Poll::Ready(Ok(id)),
+            Err(err) => Poll::Ready(Err(err)),
+            Ok(None) => self.poll_waiting(cx),
+        }
+    }
+
+    fn poll_waiting(&mut self, cx: &mut Context<'_>) -> Poll<Result<i64>> {
+        let hilo = self.hilo;
+        self.waiting
+            .get_or_insert_with(|| Box::pin(hilo.next_id_slow()))
+            .as_mut()
+            .poll(cx)
     }
 }

@@ -168,7 +168,8 @@ impl MemorySource {
         *self.lock()
     }
 
-    /// How many successful `allocate` calls the counter has served.
+    /// How many successful calls (round trips: `allocate`, or `allocate_blocks` for any number
+    /// of blocks) the counter has served.
     ///
     /// ```
     /// use idgen_core::hilo::MemorySource;
@@ -177,6 +178,24 @@ impl MemorySource {
     /// ```
     pub fn calls(&self) -> u64 {
         self.shared.calls.load(Ordering::SeqCst)
+    }
+
+    /// One step of the counter (one `nextval`), after the simulated latency.
+    fn take(&self, size: u64) -> Result<i64, BoxError> {
+        if self.shared.failing.load(Ordering::SeqCst) {
+            return Err(Box::new(Simulated("simulated outage")));
+        }
+        let step = match self.shared.increment {
+            Increment::Fixed(step) => step,
+            Increment::PerCall => size,
+        };
+        let mut next = self.lock();
+        let start = *next;
+        *next = i64::try_from(step)
+            .ok()
+            .and_then(|step| start.checked_add(step))
+            .ok_or(Simulated("the counter reached i64::MAX"))?;
+        Ok(start)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, i64> {
@@ -199,21 +218,23 @@ impl HiLoSource for MemorySource {
         if latency > 0 {
             tokio::time::sleep(Duration::from_nanos(latency)).await;
         }
-        if self.shared.failing.load(Ordering::SeqCst) {
-            return Err(Box::new(Simulated("simulated outage")));
-        }
-        let step = match self.shared.increment {
-            Increment::Fixed(step) => step,
-            Increment::PerCall => size,
-        };
-        let mut next = self.lock();
-        let start = *next;
-        *next = i64::try_from(step)
-            .ok()
-            .and_then(|step| start.checked_add(step))
-            .ok_or(Simulated("the counter reached i64::MAX"))?;
+        let start = self.take(size)?;
         self.shared.calls.fetch_add(1, Ordering::SeqCst);
         Ok(start)
+    }
+
+    /// Several blocks in one call, like `SELECT nextval(…) FROM generate_series(1, n)`.
+    async fn allocate_blocks(&self, size: u64, count: u64) -> Result<Vec<i64>, BoxError> {
+        let latency = self.shared.latency_ns.load(Ordering::Relaxed);
+        if latency > 0 {
+            tokio::time::sleep(Duration::from_nanos(latency)).await;
+        }
+        let mut starts = Vec::new();
+        for _ in 0..count.max(1) {
+            starts.push(self.take(size)?);
+        }
+        self.shared.calls.fetch_add(1, Ordering::SeqCst);
+        Ok(starts)
     }
 
     async fn increment(&self) -> Result<Increment, BoxError> {

@@ -1,9 +1,11 @@
 //! Hi-lo: blocks of IDs from one central database counter, handed out from memory.
 //!
-//! [`HiLo`] takes a block of IDs per round trip from a [`HiLoSource`] (a database sequence or
-//! counter table; the sources live in the adapter crates, plus an in-memory [`MemorySource`]
-//! here) and hands them out with one atomic operation each, fetching the next block in the
-//! background before the current one runs out.
+//! [`HiLo`] takes blocks of IDs from a [`HiLoSource`] (a database sequence or counter table;
+//! the sources live in the adapter crates, plus an in-memory [`MemorySource`] here) and hands
+//! them out with one atomic operation each, fetching the next blocks in the background, as far
+//! ahead as the measured rate and fetch latency need, before the current one runs out. Async
+//! callers `.await` [`HiLo::next_id`]; callers without a runtime (diesel applications) use
+//! [`HiLoBuilder::build_blocking`] and [`HiLo::next_id_blocking`].
 //!
 //! Semantics are **pooled-lo**: a counter value `v` is the block `[v, v + block)`; the counter
 //! starts at 1, so IDs are positive, with no special first call. IDs are unique across all
@@ -28,6 +30,7 @@ mod cursor;
 mod generator;
 mod memory;
 mod refill;
+mod runtime;
 mod source;
 mod state;
 mod stats;
@@ -38,5 +41,9 @@ pub use memory::MemorySource;
 pub use source::{BoxError, HiLoSource, Increment, IntoHiLoSource};
 pub use stats::HiLoStats;
 
+#[cfg(test)]
+mod lookahead_tests;
+#[cfg(test)]
+mod runtime_tests;
 #[cfg(test)]
 mod tests;

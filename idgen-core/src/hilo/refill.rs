@@ -1,14 +1,16 @@
-//! The background refill task: one per `HiLo` at a time, fetching until the buffer is above its
-//! low-water mark, retrying failures with exponential backoff and jitter.
+//! The background fetch tasks: as many at a time as the buffer needs (at most
+//! `max_fetches_in_flight`), each fetching until the buffer is above its goal, retrying failures
+//! with exponential backoff and jitter (one task at a time while fetches fail).
 
 use std::collections::hash_map::RandomState;
+use std::future::Future;
 use std::hash::BuildHasher;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::state::Shared;
+use super::state::{Call, Shared};
 
 /// Runs until the buffer needs nothing more, the generator failed closed, or every `HiLo`
 /// clone was dropped. Holds only a weak reference across the round trip.
@@ -16,36 +18,67 @@ use super::state::Shared;
 /// The latency it records runs from the request (`kicked_at` for the first fetch) to the
 /// block's arrival, so it includes the time the runtime took to schedule this task: that is
 /// what the low-water mark has to cover.
-pub(crate) async fn run(me: Weak<Shared>, kicked_at: Instant) {
-    let _reset_on_panic = ResetOnPanic(me.clone());
+///
+/// The task's guard exists from the moment the future does, so a task its runtime drops before
+/// ever polling it (a runtime shutting down) gives its slot back too.
+pub(crate) fn task(me: Weak<Shared>, kicked_at: Instant) -> impl Future<Output = ()> + Send {
+    let task = Task {
+        me,
+        fetch: None,
+        running: true,
+    };
+    run(task, kicked_at)
+}
+
+async fn run(mut task: Task, kicked_at: Instant) {
+    let me = task.me.clone();
     let mut failures: u32 = 0;
     let mut jitter = Jitter::new();
     let mut requested = Some(kicked_at);
     loop {
-        let (source, size) = {
-            let Some(shared) = me.upgrade() else { return };
-            let Some(size) = shared.next_request_or_stop() else {
+        let (source, fetch) = {
+            let Some(shared) = me.upgrade() else {
+                task.running = false;
                 return;
             };
-            (Arc::clone(&shared.source), size)
+            let Some(fetch) = shared.plan_or_stop() else {
+                task.running = false;
+                return;
+            };
+            (Arc::clone(&shared.source), fetch)
         };
+        task.fetch = Some(fetch.id);
         let started = requested.take().unwrap_or_else(Instant::now);
-        let result = source.allocate(size).await;
+        let result = match fetch.call {
+            Call::Allocate(size) => source.allocate(size).await.map(|s| vec![s]),
+            Call::AllocateBlocks(size, count) => match source.allocate_blocks(size, count).await {
+                Ok(starts) if starts.is_empty() => {
+                    Err("the source's allocate_blocks returned no block".into())
+                }
+                other => other,
+            },
+        };
         let latency = started.elapsed();
-        let Some(shared) = me.upgrade() else { return };
+        task.fetch = None;
+        let Some(shared) = me.upgrade() else {
+            task.running = false;
+            return;
+        };
         match result {
-            Ok(start) => {
+            Ok(starts) => {
                 if failures > 0 {
                     crate::observe::events::hilo_counter_available(source.name(), failures);
                 }
                 failures = 0;
-                if shared.accept(start, size, latency).is_err() {
+                if shared.land(&fetch, starts, latency).is_err() {
+                    // Failed closed; `land` gave the task's slot back.
+                    task.running = false;
                     return;
                 }
             }
             Err(err) => {
                 crate::observe::events::hilo_counter_unavailable(source.name(), failures + 1, &err);
-                shared.record_failure(err);
+                shared.record_failure(&fetch, err);
                 let (initial, max) = shared.backoff();
                 drop(shared);
                 let delay = jitter.apply(backoff_delay(initial, max, failures));
@@ -56,17 +89,23 @@ pub(crate) async fn run(me: Weak<Shared>, kicked_at: Instant) {
     }
 }
 
-/// If a source panics, the task dies; this lets the next caller start a new one instead of
-/// waiting forever. (Only on panic: a normal exit hands over under the mutex, and resetting
-/// the flag again afterwards could let two fetches run at once.)
-struct ResetOnPanic(Weak<Shared>);
+/// The task's claim on the engine: one of its running tasks and, during a round trip, one
+/// fetch in flight. If the task is dropped without returning (its runtime shut down, or the
+/// source panicked), this gives both back and wakes the waiters, so the next caller starts a
+/// new task instead of waiting for one that is gone. (A normal return hands the slot over under
+/// the engine's mutex instead: resetting it again here could let a second task start.)
+struct Task {
+    me: Weak<Shared>,
+    fetch: Option<u64>,
+    running: bool,
+}
 
-impl Drop for ResetOnPanic {
+impl Drop for Task {
     fn drop(&mut self) {
-        if std::thread::panicking()
-            && let Some(shared) = self.0.upgrade()
+        if self.running
+            && let Some(shared) = self.me.upgrade()
         {
-            shared.task_panicked();
+            shared.task_lost(self.fetch, std::thread::panicking());
         }
     }
 }

@@ -30,15 +30,23 @@ pub struct HiLoStats {
     pub ids_issued: u64,
     /// Blocks fetched from the counter.
     pub blocks_fetched: u64,
+    /// Successful round trips to the counter (each brings one block or several).
+    pub fetches: u64,
+    /// Fetched blocks dropped unused because they arrived below a block already in use (only
+    /// possible with several fetches in flight; a gap, never a duplicate).
+    pub blocks_discarded: u64,
     /// Fetches that failed (each retried with backoff).
     pub fetch_failures: u64,
-    /// The latency of the last successful fetch.
+    /// The latency of the last successful fetch (one round trip, which may bring several
+    /// blocks), from the request to the arrival.
     pub fetch_latency_last: Option<Duration>,
     /// The mean latency of successful fetches.
     pub fetch_latency_mean: Option<Duration>,
     /// The largest latency of a successful fetch.
     pub fetch_latency_max: Option<Duration>,
-    /// Calls to `next_id` or `reserve` that found the buffer empty and had to wait for a fetch.
+    /// Fetches running now.
+    pub fetches_in_flight: usize,
+    /// Calls to `next_id`, `next_id_blocking` or `reserve` that found the buffer empty and had to wait for a fetch.
     /// With prefetch working, this stays at zero.
     pub caller_waits: u64,
     /// The error that stopped the generator, or else the last fetch error (even if a later

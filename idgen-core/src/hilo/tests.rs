@@ -505,9 +505,16 @@ fn eight_tasks_take_100k_ids_each_all_distinct_and_increasing_per_task() {
         all.dedup();
         assert_eq!(all.len(), 800_000);
         assert!(all[0] >= 1);
-        // A caller preempted across four block switches drops its ordinal (a gap) and retries.
+        // A caller preempted across four block switches drops its ordinal and retries. An
+        // ordinal dropped inside its block is a gap the stats count as issued; one dropped past
+        // the block's end was never an ID. So the count is the IDs handed out plus at most the
+        // dropped ordinals.
         let lost = ids.lost_ordinals();
-        assert_eq!(ids.stats().ids_issued, 800_000 + lost, "lost {lost}");
+        let issued = ids.stats().ids_issued;
+        assert!(
+            (800_000..=800_000 + lost).contains(&issued),
+            "issued {issued}, lost {lost}"
+        );
     });
 }
 
@@ -543,11 +550,16 @@ async fn a_panicking_source_does_not_wedge_the_generator() {
         .await
         .unwrap();
     assert_eq!(take(&ids, 5).await, [1, 2, 3, 4, 5]);
-    // The fetch for the next block panics: this caller times out with the cause recorded...
-    let err = ids.next_id().await.unwrap_err();
-    assert!(err.to_string().contains("panicked"), "{err}");
-    // ...and the next caller starts a fresh fetch, which works.
+    // The fetch for the next block panics; the dead task wakes the waiting caller, whose next
+    // look starts a fresh fetch, which works: no wait for the timeout.
+    let began = tokio::time::Instant::now();
     assert_eq!(ids.next_id().await.unwrap(), 11);
+    assert!(began.elapsed() < Duration::from_secs(1));
+    let stats = ids.stats();
+    assert_eq!(stats.fetch_failures, 1, "{stats:?}");
+    let cause = stats.last_error.expect("the panic is recorded").to_string();
+    assert!(cause.contains("panicked"), "{cause}");
+    assert_eq!(take(&ids, 4).await, [12, 13, 14, 15]);
 }
 
 #[test]

@@ -1,9 +1,8 @@
 //! serde for [`SnowflakeId`]: a string in human-readable formats, an `i64` otherwise.
 
-use std::fmt;
-
-use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::serde_integer::{IntegerVisitor, JsonInteger};
 
 use crate::SnowflakeId;
 use crate::snowflake::parse_decimal;
@@ -23,57 +22,32 @@ impl Serialize for SnowflakeId {
 
 impl<'de> Deserialize<'de> for SnowflakeId {
     /// Reads a decimal string or an integer; rejects negatives, floats, empty strings,
-    /// whitespace, signs and values above `i64::MAX` with an error naming the input.
+    /// whitespace, signs, leading zeros and values above `i64::MAX` with an error naming the
+    /// input.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         if deserializer.is_human_readable() {
-            deserializer.deserialize_any(IdVisitor)
+            deserializer.deserialize_any(IntegerVisitor::<SnowflakeId>::new())
         } else {
-            deserializer.deserialize_i64(IdVisitor)
+            deserializer.deserialize_i64(IntegerVisitor::<SnowflakeId>::new())
         }
     }
 }
 
-struct IdVisitor;
-
-impl Visitor<'_> for IdVisitor {
-    type Value = SnowflakeId;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a Snowflake ID: a decimal string or an integer from 0 to 9223372036854775807")
+impl JsonInteger for SnowflakeId {
+    fn what() -> String {
+        "a Snowflake ID".to_owned()
     }
 
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<SnowflakeId, E> {
-        parse_decimal(v).map_err(E::custom)
+    fn range() -> &'static str {
+        "an ID is an integer from 0 to 9223372036854775807"
     }
 
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<SnowflakeId, E> {
-        SnowflakeId::try_from(v).map_err(E::custom)
+    fn from_text(text: &str) -> Result<Self, crate::Error> {
+        parse_decimal(text)
     }
 
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<SnowflakeId, E> {
-        SnowflakeId::try_from(v).map_err(E::custom)
-    }
-
-    fn visit_i128<E: de::Error>(self, v: i128) -> Result<SnowflakeId, E> {
-        SnowflakeId::try_from(v).map_err(E::custom)
-    }
-
-    fn visit_u128<E: de::Error>(self, v: u128) -> Result<SnowflakeId, E> {
-        i128::try_from(v)
-            .map_err(|_| {
-                E::custom(format!(
-                    "{v} is not a Snowflake ID: it is larger than i64::MAX"
-                ))
-            })
-            .and_then(|v| self.visit_i128(v))
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<SnowflakeId, E> {
-        Err(E::custom(format_args!(
-            "{v} is not a Snowflake ID: the number was read as floating point (it has a fraction \
-             or an exponent, or is too large for 64 bits); an ID is an integer from 0 to {}",
-            i64::MAX
-        )))
+    fn from_i128(value: i128) -> Result<Self, crate::Error> {
+        SnowflakeId::try_from(value)
     }
 }
 

@@ -24,15 +24,39 @@ const DECODE: [u8; 256] = {
 };
 const INVALID: u8 = 0xff;
 
+/// Two characters for each 10-bit value: half as many table reads and stores as characters.
+const PAIRS: [[u8; 2]; 1024] = {
+    let mut table = [[0u8; 2]; 1024];
+    let mut i = 0;
+    while i < 1024 {
+        table[i] = [ALPHABET[i >> 5], ALPHABET[i & 0x1f]];
+        i += 1;
+    }
+    table
+};
+
 /// Encodes 128 bits as 26 characters.
+///
+/// Two characters (10 bits) per table read, from two 64-bit halves rather than a `u128`
+/// shifted per character: pairs 0–5 (characters 0–11) are the high half's bits 63–4 (the
+/// first character holds the two zero padding bits), pair 6 straddles the halves, pairs 7–12
+/// are the low half's bits 59–0.
 #[inline]
 pub(crate) fn encode(value: u128) -> [u8; LEN] {
+    let hi = (value >> 64) as u64;
+    let lo = value as u64;
     let mut out = [0u8; LEN];
-    let mut i = 0;
-    while i < LEN {
-        let shift = 5 * (LEN - 1 - i);
-        out[i] = ALPHABET[((value >> shift) & 0x1f) as usize];
-        i += 1;
+    let mut put = |pair: usize, bits: u64| {
+        let [a, b] = PAIRS[(bits & 0x3ff) as usize];
+        out[2 * pair] = a;
+        out[2 * pair + 1] = b;
+    };
+    for k in 0..6 {
+        put(k, hi >> (56 - 10 * k));
+    }
+    put(6, hi << 4 | lo >> 60);
+    for k in 7..13 {
+        put(k, lo >> (10 * (12 - k)));
     }
     out
 }
@@ -51,22 +75,52 @@ pub(crate) enum DecodeError {
 /// Decodes 26 characters strictly.
 #[inline]
 pub(crate) fn decode(text: &[u8]) -> Result<u128, DecodeError> {
+    decode_canonical(text).ok_or_else(|| decode_error(text))
+}
+
+/// The value of 26 characters of the alphabet whose first is `0`–`7`, else `None`: the fast
+/// path of parsing, without saying what is wrong.
+///
+/// Characters 0–12 (at most 3 + 12 × 5 = 63 bits when the first is at most `7`) go into one
+/// `u64`, character 13 stands alone, characters 14–25 (60 bits) go into another: no 128-bit
+/// shifts per character. A byte outside the alphabet decodes to `INVALID`, whose high bits
+/// survive the OR over all 26, so one comparison at the end rejects it.
+#[inline]
+pub(crate) fn decode_canonical(text: &[u8]) -> Option<u128> {
+    let text: &[u8; LEN] = text.try_into().ok()?;
+    let mut seen = 0u8;
+    let mut digit = |i: usize| {
+        let v = DECODE[text[i] as usize];
+        seen |= v;
+        u64::from(v)
+    };
+    let first = digit(0);
+    let mut hi = first;
+    for i in 1..13 {
+        hi = hi << 5 | digit(i);
+    }
+    let middle = digit(13);
+    let mut lo = 0u64;
+    for i in 14..LEN {
+        lo = lo << 5 | digit(i);
+    }
+    if seen >= 32 || first > 7 {
+        return None;
+    }
+    Some(u128::from(hi) << 65 | u128::from(middle) << 60 | u128::from(lo))
+}
+
+/// What is wrong with a text [`decode_canonical`] refused.
+#[cold]
+fn decode_error(text: &[u8]) -> DecodeError {
     if text.len() != LEN {
-        return Err(DecodeError::Length(text.len()));
+        return DecodeError::Length(text.len());
     }
-    let mut value: u128 = 0;
-    for (i, &b) in text.iter().enumerate() {
-        let v = DECODE[b as usize];
-        if v == INVALID {
-            return Err(DecodeError::Character(i));
-        }
-        value = (value << 5) | u128::from(v);
+    match text.iter().position(|&b| DECODE[b as usize] == INVALID) {
+        Some(i) => DecodeError::Character(i),
+        // The first character carries the two padding bits: they must be zero.
+        None => DecodeError::Overflow,
     }
-    // The first character carries the two padding bits: they must be zero.
-    if DECODE[text[0] as usize] > 7 {
-        return Err(DecodeError::Overflow);
-    }
-    Ok(value)
 }
 
 /// Why a byte is not in the alphabet, for error messages.
@@ -149,7 +203,52 @@ mod tests {
         }
     }
 
+    /// The decoder before the fast path: one 128-bit shift per character.
+    fn decode_reference(text: &[u8]) -> Result<u128, DecodeError> {
+        if text.len() != LEN {
+            return Err(DecodeError::Length(text.len()));
+        }
+        let mut value: u128 = 0;
+        for (i, &b) in text.iter().enumerate() {
+            let v = DECODE[b as usize];
+            if v == INVALID {
+                return Err(DecodeError::Character(i));
+            }
+            value = (value << 5) | u128::from(v);
+        }
+        if DECODE[text[0] as usize] > 7 {
+            return Err(DecodeError::Overflow);
+        }
+        Ok(value)
+    }
+
+    /// The encoder before the fast path.
+    fn encode_reference(value: u128) -> [u8; LEN] {
+        std::array::from_fn(|i| ALPHABET[((value >> (5 * (LEN - 1 - i))) & 0x1f) as usize])
+    }
+
     proptest::proptest! {
+        #[test]
+        fn encoding_matches_the_reference(v: u128) {
+            proptest::prop_assert_eq!(encode(v), encode_reference(v));
+        }
+
+        #[test]
+        fn decoding_matches_the_reference_on_any_bytes(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..30)
+        ) {
+            proptest::prop_assert_eq!(decode(&bytes), decode_reference(&bytes));
+        }
+
+        #[test]
+        fn decoding_matches_the_reference_on_near_canonical_text(
+            v: u128, pos in 0..LEN, b: u8
+        ) {
+            let mut text = encode(v);
+            text[pos] = b;
+            proptest::prop_assert_eq!(decode(&text), decode_reference(&text));
+        }
+
         #[test]
         fn round_trips(v: u128) {
             let text = encode(v);

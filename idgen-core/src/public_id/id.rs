@@ -15,8 +15,9 @@ use crate::Error;
 /// A public ID: 128 bits to show in URLs and APIs in place of an internal (Snowflake or
 /// sequential) key, stored in its own column with a unique index.
 ///
-/// * **Random.** [`new`](Self::new) draws a UUIDv4 from the operating system's CSPRNG (122
-///   random bits), never from time or a counter, so it reveals nothing and cannot be guessed.
+/// * **Random.** [`new`](Self::new) draws a UUIDv4: 122 bits from a cryptographically secure
+///   generator keyed by the operating system ([`try_new`](Self::try_new) says which, and how it
+///   is reseeded), never from time or a counter, so it reveals nothing and cannot be guessed.
 ///   An unguessable ID is defence in depth, **not** access control: every handler must still
 ///   check that the caller may see the object (OWASP IDOR / API1:2023 BOLA).
 /// * **Text.** The TypeID encoding: the type's prefix, `_`, then 26 lower-case Crockford base32
@@ -76,12 +77,14 @@ pub struct PublicId<T: ?Sized = ()> {
 }
 
 impl<T: ?Sized> PublicId<T> {
-    /// A new random public ID: a UUIDv4 from the operating system's CSPRNG.
+    /// A new random public ID: a UUIDv4 whose 122 random bits come from a cryptographically
+    /// secure generator, without a system call per ID (see [`try_new`](Self::try_new)).
     ///
     /// # Panics
     ///
-    /// Only if the operating system has no working random number generator (as `uuid`'s
-    /// `new_v4` does); [`try_new`](Self::try_new) returns that failure as an error instead.
+    /// Only if the operating system's random number generator fails when this thread's
+    /// generator is first keyed (as `uuid`'s `new_v4` would); [`try_new`](Self::try_new)
+    /// returns that failure as an error instead.
     ///
     /// ```
     /// use idgen_core::PublicId;
@@ -98,7 +101,15 @@ impl<T: ?Sized> PublicId<T> {
         }
     }
 
-    /// A new random public ID, or [`Error::RandomSource`] if the OS random number generator fails.
+    /// A new random public ID, or [`Error::RandomSource`] if the OS random number generator
+    /// fails.
+    ///
+    /// The 122 random bits come from ChaCha12 (the generator of `rand`'s `ThreadRng`, and so of
+    /// uuid's `fast-rng`), one generator per thread, keyed with 256 bits from the operating
+    /// system's CSPRNG on first use, then afresh after every 64 KiB of output and in a forked
+    /// child before its first ID (a fork handler; `rand` itself no longer does this). So taking
+    /// an ID costs no system call, and no ID can be predicted from others: that would mean
+    /// breaking ChaCha or guessing its key. Two processes never share a key, forked or not.
     ///
     /// ```
     /// use idgen_core::PublicId;
@@ -107,14 +118,12 @@ impl<T: ?Sized> PublicId<T> {
     /// assert_eq!(id.uuid().get_version(), Some(uuid::Version::Random));
     /// # Ok::<(), idgen_core::Error>(())
     /// ```
+    #[inline]
     pub fn try_new() -> Result<Self, Error> {
-        let mut bytes = [0u8; 16];
-        getrandom::fill(&mut bytes).map_err(|e| Error::RandomSource {
-            reason: e.to_string(),
-        })?;
-        Ok(Self::from_uuid(
-            uuid::Builder::from_random_bytes(bytes).into_uuid(),
-        ))
+        let random = super::random::u128()?;
+        // Version 4 and the RFC 9562 variant over the random bits, as `uuid::Uuid::new_v4`.
+        let v4 = random & 0xffff_ffff_ffff_0fff_3fff_ffff_ffff_ffff | 0x4000_8000_0000_0000_0000;
+        Ok(Self::from_uuid(Uuid::from_u128(v4)))
     }
 
     /// The public ID holding `uuid` (e.g. read from a `uuid` column). Any UUID is accepted.
@@ -222,6 +231,30 @@ impl<T: PublicIdPrefix + ?Sized> PublicId<T> {
     /// ```
     pub const TEXT_LEN: usize = text::text_len(Self::PREFIX);
 
+    /// Writes the text form into `buf` and returns it: [`Display`](fmt::Display) without a
+    /// `String` or a formatter, for a caller who writes into its own buffer (a response body, a
+    /// URL, a log line).
+    ///
+    /// ```
+    /// use idgen_core::{PublicId, PublicIdPrefix, public_id::MAX_TEXT_LEN};
+    ///
+    /// struct Order;
+    /// impl PublicIdPrefix for Order {
+    ///     const PREFIX: &'static str = "ord";
+    /// }
+    ///
+    /// let id: PublicId<Order> = "ord_01h455vb4pex5vsknk084sn02q".parse()?;
+    /// let mut buf = [0u8; MAX_TEXT_LEN];
+    /// let text: &str = id.encode_to(&mut buf);
+    /// assert_eq!(text, "ord_01h455vb4pex5vsknk084sn02q");
+    /// assert_eq!(text, id.to_string());
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    #[inline]
+    pub fn encode_to<'b>(&self, buf: &'b mut [u8; text::MAX_TEXT_LEN]) -> &'b str {
+        text::format(Self::PREFIX, self.uuid.as_u128(), buf)
+    }
+
     /// Parses the text form, accepting upper-case letters and returning the canonical value.
     ///
     /// `FromStr` (and serde) are strict: only the lower-case spelling is accepted, so each value
@@ -237,8 +270,7 @@ impl<T: PublicIdPrefix + ?Sized> PublicId<T> {
     /// # Ok::<(), idgen_core::Error>(())
     /// ```
     pub fn parse_ignore_case(text: &str) -> Result<Self, Error> {
-        let lower = text.to_ascii_lowercase();
-        text::parse(Self::PREFIX, &lower, text).map(|v| Self::from_uuid(Uuid::from_u128(v)))
+        text::parse_ignore_case(Self::PREFIX, text).map(|v| Self::from_uuid(Uuid::from_u128(v)))
     }
 }
 
@@ -283,9 +315,25 @@ impl<T: ?Sized> Hash for PublicId<T> {
 }
 
 impl<T: PublicIdPrefix + ?Sized> fmt::Display for PublicId<T> {
+    #[inline]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut buf = [0u8; text::MAX_TEXT_LEN];
-        f.pad(text::format(Self::PREFIX, self.uuid.as_u128(), &mut buf))
+        // Most prefixes are short: a 32-byte buffer is cheaper to clear than the longest one.
+        let mut short = [0u8; 32];
+        let mut long: [u8; text::MAX_TEXT_LEN];
+        let buf: &mut [u8] = if Self::TEXT_LEN <= short.len() {
+            &mut short
+        } else {
+            long = [0u8; text::MAX_TEXT_LEN];
+            &mut long
+        };
+        let text = text::format(Self::PREFIX, self.uuid.as_u128(), buf);
+        // `pad` only matters for a width or precision (`{:>40}`); plain `{}` and `to_string`
+        // skip its checks.
+        if f.width().is_none() && f.precision().is_none() {
+            f.write_str(text)
+        } else {
+            f.pad(text)
+        }
     }
 }
 
@@ -299,6 +347,7 @@ impl<T: PublicIdPrefix + ?Sized> FromStr for PublicId<T> {
     type Err = Error;
 
     /// Parses the canonical text form strictly (see the type's documentation).
+    #[inline]
     fn from_str(text: &str) -> Result<Self, Error> {
         text::parse(Self::PREFIX, text, text).map(|v| Self::from_uuid(Uuid::from_u128(v)))
     }

@@ -31,6 +31,7 @@
 //! # Ok(()) }
 //! ```
 
+mod any;
 mod base32;
 #[cfg(feature = "id-codec")]
 mod codec;
@@ -38,16 +39,19 @@ mod id;
 #[cfg(feature = "id-codec")]
 mod key;
 mod prefix;
+pub(crate) mod random;
 #[cfg(feature = "serde")]
 mod serde_impl;
-mod text;
+pub(crate) mod text;
 
+pub use any::AnyPublicId;
 #[cfg(feature = "id-codec")]
 pub use codec::IdCodec;
 pub use id::PublicId;
 #[cfg(feature = "id-codec")]
 pub use key::CodecKey;
 pub use prefix::{PublicIdPrefix, prefix_problem};
+pub use text::MAX_TEXT_LEN;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -20,7 +20,7 @@ impl PublicIdPrefix for Order {
 }
 
 /// TypeID spec v0.3.0, spec/valid.yml (jetify-com/typeid): text, prefix, UUID.
-const VALID: &[(&str, &str, &str)] = &[
+pub(crate) const VALID: &[(&str, &str, &str)] = &[
     (
         "00000000000000000000000000",
         "",
@@ -69,7 +69,7 @@ const VALID: &[(&str, &str, &str)] = &[
 ];
 
 /// TypeID spec v0.3.0, spec/invalid.yml.
-const INVALID: &[&str] = &[
+pub(crate) const INVALID: &[&str] = &[
     "PREFIX_00000000000000000000000000",
     "12345_00000000000000000000000000",
     "pre.fix_00000000000000000000000000",
@@ -325,4 +325,31 @@ proptest! {
         let _ = s.parse::<PublicId<()>>();
         let _ = PublicId::<PreFix>::parse_ignore_case(&s);
     }
+}
+
+#[test]
+fn display_honours_width_fill_and_precision() {
+    let id: PublicId<Order> = "ord_01h455vb4pex5vsknk084sn02q".parse().unwrap();
+    assert_eq!(format!("{id}"), "ord_01h455vb4pex5vsknk084sn02q");
+    assert_eq!(format!("{id:>32}"), "  ord_01h455vb4pex5vsknk084sn02q");
+    assert_eq!(format!("{id:*<31}"), "ord_01h455vb4pex5vsknk084sn02q*");
+    assert_eq!(format!("{id:.3}"), "ord");
+    assert_eq!(format!("{id:?}"), "ord_01h455vb4pex5vsknk084sn02q");
+}
+
+#[test]
+fn display_of_the_longest_prefix_fills_the_largest_buffer() {
+    struct Longest;
+    impl PublicIdPrefix for Longest {
+        const PREFIX: &'static str =
+            "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijk";
+    }
+    let id = PublicId::<Longest>::from_bytes([0xff; 16]);
+    let text = id.to_string();
+    assert_eq!(text.len(), crate::public_id::MAX_TEXT_LEN);
+    assert_eq!(text.len(), PublicId::<Longest>::TEXT_LEN);
+    assert!(text.ends_with("_7zzzzzzzzzzzzzzzzzzzzzzzzz"), "{text}");
+    assert_eq!(text.parse::<PublicId<Longest>>().unwrap(), id);
+    let mut buf = [0u8; crate::public_id::MAX_TEXT_LEN];
+    assert_eq!(id.encode_to(&mut buf), text);
 }

@@ -133,6 +133,55 @@ impl Decomposed {
     }
 }
 
+impl Decomposed {
+    /// The start of the ID's tick as RFC 3339 text in UTC with milliseconds
+    /// (`2026-10-31T12:00:00.000Z`), without a date-time crate (see also `to_jiff`, `to_chrono`,
+    /// `to_time` behind their features).
+    ///
+    /// ```
+    /// use idgen_core::{Layout, SnowflakeId};
+    /// let d = Layout::TWITTER.decompose(SnowflakeId::new(2116500430648709162).unwrap())?;
+    /// assert_eq!(d.rfc3339(), "2026-10-31T12:00:00.000Z");
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    pub fn rfc3339(&self) -> String {
+        crate::fmt_time::UnixMs(self.unix_ms).to_string()
+    }
+}
+
+/// `2026-10-31T12:00:00.000Z node 113 (datacenter 3, worker 17) sequence 42`: the tick's start
+/// as RFC 3339 in UTC, the node with its sub-fields, and the sequence.
+///
+/// ```
+/// use idgen_core::{Layout, SnowflakeId};
+/// let d = Layout::TWITTER.decompose(SnowflakeId::new(2116500430648709162).unwrap())?;
+/// assert_eq!(
+///     d.to_string(),
+///     "2026-10-31T12:00:00.000Z node 113 (datacenter 3, worker 17) sequence 42"
+/// );
+/// let d = Layout::SONYFLAKE.decompose(SnowflakeId::new(96902515261901317).unwrap())?;
+/// assert_eq!(d.to_string(), "2026-10-31T12:00:00.000Z node 2565 sequence 7");
+/// # Ok::<(), idgen_core::Error>(())
+/// ```
+impl std::fmt::Display for Decomposed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} node {}",
+            crate::fmt_time::UnixMs(self.unix_ms),
+            self.node
+        )?;
+        if self.layout.node_fields().len() > 1 {
+            let fields: Vec<String> = self
+                .node_fields()
+                .map(|(name, value)| format!("{name} {value}"))
+                .collect();
+            write!(f, " ({})", fields.join(", "))?;
+        }
+        write!(f, " sequence {}", self.sequence)
+    }
+}
+
 /// The bit layout of an ID: epoch, time unit, widths and order of the timestamp, node and
 /// sequence fields (63 bits at most, the sign bit stays 0), and optional named node sub-fields.
 ///

@@ -288,8 +288,11 @@ pub async fn a_counter_set_back_fails_closed<H: HiLoSubject>() {
 pub async fn the_database_going_away_and_coming_back<H: HiLoSubject>() {
     let (db, _direct, kind) = setup::<H>(BLOCK).await;
     let (url, mut outage) = db.reachable_until_cut().await;
+    // At most 4 blocks buffered (the look-ahead would buffer more at this flat-out rate), so
+    // the bound below (10 blocks) tells a buffer from a database that is not down.
     let ids = HiLo::builder(open_source::<H>(&url).await)
         .block(BLOCK)
+        .max_buffered_blocks(4)
         .timeout(Duration::from_millis(300))
         .backoff(Duration::from_millis(20), Duration::from_millis(200))
         .build()

@@ -51,6 +51,7 @@ pub struct Answer {
     pub status: u16,
     pub content_type: Option<String>,
     pub location: Option<String>,
+    pub allow: Option<String>,
     pub body: String,
 }
 
@@ -60,7 +61,8 @@ impl Answer {
     }
 }
 
-/// Sends one request over a real TCP connection.
+/// Sends one request over a real TCP connection: `X-Customer-Id: customer` when given, and a
+/// JSON content type when there is a body.
 pub async fn request(
     addr: SocketAddr,
     method: &str,
@@ -68,36 +70,51 @@ pub async fn request(
     customer: Option<&str>,
     body: Option<&str>,
 ) -> Answer {
+    let mut headers = Vec::new();
+    if let Some(c) = customer {
+        headers.push(("x-customer-id", c));
+    }
+    if body.is_some() {
+        headers.push(("content-type", "application/json"));
+    }
+    request_raw(addr, method, path, &headers, body.unwrap_or("")).await
+}
+
+/// Sends one request with exactly these headers.
+pub async fn request_raw(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Answer {
     let client: Client<HttpConnector, Full<Bytes>> =
         Client::builder(TokioExecutor::new()).build_http();
     let mut req = axum::http::Request::builder()
         .method(method)
         .uri(format!("http://{addr}{path}"));
-    if let Some(c) = customer {
-        req = req.header("x-customer-id", c);
+    for (name, value) in headers {
+        req = req.header(*name, *value);
     }
-    if body.is_some() {
-        req = req.header("content-type", "application/json");
-    }
-    let req = req
-        .body(Full::new(Bytes::from(body.unwrap_or("").to_owned())))
-        .unwrap();
+    let req = req.body(Full::new(Bytes::from(body.to_owned()))).unwrap();
     let res = client.request(req).await.unwrap();
     let header = |name: &str| {
         res.headers()
             .get(name)
             .map(|v| v.to_str().unwrap().to_owned())
     };
-    let (status, content_type, location) = (
+    let (status, content_type, location, allow) = (
         res.status().as_u16(),
         header("content-type"),
         header("location"),
+        header("allow"),
     );
     let bytes = res.into_body().collect().await.unwrap().to_bytes();
     Answer {
         status,
         content_type,
         location,
+        allow,
         body: String::from_utf8(bytes.to_vec()).unwrap(),
     }
 }

@@ -17,6 +17,9 @@
 //! of another length is a deserialization error naming the length
 //! ([`Error::PublicIdByteLength`](crate::Error::PublicIdByteLength)).
 //!
+//! [`Id<T>`](crate::Id) is the same `BigInt` column type as `SnowflakeId` on each backend;
+//! its errors name `T`.
+//!
 //! Values are written as a signed 64-bit integer. Reading checks the value: a negative number
 //! ([`Error::IdOutOfRange`](crate::Error::IdOutOfRange)), a floating-point or binary value
 //! ([`Error::IdNotAnInteger`](crate::Error::IdNotAnInteger)) or a text that is not a decimal ID
@@ -30,6 +33,7 @@ mod postgres;
 mod public_id;
 #[cfg(feature = "diesel-sqlite")]
 mod sqlite;
+mod typed_id;
 
 /// The error for a non-integer value, naming it (cut to 64 characters).
 #[cfg_attr(

@@ -11,6 +11,9 @@
 //! an unsigned value above `i64::MAX`, is a decode error whose message names the value
 //! ([`Error::IdOutOfRange`](crate::Error::IdOutOfRange)); it never panics and never wraps.
 //! `Option<SnowflakeId>` reads and writes `NULL` through sqlx's own impls.
+//!
+//! [`Id<T>`](crate::Id) is the same column type as `SnowflakeId` on each database (see
+//! `typed_id.rs`); its decode errors name `T`.
 
 #[cfg(feature = "sqlx-mysql")]
 mod mysql;
@@ -24,6 +27,7 @@ mod postgres;
 mod public_id;
 #[cfg(feature = "sqlx-sqlite")]
 mod sqlite;
+mod typed_id;
 
 use crate::SnowflakeId;
 

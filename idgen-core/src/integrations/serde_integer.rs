@@ -1,0 +1,83 @@
+//! One serde visitor for every 64-bit integer that travels as a JSON string: [`SnowflakeId`],
+//! [`Id<T>`](crate::Id) and the plain integers of [`serde_string`](crate::serde_string).
+//!
+//! It reads a string (strict canonical decimal, see `crate::decimal`) or an integer, and
+//! refuses everything else — floats, `null`, booleans, out-of-range numbers — with a message
+//! naming the input.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, Visitor};
+
+use crate::Error;
+
+/// A type read from a JSON string or integer.
+pub(crate) trait JsonInteger: Sized {
+    /// What a value is, for messages: `a Snowflake ID`, `an ID of type Order`, `an i64`.
+    fn what() -> String;
+    /// The allowed values, for messages: `an ID is an integer from 0 to 9223372036854775807`.
+    fn range() -> &'static str;
+    /// Parses canonical decimal text; the error names the text.
+    fn from_text(text: &str) -> Result<Self, Error>;
+    /// Checks a number's range; the error names the number.
+    fn from_i128(value: i128) -> Result<Self, Error>;
+}
+
+/// Deserializes a [`JsonInteger`].
+pub(crate) struct IntegerVisitor<X>(PhantomData<fn() -> X>);
+
+impl<X> IntegerVisitor<X> {
+    pub(crate) fn new() -> Self {
+        Self(PhantomData)
+    }
+}
+
+impl<X: JsonInteger> Visitor<'_> for IntegerVisitor<X> {
+    type Value = X;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: a decimal string or an integer ({})",
+            X::what(),
+            X::range()
+        )
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<X, E> {
+        X::from_text(v).map_err(E::custom)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<X, E> {
+        X::from_i128(v.into()).map_err(E::custom)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<X, E> {
+        X::from_i128(v.into()).map_err(E::custom)
+    }
+
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<X, E> {
+        X::from_i128(v).map_err(E::custom)
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<X, E> {
+        match i128::try_from(v) {
+            Ok(v) => self.visit_i128(v),
+            Err(_) => Err(E::custom(format_args!(
+                "{v} is not {}: {}",
+                X::what(),
+                X::range()
+            ))),
+        }
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<X, E> {
+        Err(E::custom(format_args!(
+            "{v} is not {}: the number was read as floating point (it has a fraction or an \
+             exponent, or is too large for 64 bits); {}",
+            X::what(),
+            X::range()
+        )))
+    }
+}

@@ -1,0 +1,211 @@
+//! The random numbers behind [`PublicId::new`](crate::PublicId::new) and
+//! [`Uuid7Generator`](crate::Uuid7Generator): a cryptographically secure generator per thread,
+//! so taking an ID costs no system call.
+//!
+//! * **Generator:** ChaCha with 12 rounds (`chacha20::ChaCha12Rng`, RustCrypto), the algorithm
+//!   of `rand`'s `ThreadRng` and `StdRng`, and so of uuid's `fast-rng`. The best published
+//!   attacks reach 7 of ChaCha's rounds; 12 leave a wide margin, and an observer of any number
+//!   of outputs cannot predict the next one or recover earlier ones without breaking ChaCha.
+//! * **Seeding:** each thread's generator is keyed with 32 bytes from the operating system's
+//!   CSPRNG (`getrandom`) on its first use.
+//! * **Reseeding:** with a fresh key from the OS after every 64 KiB of output (as `ThreadRng`
+//!   does), and in a **forked child** before its first value: a `pthread_atfork` child handler
+//!   counts forks, and a generator seeded before the current fork count reseeds. `rand` 0.9 and
+//!   0.10 dropped that fork protection from `ThreadRng` (their docs ask the caller to reseed
+//!   after `fork`), so the parent and a child would otherwise hand out the same "random" IDs.
+//!   Processes made by `posix_spawn`, or `vfork` followed by `exec`, start afresh anyway; a raw
+//!   `clone` system call that skips the C library's fork handlers is not covered.
+//!
+//! Why that is enough for IDs that must not be guessed: every value is 122 (public ID) or 58
+//! (UUIDv7 tail) bits of a CSPRNG keyed from the OS, so guessing one means guessing those bits
+//! or the 256-bit key; seeing other IDs does not help, and no two processes share a key.
+
+use std::cell::RefCell;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use chacha20::ChaCha12Rng;
+use chacha20::rand_core::{Rng, SeedableRng};
+
+use crate::Error;
+
+/// Output after which a thread's generator takes a fresh key from the OS.
+const RESEED_AFTER_BYTES: u64 = 64 * 1024;
+
+/// Forks seen in this process's ancestry since the handler was registered (the child handler
+/// adds one). A generator keyed under another count is stale.
+static FORKS: AtomicU64 = AtomicU64::new(0);
+
+#[cfg(test)]
+thread_local! {
+    /// How many times this thread keyed its generator (tests check reseeding with it).
+    static SEEDINGS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+struct Local {
+    rng: ChaCha12Rng,
+    /// `FORKS` when this key was drawn.
+    forks: u64,
+    /// Bytes left before the next reseed.
+    left: u64,
+}
+
+impl Local {
+    fn seeded(forks: u64) -> Result<Local, Error> {
+        fork_protection()?;
+        let mut seed = [0u8; 32];
+        getrandom::fill(&mut seed).map_err(|e| Error::RandomSource {
+            reason: e.to_string(),
+        })?;
+        #[cfg(test)]
+        SEEDINGS.with(|n| n.set(n.get() + 1));
+        Ok(Local {
+            rng: ChaCha12Rng::from_seed(seed),
+            forks,
+            left: RESEED_AFTER_BYTES,
+        })
+    }
+}
+
+thread_local! {
+    static LOCAL: RefCell<Option<Local>> = const { RefCell::new(None) };
+}
+
+/// 128 random bits.
+#[inline]
+pub(crate) fn u128() -> Result<u128, Error> {
+    draw(16, |rng| {
+        u128::from(rng.next_u64()) << 64 | u128::from(rng.next_u64())
+    })
+}
+
+/// 64 random bits.
+#[inline]
+pub(crate) fn u64() -> Result<u64, Error> {
+    draw(8, |rng| rng.next_u64())
+}
+
+/// Runs `f` on this thread's generator, (re)seeding it first when it is new, used up, or was
+/// keyed before a fork. `bytes` is what `f` draws.
+#[inline]
+fn draw<T>(bytes: u64, f: impl Fn(&mut ChaCha12Rng) -> T) -> Result<T, Error> {
+    let drawn = LOCAL.try_with(|cell| {
+        // Nothing in here calls back into this module, so the borrow never fails; if it did,
+        // the caller gets a freshly keyed one-off generator below instead of a panic.
+        let mut slot = cell.try_borrow_mut().ok()?;
+        let forks = FORKS.load(Ordering::Relaxed);
+        if let Some(local) = slot.as_mut()
+            && local.forks == forks
+            && local.left >= bytes
+        {
+            local.left -= bytes;
+            return Some(Ok(f(&mut local.rng)));
+        }
+        Some(Local::seeded(forks).map(|mut local| {
+            local.left -= bytes;
+            let value = f(&mut local.rng);
+            *slot = Some(local);
+            value
+        }))
+    });
+    match drawn {
+        Ok(Some(result)) => result,
+        // This thread's storage is being torn down (a call from another thread-local's
+        // destructor): key a generator for this one call.
+        _ => Local::seeded(FORKS.load(Ordering::Relaxed)).map(|mut local| f(&mut local.rng)),
+    }
+}
+
+/// Registers the fork handler once per process, before any generator is keyed.
+fn fork_protection() -> Result<(), Error> {
+    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
+    REGISTERED
+        .get_or_init(register_fork_handler)
+        .clone()
+        .map_err(|reason| Error::RandomSource { reason })
+}
+
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn register_fork_handler() -> Result<(), String> {
+    /// Runs in the child of every `fork()`, in the only thread it has, before `fork` returns.
+    extern "C" fn in_child() {
+        FORKS.fetch_add(1, Ordering::Relaxed);
+    }
+    // SAFETY: `pthread_atfork` only records the three function pointers (two are null). The
+    // child handler is an `extern "C" fn()` that does one atomic add: async-signal-safe, as
+    // POSIX requires of code that runs in a child of a multi-threaded process. It is called
+    // once per process (`OnceLock`), never from inside a fork handler. Tested by
+    // `tests/fork.rs`, which forks a real child.
+    let rc = unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "could not register the fork handler that reseeds random IDs in a child process (pthread_atfork returned {rc})"
+        ))
+    }
+}
+
+/// No `fork` outside Unix.
+#[cfg(not(unix))]
+fn register_fork_handler() -> Result<(), String> {
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seedings() -> u64 {
+        SEEDINGS.with(std::cell::Cell::get)
+    }
+
+    #[test]
+    fn draws_differ_and_use_all_bits() {
+        let draws: Vec<u128> = (0..1000).map(|_| u128().unwrap()).collect();
+        let mut distinct = draws.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), draws.len());
+        let ones = draws.iter().fold(0u128, |acc, d| acc | d);
+        let zeros = draws.iter().fold(0u128, |acc, d| acc | !d);
+        assert_eq!((ones, zeros), (u128::MAX, u128::MAX), "a stuck bit");
+    }
+
+    #[test]
+    fn a_thread_is_seeded_once_then_reseeded_from_the_os_after_64_kib() {
+        // A thread of its own: the counts are per thread.
+        std::thread::spawn(|| {
+            assert_eq!(seedings(), 0);
+            u64().unwrap();
+            assert_eq!(seedings(), 1, "seeded on first use");
+            for _ in 0..RESEED_AFTER_BYTES / 8 - 1 {
+                u64().unwrap();
+            }
+            assert_eq!(seedings(), 1, "64 KiB from one key");
+            u64().unwrap();
+            assert_eq!(seedings(), 2, "a fresh key after 64 KiB");
+            u128().unwrap();
+            assert_eq!(seedings(), 2);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_thread_keyed_before_a_fork_reseeds_before_its_next_value() {
+        std::thread::spawn(|| {
+            u64().unwrap();
+            assert_eq!(seedings(), 1);
+            // What the child handler does in a forked child (tests/fork.rs forks for real).
+            FORKS.fetch_add(1, Ordering::Relaxed);
+            u64().unwrap();
+            assert_eq!(seedings(), 2, "did not reseed after the fork count moved");
+            u64().unwrap();
+            assert_eq!(seedings(), 2);
+        })
+        .join()
+        .unwrap();
+    }
+}
