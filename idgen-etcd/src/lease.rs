@@ -390,7 +390,12 @@ impl LeaseStore for EtcdLeaseStore {
         }
         if let Some(lease) = self.lease_of(req.namespace, req.node, req.holder) {
             self.remember(req.namespace, req.node, req.holder, None);
-            let _ = client.lease_revoke(lease).await;
+            // The node ID is free already (its key is gone); the lease itself would only
+            // expire. Revoke it without making the release wait (a release at shutdown has
+            // little time).
+            tokio::spawn(async move {
+                let _ = client.lease_revoke(lease).await;
+            });
         }
         Ok(())
     }
