@@ -315,6 +315,20 @@ fn unbound(c: &mut Criterion, tally: &Tally) {
     bench_ids(&mut g, tally, spec(S, "ulid Generator", None, vs), |n| {
         time_loop(n, || ulids.generate().expect("ulid"))
     });
+    // The floor of any thread-safe generator that reads the clock: one atomic read-modify-write
+    // and one monotonic clock read per ID.
+    let counter = std::sync::atomic::AtomicU64::new(0);
+    bench_ids(
+        &mut g,
+        tally,
+        spec(S, "baseline: AtomicU64::fetch_add + Instant::now", None, vs),
+        |n| {
+            time_loop(n, || {
+                black_box(counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+                Instant::now()
+            })
+        },
+    );
     g.finish();
 }
 
