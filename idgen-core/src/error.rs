@@ -345,19 +345,6 @@ pub enum Error {
         variant: String,
     },
 
-    // ---- diesel column types ----
-    /// A database returned a value that is not an integer (floating point, binary, a date…)
-    /// where a [`SnowflakeId`](crate::SnowflakeId) was expected. Never truncated.
-    #[error(
-        "{value} is not a Snowflake ID: the database returned a {kind} value where an integer from 0 to 9223372036854775807 was expected"
-    )]
-    IdNotAnInteger {
-        /// The value as the database returned it (cut to 64 characters).
-        value: String,
-        /// The kind of value, e.g. `"floating-point"` or `"BLOB"`.
-        kind: &'static str,
-    },
-
     // ---- public IDs in database columns (src/integrations/sqlx/public_id/) ----
     /// A database value read as a [`PublicId`](crate::PublicId) does not hold exactly 16 bytes
     /// (e.g. a `VARBINARY` or `BLOB` written by other code).
@@ -367,22 +354,24 @@ pub enum Error {
         found: usize,
     },
 
-    // ---- hi-lo SQL sources (idgen-sqlx src/hilo/) ----
-    /// A hi-lo counter name (a sequence or table name written into SQL) that is not a plain
-    /// SQL identifier.
+    // ---- the SQL contract (src/sql/) ----
+    /// A table, sequence or counter name written into SQL that is not `name` or `schema.name`
+    /// of plain identifier parts ([`SqlName`](crate::sql::SqlName)).
     #[error(
-        "hi-lo counter name {name:?} is invalid: use `name` or `schema.name`, each part 1 to 63 ASCII letters, digits or `_`, not starting with a digit ({reason})"
+        "{what} name {name:?} is invalid: {reason} (a name is `name` or `schema.name`, each part 1 to 63 ASCII letters, digits or `_`, not starting with a digit)"
     )]
-    HiLoInvalidCounterName {
-        /// The rejected name.
+    InvalidSqlName {
+        /// What the name is for: `"lease table"`, `"hi-lo counter"`, `"hi-lo counter table"`.
+        what: &'static str,
+        /// The rejected name (cut to 64 characters).
         name: String,
-        /// What is wrong with it.
-        reason: &'static str,
+        /// The rule it breaks.
+        reason: String,
     },
 
     /// The counter's sequence, table or row does not exist in the database.
     #[error(
-        "hi-lo counter {counter} does not exist: {missing}; create it first (the source's `create`, or the migration SQL in idgen_sqlx::hilo)"
+        "hi-lo counter {counter} does not exist: {missing}; create it first (`create_if_missing(true)` on the HiLo builder, the counter's `create`, or its migration SQL)"
     )]
     HiLoCounterMissing {
         /// The counter's name.

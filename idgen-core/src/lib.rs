@@ -118,6 +118,7 @@ pub mod public_id;
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 pub mod serde_string;
 pub mod snowflake;
+pub mod sql;
 mod sync;
 pub mod typed_id;
 pub mod uuid7;

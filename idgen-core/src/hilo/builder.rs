@@ -9,7 +9,7 @@ use super::source::{HiLoSource, IntoHiLoSource};
 use crate::{Error, Result};
 
 /// The counter name a connection pool gets when [`HiLoBuilder::counter`] is not called.
-pub const DEFAULT_COUNTER: &str = "hilo";
+pub const DEFAULT_COUNTER: &str = crate::sql::DEFAULT_COUNTER;
 
 /// The validated options of a [`HiLo`].
 #[derive(Debug, Clone)]

@@ -149,7 +149,7 @@ impl Default for LeaseOptions {
     fn default() -> Self {
         LeaseOptions {
             namespace: "default".into(),
-            table: "idgen_worker_lease".into(),
+            table: crate::sql::DEFAULT_LEASE_TABLE.into(),
             timing: Timing {
                 ttl: Duration::from_secs(30),
                 renew_every: Duration::from_secs(10),
