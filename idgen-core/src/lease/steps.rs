@@ -1,19 +1,17 @@
-//! The procedure of every SQL lease store, written once over [`LeaseSteps`]: the rounds of a
-//! claim, the wait for rows locked for a moment, the "full" decision, the retries after
-//! transient errors, and the error messages.
+//! The procedure of every SQL lease store, written once over a [`Session`]: the statements of
+//! [`LeaseSql`] in their order, the rounds of a claim, the wait for rows locked for a moment,
+//! the "full" decision, the retries after transient errors, and the error messages.
 //!
-//! An adapter implements [`LeaseSteps`] (each step one statement of
-//! [`LeaseSql`](crate::sql::LeaseSql), bound and decoded) and calls [`claim`], [`renew`] and
-//! [`release`] from its [`LeaseStore`](super::LeaseStore); a blocking adapter (diesel) runs
-//! them on a thread of its own with [`block_on`]. So stores of every adapter answer the same
-//! situation the same way.
+//! An adapter implements [`Session`] on one connection of its pool and calls [`claim`],
+//! [`renew`], [`release`] and [`rows`] from its [`LeaseStore`](super::LeaseStore) (a blocking
+//! adapter on a thread of its own, with [`block_on`](crate::sql::block_on)). So stores of every
+//! adapter answer the same situation the same way.
 
-use std::future::Future;
 use std::ops::Range;
 use std::time::Duration;
 
 use crate::lease::{BoxError, Claim, ClaimRequest, RenewRequest};
-use crate::sql::ErrorClass;
+use crate::sql::{Dialect, ErrorClass, LeaseRow, LeaseSql, Session, Statement};
 
 /// Rows of a namespace are created in chunks of this many node IDs, as they are needed.
 pub const CHUNK: u64 = 1024;
@@ -25,67 +23,17 @@ pub const LOCKED_ROUNDS: u64 = 100;
 /// Attempts of one call that failed on a deadlock, lock time-out or busy database.
 pub const TRANSIENT_ATTEMPTS: u32 = 8;
 
-/// The statements of a lease store on one database: each method runs one step and returns
-/// the driver's error unchanged. Everything around the steps is [`claim`], [`renew`] and
-/// [`release`].
-pub trait LeaseSteps: Send {
-    /// The driver's error.
-    type Error: std::error::Error + Send + Sync + 'static;
-
-    /// The lease table as written into the SQL, for messages.
-    fn table(&self) -> &str;
-
-    /// What `err` means: transient errors are retried, a missing table gets a hint.
-    fn classify(&self, err: &Self::Error) -> ErrorClass;
-
-    /// The first node ID below `capacity` with no row yet.
-    fn next_missing(
-        &mut self,
-        namespace: &str,
-        capacity: u64,
-    ) -> impl Future<Output = Result<u64, Self::Error>> + Send;
-
-    /// Claims the lowest expired row it can lock, atomically.
-    fn take_expired(
-        &mut self,
-        req: ClaimRequest<'_>,
-    ) -> impl Future<Output = Result<Option<Claim>, Self::Error>> + Send;
-
-    /// How many rows below `capacity` are expired, locked or not.
-    fn count_expired(
-        &mut self,
-        namespace: &str,
-        capacity: u64,
-    ) -> impl Future<Output = Result<u64, Self::Error>> + Send;
-
-    /// Creates the free rows `nodes`, leaving existing ones as they are.
-    fn insert_rows(
-        &mut self,
-        namespace: &str,
-        nodes: Range<u64>,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
-
-    /// Renews; `true` when the holder still held the row.
-    fn renew(
-        &mut self,
-        req: RenewRequest<'_>,
-    ) -> impl Future<Output = Result<bool, Self::Error>> + Send;
-
-    /// Releases.
-    fn release(
-        &mut self,
-        req: RenewRequest<'_>,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
-
-    /// Waits `pause` (a timer of the runtime, or a blocking sleep on a thread of its own).
-    fn pause(&mut self, pause: Duration) -> impl Future<Output = ()> + Send;
-}
-
 /// Why a claim failed.
 #[derive(Debug)]
 enum Failure<E> {
     Step(E),
     StayedLocked,
+}
+
+impl<E> From<E> for Failure<E> {
+    fn from(err: E) -> Self {
+        Failure::Step(err)
+    }
 }
 
 /// Claims the lowest free or expired node ID: each round takes an expired row, or creates the
@@ -96,26 +44,23 @@ enum Failure<E> {
 /// is tried again after a transient error, up to [`TRANSIENT_ATTEMPTS`] times.
 ///
 /// Errors name the operation and the table, with a hint when the table is missing.
-pub async fn claim<S: LeaseSteps>(
-    steps: &mut S,
+pub async fn claim<S: Session>(
+    session: &mut S,
+    sql: &LeaseSql,
     req: ClaimRequest<'_>,
 ) -> Result<Option<Claim>, BoxError> {
     let mut attempt = 0;
     loop {
-        match claim_once(steps, req).await {
-            Err(Failure::Step(e))
-                if steps.classify(&e) == ErrorClass::Transient
-                    && attempt + 1 < TRANSIENT_ATTEMPTS =>
-            {
-                attempt += 1;
-                steps.pause(transient_pause(attempt)).await;
-            }
+        match claim_once(session, sql, req).await {
             Ok(claim) => return Ok(claim),
-            Err(Failure::Step(e)) => return Err(describe(steps, "claim", e)),
+            Err(Failure::Step(e)) if retry(session, &e, &mut attempt) => {
+                session.pause(transient_pause(attempt)).await;
+            }
+            Err(Failure::Step(e)) => return Err(describe(session, sql, "claim", e)),
             Err(Failure::StayedLocked) => {
                 return Err(format!(
                     "claim on lease table {}: expired rows stayed locked by other sessions through {LOCKED_ROUNDS} attempts",
-                    steps.table()
+                    sql.table()
                 )
                 .into());
             }
@@ -123,70 +68,189 @@ pub async fn claim<S: LeaseSteps>(
     }
 }
 
-async fn claim_once<S: LeaseSteps>(
-    steps: &mut S,
+async fn claim_once<S: Session>(
+    session: &mut S,
+    sql: &LeaseSql,
     req: ClaimRequest<'_>,
 ) -> Result<Option<Claim>, Failure<S::Error>> {
+    let skip_locked = match sql.dialect() {
+        Dialect::MySql => {
+            let version = session.fetch_text(version_query()).await?;
+            crate::sql::mysql_has_skip_locked(version.as_deref().unwrap_or(""))
+        }
+        _ => true,
+    };
     let rounds = req.capacity.div_ceil(CHUNK) + 2 + LOCKED_ROUNDS;
     let mut locked_rounds = 0;
     for _ in 0..rounds {
         // Rows are never deleted, so every row counted here is seen by the claim after it.
-        let next = steps
-            .next_missing(req.namespace, req.capacity)
-            .await
-            .map_err(Failure::Step)?;
-        if let Some(claim) = steps.take_expired(req).await.map_err(Failure::Step)? {
+        let next = session
+            .fetch_i64(sql.next_missing(req.namespace, req.capacity))
+            .await?;
+        let next = u64::try_from(next.unwrap_or(0)).unwrap_or(0);
+        if let Some(claim) = take_expired(session, sql, req, skip_locked).await? {
             return Ok(Some(claim));
         }
         if next < req.capacity {
-            let end = req.capacity.min(next + CHUNK);
-            steps
-                .insert_rows(req.namespace, next..end)
-                .await
-                .map_err(Failure::Step)?;
+            let nodes: Range<u64> = next..req.capacity.min(next + CHUNK);
+            session
+                .execute(sql.insert_rows(req.namespace, nodes))
+                .await?;
             continue;
         }
         // Every row exists and none could be locked: full, unless some were only locked.
-        let expired = steps
-            .count_expired(req.namespace, req.capacity)
-            .await
-            .map_err(Failure::Step)?;
-        if expired == 0 {
+        let expired = session
+            .fetch_i64(sql.count_expired(req.namespace, req.capacity))
+            .await?;
+        if expired.unwrap_or(0) == 0 {
             return Ok(None);
         }
         locked_rounds += 1;
-        steps
+        session
             .pause(Duration::from_millis(5 * locked_rounds.min(20)))
             .await;
     }
     Err(Failure::StayedLocked)
 }
 
-/// Renews, retrying transient errors.
-pub async fn renew<S: LeaseSteps>(steps: &mut S, req: RenewRequest<'_>) -> Result<bool, BoxError> {
+/// Takes the lowest expired row this session can lock: one statement on PostgreSQL and SQLite;
+/// on MySQL/MariaDB a short `READ COMMITTED` transaction (no gap locks, so claims and row
+/// inserts do not block each other) that locks the row, then assigns it.
+async fn take_expired<S: Session>(
+    session: &mut S,
+    sql: &LeaseSql,
+    req: ClaimRequest<'_>,
+    skip_locked: bool,
+) -> Result<Option<Claim>, S::Error> {
+    let ttl_ms = i64::try_from(req.ttl.as_millis()).unwrap_or(i64::MAX);
+    let row = if sql.dialect() == Dialect::MySql {
+        session
+            .execute(raw("SET TRANSACTION ISOLATION LEVEL READ COMMITTED"))
+            .await?;
+        session.execute(raw("BEGIN")).await?;
+        let assigned = async {
+            let lock = sql.lock_expired(req.namespace, req.capacity, skip_locked);
+            let Some(row) = session.fetch_claim(lock).await? else {
+                return Ok(None);
+            };
+            let assign = sql.assign(req.namespace, row.0, req.holder, ttl_ms);
+            session.execute(assign).await?;
+            Ok(Some(row))
+        }
+        .await;
+        let end = if matches!(assigned, Ok(Some(_))) {
+            "COMMIT"
+        } else {
+            "ROLLBACK"
+        };
+        let ended = session.execute(raw(end)).await;
+        let row = assigned?;
+        ended?;
+        row
+    } else {
+        let statement = sql.take_expired(req.namespace, req.capacity, req.holder, ttl_ms);
+        session.fetch_claim(statement).await?
+    };
+    Ok(row.and_then(|(node, last_timestamp_ms)| {
+        Some(Claim {
+            node: u64::try_from(node).ok()?,
+            last_timestamp_ms,
+        })
+    }))
+}
+
+fn raw(sql: &str) -> Statement<'static> {
+    Statement {
+        sql: sql.to_owned(),
+        params: Vec::new(),
+    }
+}
+
+fn version_query() -> Statement<'static> {
+    raw("SELECT VERSION() AS value")
+}
+
+/// Renews, retrying transient errors: `true` while `holder` still holds the row.
+pub async fn renew<S: Session>(
+    session: &mut S,
+    sql: &LeaseSql,
+    req: RenewRequest<'_>,
+) -> Result<bool, BoxError> {
+    let ttl_ms = i64::try_from(req.ttl.as_millis()).unwrap_or(i64::MAX);
     let mut attempt = 0;
     loop {
-        match steps.renew(req).await {
-            Err(e) if retry(steps, &e, &mut attempt) => steps.pause(transient_pause(attempt)).await,
-            outcome => return outcome.map_err(|e| describe(steps, "renew", e)),
+        let statement = sql.renew(
+            req.namespace,
+            req.node,
+            req.holder,
+            ttl_ms,
+            req.last_timestamp_ms,
+        );
+        match session.execute(statement).await {
+            Err(e) if retry(session, &e, &mut attempt) => {
+                session.pause(transient_pause(attempt)).await;
+            }
+            outcome => {
+                return outcome
+                    .map(|rows| rows == 1)
+                    .map_err(|e| describe(session, sql, "renew", e));
+            }
         }
     }
 }
 
 /// Releases, retrying transient errors.
-pub async fn release<S: LeaseSteps>(steps: &mut S, req: RenewRequest<'_>) -> Result<(), BoxError> {
+pub async fn release<S: Session>(
+    session: &mut S,
+    sql: &LeaseSql,
+    req: RenewRequest<'_>,
+) -> Result<(), BoxError> {
     let mut attempt = 0;
     loop {
-        match steps.release(req).await {
-            Err(e) if retry(steps, &e, &mut attempt) => steps.pause(transient_pause(attempt)).await,
-            outcome => return outcome.map_err(|e| describe(steps, "release", e)),
+        let statement = sql.release(req.namespace, req.node, req.holder, req.last_timestamp_ms);
+        match session.execute(statement).await {
+            Err(e) if retry(session, &e, &mut attempt) => {
+                session.pause(transient_pause(attempt)).await;
+            }
+            outcome => {
+                return outcome
+                    .map(drop)
+                    .map_err(|e| describe(session, sql, "release", e));
+            }
         }
     }
 }
 
+/// The rows of `namespace` by node ID: for operators and tests.
+pub async fn rows<S: Session>(
+    session: &mut S,
+    sql: &LeaseSql,
+    namespace: &str,
+) -> Result<Vec<LeaseRow>, BoxError> {
+    session
+        .fetch_lease_rows(sql.rows(namespace))
+        .await
+        .map_err(|e| describe(session, sql, "read rows", e))
+}
+
+/// Creates the table if it does not exist, safely when other processes do the same at the
+/// same moment (on PostgreSQL after [`PG_DDL_LOCK`](crate::sql::PG_DDL_LOCK); a creator that
+/// took no lock, such as a migration tool, can still collide: then it runs once more).
+pub async fn create_table<S: Session>(session: &mut S, sql: &LeaseSql) -> Result<(), BoxError> {
+    let mut outcome = session.execute(raw(&sql.create_guarded())).await;
+    if let Err(e) = &outcome {
+        if session.classify(e) == ErrorClass::AlreadyExists {
+            outcome = session.execute(raw(&sql.create_guarded())).await;
+        }
+    }
+    outcome
+        .map(drop)
+        .map_err(|e| describe(session, sql, "create", e))
+}
+
 /// Whether a call that failed with `err` is tried again (counting the attempt).
-fn retry<S: LeaseSteps>(steps: &S, err: &S::Error, attempt: &mut u32) -> bool {
-    if steps.classify(err) == ErrorClass::Transient && *attempt + 1 < TRANSIENT_ATTEMPTS {
+fn retry<S: Session>(session: &S, err: &S::Error, attempt: &mut u32) -> bool {
+    if session.classify(err) == ErrorClass::Transient && *attempt + 1 < TRANSIENT_ATTEMPTS {
         *attempt += 1;
         true
     } else {
@@ -199,59 +263,32 @@ fn transient_pause(attempt: u32) -> Duration {
 }
 
 /// A store error naming the operation and the table, with a hint when the table is missing.
-fn describe<S: LeaseSteps>(steps: &S, operation: &str, err: S::Error) -> BoxError {
-    let hint = if steps.classify(&err) == ErrorClass::MissingRelation {
+fn describe<S: Session>(session: &S, sql: &LeaseSql, operation: &str, err: S::Error) -> BoxError {
+    let hint = if session.classify(&err) == ErrorClass::MissingRelation {
         " (create it: `create_if_missing(true)` on the lease options, the store's `create_table`, or its migration SQL)"
     } else {
         ""
     };
-    format!("{operation} on lease table {}: {err}{hint}", steps.table()).into()
-}
-
-/// Runs `future` to completion on this thread, parking it while the future waits: for
-/// blocking adapters, whose steps never wait on a runtime (their [`LeaseSteps::pause`] sleeps
-/// the thread).
-///
-/// ```
-/// assert_eq!(idgen_core::lease::steps::block_on(async { 6 * 7 }), 42);
-/// ```
-pub fn block_on<F: Future>(future: F) -> F::Output {
-    use std::sync::Arc;
-    use std::task::{Context, Poll, Wake, Waker};
-
-    struct Unpark(std::thread::Thread);
-    impl Wake for Unpark {
-        fn wake(self: Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-
-    let mut future = std::pin::pin!(future);
-    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
-    let mut cx = Context::from_waker(&waker);
-    loop {
-        match future.as_mut().poll(&mut cx) {
-            Poll::Ready(output) => return output,
-            Poll::Pending => std::thread::park(),
-        }
-    }
+    format!("{operation} on lease table {}: {err}{hint}", sql.table()).into()
 }
 
 #[cfg(test)]
 mod tests {
-    //! The procedure over scripted steps (a fake in a unit test of pure logic; the real
+    //! The procedure over a scripted session (a fake in a unit test of pure logic; the real
     //! stores run the conformance suites on real databases).
 
     use super::*;
+    use crate::sql::block_on;
 
     #[derive(Debug, thiserror::Error)]
     #[error("{0}")]
     struct Fake(&'static str);
 
-    /// A node space of `rows` rows, of which `locked` expired ones are locked for the first
-    /// `locked_for` looks, and `transient` first calls fail with a transient error.
+    /// A node space of `rows` rows, `free` of them expired, all locked for the first
+    /// `locked_for` looks; the first `transient` statements fail with a transient error.
     #[derive(Default)]
     struct Script {
+        dialect: Option<Dialect>,
         rows: u64,
         free: u64,
         locked_for: u32,
@@ -259,12 +296,13 @@ mod tests {
         looks: u32,
         paused: Duration,
         missing_table: bool,
+        statements: Vec<String>,
     }
 
-    impl LeaseSteps for Script {
+    impl Session for Script {
         type Error = Fake;
-        fn table(&self) -> &str {
-            "\"leases\""
+        fn dialect(&self) -> Dialect {
+            self.dialect.unwrap_or(Dialect::Sqlite)
         }
         fn classify(&self, err: &Fake) -> ErrorClass {
             match err.0 {
@@ -273,7 +311,20 @@ mod tests {
                 _ => ErrorClass::Other,
             }
         }
-        async fn next_missing(&mut self, _: &str, _: u64) -> Result<u64, Fake> {
+        async fn execute(&mut self, st: Statement<'_>) -> Result<u64, Fake> {
+            self.statements.push(st.sql.clone());
+            if st.sql.contains("INSERT INTO") {
+                let end = match st.params[2] {
+                    crate::sql::Value::BigInt(end) => u64::try_from(end).unwrap(),
+                    _ => unreachable!(),
+                };
+                self.free += end - self.rows;
+                self.rows = end;
+            }
+            Ok(1)
+        }
+        async fn fetch_i64(&mut self, st: Statement<'_>) -> Result<Option<i64>, Fake> {
+            self.statements.push(st.sql.clone());
             if self.missing_table {
                 return Err(Fake("no such table"));
             }
@@ -281,32 +332,33 @@ mod tests {
                 self.transient -= 1;
                 return Err(Fake("busy"));
             }
-            Ok(self.rows)
+            let n = if st.sql.contains("COUNT(*)") {
+                self.free
+            } else {
+                self.rows
+            };
+            Ok(Some(i64::try_from(n).unwrap()))
         }
-        async fn take_expired(&mut self, req: ClaimRequest<'_>) -> Result<Option<Claim>, Fake> {
+        async fn fetch_text(&mut self, _: Statement<'_>) -> Result<Option<String>, Fake> {
+            Ok(Some("10.11.6-MariaDB".to_owned()))
+        }
+        async fn fetch_claim(
+            &mut self,
+            st: Statement<'_>,
+        ) -> Result<Option<(i64, Option<i64>)>, Fake> {
+            self.statements.push(st.sql.clone());
             self.looks += 1;
-            if self.free == 0 || self.looks <= self.locked_for || self.rows < req.capacity {
+            if self.free == 0 || self.looks <= self.locked_for {
                 return Ok(None);
             }
             self.free -= 1;
-            Ok(Some(Claim {
-                node: self.rows - self.free - 1,
-                last_timestamp_ms: None,
-            }))
+            Ok(Some((
+                i64::try_from(self.rows - self.free - 1).unwrap(),
+                None,
+            )))
         }
-        async fn count_expired(&mut self, _: &str, _: u64) -> Result<u64, Fake> {
-            Ok(self.free)
-        }
-        async fn insert_rows(&mut self, _: &str, nodes: Range<u64>) -> Result<(), Fake> {
-            self.free += nodes.end - nodes.start;
-            self.rows = nodes.end;
-            Ok(())
-        }
-        async fn renew(&mut self, _: RenewRequest<'_>) -> Result<bool, Fake> {
-            Ok(true)
-        }
-        async fn release(&mut self, _: RenewRequest<'_>) -> Result<(), Fake> {
-            Ok(())
+        async fn fetch_lease_rows(&mut self, _: Statement<'_>) -> Result<Vec<LeaseRow>, Fake> {
+            Ok(Vec::new())
         }
         async fn pause(&mut self, pause: Duration) {
             self.paused += pause;
@@ -322,12 +374,26 @@ mod tests {
         }
     }
 
+    fn run(s: &mut Script, capacity: u64) -> Result<Option<Claim>, BoxError> {
+        let sql = LeaseSql::new(s.dialect(), "leases").unwrap();
+        block_on(claim(s, &sql, req(capacity)))
+    }
+
     #[test]
-    fn rows_are_created_in_chunks_then_claimed() {
+    fn rows_are_created_in_chunks_as_needed_then_claimed() {
         let mut s = Script::default();
-        let claim = block_on(claim(&mut s, req(3000))).unwrap();
-        assert_eq!(s.rows, 3000, "three chunks: 1024 + 1024 + 952");
-        assert!(claim.is_some());
+        let first = run(&mut s, 3000).unwrap().unwrap();
+        assert_eq!((first.node, s.rows), (0, 1024), "one chunk of 1024 rows");
+        let mut s = Script {
+            rows: 2048,
+            ..Script::default()
+        };
+        let next = run(&mut s, 3000).unwrap().unwrap();
+        assert_eq!(
+            (next.node, s.rows),
+            (2048, 3000),
+            "the last chunk ends at the capacity"
+        );
     }
 
     #[test]
@@ -338,7 +404,7 @@ mod tests {
             locked_for: 30,
             ..Script::default()
         };
-        assert!(block_on(claim(&mut s, req(4))).unwrap().is_some());
+        assert!(run(&mut s, 4).unwrap().is_some());
         assert_eq!(s.looks, 31);
         assert!(s.paused >= Duration::from_millis(5 * (1..=20).sum::<u64>()));
     }
@@ -349,7 +415,7 @@ mod tests {
             rows: 4,
             ..Script::default()
         };
-        assert_eq!(block_on(claim(&mut s, req(4))).unwrap(), None);
+        assert_eq!(run(&mut s, 4).unwrap(), None);
         assert_eq!((s.looks, s.paused), (1, Duration::ZERO));
     }
 
@@ -361,7 +427,7 @@ mod tests {
             locked_for: u32::MAX,
             ..Script::default()
         };
-        let err = block_on(claim(&mut s, req(4))).unwrap_err().to_string();
+        let err = run(&mut s, 4).unwrap_err().to_string();
         assert!(
             err.contains("\"leases\"") && err.contains("stayed locked"),
             "{err}"
@@ -374,18 +440,41 @@ mod tests {
             transient: TRANSIENT_ATTEMPTS - 1,
             ..Script::default()
         };
-        assert!(block_on(claim(&mut s, req(8))).unwrap().is_some());
+        assert!(run(&mut s, 8).unwrap().is_some());
         let mut s = Script {
             transient: TRANSIENT_ATTEMPTS,
             ..Script::default()
         };
-        let err = block_on(claim(&mut s, req(8))).unwrap_err().to_string();
+        let err = run(&mut s, 8).unwrap_err().to_string();
         assert_eq!(err, "claim on lease table \"leases\": busy");
         let mut s = Script {
             missing_table: true,
             ..Script::default()
         };
-        let err = block_on(claim(&mut s, req(8))).unwrap_err().to_string();
+        let err = run(&mut s, 8).unwrap_err().to_string();
         assert!(err.contains("no such table (create it"), "{err}");
+    }
+
+    #[test]
+    fn a_mysql_claim_locks_then_assigns_in_one_read_committed_transaction() {
+        let mut s = Script {
+            dialect: Some(Dialect::MySql),
+            rows: 2,
+            free: 1,
+            ..Script::default()
+        };
+        assert!(run(&mut s, 2).unwrap().is_some());
+        let tx: Vec<&str> = s.statements.iter().map(|s| &s[..s.len().min(24)]).collect();
+        assert_eq!(
+            &tx[1..],
+            [
+                "SET TRANSACTION ISOLATIO",
+                "BEGIN",
+                "SELECT node, last_timest",
+                "UPDATE `leases` SET hold",
+                "COMMIT"
+            ]
+        );
+        assert!(s.statements[3].ends_with("FOR UPDATE SKIP LOCKED"));
     }
 }

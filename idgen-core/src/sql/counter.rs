@@ -4,8 +4,10 @@
 //! keep the counter in a `SEQUENCE` whose `INCREMENT BY` is the block size; MySQL (and MariaDB
 //! by choice) and SQLite in a row of a counter table, which takes any step per call.
 
-use super::{DEFAULT_COUNTER_TABLE, Dialect, PG_DDL_LOCK, SqlName, Statement, Value};
-use crate::Error;
+use super::{
+    DEFAULT_COUNTER_TABLE, Dialect, ErrorClass, PG_DDL_LOCK, Session, SqlName, Statement, Value,
+};
+use crate::{BoxError, Error};
 
 /// Where a counter lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -269,4 +271,90 @@ impl CounterSql {
             missing,
         }
     }
+}
+
+/// The procedures of every SQL hi-lo counter, over an adapter's [`Session`] (on the counter's
+/// own connection, in autocommit).
+impl CounterSql {
+    /// Takes one block of `size` IDs and returns its first ID. A missing sequence, table or
+    /// row is [`missing`](Self::missing); other errors are the driver's.
+    pub async fn allocate_on<S: Session>(
+        &self,
+        session: &mut S,
+        size: u64,
+    ) -> Result<i64, BoxError> {
+        let statement = self.allocate(size)?;
+        if (self.dialect, self.kind) == (Dialect::MySql, CounterKind::Table) {
+            let step = i64::try_from(size)?;
+            match session.execute(statement).await {
+                Ok(1) => {}
+                Ok(_) => return Err(self.missing().into()),
+                Err(e) => return Err(self.or_missing(session, e)),
+            }
+            // LAST_INSERT_ID() is per connection, and this is the counter's own connection:
+            // the counter after the update, so the block starts `step` below it.
+            let after = session.fetch_i64(raw(Self::LAST_INSERT_ID)).await?;
+            return Ok(after.ok_or_else(|| self.missing())? - step);
+        }
+        match session.fetch_i64(statement).await {
+            Ok(Some(start)) => Ok(start),
+            Ok(None) => Err(self.missing().into()),
+            Err(e) => Err(self.or_missing(session, e)),
+        }
+    }
+
+    /// The counter's fixed step (a sequence's increment, checked by [`step`](Self::step)), or
+    /// `None` for a table counter, which takes any step per call.
+    pub async fn increment_on<S: Session>(&self, session: &mut S) -> Result<Option<u64>, BoxError> {
+        match session.fetch_i64(self.increment()).await {
+            Ok(Some(increment)) => match self.kind {
+                CounterKind::Sequence => Ok(Some(self.step(increment)?)),
+                CounterKind::Table => Ok(None),
+            },
+            Ok(None) => Err(self.missing().into()),
+            Err(e) => Err(self.or_missing(session, e)),
+        }
+    }
+
+    /// Creates the counter if it is missing ([`create_guarded`](Self::create_guarded)),
+    /// idempotently and safely when other processes do the same at the same moment; a creator
+    /// that took no lock (a migration tool) can still collide: then it runs once more.
+    pub async fn create_on<S: Session>(&self, session: &mut S, block: u64) -> Result<(), BoxError> {
+        for sql in self.create_guarded(block) {
+            let mut outcome = session.execute(raw(&sql)).await;
+            if let Err(e) = &outcome {
+                if session.classify(e) == ErrorClass::AlreadyExists {
+                    outcome = session.execute(raw(&sql)).await;
+                }
+            }
+            outcome?;
+        }
+        Ok(())
+    }
+
+    fn or_missing<S: Session>(&self, session: &S, err: S::Error) -> BoxError {
+        if session.classify(&err) == ErrorClass::MissingRelation {
+            self.missing().into()
+        } else {
+            err.into()
+        }
+    }
+}
+
+/// How a MySQL/MariaDB server keeps counters by default: MariaDB 10.3 or newer in sequences,
+/// anything else in a table ([`mariadb_has_sequences`](super::mariadb_has_sequences) on
+/// `SELECT VERSION()`).
+pub async fn detect_mysql_kind<S: Session>(session: &mut S) -> Result<CounterKind, S::Error> {
+    let version = session.fetch_text(raw("SELECT VERSION() AS value")).await?;
+    Ok(
+        if super::mariadb_has_sequences(version.as_deref().unwrap_or("")) {
+            CounterKind::Sequence
+        } else {
+            CounterKind::Table
+        },
+    )
+}
+
+fn raw(sql: &str) -> Statement<'static> {
+    Statement::new(sql.to_owned(), Vec::new())
 }

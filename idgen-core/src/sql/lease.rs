@@ -13,8 +13,9 @@ use crate::Error;
 /// The lease table's SQL for one database and table name: what every adapter's lease store
 /// sends, so stores of different adapters share one table.
 ///
-/// Result columns are named (`node`, `last_timestamp`, `holder`, `expires_at_ms`, `next`,
-/// `expired`) and come in that order, so drivers may read them by name or by position.
+/// Result columns are named (`node`, `last_timestamp`; `holder`, `expires_at_ms` in
+/// [`rows`](Self::rows); `value` for a single number) and come in that order, so drivers may
+/// read them by name or by position.
 ///
 /// ```
 /// use idgen_core::sql::{Dialect, LeaseSql, Value};
@@ -225,7 +226,7 @@ impl LeaseSql {
     }
 
     /// The first node ID below `capacity` with no row yet (rows are created in order), as
-    /// column `next`.
+    /// column `value`.
     pub fn next_missing<'a>(&self, namespace: &'a str, capacity: u64) -> Statement<'a> {
         let d = self.dialect;
         let max = match d {
@@ -234,7 +235,7 @@ impl LeaseSql {
         };
         Statement::new(
             format!(
-                "SELECT {max} AS next FROM {} WHERE namespace = {} AND node < {}",
+                "SELECT {max} AS value FROM {} WHERE namespace = {} AND node < {}",
                 self.table,
                 d.param(1),
                 d.param(2)
@@ -243,13 +244,13 @@ impl LeaseSql {
         )
     }
 
-    /// How many node IDs below `capacity` are expired, locked or not, as column `expired`: a
+    /// How many node IDs below `capacity` are expired, locked or not, as column `value`: a
     /// claim that found none it could lock tells "full" from "held for a moment" with it.
     pub fn count_expired<'a>(&self, namespace: &'a str, capacity: u64) -> Statement<'a> {
         let d = self.dialect;
         Statement::new(
             format!(
-                "SELECT COUNT(*) AS expired FROM {} \
+                "SELECT COUNT(*) AS value FROM {} \
                  WHERE namespace = {} AND node < {} AND expires_at <= {}",
                 self.table,
                 d.param(1),

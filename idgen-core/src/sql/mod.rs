@@ -12,6 +12,9 @@
 //!   with a digit), refused with [`Error::InvalidSqlName`](crate::Error::InvalidSqlName).
 //! - [`LeaseSql`]: the lease table's DDL and statements.
 //! - [`CounterSql`]: a hi-lo counter's DDL and statements (a sequence, or a row of a table).
+//! - [`Session`]: the primitives an adapter implements on one connection (run a statement,
+//!   read a value), over which the lease procedure (`lease::steps`) and the hi-lo counter
+//!   procedure ([`CounterSql::allocate_on`] and friends) are written once.
 //! - The default names: [`DEFAULT_LEASE_TABLE`], [`DEFAULT_COUNTER_TABLE`], [`DEFAULT_COUNTER`].
 //!
 //! ```
@@ -29,12 +32,14 @@ mod counter;
 mod dialect;
 mod lease;
 mod name;
+mod session;
 mod statement;
 
-pub use counter::{CounterKind, CounterSql};
+pub use counter::{CounterKind, CounterSql, detect_mysql_kind};
 pub use dialect::{Dialect, ErrorClass, mariadb_has_sequences, mysql_has_skip_locked};
 pub use lease::LeaseSql;
 pub use name::SqlName;
+pub use session::{LeaseRow, Session, block_on};
 pub use statement::{Statement, Value};
 
 /// The lease table's default name, shared by every adapter.
