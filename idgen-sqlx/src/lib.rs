@@ -172,13 +172,18 @@
 
 pub use idgen_core::*;
 
-#[cfg(feature = "postgres")]
-mod pg_ddl;
-#[cfg(feature = "postgres")]
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
+mod session;
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
+pub use session::SqlxDatabase;
 #[doc(hidden)]
-pub use pg_ddl::PG_DDL_LOCK;
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
+pub use session::{SessionFuture, SqlxSession};
 
-#[cfg(feature = "lease")]
+#[cfg(all(
+    feature = "lease",
+    any(feature = "postgres", feature = "mysql", feature = "sqlite")
+))]
 #[cfg_attr(docsrs, doc(cfg(feature = "lease")))]
 pub mod lease;
 

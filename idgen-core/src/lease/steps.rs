@@ -265,7 +265,7 @@ fn transient_pause(attempt: u32) -> Duration {
 /// A store error naming the operation and the table, with a hint when the table is missing.
 fn describe<S: Session>(session: &S, sql: &LeaseSql, operation: &str, err: S::Error) -> BoxError {
     let hint = if session.classify(&err) == ErrorClass::MissingRelation {
-        " (create it: `create_if_missing(true)` on the lease options, the store's `create_table`, or its migration SQL)"
+        " (create it: `create_if_missing(true)` on the lease options, `create_lease_table(&pool)`, or the migration SQL)"
     } else {
         ""
     };
