@@ -49,7 +49,7 @@
 //!
 //! Counter and table names are written into SQL, so only `name` or `schema.name` of ASCII
 //! letters, digits and `_` (not starting with a digit, parts of at most 63 characters) pass
-//! ([`CoreError::HiLoInvalidCounterName`](crate::CoreError::HiLoInvalidCounterName)).
+//! ([`CoreError::InvalidSqlName`](crate::CoreError::InvalidSqlName)).
 
 // Without a database feature every counter is `Unsupported`, and the rest is unreachable.
 #![cfg_attr(
@@ -65,7 +65,7 @@ use crate::Error;
 use crate::pool::SqlxPool;
 
 /// The counter table's default name (MySQL without sequences, SQLite; idgen-sqlx's).
-pub const DEFAULT_TABLE: &str = "idgen_hilo";
+pub use idgen_core::sql::DEFAULT_COUNTER_TABLE as DEFAULT_TABLE;
 
 /// A hi-lo counter in the database behind a [`DatabaseConnection`]: a sequence (PostgreSQL,
 /// MariaDB ≥ 10.3) or a row of the counter table (MySQL, older MariaDB, SQLite), on a
@@ -135,7 +135,7 @@ pub enum SeaOrmConnection {}
 impl SeaOrmCounter {
     /// The counter `name` (a sequence, or a row of `idgen_hilo`) in the database behind `db`.
     ///
-    /// Errors: [`Error::Id`] wrapping `CoreError::HiLoInvalidCounterName` naming the name;
+    /// Errors: [`Error::Id`] wrapping `CoreError::InvalidSqlName` naming the name;
     /// [`Error::UnsupportedConnection`] for a connection that is not an sqlx pool.
     ///
     /// ```
@@ -224,14 +224,14 @@ impl SeaOrmCounter {
         #[allow(unused_variables)]
         match &self.inner {
             #[cfg(feature = "postgres")]
-            Inner::Postgres(c) => Ok(c.migration_sql(block)),
+            Inner::Postgres(c) => Ok(c.migration_sql(block)?),
             #[cfg(feature = "mysql")]
             Inner::MySql(c) => {
                 c.detect_mode().await?;
-                Ok(c.migration_sql(block))
+                Ok(c.migration_sql(block)?)
             }
             #[cfg(feature = "sqlite")]
-            Inner::Sqlite(c) => Ok(c.migration_sql()),
+            Inner::Sqlite(c) => Ok(c.migration_sql()?),
             Inner::Unsupported { error, .. } => Err(error.clone()),
         }
     }

@@ -265,14 +265,14 @@ impl SeaOrmLeaseStore {
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), sea_orm::DbErr> {
     /// let db = sea_orm::Database::connect("sqlite::memory:").await?;
-    /// let sql = idgen_seaorm::lease::SeaOrmLeaseStore::new(db).migration_sql();
+    /// let sql = idgen_seaorm::lease::SeaOrmLeaseStore::new(db).migration_sql()?;
     /// assert!(sql.starts_with("CREATE TABLE IF NOT EXISTS \"idgen_worker_lease\""));
     /// # Ok(()) }
     /// # #[cfg(not(feature = "sqlite"))]
     /// # fn main() {}
     /// ```
-    pub fn migration_sql(&self) -> String {
-        delegate!(&self.inner, store => store.migration_sql(), e => format!("-- {e}"))
+    pub fn migration_sql(&self) -> Result<String, Error> {
+        delegate!(&self.inner, store => Ok(store.migration_sql()?), e => Err(e.clone()))
     }
 
     /// Creates the table if it does not exist (idempotent).
@@ -290,7 +290,7 @@ impl SeaOrmLeaseStore {
     pub async fn create_table(&self) -> Result<(), DbErr> {
         delegate!(
             &self.inner,
-            store => store.create_table().await.map_err(|e| DbErr::Exec(sea_orm::RuntimeErr::SqlxError(e.into()))),
+            store => store.create_table().await.map_err(|e| Error::from(e).into()),
             e => Err(e.clone().into())
         )
     }
