@@ -103,13 +103,9 @@
 pub use idgen_core::*;
 
 #[cfg(any(feature = "lease", feature = "hilo"))]
-mod error;
-#[cfg(all(feature = "postgres", any(feature = "lease", feature = "hilo")))]
-mod pg_ddl;
-#[cfg(all(feature = "sqlite", any(feature = "lease", feature = "hilo")))]
-mod sqlite_busy;
+mod session;
 #[cfg(any(feature = "lease", feature = "hilo"))]
-pub use error::DieselError;
+pub use session::DieselConnection;
 
 /// An r2d2 pool of diesel connections of type `C`: what [`lease`] and [`hilo`] take.
 ///
