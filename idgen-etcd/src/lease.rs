@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use etcd_client::{Client, Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp};
 use idgen_core::Error;
+use idgen_core::sql::SqlName;
 
 use crate::Etcd;
 use crate::error::UnexpectedValue;
@@ -103,7 +104,7 @@ impl EtcdLeaseStore {
     /// # Ok::<(), idgen_etcd::Error>(())
     /// ```
     pub fn with_prefix(self, prefix: &str) -> Result<Self, Error> {
-        TableName::parse(prefix)?;
+        SqlName::parse("lease key prefix", prefix)?;
         Ok(EtcdLeaseStore {
             prefix: Ok(prefix.into()),
             ..self
@@ -114,7 +115,7 @@ impl EtcdLeaseStore {
     fn named(etcd: &Etcd, prefix: &str) -> Self {
         EtcdLeaseStore {
             etcd: etcd.clone(),
-            prefix: TableName::parse(prefix).map(|_| prefix.into()),
+            prefix: SqlName::parse("lease key prefix", prefix).map(|_| prefix.into()),
             leases: Arc::default(),
         }
     }

@@ -163,12 +163,7 @@ impl RedisCounter {
 
 /// The SQL sources' rule for counter names, so a name moves between stores unchanged.
 fn validate_name(name: &str) -> Result<(), Error> {
-    idgen_core::lease::TableName::parse(name)
-        .map(drop)
-        .map_err(|_| Error::HiLoInvalidCounterName {
-            name: name.to_owned(),
-            reason: "not `name` or `schema.name` of ASCII letters, digits and `_` (at most 63 each, not starting with a digit)",
-        })
+    idgen_core::sql::SqlName::parse("hi-lo counter", name).map(drop)
 }
 
 impl HiLoSource for RedisCounter {
