@@ -14,7 +14,15 @@ use crate::fmt_time::UnixMs;
 /// assert_eq!(err.to_string(), "node 1024 does not fit in 10 bits: the largest node is 1023");
 /// assert!(matches!(err, Error::FieldOutOfRange { field: "node", value: 1024, .. }));
 /// ```
-#[derive(Debug, Clone, thiserror::Error)]
+///
+/// `Debug` reads like `Display` followed by the causes not already in the message, so
+/// `fn main() -> Result<(), idgen_core::Error>` prints the same helpful text:
+///
+/// ```
+/// let err = idgen_core::sql::SqlName::parse("hi-lo counter", "orders;").unwrap_err();
+/// assert_eq!(format!("{err:?}"), err.to_string());
+/// ```
+#[derive(Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A text that should hold a decimal [`SnowflakeId`](crate::SnowflakeId) does not.
@@ -432,6 +440,23 @@ pub enum Error {
     },
 }
 
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut shown = self.to_string();
+        f.write_str(&shown)?;
+        let mut cause = std::error::Error::source(self);
+        while let Some(err) = cause {
+            let text = err.to_string();
+            if !shown.contains(&text) {
+                write!(f, "\n\ncaused by: {text}")?;
+                shown.push_str(&text);
+            }
+            cause = err.source();
+        }
+        Ok(())
+    }
+}
+
 /// `no prefix` or `the prefix "ord_"`, for messages.
 fn describe_expected(prefix: &str) -> String {
     if prefix.is_empty() {
@@ -459,5 +484,32 @@ fn fenced_message(now_ms: i64, valid_until_ms: i64) -> String {
             UnixMs(now_ms),
             UnixMs(valid_until_ms)
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("connection refused")]
+    struct Refused(#[source] std::io::Error);
+
+    #[test]
+    fn debug_is_display_then_the_causes_not_already_shown() {
+        let err = Error::HiLoSource {
+            counter: "orders".into(),
+            source: std::sync::Arc::new(Refused(std::io::Error::other("os error 111"))),
+        };
+        assert_eq!(
+            format!("{err:?}"),
+            "hi-lo counter orders failed: connection refused\n\ncaused by: os error 111"
+        );
+        let missing = Error::HiLoCounterMissing {
+            counter: "hilo".into(),
+            missing: "no sequence named hilo".into(),
+        };
+        assert_eq!(format!("{missing:?}"), missing.to_string());
+        assert!(format!("{missing:?}").contains("create_if_missing(true)"));
     }
 }

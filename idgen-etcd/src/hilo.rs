@@ -332,6 +332,11 @@ impl HiLoSource for EtcdCounter {
         Ok(Increment::Fixed(seen.increment))
     }
 
+    /// [`create`](Self::create) with the block size as the increment.
+    async fn create_if_missing(&self, block: u64) -> Result<(), BoxError> {
+        Ok(self.create(block).await?)
+    }
+
     fn name(&self) -> &str {
         &self.name
     }

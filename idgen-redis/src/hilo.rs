@@ -217,6 +217,11 @@ impl HiLoSource for RedisCounter {
         Ok(Increment::PerCall)
     }
 
+    /// [`create`](Self::create) (a Redis counter takes any step, so `block` is not stored).
+    async fn create_if_missing(&self, _block: u64) -> Result<(), BoxError> {
+        Ok(self.create().await?)
+    }
+
     fn name(&self) -> &str {
         &self.name
     }

@@ -315,6 +315,11 @@ impl HiLoSource for SeaOrmCounter {
         }
     }
 
+    /// [`create`](Self::create).
+    async fn create_if_missing(&self, block: u64) -> Result<(), BoxError> {
+        Ok(self.create(block).await?)
+    }
+
     fn name(&self) -> &str {
         match &self.inner {
             #[cfg(feature = "postgres")]

@@ -309,6 +309,10 @@ impl LeaseStore for SeaOrmLeaseStore {
         delegate!(&self.inner, store => store.release(req).await, e => Err(e.clone().into()))
     }
 
+    async fn create_if_missing(&self) -> Result<(), BoxError> {
+        delegate!(&self.inner, store => store.create_if_missing().await, e => Err(e.clone().into()))
+    }
+
     /// idgen-sqlx's detached store: the same table on a one-connection pool of its own with
     /// the connection's connect options, independent of the runtime the connection runs on.
     fn detached(&self) -> Option<Self> {

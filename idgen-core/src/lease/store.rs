@@ -74,6 +74,15 @@ pub trait LeaseStore: Send + Sync + 'static {
     /// ID stays free. Releasing twice is harmless.
     fn release(&self, req: RenewRequest<'_>) -> impl Future<Output = Result<(), BoxError>> + Send;
 
+    /// Creates what the store keeps its leases in (a database store's lease table) if it does
+    /// not exist, idempotently and safely when many processes do it at the same moment.
+    /// [`LeaseOptions::create_if_missing`](crate::lease::LeaseOptions::create_if_missing)
+    /// calls it before the claim. The default does nothing: a store that needs no schema
+    /// (memory, key-value stores) has nothing to create.
+    fn create_if_missing(&self) -> impl Future<Output = Result<(), BoxError>> + Send {
+        async { Ok(()) }
+    }
+
     /// A copy of this store that does not depend on the async runtime it was made on: it opens
     /// connections of its own when first used. `None` (the default) if the store cannot make one.
     ///

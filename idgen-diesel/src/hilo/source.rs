@@ -265,6 +265,12 @@ impl<C: DieselConnection + Send> HiLoSource for DieselCounter<C> {
     fn name(&self) -> &str {
         &self.name
     }
+
+    /// [`create`](Self::create), on a blocking thread.
+    async fn create_if_missing(&self, block: u64) -> Result<(), BoxError> {
+        self.blocking(move |session, sql| block_on(sql.create_on(session, block)))
+            .await
+    }
 }
 
 /// Marks the [`IntoHiLoSource`] implementations for r2d2 pools, so that

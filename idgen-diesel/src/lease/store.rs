@@ -375,6 +375,12 @@ impl<C: DieselConnection + Send> LeaseStore for DieselLeaseStore<C> {
             .await
     }
 
+    /// Creates the lease table if it does not exist ([`create_table`](Self::create_table)).
+    async fn create_if_missing(&self) -> Result<(), BoxError> {
+        self.on_thread(|session, sql| block_on(steps::create_table(session, sql)))
+            .await
+    }
+
     /// A clone: an r2d2 pool belongs to no async runtime (its connections are plain blocking
     /// ones), and each call runs on a thread of its own.
     fn detached(&self) -> Option<Self> {

@@ -257,6 +257,11 @@ impl HiLoSource for MySqlCounter {
         self.counter(self.resolve().await?).increment().await
     }
 
+    /// [`create`](Self::create).
+    async fn create_if_missing(&self, block: u64) -> Result<(), BoxError> {
+        Ok(self.create(block).await?)
+    }
+
     fn name(&self) -> &str {
         &self.name
     }

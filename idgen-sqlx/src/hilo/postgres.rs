@@ -108,6 +108,11 @@ impl HiLoSource for PgSequence {
         self.counter.increment().await
     }
 
+    /// [`create`](Self::create).
+    async fn create_if_missing(&self, block: u64) -> Result<(), BoxError> {
+        Ok(self.create(block).await?)
+    }
+
     fn name(&self) -> &str {
         &self.name
     }

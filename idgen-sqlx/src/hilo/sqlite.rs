@@ -128,6 +128,11 @@ impl HiLoSource for SqliteCounter {
         self.counter.increment().await
     }
 
+    /// [`create`](Self::create).
+    async fn create_if_missing(&self, block: u64) -> Result<(), BoxError> {
+        Ok(self.create(block).await?)
+    }
+
     fn name(&self) -> &str {
         &self.name
     }

@@ -287,6 +287,12 @@ impl<DB: SqlxDatabase> LeaseStore for SqlxLeaseStore<DB> {
         let (mut session, sql) = self.start("release").await?;
         steps::release(&mut session, sql, req).await
     }
+
+    /// Creates the lease table if it does not exist ([`create_table`](Self::create_table)).
+    async fn create_if_missing(&self) -> Result<(), BoxError> {
+        let (mut session, sql) = self.start("create").await?;
+        steps::create_table(&mut session, sql).await
+    }
     /// The same table on a one-connection pool of its own, with this pool's connect options
     /// (host, credentials, TLS, SQLite file and busy timeout), connected on first use. Such a
     /// pool starts no background task, so the copy works on whatever runtime calls it, after
