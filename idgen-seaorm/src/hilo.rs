@@ -62,6 +62,7 @@ use sea_orm::{DatabaseConnection, DbBackend};
 pub use idgen_core::hilo::*;
 
 use crate::Error;
+pub use crate::SeaOrmConnection;
 use crate::pool::SqlxPool;
 
 /// The counter table's default name (MySQL without sequences, SQLite; idgen-sqlx's).
@@ -112,25 +113,6 @@ enum Inner {
         error: Error,
     },
 }
-
-/// The `Marker` of [`IntoHiLoSource`] for `DatabaseConnection`: it lets
-/// `HiLo::new(&db, block)` accept one. Never named by callers.
-///
-/// ```
-/// # #[cfg(feature = "sqlite")]
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), sea_orm::DbErr> {
-/// use idgen_seaorm::hilo::{HiLoSource, IntoHiLoSource, SeaOrmConnection};
-///
-/// let db = sea_orm::Database::connect("sqlite::memory:").await?;
-/// let source = IntoHiLoSource::<SeaOrmConnection>::into_hilo_source(&db, "orders");
-/// assert_eq!(source.name(), "orders");
-/// # Ok(()) }
-/// # #[cfg(not(feature = "sqlite"))]
-/// # fn main() {}
-/// ```
-#[derive(Debug)]
-pub enum SeaOrmConnection {}
 
 impl SeaOrmCounter {
     /// The counter `name` (a sequence, or a row of `idgen_hilo`) in the database behind `db`.
@@ -337,7 +319,7 @@ impl HiLoSource for SeaOrmCounter {
 /// pools do), or a source whose every call fails with why `db` has none.
 fn source(db: &DatabaseConnection, counter: &str) -> SeaOrmCounter {
     #[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
-    use idgen_sqlx::hilo::PoolMarker;
+    use idgen_sqlx::SqlxPool as PoolMarker;
     let inner = match SqlxPool::of(db) {
         #[cfg(feature = "postgres")]
         Ok(SqlxPool::Postgres(pool)) => Inner::Postgres(

@@ -67,6 +67,7 @@ pub use idgen_core::lease::*;
 pub use idgen_sqlx::lease::DEFAULT_TABLE;
 
 use crate::Error;
+pub use crate::SeaOrmConnection;
 use crate::pool::SqlxPool;
 
 /// Node-ID leases kept in a table of the database behind a sea-orm [`DatabaseConnection`]
@@ -127,27 +128,6 @@ macro_rules! delegate {
         }
     };
 }
-
-/// Marks the [`IntoLeaseStore`] implementations for `DatabaseConnection`, so that
-/// `WorkerLease::acquire(&db, &layout)` takes one. Never named by callers.
-///
-/// ```
-/// # #[cfg(feature = "sqlite")]
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use idgen_seaorm::lease::{create_lease_table, WorkerLease};
-///
-/// let db = sea_orm::Database::connect("sqlite::memory:").await?;
-/// create_lease_table(&db).await?;
-/// let by_reference = WorkerLease::acquire(&db, &idgen_seaorm::Layout::TWITTER).await?;
-/// let by_value = WorkerLease::acquire(db.clone(), &idgen_seaorm::Layout::TWITTER).await?;
-/// assert_ne!(by_reference.node(), by_value.node());
-/// # Ok(()) }
-/// # #[cfg(not(feature = "sqlite"))]
-/// # fn main() {}
-/// ```
-#[derive(Clone, Copy, Debug)]
-pub struct SeaOrmConnection;
 
 /// Creates the lease table with its default name (`idgen_worker_lease`) if it does not exist.
 ///

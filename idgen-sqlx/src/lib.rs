@@ -174,11 +174,11 @@ pub use idgen_core::*;
 
 #[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
 mod session;
-#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
-pub use session::SqlxDatabase;
 #[doc(hidden)]
 #[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
 pub use session::{SessionFuture, SqlxSession};
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
+pub use session::{SqlxDatabase, SqlxPool};
 
 #[cfg(all(
     feature = "lease",

@@ -11,6 +11,30 @@ use idgen_core::sql::{Dialect, ErrorClass, LeaseRow, Statement, Value};
 use sqlx::pool::PoolConnection;
 use sqlx::{Arguments, AssertSqlSafe, Database, Executor, Pool, Row};
 
+/// Marks idgen's implementations for sqlx pools (`IntoLeaseStore`, `IntoHiLoSource`), so
+/// that `WorkerLease::acquire(&pool, &layout)` and `HiLo::new(&pool, block)` take a `PgPool`,
+/// `MySqlPool` or `SqlitePool`. Never named by callers (idgen-diesel's is `R2d2Pool`,
+/// idgen-seaorm's `SeaOrmConnection`).
+///
+/// ```
+/// # #[cfg(feature = "sqlite")]
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use idgen_sqlx::lease::{create_lease_table, WorkerLease};
+/// use idgen_sqlx::Layout;
+///
+/// let pool = sqlx::SqlitePool::connect("sqlite::memory:").await?;
+/// create_lease_table(&pool).await?;
+/// let by_reference = WorkerLease::acquire(&pool, &Layout::TWITTER).await?;
+/// let by_value = WorkerLease::acquire(pool.clone(), &Layout::TWITTER).await?;
+/// assert_ne!(by_reference.node(), by_value.node());
+/// # Ok(()) }
+/// # #[cfg(not(feature = "sqlite"))]
+/// # fn main() {}
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub enum SqlxPool {}
+
 /// A future of [`SqlxDatabase::session`].
 #[doc(hidden)]
 pub type SessionFuture<'a, S> = Pin<Box<dyn Future<Output = Result<S, sqlx::Error>> + Send + 'a>>;

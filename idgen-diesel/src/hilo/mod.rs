@@ -57,5 +57,6 @@
 
 mod source;
 
+pub use crate::R2d2Pool;
 pub use idgen_core::hilo::*;
-pub use source::{DEFAULT_TABLE, DieselCounter, R2d2Counter};
+pub use source::{DEFAULT_TABLE, DieselCounter};

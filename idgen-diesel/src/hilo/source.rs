@@ -9,7 +9,7 @@ use idgen_core::sql::{CounterKind, CounterSql, Dialect, block_on, detect_mysql_k
 
 use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
 use crate::session::DieselSession;
-use crate::{DieselConnection, DieselPool, Error};
+use crate::{DieselConnection, DieselPool, Error, R2d2Pool};
 
 /// The counter table's default name (MySQL table mode, SQLite; idgen-core's).
 pub use idgen_core::sql::DEFAULT_COUNTER_TABLE as DEFAULT_TABLE;
@@ -273,31 +273,7 @@ impl<C: DieselConnection + Send> HiLoSource for DieselCounter<C> {
     }
 }
 
-/// Marks the [`IntoHiLoSource`] implementations for r2d2 pools, so that
-/// `HiLo::new(&pool, 1000)` takes one (the counter named by `HiLoBuilder::counter`, default
-/// `hilo`). Never named by callers.
-///
-/// ```
-/// # #[cfg(feature = "sqlite")]
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use diesel::r2d2::{ConnectionManager, Pool};
-/// use idgen_diesel::hilo::{DieselCounter, HiLo};
-/// # let dir = tempfile::tempdir()?;
-/// # let database_url = dir.path().join("app.db").display().to_string();
-/// let pool = Pool::new(ConnectionManager::<diesel::SqliteConnection>::new(database_url))?;
-/// DieselCounter::new(&pool, "orders")?.create(100)?;
-/// let by_reference = HiLo::builder(&pool).counter("orders").block(100).build().await?;
-/// let by_value = HiLo::builder(pool.clone()).counter("orders").block(100).build().await?;
-/// assert_ne!(by_reference.next_id().await?, by_value.next_id().await?);
-/// # Ok(()) }
-/// # #[cfg(not(feature = "sqlite"))]
-/// # fn main() {}
-/// ```
-#[derive(Clone, Copy, Debug)]
-pub struct R2d2Counter;
-
-impl<C: DieselConnection + Send> IntoHiLoSource<R2d2Counter> for DieselPool<C> {
+impl<C: DieselConnection + Send> IntoHiLoSource<R2d2Pool> for DieselPool<C> {
     type Source = DieselCounter<C>;
     /// The counter `counter` on this pool; a refused name fails at start-up, naming it.
     fn into_hilo_source(self, counter: &str) -> DieselCounter<C> {
@@ -305,7 +281,7 @@ impl<C: DieselConnection + Send> IntoHiLoSource<R2d2Counter> for DieselPool<C> {
     }
 }
 
-impl<C: DieselConnection + Send> IntoHiLoSource<R2d2Counter> for &DieselPool<C> {
+impl<C: DieselConnection + Send> IntoHiLoSource<R2d2Pool> for &DieselPool<C> {
     type Source = DieselCounter<C>;
     /// The counter `counter` on a clone of this pool; a refused name fails at start-up.
     fn into_hilo_source(self, counter: &str) -> DieselCounter<C> {

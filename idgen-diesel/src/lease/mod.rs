@@ -94,5 +94,6 @@
 
 mod store;
 
+pub use crate::R2d2Pool;
 pub use idgen_core::lease::*;
-pub use store::{DEFAULT_TABLE, DieselLeaseStore, LeaseRow, R2d2Pool, create_lease_table};
+pub use store::{DEFAULT_TABLE, DieselLeaseStore, LeaseRow, create_lease_table};

@@ -10,7 +10,7 @@ use idgen_core::sql::{LeaseSql, block_on};
 
 use crate::lease::{BoxError, Claim, ClaimRequest, IntoLeaseStore, LeaseStore, RenewRequest};
 use crate::session::DieselSession;
-use crate::{DieselConnection, DieselPool, Error};
+use crate::{DieselConnection, DieselPool, Error, R2d2Pool};
 
 /// The lease table's default name (idgen-core's, shared by every adapter).
 pub use idgen_core::sql::DEFAULT_LEASE_TABLE as DEFAULT_TABLE;
@@ -57,31 +57,6 @@ pub struct DieselLeaseStore<C: R2D2Connection + 'static> {
     /// The table's SQL, or why the given name was refused.
     sql: Result<Arc<LeaseSql>, Error>,
 }
-
-/// Marks the [`IntoLeaseStore`] implementations for r2d2 pools of diesel connections, so that
-/// `WorkerLease::acquire(&pool, &layout)` takes one. Never named by callers.
-///
-/// ```
-/// # #[cfg(feature = "sqlite")]
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use diesel::r2d2::{ConnectionManager, Pool};
-/// use idgen_diesel::lease::{create_lease_table, WorkerLease};
-/// use idgen_diesel::Layout;
-///
-/// # let dir = tempfile::tempdir()?;
-/// # let path = dir.path().join("app.db").display().to_string();
-/// let pool = Pool::new(ConnectionManager::<diesel::SqliteConnection>::new(path))?;
-/// create_lease_table(&pool)?;
-/// let by_reference = WorkerLease::acquire(&pool, &Layout::TWITTER).await?;
-/// let by_value = WorkerLease::acquire(pool.clone(), &Layout::TWITTER).await?;
-/// assert_ne!(by_reference.node(), by_value.node());
-/// # Ok(()) }
-/// # #[cfg(not(feature = "sqlite"))]
-/// # fn main() {}
-/// ```
-#[derive(Clone, Copy, Debug)]
-pub struct R2d2Pool;
 
 /// Creates the lease table with its default name (`idgen_worker_lease`) if it does not exist,
 /// on a connection of `pool`. Blocking: call it at start-up or from `spawn_blocking`. The SQL

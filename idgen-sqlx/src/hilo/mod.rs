@@ -141,6 +141,7 @@ pub use postgres::PgSequence;
 pub use sqlite::SqliteCounter;
 
 use crate::Error;
+pub use crate::SqlxPool;
 use idgen_core::sql::SqlName;
 
 /// The counter table's default name (MySQL table mode, SQLite).
@@ -173,22 +174,3 @@ pub use idgen_core::sql::DEFAULT_COUNTER_TABLE as DEFAULT_TABLE;
 pub fn validate_name(name: &str) -> Result<(), Error> {
     SqlName::parse("hi-lo counter", name).map(drop)
 }
-
-/// The `Marker` of [`IntoHiLoSource`] for sqlx pools: it lets `HiLo::new(pool, block)` accept a
-/// `PgPool`, `MySqlPool` or `SqlitePool`. Never named by callers.
-///
-/// ```
-/// # #[cfg(feature = "sqlite")]
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// use idgen_sqlx::hilo::{IntoHiLoSource, PoolMarker};
-///
-/// let pool = sqlx::SqlitePool::connect_lazy("sqlite::memory:").unwrap();
-/// let source = IntoHiLoSource::<PoolMarker>::into_hilo_source(pool, "orders");
-/// assert_eq!(idgen_sqlx::hilo::HiLoSource::name(&source), "orders");
-/// # }
-/// # #[cfg(not(feature = "sqlite"))]
-/// # fn main() {}
-/// ```
-#[derive(Debug)]
-pub enum PoolMarker {}

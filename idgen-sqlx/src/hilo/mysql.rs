@@ -7,7 +7,8 @@ use idgen_core::sql::{CounterKind, CounterSql, Dialect, detect_mysql_kind};
 use sqlx::MySqlPool;
 
 use super::counter::Counter;
-use super::{DEFAULT_TABLE, PoolMarker, pool};
+use super::{DEFAULT_TABLE, pool};
+use crate::SqlxPool;
 use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
 use crate::{Error, SqlxDatabase};
 
@@ -271,7 +272,7 @@ impl HiLoSource for MySqlCounter {
 /// `hilo`) in [`MySqlMode::Detect`].
 ///
 /// [`HiLoBuilder::counter`]: crate::hilo::HiLoBuilder::counter
-impl IntoHiLoSource<PoolMarker> for MySqlPool {
+impl IntoHiLoSource<SqlxPool> for MySqlPool {
     type Source = MySqlCounter;
 
     fn into_hilo_source(self, counter: &str) -> MySqlCounter {
@@ -279,7 +280,7 @@ impl IntoHiLoSource<PoolMarker> for MySqlPool {
     }
 }
 
-impl IntoHiLoSource<PoolMarker> for &MySqlPool {
+impl IntoHiLoSource<SqlxPool> for &MySqlPool {
     type Source = MySqlCounter;
 
     fn into_hilo_source(self, counter: &str) -> MySqlCounter {

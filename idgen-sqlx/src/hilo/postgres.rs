@@ -4,8 +4,9 @@ use idgen_core::sql::{CounterSql, Dialect};
 use sqlx::PgPool;
 
 use super::counter::Counter;
-use super::{PoolMarker, pool};
+use super::pool;
 use crate::Error;
+use crate::SqlxPool;
 use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
 
 /// A PostgreSQL sequence as a hi-lo counter: `SELECT nextval('name')` returns the first ID of
@@ -122,7 +123,7 @@ impl HiLoSource for PgSequence {
 /// [`DEFAULT_COUNTER`](crate::hilo::DEFAULT_COUNTER), `hilo`).
 ///
 /// [`HiLoBuilder::counter`]: crate::hilo::HiLoBuilder::counter
-impl IntoHiLoSource<PoolMarker> for PgPool {
+impl IntoHiLoSource<SqlxPool> for PgPool {
     type Source = PgSequence;
 
     fn into_hilo_source(self, counter: &str) -> PgSequence {
@@ -130,7 +131,7 @@ impl IntoHiLoSource<PoolMarker> for PgPool {
     }
 }
 
-impl IntoHiLoSource<PoolMarker> for &PgPool {
+impl IntoHiLoSource<SqlxPool> for &PgPool {
     type Source = PgSequence;
 
     fn into_hilo_source(self, counter: &str) -> PgSequence {

@@ -4,8 +4,9 @@ use idgen_core::sql::{CounterSql, Dialect};
 use sqlx::SqlitePool;
 
 use super::counter::Counter;
-use super::{DEFAULT_TABLE, PoolMarker, pool};
+use super::{DEFAULT_TABLE, pool};
 use crate::Error;
+use crate::SqlxPool;
 use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
 
 /// A hi-lo counter in SQLite: the row `name` of a counter table (default `idgen_hilo`),
@@ -142,7 +143,7 @@ impl HiLoSource for SqliteCounter {
 /// of the table `idgen_hilo`.
 ///
 /// [`HiLoBuilder::counter`]: crate::hilo::HiLoBuilder::counter
-impl IntoHiLoSource<PoolMarker> for SqlitePool {
+impl IntoHiLoSource<SqlxPool> for SqlitePool {
     type Source = SqliteCounter;
 
     fn into_hilo_source(self, counter: &str) -> SqliteCounter {
@@ -150,7 +151,7 @@ impl IntoHiLoSource<PoolMarker> for SqlitePool {
     }
 }
 
-impl IntoHiLoSource<PoolMarker> for &SqlitePool {
+impl IntoHiLoSource<SqlxPool> for &SqlitePool {
     type Source = SqliteCounter;
 
     fn into_hilo_source(self, counter: &str) -> SqliteCounter {

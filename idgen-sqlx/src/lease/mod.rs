@@ -112,6 +112,7 @@
 
 mod store;
 
+pub use crate::SqlxPool;
 pub use idgen_core::lease::*;
 #[cfg(feature = "mysql")]
 pub use store::MySqlLeaseStore;
@@ -119,4 +120,4 @@ pub use store::MySqlLeaseStore;
 pub use store::PgLeaseStore;
 #[cfg(feature = "sqlite")]
 pub use store::SqliteLeaseStore;
-pub use store::{DEFAULT_TABLE, LeaseRow, SqlxLeaseStore, SqlxPool, create_lease_table};
+pub use store::{DEFAULT_TABLE, LeaseRow, SqlxLeaseStore, create_lease_table};

@@ -9,7 +9,7 @@ use sqlx::pool::PoolOptions;
 use sqlx::{Database, Pool};
 
 use crate::lease::{BoxError, Claim, ClaimRequest, IntoLeaseStore, LeaseStore, RenewRequest};
-use crate::{Error, SqlxDatabase};
+use crate::{Error, SqlxDatabase, SqlxPool};
 
 /// The lease table's default name (idgen-core's, shared by every adapter).
 pub use idgen_core::sql::DEFAULT_LEASE_TABLE as DEFAULT_TABLE;
@@ -61,29 +61,6 @@ pub type MySqlLeaseStore = SqlxLeaseStore<sqlx::MySql>;
 /// [`SqlxLeaseStore`] on SQLite.
 #[cfg(feature = "sqlite")]
 pub type SqliteLeaseStore = SqlxLeaseStore<sqlx::Sqlite>;
-
-/// Marks the [`IntoLeaseStore`] implementations for sqlx pools, so that
-/// `WorkerLease::acquire(&pool, &layout)` takes a `PgPool`, `MySqlPool` or `SqlitePool`.
-/// Never named by callers.
-///
-/// ```
-/// # #[cfg(feature = "sqlite")]
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use idgen_sqlx::lease::{create_lease_table, WorkerLease};
-/// use idgen_sqlx::Layout;
-///
-/// let pool = sqlx::SqlitePool::connect("sqlite::memory:").await?;
-/// create_lease_table(&pool).await?;
-/// let by_reference = WorkerLease::acquire(&pool, &Layout::TWITTER).await?;
-/// let by_value = WorkerLease::acquire(pool.clone(), &Layout::TWITTER).await?;
-/// assert_ne!(by_reference.node(), by_value.node());
-/// # Ok(()) }
-/// # #[cfg(not(feature = "sqlite"))]
-/// # fn main() {}
-/// ```
-#[derive(Clone, Copy, Debug)]
-pub struct SqlxPool;
 
 /// Creates the lease table with its default name (`idgen_worker_lease`) if it does not exist.
 /// The SQL for migrations is in the [module documentation](crate::lease).
