@@ -17,6 +17,9 @@
 //! `runtime-tokio` (default) turns on sqlx's tokio runtime. `lease` (default) adds
 //! [`lease`]: node IDs leased from a table in the same database
 //! (`WorkerLease::acquire(&pool, &Layout::TWITTER)`), so two processes never share one.
+//! `hilo` (default) adds [`hilo`]: blocks of IDs from one database counter
+//! (`HiLo::builder(&pool).block(1000).create_if_missing(true).build()`). The features are named
+//! as in idgen-diesel and idgen-seaorm.
 //!
 //! `SnowflakeId` implements `sqlx::Type`, `Encode` and `Decode`, so it binds, decodes, works as a
 //! field of `#[derive(sqlx::FromRow)]` structs, and `Option<SnowflakeId>` maps `NULL`. A value
@@ -172,12 +175,21 @@
 
 pub use idgen_core::*;
 
-#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
+#[cfg(all(
+    any(feature = "lease", feature = "hilo"),
+    any(feature = "postgres", feature = "mysql", feature = "sqlite")
+))]
 mod session;
 #[doc(hidden)]
-#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
+#[cfg(all(
+    any(feature = "lease", feature = "hilo"),
+    any(feature = "postgres", feature = "mysql", feature = "sqlite")
+))]
 pub use session::{SessionFuture, SqlxSession};
-#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
+#[cfg(all(
+    any(feature = "lease", feature = "hilo"),
+    any(feature = "postgres", feature = "mysql", feature = "sqlite")
+))]
 pub use session::{SqlxDatabase, SqlxPool};
 
 #[cfg(all(
@@ -187,9 +199,9 @@ pub use session::{SqlxDatabase, SqlxPool};
 #[cfg_attr(docsrs, doc(cfg(feature = "lease")))]
 pub mod lease;
 
-#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
-#[cfg_attr(
-    docsrs,
-    doc(cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite")))
-)]
+#[cfg(all(
+    feature = "hilo",
+    any(feature = "postgres", feature = "mysql", feature = "sqlite")
+))]
+#[cfg_attr(docsrs, doc(cfg(feature = "hilo")))]
 pub mod hilo;
