@@ -263,6 +263,11 @@ fn node_of(key: &[u8], base: &str, kind: &str) -> Option<u64> {
 }
 
 impl LeaseStore for EtcdLeaseStore {
+    /// Nothing to create: keys are created by the claims.
+    async fn create_if_missing(&self) -> Result<(), BoxError> {
+        Ok(())
+    }
+
     async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
         let base = self.base(req.namespace)?;
         let mut client = self.client("claim").await?;

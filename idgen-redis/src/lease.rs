@@ -142,6 +142,11 @@ fn parse_timestamp(text: &str) -> Result<Option<i64>, BoxError> {
 }
 
 impl LeaseStore for RedisLeaseStore {
+    /// Nothing to create: keys are created by the claims.
+    async fn create_if_missing(&self) -> Result<(), BoxError> {
+        Ok(())
+    }
+
     async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
         let base = self.base(req.namespace)?;
         let reply: Option<(String, String)> = self

@@ -77,10 +77,13 @@ pub trait LeaseStore: Send + Sync + 'static {
     /// Creates what the store keeps its leases in (a database store's lease table) if it does
     /// not exist, idempotently and safely when many processes do it at the same moment.
     /// [`LeaseOptions::create_if_missing`](crate::lease::LeaseOptions::create_if_missing)
-    /// calls it before the claim. The default does nothing: a store that needs no schema
-    /// (memory, key-value stores) has nothing to create.
+    /// calls it before the claim.
+    ///
+    /// The default fails, so that a store (or a wrapper around one) that does not say what it
+    /// creates is never taken for one that did: stores with nothing to create (memory,
+    /// key-value stores) override it with `Ok(())`.
     fn create_if_missing(&self) -> impl Future<Output = Result<(), BoxError>> + Send {
-        async { Ok(()) }
+        async { Err("this lease store cannot create its table; create it before start-up".into()) }
     }
 
     /// A copy of this store that does not depend on the async runtime it was made on: it opens
