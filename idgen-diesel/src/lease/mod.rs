@@ -92,6 +92,7 @@
 //!
 //! [`DieselLeaseStore::migration_sql`] returns the statement for a store's table name.
 
+mod exit_wait;
 mod store;
 
 pub use crate::R2d2Pool;

@@ -8,6 +8,7 @@ use diesel::r2d2::R2D2Connection;
 use idgen_core::lease::steps;
 use idgen_core::sql::{LeaseSql, block_on};
 
+use crate::lease::exit_wait;
 use crate::lease::{BoxError, Claim, ClaimRequest, IntoLeaseStore, LeaseStore, RenewRequest};
 use crate::session::DieselSession;
 use crate::{DieselConnection, DieselPool, Error, R2d2Pool};
@@ -242,10 +243,22 @@ impl<C: DieselConnection> DieselLeaseStore<C> {
         let pool = self.pool.clone();
         let sql = Arc::clone(self.sql.as_ref().map_err(Clone::clone)?);
         let (answer, answered) = tokio::sync::oneshot::channel();
+        // Counted from before the spawn to the thread's last step, so a process that exits
+        // meanwhile waits for it (bounded) instead of tearing libpq down under it.
+        let running = exit_wait::Running::start();
         std::thread::Builder::new()
             .name("idgen-diesel-lease".to_owned())
             .spawn(move || {
-                let _ = answer.send(run_on(&pool, &sql, op));
+                let outcome = run_on(&pool, &sql, |session, sql| {
+                    exit_wait::wait_at_exit();
+                    op(session, sql)
+                });
+                // The pool's clone goes before the answer: when the caller has its answer, this
+                // thread no longer holds a connection (it may be the pool's last clone, whose
+                // drop closes them).
+                drop(pool);
+                let _ = answer.send(outcome);
+                drop(running);
             })
             .map_err(|e| format!("no thread to run the lease statement on: {e}"))?;
         answered.await.unwrap_or_else(|_| {
