@@ -237,14 +237,8 @@ pub async fn rows<S: Session>(
 /// same moment (on PostgreSQL after [`PG_DDL_LOCK`](crate::sql::PG_DDL_LOCK); a creator that
 /// took no lock, such as a migration tool, can still collide: then it runs once more).
 pub async fn create_table<S: Session>(session: &mut S, sql: &LeaseSql) -> Result<(), BoxError> {
-    let mut outcome = session.execute(raw(&sql.create_guarded())).await;
-    if let Err(e) = &outcome {
-        if session.classify(e) == ErrorClass::AlreadyExists {
-            outcome = session.execute(raw(&sql.create_guarded())).await;
-        }
-    }
-    outcome
-        .map(drop)
+    crate::sql::create_if_missing(session, &sql.create_guarded())
+        .await
         .map_err(|e| describe(session, sql, "create", e))
 }
 

@@ -321,13 +321,7 @@ impl CounterSql {
     /// that took no lock (a migration tool) can still collide: then it runs once more.
     pub async fn create_on<S: Session>(&self, session: &mut S, block: u64) -> Result<(), BoxError> {
         for sql in self.create_guarded(block) {
-            let mut outcome = session.execute(raw(&sql)).await;
-            if let Err(e) = &outcome {
-                if session.classify(e) == ErrorClass::AlreadyExists {
-                    outcome = session.execute(raw(&sql)).await;
-                }
-            }
-            outcome?;
+            super::session::create_if_missing(session, &sql).await?;
         }
         Ok(())
     }

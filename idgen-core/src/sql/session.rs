@@ -94,6 +94,25 @@ pub trait Session: Send {
     fn pause(&mut self, pause: Duration) -> impl Future<Output = ()> + Send;
 }
 
+/// Runs the create-if-missing `ddl` (a statement without values); a creator that took no lock
+/// (a migration tool running the same statement) can still collide with it: the statement then
+/// runs once more, and finds the object there.
+pub(crate) async fn create_if_missing<S: Session>(
+    session: &mut S,
+    ddl: &str,
+) -> Result<(), S::Error> {
+    let statement = || Statement {
+        sql: ddl.to_owned(),
+        params: Vec::new(),
+    };
+    match session.execute(statement()).await {
+        Err(e) if session.classify(&e) == ErrorClass::AlreadyExists => {
+            session.execute(statement()).await.map(drop)
+        }
+        outcome => outcome.map(drop),
+    }
+}
+
 /// Runs `future` to completion on this thread, parking it while the future waits: for
 /// blocking adapters, whose [`Session`] never waits on a runtime (its `pause` sleeps the
 /// thread).

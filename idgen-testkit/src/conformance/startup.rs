@@ -108,7 +108,7 @@ pub fn child_main<L: LeaseSubject, H: HiLoSubject>() {
                 .strip_prefix("GO ")
                 .and_then(|i| i.parse().ok())
                 .expect("GO <database>");
-            let started = if i % 2 == 0 {
+            let started = if i.is_multiple_of(2) {
                 start_up::<L, H>(&urls[i]).await
             } else {
                 start_up_creating_what_is_missing::<L, H>(&urls[i]).await
