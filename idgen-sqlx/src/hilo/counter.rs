@@ -62,3 +62,48 @@ impl<DB: SqlxDatabase> std::fmt::Debug for Counter<DB> {
             .finish()
     }
 }
+
+/// `HiLoSource` for a source wrapping a [`Counter`] (fields `counter` and `name`, methods
+/// `create` and `unchecked`), and `IntoHiLoSource` for its pool, by value and by reference.
+macro_rules! counter_source {
+    ($(#[$doc:meta])* $source:ident for $pool:ty) => {
+        impl $crate::hilo::HiLoSource for $source {
+            async fn allocate(&self, size: u64) -> Result<i64, $crate::hilo::BoxError> {
+                self.counter.allocate(size).await
+            }
+
+            async fn increment(&self) -> Result<$crate::hilo::Increment, $crate::hilo::BoxError> {
+                self.counter.increment().await
+            }
+
+            /// [`create`](Self::create).
+            async fn create_if_missing(&self, block: u64) -> Result<(), $crate::hilo::BoxError> {
+                Ok(self.create(block).await?)
+            }
+
+            fn name(&self) -> &str {
+                &self.name
+            }
+        }
+
+        $(#[$doc])*
+        impl $crate::hilo::IntoHiLoSource<$crate::SqlxPool> for $pool {
+            type Source = $source;
+
+            fn into_hilo_source(self, counter: &str) -> $source {
+                $source::unchecked(&self, counter)
+            }
+        }
+
+        $(#[$doc])*
+        impl $crate::hilo::IntoHiLoSource<$crate::SqlxPool> for &$pool {
+            type Source = $source;
+
+            fn into_hilo_source(self, counter: &str) -> $source {
+                $source::unchecked(self, counter)
+            }
+        }
+    };
+}
+
+pub(crate) use counter_source;

@@ -6,8 +6,6 @@ use sqlx::PgPool;
 use super::counter::Counter;
 use super::pool;
 use crate::Error;
-use crate::SqlxPool;
-use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
 
 /// A PostgreSQL sequence as a hi-lo counter: `SELECT nextval('name')` returns the first ID of
 /// a block of `INCREMENT BY` IDs; the increment is read from the catalog (`pg_sequence`, the
@@ -100,41 +98,7 @@ impl PgSequence {
     }
 }
 
-impl HiLoSource for PgSequence {
-    async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
-        self.counter.allocate(size).await
-    }
-
-    async fn increment(&self) -> Result<Increment, BoxError> {
-        self.counter.increment().await
-    }
-
-    /// [`create`](Self::create).
-    async fn create_if_missing(&self, block: u64) -> Result<(), BoxError> {
-        Ok(self.create(block).await?)
-    }
-
-    fn name(&self) -> &str {
-        &self.name
-    }
-}
-
-/// `HiLo::new(pg_pool, block)`: the sequence named by [`HiLoBuilder::counter`] (default
-/// [`DEFAULT_COUNTER`](crate::hilo::DEFAULT_COUNTER), `hilo`).
-///
-/// [`HiLoBuilder::counter`]: crate::hilo::HiLoBuilder::counter
-impl IntoHiLoSource<SqlxPool> for PgPool {
-    type Source = PgSequence;
-
-    fn into_hilo_source(self, counter: &str) -> PgSequence {
-        PgSequence::unchecked(&self, counter)
-    }
-}
-
-impl IntoHiLoSource<SqlxPool> for &PgPool {
-    type Source = PgSequence;
-
-    fn into_hilo_source(self, counter: &str) -> PgSequence {
-        PgSequence::unchecked(self, counter)
-    }
-}
+super::counter::counter_source!(
+    #[doc = "`HiLo::new(pg_pool, block)`: the sequence named by `HiLoBuilder::counter` (default `hilo`)."]
+    PgSequence for PgPool
+);

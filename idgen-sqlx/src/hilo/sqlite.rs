@@ -6,8 +6,6 @@ use sqlx::SqlitePool;
 use super::counter::Counter;
 use super::{DEFAULT_TABLE, pool};
 use crate::Error;
-use crate::SqlxPool;
-use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
 
 /// A hi-lo counter in SQLite: the row `name` of a counter table (default `idgen_hilo`),
 /// advanced with `UPDATE … SET next_val = next_val + ?1 WHERE name = ?2 RETURNING next_val - ?1`
@@ -120,41 +118,8 @@ impl SqliteCounter {
     }
 }
 
-impl HiLoSource for SqliteCounter {
-    async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
-        self.counter.allocate(size).await
-    }
-
-    async fn increment(&self) -> Result<Increment, BoxError> {
-        self.counter.increment().await
-    }
-
-    /// [`create`](Self::create).
-    async fn create_if_missing(&self, block: u64) -> Result<(), BoxError> {
-        Ok(self.create(block).await?)
-    }
-
-    fn name(&self) -> &str {
-        &self.name
-    }
-}
-
-/// `HiLo::new(sqlite_pool, block)`: the row named by [`HiLoBuilder::counter`] (default `hilo`)
-/// of the table `idgen_hilo`.
-///
-/// [`HiLoBuilder::counter`]: crate::hilo::HiLoBuilder::counter
-impl IntoHiLoSource<SqlxPool> for SqlitePool {
-    type Source = SqliteCounter;
-
-    fn into_hilo_source(self, counter: &str) -> SqliteCounter {
-        SqliteCounter::unchecked(&self, counter)
-    }
-}
-
-impl IntoHiLoSource<SqlxPool> for &SqlitePool {
-    type Source = SqliteCounter;
-
-    fn into_hilo_source(self, counter: &str) -> SqliteCounter {
-        SqliteCounter::unchecked(self, counter)
-    }
-}
+super::counter::counter_source!(
+    #[doc = "`HiLo::new(sqlite_pool, block)`: the row named by `HiLoBuilder::counter` (default `hilo`)"]
+    #[doc = "of the table `idgen_hilo`."]
+    SqliteCounter for SqlitePool
+);
