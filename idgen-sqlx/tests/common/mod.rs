@@ -3,6 +3,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod orders;
+pub mod public_id_cases;
 
 use idgen_sqlx::{Layout, Snowflake, SnowflakeId};
 
