@@ -3,10 +3,16 @@
 //! index `orders_public_id` on `public_id`).
 
 /// The shared cases for database `$db` with placeholders `$p` (`?` or `$1`…`$4`); with
-/// `names_index`, the unique violation must name the index.
+/// `names_index`, the unique violation must name the index; `stored` reads the known public
+/// ID's stored form as text (`$stored_sql`) and expects `$stored`.
 #[macro_export]
 macro_rules! public_id_cases {
-    ($db:ty, [$p1:literal, $p2:literal, $p3:literal, $p4:literal], names_index: $names_index:expr) => {
+    (
+        $db:ty,
+        [$p1:literal, $p2:literal, $p3:literal, $p4:literal],
+        names_index: $names_index:expr,
+        stored: ($stored_sql:literal, $stored:expr)
+    ) => {
         /// A thousand orders read back as written, and each is found by its public ID; an
         /// unknown public ID finds nothing.
         #[tokio::test]
@@ -112,6 +118,35 @@ macro_rules! public_id_cases {
                 .await
                 .unwrap();
             assert_eq!(count, 1);
+        }
+
+        /// The prefix is not stored: it comes from the Rust type the column is read as.
+        #[tokio::test]
+        async fn typed_prefix_comes_from_the_rust_type() {
+            let db = db_with_orders_table().await;
+            let order = common::orders::order_with(1, common::orders::known_public_id());
+            insert_orders!($db, db.pool(), [order]);
+
+            let stored: String = sqlx::query_scalar($stored_sql)
+                .fetch_one(db.pool())
+                .await
+                .unwrap();
+            assert_eq!(stored, $stored);
+
+            let read: common::orders::OrderRow = sqlx::query_as(common::orders::SELECT_ORDERS)
+                .fetch_one(db.pool())
+                .await
+                .unwrap();
+            let untyped: idgen_sqlx::PublicId = sqlx::query_scalar("SELECT public_id FROM orders")
+                .fetch_one(db.pool())
+                .await
+                .unwrap();
+            let as_gift_card: idgen_sqlx::PublicId<common::orders::GiftCard> =
+                sqlx::query_scalar("SELECT public_id FROM orders")
+                    .fetch_one(db.pool())
+                    .await
+                    .unwrap();
+            common::orders::check_prefix_from_type(&read, untyped, as_gift_card);
         }
     };
 }
