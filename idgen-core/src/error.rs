@@ -441,6 +441,19 @@ pub enum Error {
         /// Which rule it breaks.
         reason: &'static str,
     },
+
+    // ---- database-side generators (src/db_generator/) ----
+    /// A database-side generator ([`db_generator`](crate::db_generator)) could not be
+    /// installed, uninstalled or called: the database's error is the source.
+    #[error("database ID generator {function} failed to {operation}: {source}")]
+    DbGenerator {
+        /// The generator function's name.
+        function: String,
+        /// What was being done, e.g. `install` or `issue an ID`.
+        operation: &'static str,
+        /// The database's error.
+        source: std::sync::Arc<dyn std::error::Error + Send + Sync + 'static>,
+    },
 }
 
 /// `no prefix` or `the prefix "ord_"`, for messages.

@@ -182,6 +182,13 @@ pub use pg_ddl::PG_DDL_LOCK;
 #[cfg_attr(docsrs, doc(cfg(feature = "lease")))]
 pub mod lease;
 
+#[cfg(all(feature = "lease", any(feature = "postgres", feature = "mysql")))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(all(feature = "lease", any(feature = "postgres", feature = "mysql"))))
+)]
+pub mod db_generator;
+
 #[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
 #[cfg_attr(
     docsrs,
