@@ -87,6 +87,27 @@ pub async fn mysql_autocommit_off() -> Result<TestDb<MySql>, Error> {
     TestDb::create_on(server).await
 }
 
+/// A new, empty database on a second throwaway local PostgreSQL server of this process, not
+/// the one [`postgres`] uses: for tests that need two servers (hi-lo over two counter servers).
+/// Started on first use; ignores `IDGEN_POSTGRES_URL` and Docker.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), idgen_testkit::Error> {
+/// let a = idgen_testkit::local_server::postgres().await?;
+/// let b = idgen_testkit::local_server::postgres_second_server().await?;
+/// assert_ne!(a.url().split('/').nth(2), b.url().split('/').nth(2)); // another port
+/// # Ok(()) }
+/// ```
+pub async fn postgres_second_server() -> Result<TestDb<Postgres>, Error> {
+    static SERVER: tokio::sync::OnceCell<Result<Arc<Server>, Error>> =
+        tokio::sync::OnceCell::const_new();
+    let server = SERVER
+        .get_or_init(|| async { postgres::start().await.map(Arc::new) })
+        .await
+        .clone()?;
+    TestDb::create_on(server).await
+}
+
 /// The process's local server of `kind`, started on first use.
 pub(crate) async fn shared(kind: Kind) -> Result<Arc<Server>, Error> {
     static LOCAL: SharedServers = SharedServers::new();
