@@ -1,6 +1,6 @@
 //! Hi-lo over two PostgreSQL servers (Flickr's ticket servers) through idgen-testkit: one
-//! server cut off mid-run, IDs keep coming from the other, both used again once it is back,
-//! no duplicates; overlapping settings refused at start-up, naming both counters.
+//! server stopped mid-run, IDs keep coming from the other, both used again once it is started
+//! again, no duplicates; overlapping settings refused at start-up, naming both counters.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -8,25 +8,9 @@ use std::time::{Duration, Instant};
 
 use idgen_sqlx::Error;
 use idgen_sqlx::hilo::{PgStripe, StripedHiLo};
-use idgen_testkit::{TcpProxy, TestDb};
-use sqlx::{PgPool, Postgres};
+use idgen_testkit::local_server::StoppablePostgres;
 
 const BLOCK: u64 = 50;
-
-/// The server of `db` behind a proxy the test can cut, and a pool through it.
-async fn through_proxy(db: &TestDb<Postgres>) -> (TcpProxy, PgPool) {
-    let authority = db.url().split('/').nth(2).unwrap();
-    let host_port = authority.rsplit('@').next().unwrap();
-    let proxy = TcpProxy::start(host_port.parse().unwrap()).await.unwrap();
-    let url = db.url().replace(host_port, &proxy.addr().to_string());
-    let pool = sqlx::postgres::PgPoolOptions::new()
-        .max_connections(2)
-        .acquire_timeout(Duration::from_secs(2))
-        .connect(&url)
-        .await
-        .unwrap();
-    (proxy, pool)
-}
 
 /// Which server's stripe an ID is from: blocks alternate, A's first.
 fn stripe(id: i64) -> u64 {
@@ -56,14 +40,11 @@ async fn take(ids: &Arc<StripedHiLo>, n: usize) -> Vec<i64> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn ids_keep_coming_while_one_server_is_down_and_both_serve_after() {
-    let db_a = idgen_testkit::local_server::postgres().await.unwrap();
-    let db_b = idgen_testkit::local_server::postgres_second_server()
-        .await
-        .unwrap();
-    let (proxy_a, pool_a) = through_proxy(&db_a).await;
-    let (_proxy_b, pool_b) = through_proxy(&db_b).await;
-    let a = PgStripe::new(&pool_a, "ticket_seq").unwrap();
-    let b = PgStripe::new(&pool_b, "ticket_seq").unwrap();
+    let mut server_a = StoppablePostgres::launch().await.unwrap();
+    let db_a = server_a.database().await.unwrap();
+    let db_b = idgen_testkit::local_server::postgres().await.unwrap();
+    let a = PgStripe::new(db_a.pool(), "ticket_seq").unwrap();
+    let b = PgStripe::new(db_b.pool(), "ticket_seq").unwrap();
     a.create(BLOCK, 2, 0).await.unwrap();
     b.create(BLOCK, 2, 1).await.unwrap();
     let ids = Arc::new(
@@ -88,7 +69,7 @@ async fn ids_keep_coming_while_one_server_is_down_and_both_serve_after() {
         "both servers serve"
     );
 
-    proxy_a.cut();
+    server_a.stop().await.unwrap();
     let started = Instant::now();
     let during = take(&ids, 4_000).await;
     // A's buffer (at most a few blocks) drains; then every ID comes from B.
@@ -102,7 +83,7 @@ async fn ids_keep_coming_while_one_server_is_down_and_both_serve_after() {
         "IDs kept coming"
     );
 
-    proxy_a.restore();
+    server_a.start().await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut after = Vec::new();
     while Instant::now() < deadline {
@@ -130,10 +111,9 @@ async fn ids_keep_coming_while_one_server_is_down_and_both_serve_after() {
 
 #[tokio::test]
 async fn overlapping_settings_are_refused_naming_both_counters() {
-    let db_a = idgen_testkit::local_server::postgres().await.unwrap();
-    let db_b = idgen_testkit::local_server::postgres_second_server()
-        .await
-        .unwrap();
+    let server_a = StoppablePostgres::launch().await.unwrap();
+    let db_a = server_a.database().await.unwrap();
+    let db_b = idgen_testkit::local_server::postgres().await.unwrap();
     let a = PgStripe::new(db_a.pool(), "left_seq").unwrap();
     a.create(BLOCK, 2, 0).await.unwrap();
     // Half a block off: B's blocks would start inside A's.

@@ -28,6 +28,7 @@ mod mariadb;
 mod postgres;
 #[cfg(feature = "redis")]
 mod redis;
+mod stoppable;
 mod unprivileged;
 mod watchdog;
 
@@ -35,6 +36,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sqlx::{MySql, Postgres};
+
+pub use stoppable::StoppablePostgres;
 
 use crate::server::{Kind, Server, SharedServers};
 use crate::{Error, TestDb, admin};
@@ -82,27 +85,6 @@ pub async fn mysql_autocommit_off() -> Result<TestDb<MySql>, Error> {
         tokio::sync::OnceCell::const_new();
     let server = SERVER
         .get_or_init(|| async { mariadb::start(&["--autocommit=0"]).await.map(Arc::new) })
-        .await
-        .clone()?;
-    TestDb::create_on(server).await
-}
-
-/// A new, empty database on a second throwaway local PostgreSQL server of this process, not
-/// the one [`postgres`] uses: for tests that need two servers (hi-lo over two counter servers).
-/// Started on first use; ignores `IDGEN_POSTGRES_URL` and Docker.
-///
-/// ```no_run
-/// # async fn demo() -> Result<(), idgen_testkit::Error> {
-/// let a = idgen_testkit::local_server::postgres().await?;
-/// let b = idgen_testkit::local_server::postgres_second_server().await?;
-/// assert_ne!(a.url().split('/').nth(2), b.url().split('/').nth(2)); // another port
-/// # Ok(()) }
-/// ```
-pub async fn postgres_second_server() -> Result<TestDb<Postgres>, Error> {
-    static SERVER: tokio::sync::OnceCell<Result<Arc<Server>, Error>> =
-        tokio::sync::OnceCell::const_new();
-    let server = SERVER
-        .get_or_init(|| async { postgres::start().await.map(Arc::new) })
         .await
         .clone()?;
     TestDb::create_on(server).await
