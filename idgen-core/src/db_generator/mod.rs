@@ -71,7 +71,7 @@ use crate::lease::TableName;
 use crate::{ClockPolicy, Error, Layout};
 
 /// How long the database's lease on its node ID lasts: 100 years, so that it never expires
-/// while the function is installed; [`uninstall`](DbGenerator::holder) gives it back.
+/// while the function is installed; the adapters' `uninstall` gives it back.
 ///
 /// ```
 /// assert_eq!(idgen_core::db_generator::DATABASE_LEASE_TTL.as_secs(), 100 * 365 * 24 * 3600);
