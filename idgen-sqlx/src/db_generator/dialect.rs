@@ -58,7 +58,7 @@ pub trait DbGeneratorDialect: LeaseDialect + sealed::Sealed {
 }
 
 /// A state row read back: `node` is a `BIGINT` that must not be negative.
-pub(super) fn state_row(
+pub(crate) fn state_row(
     layout: String,
     namespace: String,
     node: i64,
@@ -78,3 +78,78 @@ pub(super) fn state_row(
         last_word,
     })
 }
+
+/// The methods of [`DbGeneratorDialect`] that read the same on every database (binding and
+/// decoding only): written once, expanded in each database's `impl`.
+macro_rules! bind_and_decode {
+    ($conn:ty, $pool:ty) => {
+        fn execute(conn: &mut $conn, sql: String) -> $crate::lease::DialectFuture<'_, ()> {
+            Box::pin(async move {
+                sqlx::Executor::execute(conn, sqlx::AssertSqlSafe(sql))
+                    .await
+                    .map(drop)
+            })
+        }
+
+        fn read_state<'a>(
+            conn: &'a mut $conn,
+            sql: String,
+            key: &'a str,
+        ) -> $crate::lease::DialectFuture<'a, Option<$crate::db_generator::StateRow>> {
+            Box::pin(async move {
+                let row: Option<(String, String, i64, String, i64)> =
+                    sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                        .bind(key)
+                        .fetch_optional(conn)
+                        .await?;
+                row.map(|(l, ns, node, holder, word)| {
+                    $crate::db_generator::dialect::state_row(l, ns, node, holder, word)
+                })
+                .transpose()
+            })
+        }
+
+        fn write_state<'a>(
+            conn: &'a mut $conn,
+            sql: String,
+            key: &'a str,
+            row: $crate::db_generator::StateRow,
+        ) -> $crate::lease::DialectFuture<'a, ()> {
+            Box::pin(async move {
+                sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .bind(key)
+                    .bind(row.layout)
+                    .bind(row.namespace)
+                    .bind(i64::try_from(row.node).unwrap_or(i64::MAX))
+                    .bind(row.holder)
+                    .bind(row.last_word)
+                    .execute(conn)
+                    .await
+                    .map(drop)
+            })
+        }
+
+        fn delete_state<'a>(
+            conn: &'a mut $conn,
+            sql: String,
+            key: &'a str,
+        ) -> $crate::lease::DialectFuture<'a, ()> {
+            Box::pin(async move {
+                sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .bind(key)
+                    .execute(conn)
+                    .await
+                    .map(drop)
+            })
+        }
+
+        fn select_id(pool: &$pool, sql: String) -> $crate::lease::DialectFuture<'_, i64> {
+            Box::pin(async move {
+                sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                    .fetch_one(pool)
+                    .await
+            })
+        }
+    };
+}
+pub(super) use bind_and_decode;

@@ -30,7 +30,7 @@
 //! The doctests of [`install`], [`uninstall`] and [`next_id`] run against a real server in
 //! idgen-sqlx's tests (`tests/db_generator.rs`), since a doctest has none.
 
-mod dialect;
+pub(crate) mod dialect;
 #[cfg(feature = "mysql")]
 mod mysql;
 #[cfg(feature = "postgres")]

@@ -187,29 +187,41 @@ async fn launch_once(spec: &LaunchSpec, runner: &unprivileged::Runner) -> Result
     let watchdog = watchdog::Watchdog::spawn(&dir, spec.stop_signal, &argv, what)?;
     let admin_url = (spec.admin_url)(port);
 
+    if let Err(err) = until_ready(&watchdog, &dir, spec.kind, &admin_url, what).await {
+        watchdog.stop(&dir);
+        return Err(err);
+    }
+    let description = format!(
+        "local binaries: {} at 127.0.0.1:{port}, data in {}",
+        spec.server.display(),
+        dir.display()
+    );
+    Ok(Server::new(spec.kind, admin_url, Some(Box::new(watchdog))).described(description))
+}
+
+/// Waits until the server under `watchdog` (its log in `log_dir`) answers at `admin_url`:
+/// an error with the log's last lines if it exits or does not answer within [`READY_TIMEOUT`].
+/// The caller stops the watchdog on an error.
+async fn until_ready(
+    watchdog: &watchdog::Watchdog,
+    log_dir: &Path,
+    kind: Kind,
+    admin_url: &str,
+    what: &str,
+) -> Result<(), Error> {
     let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
     loop {
         if watchdog.server_exited() {
-            let log = watchdog::log_tail(&dir);
-            watchdog.stop(&dir);
+            let log = watchdog::log_tail(log_dir);
             return Err(Error::start(
                 what,
                 format!("the server exited at once; its log ends: {log}"),
             ));
         }
-        match admin::ping(spec.kind, &admin_url).await {
-            Ok(()) => {
-                let description = format!(
-                    "local binaries: {} at 127.0.0.1:{port}, data in {}",
-                    spec.server.display(),
-                    dir.display()
-                );
-                return Ok(Server::new(spec.kind, admin_url, Some(Box::new(watchdog)))
-                    .described(description));
-            }
+        match admin::ping(kind, admin_url).await {
+            Ok(()) => return Ok(()),
             Err(err) if tokio::time::Instant::now() >= deadline => {
-                let log = watchdog::log_tail(&dir);
-                watchdog.stop(&dir);
+                let log = watchdog::log_tail(log_dir);
                 return Err(Error::start(
                     what,
                     format!("no answer within {READY_TIMEOUT:?} ({err}); its log ends: {log}"),

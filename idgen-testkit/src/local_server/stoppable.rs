@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use sqlx::Postgres;
 
-use super::{LaunchSpec, READY_TIMEOUT, free_port, postgres, prepare, unprivileged, watchdog};
+use super::{LaunchSpec, free_port, postgres, prepare, unprivileged, until_ready, watchdog};
 use crate::server::Server;
 use crate::{Error, TestDb, admin};
 
@@ -105,27 +105,17 @@ impl StoppablePostgres {
         std::fs::create_dir_all(&run_dir)
             .map_err(|e| Error::start(WHAT, format!("cannot create {}: {e}", run_dir.display())))?;
         let watchdog = watchdog::Watchdog::spawn(&run_dir, self.stop_signal, &self.argv, WHAT)?;
-        let deadline = Instant::now() + READY_TIMEOUT;
-        loop {
-            if watchdog.server_exited() {
-                let log = watchdog::log_tail(&run_dir);
-                watchdog.stop(&run_dir);
-                return Err(Error::start(
-                    WHAT,
-                    format!("the server exited at once: {log}"),
-                ));
-            }
-            match admin::ping(crate::server::Kind::Postgres, &self.admin_url).await {
-                Ok(()) => break,
-                Err(err) if Instant::now() >= deadline => {
-                    watchdog.stop(&run_dir);
-                    return Err(Error::start(
-                        WHAT,
-                        format!("no answer within {READY_TIMEOUT:?}: {err}"),
-                    ));
-                }
-                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-            }
+        let ready = until_ready(
+            &watchdog,
+            &run_dir,
+            crate::server::Kind::Postgres,
+            &self.admin_url,
+            WHAT,
+        )
+        .await;
+        if let Err(err) = ready {
+            watchdog.stop(&run_dir);
+            return Err(err);
         }
         self.running = Some((watchdog, run_dir));
         Ok(())
