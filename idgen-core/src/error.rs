@@ -443,7 +443,7 @@ pub enum Error {
     },
 
     // ---- database-side generators (src/db_generator/) ----
-    /// A database-side generator ([`db_generator`](crate::db_generator)) could not be
+    /// A database-side generator (module `db_generator`, feature `lease`) could not be
     /// installed, uninstalled or called: the database's error is the source.
     #[error("database ID generator {function} failed to {operation}: {source}")]
     DbGenerator {
@@ -455,7 +455,7 @@ pub enum Error {
         source: std::sync::Arc<dyn std::error::Error + Send + Sync + 'static>,
     },
 
-    /// Two counters of a [`StripedHiLo`](crate::hilo::StripedHiLo) (or one with itself) can
+    /// Two counters of a `hilo::StripedHiLo` (feature `hilo`; or one counter with itself) can
     /// hand out overlapping blocks. Refused at start-up.
     #[error(
         "hi-lo counters {first} and {second} can hand out overlapping blocks: {reason}; refusing to start"

@@ -76,7 +76,8 @@ BEGIN
     SELECT COUNT(*) INTO v_held FROM {lease}
      WHERE namespace = v_namespace AND node = v_node AND holder = v_holder;
     IF v_found = 0 OR v_held = 0 THEN
-        SIGNAL SQLSTATE 'IDG02' SET MESSAGE_TEXT = 'idgen: {key} holds no node ID lease: install it again';
+        -- MESSAGE_TEXT holds at most 128 characters: the function's name is left out.
+        SIGNAL SQLSTATE 'IDG02' SET MESSAGE_TEXT = 'idgen: the generator function holds no node ID lease: install it again';
     END IF;
     LOOP
         SET v_now_ms = TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', SYSDATE(6)) DIV 1000 - v_offset_ms;
