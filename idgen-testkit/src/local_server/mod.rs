@@ -175,15 +175,7 @@ async fn launch_once(spec: &LaunchSpec, runner: &unprivileged::Runner) -> Result
         .tempdir()
         .map_err(|err| Error::start(what, format!("cannot create a temporary directory: {err}")))?
         .keep();
-    let prepared = prepare(spec, runner, &dir);
-    if let Err(err) = prepared {
-        let _ = std::fs::remove_dir_all(&dir);
-        return Err(err);
-    }
-    let port = free_port()?;
-    let mut argv = runner.argv(&spec.server);
-    argv.extend((spec.server_args)(&dir, port));
-    argv.extend(spec.extra_server_args.iter().cloned());
+    let (port, argv) = prepared_argv(spec, runner, &dir)?;
     let watchdog = watchdog::Watchdog::spawn(&dir, spec.stop_signal, &argv, what)?;
     let admin_url = (spec.admin_url)(port);
 
@@ -197,6 +189,24 @@ async fn launch_once(spec: &LaunchSpec, runner: &unprivileged::Runner) -> Result
         dir.display()
     );
     Ok(Server::new(spec.kind, admin_url, Some(Box::new(watchdog))).described(description))
+}
+
+/// Prepares `dir` ([`prepare`]; deleted if that fails) and picks a free port: the port and the
+/// server's command line for them.
+fn prepared_argv(
+    spec: &LaunchSpec,
+    runner: &unprivileged::Runner,
+    dir: &Path,
+) -> Result<(u16, Vec<String>), Error> {
+    if let Err(err) = prepare(spec, runner, dir) {
+        let _ = std::fs::remove_dir_all(dir);
+        return Err(err);
+    }
+    let port = free_port()?;
+    let mut argv = runner.argv(&spec.server);
+    argv.extend((spec.server_args)(dir, port));
+    argv.extend(spec.extra_server_args.iter().cloned());
+    Ok((port, argv))
 }
 
 /// Waits until the server under `watchdog` (its log in `log_dir`) answers at `admin_url`:

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use sqlx::Postgres;
 
-use super::{LaunchSpec, free_port, postgres, prepare, unprivileged, until_ready, watchdog};
+use super::{LaunchSpec, postgres, prepared_argv, unprivileged, until_ready, watchdog};
 use crate::server::Server;
 use crate::{Error, TestDb, admin};
 
@@ -55,14 +55,7 @@ impl StoppablePostgres {
             .tempdir()
             .map_err(|e| Error::start(WHAT, format!("no temporary directory: {e}")))?
             .keep();
-        if let Err(err) = prepare(&spec, &runner, &dir) {
-            let _ = std::fs::remove_dir_all(&dir);
-            return Err(err);
-        }
-        let port = free_port()?;
-        let mut argv = runner.argv(&spec.server);
-        argv.extend((spec.server_args)(&dir, port));
-        argv.extend(spec.extra_server_args.iter().cloned());
+        let (port, argv) = prepared_argv(&spec, &runner, &dir)?;
         let admin_url = (spec.admin_url)(port);
         let mut server = StoppablePostgres {
             dir,
