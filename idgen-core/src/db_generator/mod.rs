@@ -53,6 +53,15 @@
 //! transactions that take IDs short. A rolled-back transaction rolls the state back too, so its
 //! IDs may be issued again; they were never committed, so no row has them.
 //!
+//! # Replication and privileges
+//!
+//! The function reads the clock and writes its state row, so it is not deterministic: on
+//! MariaDB/MySQL with binary logging, creating it needs `log_bin_trust_function_creators = 1`
+//! (or the privilege to create such functions), and replicas must use row-based replication,
+//! so that they copy the IDs instead of calling the function again. A replica promoted to
+//! primary continues from the replicated state row. On PostgreSQL, physical and logical
+//! replication copy the IDs.
+//!
 //! # Errors from the function
 //!
 //! The function raises SQLSTATE `IDG01` (the clock moved backwards beyond the policy),
