@@ -16,10 +16,13 @@
 //!
 //! `runtime-tokio` (default) turns on sqlx's tokio runtime. `lease` (default) adds
 //! [`lease`]: node IDs leased from a table in the same database
-//! (`WorkerLease::acquire(&pool, &Layout::TWITTER)`), so two processes never share one.
-//! `hilo` (default) adds [`hilo`]: blocks of IDs from one database counter
-//! (`HiLo::builder(&pool).block(1000).create_if_missing(true).build()`). The features are named
-//! as in idgen-diesel and idgen-seaorm.
+//! (`WorkerLease::acquire(&pool, &Layout::TWITTER)`), so two processes never share one. With
+//! `postgres` or `mysql` it also adds [`db_generator`]: an SQL function, `idgen_next_id()`, that
+//! makes IDs of the application's layout inside the database (for a column `DEFAULT`), on a
+//! node ID the database leases from the same table. `hilo` (default) adds [`hilo`]: blocks of
+//! IDs from one database counter (`HiLo::builder(&pool).block(1000).create_if_missing(true)`);
+//! `hilo::StripedHiLo` with `hilo::PgStripe` takes hi-lo blocks from several servers whose
+//! blocks never overlap. The features are named as in idgen-diesel and idgen-seaorm.
 //!
 //! `SnowflakeId` implements `sqlx::Type`, `Encode` and `Decode`, so it binds, decodes, works as a
 //! field of `#[derive(sqlx::FromRow)]` structs, and `Option<SnowflakeId>` maps `NULL`. A value
@@ -198,6 +201,13 @@ pub use session::{SqlxDatabase, SqlxPool};
 ))]
 #[cfg_attr(docsrs, doc(cfg(feature = "lease")))]
 pub mod lease;
+
+#[cfg(all(feature = "lease", any(feature = "postgres", feature = "mysql")))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(all(feature = "lease", any(feature = "postgres", feature = "mysql"))))
+)]
+pub mod db_generator;
 
 #[cfg(all(
     feature = "hilo",

@@ -39,8 +39,7 @@ pub use counter::{CounterKind, CounterSql, detect_mysql_kind};
 pub use dialect::{Dialect, ErrorClass, mariadb_has_sequences, mysql_has_skip_locked};
 pub use lease::LeaseSql;
 pub use name::SqlName;
-pub(crate) use session::create_if_missing;
-pub use session::{LeaseRow, Session, block_on};
+pub use session::{LeaseRow, Session, block_on, create_if_missing};
 pub use statement::{Statement, Value};
 
 /// The lease table's default name, shared by every adapter.

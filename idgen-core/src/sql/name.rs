@@ -60,7 +60,17 @@ impl SqlName {
     /// Each part quoted for `dialect`: `"schema"."table"` (PostgreSQL, SQLite), `` `table` ``
     /// (MySQL/MariaDB).
     pub fn quoted(&self, dialect: Dialect) -> String {
-        let q = dialect.quote();
+        self.quoted_with(dialect.quote())
+    }
+
+    /// Each part in `quote` quotes (for SQL written by hand: `"` or `` ` ``).
+    ///
+    /// ```
+    /// let t = idgen_core::sql::SqlName::parse("table", "ops.leases")?;
+    /// assert_eq!(t.quoted_with('`'), "`ops`.`leases`");
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    pub fn quoted_with(&self, q: char) -> String {
         self.name
             .split('.')
             .map(|p| format!("{q}{p}{q}"))

@@ -97,10 +97,7 @@ pub trait Session: Send {
 /// Runs the create-if-missing `ddl` (a statement without values); a creator that took no lock
 /// (a migration tool running the same statement) can still collide with it: the statement then
 /// runs once more, and finds the object there.
-pub(crate) async fn create_if_missing<S: Session>(
-    session: &mut S,
-    ddl: &str,
-) -> Result<(), S::Error> {
+pub async fn create_if_missing<S: Session>(session: &mut S, ddl: &str) -> Result<(), S::Error> {
     let statement = || Statement {
         sql: ddl.to_owned(),
         params: Vec::new(),
