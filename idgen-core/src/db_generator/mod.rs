@@ -158,7 +158,7 @@ impl SqlDialect {
 /// assert!(sql.iter().any(|s| s.starts_with("CREATE FUNCTION `app`.`next_order_id`()")));
 ///
 /// let err = DbGenerator::new(Layout::TWITTER).function("next_id(); DROP TABLE x").unwrap_err();
-/// assert!(err.to_string().starts_with("invalid options: generator function name \"next_id(); DROP TABLE x\""));
+/// assert!(err.to_string().starts_with("generator function name \"next_id(); DROP TABLE x\" is invalid"));
 /// # Ok::<(), idgen_core::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
