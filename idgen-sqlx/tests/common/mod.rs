@@ -4,6 +4,10 @@
 
 pub mod orders;
 pub mod public_id_cases;
+pub mod snowflake_cases;
+
+/// Every row of `ids` in ID order.
+pub const SELECT_IDS: &str = "SELECT id, generator, seq, parent FROM ids ORDER BY id";
 
 use idgen_sqlx::{Layout, Snowflake, SnowflakeId};
 
