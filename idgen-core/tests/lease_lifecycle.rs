@@ -472,6 +472,74 @@ fn a_lease_dropped_as_its_runtime_shuts_down_is_released() {
     assert_eq!(next.node(), node);
 }
 
+/// A store whose own connection is broken for releases (as a Redis or etcd connection whose
+/// driver task its shutting-down runtime already dropped), while its detached copy, with a
+/// connection of its own, works.
+#[derive(Clone)]
+struct BrokenForRelease {
+    inner: MemoryLeaseStore,
+    detached: bool,
+}
+
+impl LeaseStore for BrokenForRelease {
+    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
+        self.inner.claim(req).await
+    }
+    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
+        self.inner.renew(req).await
+    }
+    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
+        if !self.detached {
+            return Err("the connection was dropped".into());
+        }
+        self.inner.release(req).await
+    }
+    fn detached(&self) -> Option<Self> {
+        Some(BrokenForRelease {
+            inner: self.inner.clone(),
+            detached: true,
+        })
+    }
+}
+
+/// A dropped lease whose release fails on the store's own connection (it failed at once, so
+/// the task finished) is released on the detached copy instead of being left held until its
+/// TTL.
+#[test]
+fn a_dropped_lease_whose_release_fails_is_released_on_the_detached_store() {
+    let layout = one_node();
+    let store = BrokenForRelease {
+        inner: MemoryLeaseStore::new(),
+        detached: false,
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let lease = WorkerLease::options()
+            .capacity(1)
+            .acquire(store.clone(), &layout)
+            .await
+            .unwrap();
+        drop(lease);
+        let started = std::time::Instant::now();
+        loop {
+            let again = WorkerLease::options()
+                .capacity(1)
+                .acquire(store.inner.clone(), &layout)
+                .await;
+            match again {
+                Ok(next) => {
+                    assert_eq!(next.node(), 0);
+                    break;
+                }
+                Err(Error::NoFreeNode { .. }) if started.elapsed() < Duration::from_secs(3) => {
+                    tokio::time::sleep(Duration::from_millis(20)).await
+                }
+                Err(e) => panic!("the dropped lease's node ID is still held: {e}"),
+            }
+        }
+    });
+}
+
 /// A lease dropped on a thread with no runtime at all (its runtime was dropped first).
 #[test]
 fn a_lease_dropped_without_any_runtime_is_released() {

@@ -503,8 +503,20 @@ struct ReleaseOnDrop {
 
 impl ReleaseOnDrop {
     async fn run(mut self) {
-        let _ = self.shared.release_row(self.last).await;
-        self.finished = true;
+        if self.shared.release_row(self.last).await.is_ok() {
+            self.finished = true;
+            return;
+        }
+        // The release failed. One cause is the runtime itself: as it shuts down, it drops the
+        // store's connection tasks (a multiplexed Redis connection, an etcd channel) before this
+        // task, and the call fails at once. So try again on the store's detached copy, off the
+        // runtime's threads. If the runtime is shutting down the blocking task never runs, this
+        // one is dropped unfinished, and `Drop` takes the thread route (bounded) instead.
+        let (shared, last) = (Arc::clone(&self.shared), self.last);
+        let retried = tokio::task::spawn_blocking(move || release_without_runtime(&shared, last));
+        if retried.await.is_ok() {
+            self.finished = true;
+        }
     }
 }
 
