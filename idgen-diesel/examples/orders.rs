@@ -1,0 +1,257 @@
+//! idgen-diesel from start-up to shutdown: an `orders` table keyed by Snowflake IDs with a
+//! public ID per order, order lines keyed by hi-lo IDs, on an empty database or on the one an
+//! earlier run left.
+//!
+//! ```sh
+//! cargo run -p idgen-diesel --example orders                     # SQLite file in the temp dir
+//! cargo run -p idgen-diesel --example orders -- postgres://postgres@127.0.0.1/shop
+//! DATABASE_URL=mysql://root@127.0.0.1/shop cargo run -p idgen-diesel --example orders
+//! ```
+//!
+//! The database is the first argument, else `DATABASE_URL`, else
+//! `<temp dir>/idgen-diesel-orders.sqlite`; the first line printed says which. Every run adds
+//! three orders, so run it twice and the second run starts on the tables the first one made.
+
+use std::error::Error;
+
+use diesel::prelude::*;
+use diesel::r2d2::{ConnectionManager, Pool};
+use idgen_diesel::hilo::{DieselCounter, HiLo, HiLoConnection};
+use idgen_diesel::lease::{LeaseConnection, WorkerLease, create_lease_table};
+use idgen_diesel::{DieselPool, Id, Layout, PublicId, PublicIdPrefix, Snowflake};
+
+diesel::table! {
+    orders (id) {
+        id -> BigInt,
+        public_id -> Binary, // a PostgreSQL-only application would declare `Uuid` (a UUID column)
+        customer -> Text,
+    }
+}
+
+diesel::table! {
+    order_lines (id) {
+        id -> BigInt,
+        order_id -> BigInt,
+        item -> Text,
+    }
+}
+
+/// An order: its key is a Snowflake ID (time-ordered, made in this process without a round
+/// trip); the world sees only its public ID.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable, serde::Serialize)]
+#[diesel(table_name = orders)]
+pub struct Order {
+    /// `BIGINT` primary key; in JSON a string: `"112719806108546862"`.
+    pub id: Id<Order>,
+    /// 16 bytes (`BYTEA` / `BINARY(16)` / `BLOB`), unique; in JSON `"ord_01h455vb4pex5vsknk084sn02q"`.
+    pub public_id: PublicId<Order>,
+    /// Who ordered.
+    pub customer: String,
+}
+
+impl PublicIdPrefix for Order {
+    const PREFIX: &'static str = "ord";
+}
+
+/// A line of an order, keyed by a hi-lo ID: blocks of 100 from one counter in the database.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable, serde::Serialize)]
+#[diesel(table_name = order_lines)]
+pub struct OrderLine {
+    /// `BIGINT` primary key, from the hi-lo counter.
+    pub id: Id<OrderLine>,
+    /// The order's key.
+    pub order_id: Id<Order>,
+    /// What was ordered.
+    pub item: String,
+}
+
+/// Hi-lo IDs per counter round trip.
+const BLOCK: u64 = 100;
+/// The hi-lo counter of the order lines.
+const COUNTER: &str = "order_lines";
+
+/// What one run did, for the test that runs this example.
+#[derive(Debug)]
+pub struct Run {
+    /// The node ID this run leased.
+    pub node: u64,
+    /// The orders it inserted.
+    pub orders: Vec<Order>,
+    /// Their lines.
+    pub lines: Vec<OrderLine>,
+    /// The order it looked up by public ID.
+    pub found: Order,
+    /// Orders in the table at the end, earlier runs' included.
+    pub orders_in_table: i64,
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn Error>> {
+    let (url, source) = database_url();
+    println!("database: {source}");
+    run(&url).await?;
+    Ok(())
+}
+
+/// The database URL, and which database it is and where the URL came from: the first argument,
+/// `DATABASE_URL`, or none (the default SQLite file).
+fn database_url() -> (String, String) {
+    let scheme = |url: &str| url.split(':').next().unwrap_or_default().to_owned();
+    if let Some(url) = std::env::args().nth(1) {
+        let source = format!("{}, URL from the first argument", scheme(&url));
+        return (url, source);
+    }
+    if let Ok(url) = std::env::var("DATABASE_URL") {
+        let source = format!("{}, URL from DATABASE_URL", scheme(&url));
+        return (url, source);
+    }
+    let file = std::env::temp_dir().join("idgen-diesel-orders.sqlite");
+    let source = format!(
+        "SQLite file {} (no URL given: pass one as the first argument or in DATABASE_URL)",
+        file.display()
+    );
+    (format!("sqlite://{}", file.display()), source)
+}
+
+/// Runs the example on the database of `url`, with diesel's connection type for it.
+pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
+    match url.split_once("://") {
+        // diesel takes a file name for SQLite (sqlx's `?mode=rwc` is dropped: diesel creates it).
+        Some(("sqlite", path)) => run_on::<SqliteConnection>(path.split('?').next().unwrap_or(path)).await,
+        Some(("postgres" | "postgresql", _)) => run_on::<PgConnection>(url).await,
+        Some(("mysql" | "mariadb", _)) => run_on::<MysqlConnection>(url).await,
+        _ => Err("the URL is not sqlite://, postgres:// or mysql://".into()),
+    }
+}
+
+/// Start-up, three orders, a lookup by public ID, shutdown.
+async fn run_on<C: AppConnection>(url: &str) -> Result<Run, Box<dyn Error>> {
+    // Start-up: connect, create what is missing (every statement is idempotent, and safe when
+    // several instances start at once), lease a node ID, build the generators.
+    let pool: DieselPool<C> = Pool::new(ConnectionManager::new(url))?;
+    create_lease_table(&mut *pool.get()?)?;
+    DieselCounter::new(&pool, COUNTER)?.create(BLOCK)?;
+    C::create_tables(&mut *pool.get()?)?;
+    let lease = WorkerLease::acquire(&pool, &Layout::TWITTER).await?;
+    let handle = lease.handle(); // to release the node ID at shutdown
+    println!("leased node ID {} (no other live process holds it)", handle.node());
+    let order_ids = Snowflake::builder()
+        .layout(Layout::TWITTER)
+        .lease(lease)
+        .build()?;
+    let line_ids = HiLo::builder(&pool).counter(COUNTER).block(BLOCK).build().await?;
+
+    // Requests: three orders with two lines each. (diesel's calls block; a service would run
+    // them with `tokio::task::spawn_blocking`, or use diesel-async.)
+    let (mut orders, mut lines) = (Vec::new(), Vec::new());
+    for (customer, items) in [
+        ("ada", ["tea", "scones"]),
+        ("grace", ["coffee", "cake"]),
+        ("edsger", ["water", "bread"]),
+    ] {
+        let order = Order {
+            id: order_ids.next_typed_id()?,
+            public_id: PublicId::new(),
+            customer: customer.to_owned(),
+        };
+        let mut order_lines = Vec::new();
+        for item in items {
+            order_lines.push(OrderLine {
+                id: line_ids.next_typed_id().await?,
+                order_id: order.id,
+                item: item.to_owned(),
+            });
+        }
+        C::insert_order(&mut *pool.get()?, &order, &order_lines)?;
+        println!(
+            "order {} (key {}) for {customer}: lines {} and {}",
+            order.public_id, order.id, order_lines[0].id, order_lines[1].id,
+        );
+        orders.push(order);
+        lines.extend(order_lines);
+    }
+
+    // A request names an order by its public ID, as text from a URL; the parse is strict (a
+    // `usr_…` ID, a changed letter or another spelling is refused).
+    let from_url: PublicId<Order> = orders[1].public_id.to_string().parse()?;
+    let found = C::find_order(&mut *pool.get()?, from_url)?
+        .ok_or_else(|| format!("order {from_url} not found"))?;
+    println!("found {from_url}: {}", serde_json::to_string(&found)?);
+    let orders_in_table = C::count_orders(&mut *pool.get()?)?;
+    println!("{orders_in_table} orders in the table");
+
+    // Shutdown: give the node ID back at once (otherwise it stays taken until the lease's TTL
+    // runs out).
+    handle.release().await?;
+    println!("released node ID {}", handle.node());
+    Ok(Run {
+        node: handle.node(),
+        orders,
+        lines,
+        found,
+        orders_in_table,
+    })
+}
+
+/// What the example does with a connection. diesel type-checks each query for one backend, so
+/// the queries are written once (in `app_connection!`) and implemented for each connection type;
+/// an application with one database writes them as plain functions.
+trait AppConnection: LeaseConnection + HiLoConnection {
+    /// The tables `orders` and `order_lines`, where missing.
+    fn create_tables(conn: &mut Self) -> QueryResult<()>;
+    /// One order and its lines, in one transaction.
+    fn insert_order(conn: &mut Self, order: &Order, lines: &[OrderLine]) -> QueryResult<()>;
+    /// The order with this public ID.
+    fn find_order(conn: &mut Self, public_id: PublicId<Order>) -> QueryResult<Option<Order>>;
+    /// How many orders there are.
+    fn count_orders(conn: &mut Self) -> QueryResult<i64>;
+}
+
+macro_rules! app_connection {
+    ($connection:ty, public_id: $public_id:literal, text: $text:literal) => {
+        impl AppConnection for $connection {
+            fn create_tables(conn: &mut Self) -> QueryResult<()> {
+                diesel::sql_query(concat!(
+                    "CREATE TABLE IF NOT EXISTS orders (id BIGINT PRIMARY KEY, public_id ",
+                    $public_id,
+                    " NOT NULL UNIQUE, customer ",
+                    $text,
+                    " NOT NULL)"
+                ))
+                .execute(conn)?;
+                diesel::sql_query(concat!(
+                    "CREATE TABLE IF NOT EXISTS order_lines (id BIGINT PRIMARY KEY, ",
+                    "order_id BIGINT NOT NULL REFERENCES orders (id), item ",
+                    $text,
+                    " NOT NULL)"
+                ))
+                .execute(conn)?;
+                Ok(())
+            }
+
+            fn insert_order(conn: &mut Self, order: &Order, lines: &[OrderLine]) -> QueryResult<()> {
+                conn.transaction(|conn| {
+                    diesel::insert_into(orders::table).values(order).execute(conn)?;
+                    diesel::insert_into(order_lines::table).values(lines).execute(conn)?;
+                    Ok(())
+                })
+            }
+
+            fn find_order(conn: &mut Self, public_id: PublicId<Order>) -> QueryResult<Option<Order>> {
+                orders::table
+                    .filter(orders::public_id.eq(public_id))
+                    .select(Order::as_select())
+                    .first(conn)
+                    .optional()
+            }
+
+            fn count_orders(conn: &mut Self) -> QueryResult<i64> {
+                orders::table.count().get_result(conn)
+            }
+        }
+    };
+}
+
+app_connection!(SqliteConnection, public_id: "BLOB", text: "TEXT");
+app_connection!(PgConnection, public_id: "BYTEA", text: "TEXT");
+app_connection!(MysqlConnection, public_id: "BINARY(16)", text: "VARCHAR(255)");
