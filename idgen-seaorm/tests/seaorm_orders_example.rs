@@ -1,19 +1,21 @@
-//! The `orders` example (examples/orders.rs) runs on each database, from an empty one and again
+//! The `seaorm_orders` example (examples/seaorm_orders.rs) runs on each database, from an empty one and again
 //! on the tables its first run left, so it cannot rot.
 
 #[allow(dead_code)]
-#[path = "../examples/orders.rs"]
+#[path = "../examples/seaorm_orders.rs"]
 mod orders;
 
 use std::collections::HashSet;
 
-use idgen_sqlx::Layout;
+use idgen_seaorm::Layout;
 
 /// Two runs on one database: both start up (the second on existing tables), insert three orders
 /// with two lines each, find an order by its public ID, and give their node ID back.
 async fn runs_twice(url: &str) {
     let first = orders::run(url).await.expect("first run");
-    let second = orders::run(url).await.expect("second run, on the first run's tables");
+    let second = orders::run(url)
+        .await
+        .expect("second run, on the first run's tables");
 
     for run in [&first, &second] {
         assert_eq!(run.orders.len(), 3);
@@ -31,12 +33,25 @@ async fn runs_twice(url: &str) {
     // The first run released its node ID, so the second one got the same (the lowest free).
     assert_eq!(second.node, first.node);
 
-    let order_ids: HashSet<i64> = first.orders.iter().chain(&second.orders).map(|o| o.id.get()).collect();
+    let order_ids: HashSet<i64> = first
+        .orders
+        .iter()
+        .chain(&second.orders)
+        .map(|o| o.id.get())
+        .collect();
     assert_eq!(order_ids.len(), 6, "order IDs are unique across runs");
-    let line_ids: HashSet<i64> = first.lines.iter().chain(&second.lines).map(|l| l.id.get()).collect();
+    let line_ids: HashSet<i64> = first
+        .lines
+        .iter()
+        .chain(&second.lines)
+        .map(|l| l.id.get())
+        .collect();
     assert_eq!(line_ids.len(), 12, "line IDs are unique across runs");
     let newest_first = first.orders.iter().map(|o| o.id).max().unwrap();
-    assert!(second.orders.iter().all(|o| o.id > newest_first), "Snowflake keys sort by time");
+    assert!(
+        second.orders.iter().all(|o| o.id > newest_first),
+        "Snowflake keys sort by time"
+    );
 }
 
 #[tokio::test]

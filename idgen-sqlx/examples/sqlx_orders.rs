@@ -3,9 +3,9 @@
 //! run left.
 //!
 //! ```sh
-//! cargo run -p idgen-sqlx --example orders                       # SQLite file in the temp dir
-//! cargo run -p idgen-sqlx --example orders -- postgres://postgres@127.0.0.1/shop
-//! DATABASE_URL=mysql://root@127.0.0.1/shop cargo run -p idgen-sqlx --example orders
+//! cargo run -p idgen-sqlx --example sqlx_orders                       # SQLite file in the temp dir
+//! cargo run -p idgen-sqlx --example sqlx_orders -- postgres://postgres@127.0.0.1/shop
+//! DATABASE_URL=mysql://root@127.0.0.1/shop cargo run -p idgen-sqlx --example sqlx_orders
 //! ```
 //!
 //! The database is the first argument, else `DATABASE_URL`, else
@@ -94,6 +94,28 @@ fn database_url() -> (String, String) {
     (format!("sqlite://{}?mode=rwc", file.display()), source)
 }
 
+/// A pool of the kind the URL names. An application with one database uses its pool directly;
+/// this example runs on all three.
+pub enum Db {
+    /// SQLite.
+    Sqlite(SqlitePool),
+    /// PostgreSQL.
+    Postgres(PgPool),
+    /// MySQL or MariaDB.
+    MySql(MySqlPool),
+}
+
+/// Runs `$body` with `$pool` bound to the concrete pool (`&SqlitePool`, `&PgPool`, `&MySqlPool`).
+macro_rules! on_db {
+    ($db:expr, $pool:ident => $body:expr) => {
+        match $db {
+            Db::Sqlite($pool) => $body,
+            Db::Postgres($pool) => $body,
+            Db::MySql($pool) => $body,
+        }
+    };
+}
+
 /// Start-up, three orders, a lookup by public ID, shutdown.
 pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
     // Start-up: connect, create what is missing (every statement is idempotent, and safe when
@@ -102,7 +124,10 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
     db.create_tables().await?;
     let lease = on_db!(&db, pool => WorkerLease::acquire(pool, &Layout::TWITTER).await?);
     let handle = lease.handle(); // to release the node ID at shutdown
-    println!("leased node ID {} (no other live process holds it)", handle.node());
+    println!(
+        "leased node ID {} (no other live process holds it)",
+        handle.node()
+    );
     let order_ids = Snowflake::builder()
         .layout(Layout::TWITTER)
         .lease(lease)

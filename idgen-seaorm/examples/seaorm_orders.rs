@@ -3,9 +3,9 @@
 //! earlier run left.
 //!
 //! ```sh
-//! cargo run -p idgen-seaorm --example orders                     # SQLite file in the temp dir
-//! cargo run -p idgen-seaorm --example orders -- postgres://postgres@127.0.0.1/shop
-//! DATABASE_URL=mysql://root@127.0.0.1/shop cargo run -p idgen-seaorm --example orders
+//! cargo run -p idgen-seaorm --example seaorm_orders                     # SQLite file in the temp dir
+//! cargo run -p idgen-seaorm --example seaorm_orders -- postgres://postgres@127.0.0.1/shop
+//! DATABASE_URL=mysql://root@127.0.0.1/shop cargo run -p idgen-seaorm --example seaorm_orders
 //! ```
 //!
 //! The database is the first argument, else `DATABASE_URL`, else
@@ -18,8 +18,8 @@ use idgen_seaorm::hilo::{HiLo, SeaOrmCounter};
 use idgen_seaorm::lease::{WorkerLease, create_lease_table};
 use idgen_seaorm::{Layout, PublicId, Snowflake};
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, Database,
-    DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter, Schema,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, Database, DatabaseConnection,
+    EntityTrait, PaginatorTrait, QueryFilter, Schema,
 };
 
 /// An order: its key is a Snowflake ID (time-ordered, made in this process without a round
@@ -140,12 +140,19 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
     create_table(&db, order_line::Entity).await?;
     let lease = WorkerLease::acquire(&db, &Layout::TWITTER).await?;
     let handle = lease.handle(); // to release the node ID at shutdown
-    println!("leased node ID {} (no other live process holds it)", handle.node());
+    println!(
+        "leased node ID {} (no other live process holds it)",
+        handle.node()
+    );
     let order_ids = Snowflake::builder()
         .layout(Layout::TWITTER)
         .lease(lease)
         .build()?;
-    let line_ids = HiLo::builder(&db).counter(COUNTER).block(BLOCK).build().await?;
+    let line_ids = HiLo::builder(&db)
+        .counter(COUNTER)
+        .block(BLOCK)
+        .build()
+        .await?;
 
     // Requests: three orders with two lines each.
     let (mut orders, mut lines) = (Vec::new(), Vec::new());
@@ -208,7 +215,10 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
 }
 
 /// `CREATE TABLE IF NOT EXISTS` for an entity, in the connection's SQL dialect.
-async fn create_table<E: EntityTrait>(db: &DatabaseConnection, entity: E) -> Result<(), Box<dyn Error>> {
+async fn create_table<E: EntityTrait>(
+    db: &DatabaseConnection,
+    entity: E,
+) -> Result<(), Box<dyn Error>> {
     let schema = Schema::new(db.get_database_backend());
     db.execute(schema.create_table_from_entity(entity).if_not_exists())
         .await?;

@@ -3,9 +3,9 @@
 //! earlier run left.
 //!
 //! ```sh
-//! cargo run -p idgen-diesel --example orders                     # SQLite file in the temp dir
-//! cargo run -p idgen-diesel --example orders -- postgres://postgres@127.0.0.1/shop
-//! DATABASE_URL=mysql://root@127.0.0.1/shop cargo run -p idgen-diesel --example orders
+//! cargo run -p idgen-diesel --example diesel_orders                     # SQLite file in the temp dir
+//! cargo run -p idgen-diesel --example diesel_orders -- postgres://postgres@127.0.0.1/shop
+//! DATABASE_URL=mysql://root@127.0.0.1/shop cargo run -p idgen-diesel --example diesel_orders
 //! ```
 //!
 //! The database is the first argument, else `DATABASE_URL`, else
@@ -21,17 +21,26 @@ use idgen_diesel::lease::{LeaseConnection, WorkerLease, create_lease_table};
 use idgen_diesel::{DieselPool, Id, Layout, PublicId, PublicIdPrefix, Snowflake};
 
 diesel::table! {
+    /// Orders.
     orders (id) {
+        /// The order's Snowflake ID.
         id -> BigInt,
-        public_id -> Binary, // a PostgreSQL-only application would declare `Uuid` (a UUID column)
+        /// Its public ID: 16 bytes. (A PostgreSQL-only application would declare `Uuid`, for a
+        /// `UUID` column.)
+        public_id -> Binary,
+        /// Who ordered.
         customer -> Text,
     }
 }
 
 diesel::table! {
+    /// Lines of orders.
     order_lines (id) {
+        /// The line's hi-lo ID.
         id -> BigInt,
+        /// The order's Snowflake ID.
         order_id -> BigInt,
+        /// What was ordered.
         item -> Text,
     }
 }
@@ -117,7 +126,9 @@ fn database_url() -> (String, String) {
 pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
     match url.split_once("://") {
         // diesel takes a file name for SQLite (sqlx's `?mode=rwc` is dropped: diesel creates it).
-        Some(("sqlite", path)) => run_on::<SqliteConnection>(path.split('?').next().unwrap_or(path)).await,
+        Some(("sqlite", path)) => {
+            run_on::<SqliteConnection>(path.split('?').next().unwrap_or(path)).await
+        }
         Some(("postgres" | "postgresql", _)) => run_on::<PgConnection>(url).await,
         Some(("mysql" | "mariadb", _)) => run_on::<MysqlConnection>(url).await,
         _ => Err("the URL is not sqlite://, postgres:// or mysql://".into()),
@@ -134,12 +145,19 @@ async fn run_on<C: AppConnection>(url: &str) -> Result<Run, Box<dyn Error>> {
     C::create_tables(&mut *pool.get()?)?;
     let lease = WorkerLease::acquire(&pool, &Layout::TWITTER).await?;
     let handle = lease.handle(); // to release the node ID at shutdown
-    println!("leased node ID {} (no other live process holds it)", handle.node());
+    println!(
+        "leased node ID {} (no other live process holds it)",
+        handle.node()
+    );
     let order_ids = Snowflake::builder()
         .layout(Layout::TWITTER)
         .lease(lease)
         .build()?;
-    let line_ids = HiLo::builder(&pool).counter(COUNTER).block(BLOCK).build().await?;
+    let line_ids = HiLo::builder(&pool)
+        .counter(COUNTER)
+        .block(BLOCK)
+        .build()
+        .await?;
 
     // Requests: three orders with two lines each. (diesel's calls block; a service would run
     // them with `tokio::task::spawn_blocking`, or use diesel-async.)
@@ -229,15 +247,26 @@ macro_rules! app_connection {
                 Ok(())
             }
 
-            fn insert_order(conn: &mut Self, order: &Order, lines: &[OrderLine]) -> QueryResult<()> {
+            fn insert_order(
+                conn: &mut Self,
+                order: &Order,
+                lines: &[OrderLine],
+            ) -> QueryResult<()> {
                 conn.transaction(|conn| {
-                    diesel::insert_into(orders::table).values(order).execute(conn)?;
-                    diesel::insert_into(order_lines::table).values(lines).execute(conn)?;
+                    diesel::insert_into(orders::table)
+                        .values(order)
+                        .execute(conn)?;
+                    diesel::insert_into(order_lines::table)
+                        .values(lines)
+                        .execute(conn)?;
                     Ok(())
                 })
             }
 
-            fn find_order(conn: &mut Self, public_id: PublicId<Order>) -> QueryResult<Option<Order>> {
+            fn find_order(
+                conn: &mut Self,
+                public_id: PublicId<Order>,
+            ) -> QueryResult<Option<Order>> {
                 orders::table
                     .filter(orders::public_id.eq(public_id))
                     .select(Order::as_select())
