@@ -83,8 +83,9 @@ pub mod order_line {
 
 /// Hi-lo IDs per counter round trip.
 const BLOCK: u64 = 100;
-/// The hi-lo counter of the order lines.
-const COUNTER: &str = "order_lines";
+/// The hi-lo counter of the order lines (a sequence on PostgreSQL and MariaDB: tables and
+/// sequences share one namespace there, so it is not named `order_lines`).
+const COUNTER: &str = "order_line_ids";
 
 /// What one run did, for the test that runs this example.
 #[derive(Debug)]

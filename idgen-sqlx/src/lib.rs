@@ -188,3 +188,8 @@ pub mod lease;
     doc(cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite")))
 )]
 pub mod hilo;
+
+/// The README's example, compiled and run as a doctest so it cannot drift from the API.
+#[cfg(all(doctest, feature = "sqlite", feature = "lease"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -1,7 +1,7 @@
 //! The `sqlx_orders` example (examples/sqlx_orders.rs) runs on each database, from an empty one and again
 //! on the tables its first run left, so it cannot rot.
 
-#[allow(dead_code)]
+#[allow(dead_code, unreachable_pub)] // `main` is not called here; `pub` is for the example binary
 #[path = "../examples/sqlx_orders.rs"]
 mod orders;
 
