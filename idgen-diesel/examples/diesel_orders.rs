@@ -15,7 +15,7 @@
 use std::error::Error;
 
 use diesel::prelude::*;
-use diesel::r2d2::{ConnectionManager, Pool};
+use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool};
 use idgen_diesel::hilo::{DieselCounter, HiLo, HiLoConnection};
 use idgen_diesel::lease::{LeaseConnection, WorkerLease, create_lease_table};
 use idgen_diesel::{DieselPool, Id, Layout, PublicId, PublicIdPrefix, Snowflake};
@@ -140,7 +140,9 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
 async fn run_on<C: AppConnection>(url: &str) -> Result<Run, Box<dyn Error>> {
     // Start-up: connect, create what is missing (every statement is idempotent, and safe when
     // several instances start at once), lease a node ID, build the generators.
-    let pool: DieselPool<C> = Pool::new(ConnectionManager::new(url))?;
+    let pool: DieselPool<C> = Pool::builder()
+        .connection_customizer(Box::new(OnConnect))
+        .build(ConnectionManager::new(url))?;
     create_lease_table(&mut *pool.get()?)?;
     DieselCounter::new(&pool, COUNTER)?.create(BLOCK)?;
     C::create_tables(&mut *pool.get()?)?;
@@ -216,6 +218,10 @@ async fn run_on<C: AppConnection>(url: &str) -> Result<Run, Box<dyn Error>> {
 /// the queries are written once (in `app_connection!`) and implemented for each connection type;
 /// an application with one database writes them as plain functions.
 trait AppConnection: LeaseConnection + HiLoConnection {
+    /// Readies a new connection: on SQLite, wait up to 5 s for the one writer (the lease
+    /// renewals and hi-lo refills write in the background) instead of failing at once with
+    /// "database is locked".
+    fn on_connect(conn: &mut Self) -> QueryResult<()>;
     /// The tables `orders` and `order_lines`, where missing.
     fn create_tables(conn: &mut Self) -> QueryResult<()>;
     /// One order and its lines, in one transaction.
@@ -227,8 +233,15 @@ trait AppConnection: LeaseConnection + HiLoConnection {
 }
 
 macro_rules! app_connection {
-    ($connection:ty, public_id: $public_id:literal, text: $text:literal) => {
+    ($connection:ty, on_connect: $on_connect:literal, public_id: $public_id:literal, text: $text:literal) => {
         impl AppConnection for $connection {
+            fn on_connect(conn: &mut Self) -> QueryResult<()> {
+                if !$on_connect.is_empty() {
+                    diesel::sql_query($on_connect).execute(conn)?;
+                }
+                Ok(())
+            }
+
             fn create_tables(conn: &mut Self) -> QueryResult<()> {
                 diesel::sql_query(concat!(
                     "CREATE TABLE IF NOT EXISTS orders (id BIGINT PRIMARY KEY, public_id ",
@@ -282,6 +295,16 @@ macro_rules! app_connection {
     };
 }
 
-app_connection!(SqliteConnection, public_id: "BLOB", text: "TEXT");
-app_connection!(PgConnection, public_id: "BYTEA", text: "TEXT");
-app_connection!(MysqlConnection, public_id: "BINARY(16)", text: "VARCHAR(255)");
+app_connection!(SqliteConnection, on_connect: "PRAGMA busy_timeout = 5000", public_id: "BLOB", text: "TEXT");
+app_connection!(PgConnection, on_connect: "", public_id: "BYTEA", text: "TEXT");
+app_connection!(MysqlConnection, on_connect: "", public_id: "BINARY(16)", text: "VARCHAR(255)");
+
+/// Runs [`AppConnection::on_connect`] on each connection the pool opens.
+#[derive(Debug)]
+struct OnConnect;
+
+impl<C: AppConnection> CustomizeConnection<C, diesel::r2d2::Error> for OnConnect {
+    fn on_acquire(&self, conn: &mut C) -> Result<(), diesel::r2d2::Error> {
+        C::on_connect(conn).map_err(diesel::r2d2::Error::QueryError)
+    }
+}
