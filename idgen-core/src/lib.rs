@@ -35,42 +35,6 @@
 //! `pattern` that matches exactly what their parsers accept, a `format` (`snowflake-id`,
 //! `int64`, `typeid`), length bounds and an example. schemars' derive takes `Id<Order>` fields
 //! as they are. utoipa's derive composes any generic field type from its type arguments
-//! through a private trait; name the typed ID through a type alias and it uses the ID's own
-//! schema, under the alias's name:
-//!
-//! ```
-//! # #[cfg(feature = "utoipa")] {
-//! use idgen_core::{Id, PublicId, PublicIdPrefix};
-//! use utoipa::{PartialSchema, ToSchema};
-//!
-//! pub enum Customer {}
-//! pub struct Order;
-//! impl PublicIdPrefix for Order {
-//!     const PREFIX: &'static str = "ord";
-//! }
-//! pub type CustomerId = Id<Customer>;
-//! pub type OrderPublicId = PublicId<Order>;
-//!
-//! #[derive(ToSchema)]
-//! #[allow(dead_code)]
-//! struct OrderView {
-//!     public_id: OrderPublicId,
-//!     customer_id: CustomerId,
-//! }
-//!
-//! let schema = serde_json::to_value(OrderView::schema()).unwrap();
-//! assert_eq!(schema["properties"]["public_id"]["$ref"], "#/components/schemas/OrderPublicId");
-//! assert_eq!(CustomerId::name(), "CustomerId");
-//! # }
-//! ```
-//!
-//! ## Schemas
-//!
-//! With the features `schemars` (JSON Schema, schemars 1) and `utoipa` (OpenAPI, utoipa 6),
-//! [`SnowflakeId`], [`Id<T>`] and [`PublicId<T>`] describe themselves: `type: string`, a
-//! `pattern` that matches exactly what their parsers accept, a `format` (`snowflake-id`,
-//! `int64`, `typeid`), length bounds and an example. schemars' derive takes `Id<Order>` fields
-//! as they are. utoipa's derive composes any generic field type from its type arguments
 //! through a private trait of utoipa's; name the typed ID through a type alias and it uses the
 //! ID's own schema, under the alias's name:
 //!
@@ -161,3 +125,8 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The README's example, compiled and run as a doctest so it cannot drift from the API.
+#[cfg(all(doctest, feature = "lease", feature = "serde"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
