@@ -1,4 +1,4 @@
-//! idgen-diesel from start-up to shutdown: an `orders` table keyed by Snowflake IDs with a
+//! idgen-diesel from start-up to shutdown: an orders table keyed by Snowflake IDs with a
 //! public ID per order, order lines keyed by hi-lo IDs, on an empty database or on the one an
 //! earlier run left.
 //!
@@ -20,9 +20,12 @@ use idgen_diesel::hilo::{DieselCounter, HiLo, HiLoConnection};
 use idgen_diesel::lease::{LeaseConnection, WorkerLease, create_lease_table};
 use idgen_diesel::{DieselPool, Id, Layout, PublicId, PublicIdPrefix, Snowflake};
 
+// The tables are named apart from the sqlx and sea-orm examples' `orders` and `order_lines`,
+// whose public IDs are `UUID` on PostgreSQL: one `table!` serves all three databases here, so
+// the public ID is `Binary` (`BYTEA`), and both examples can run on one database.
 diesel::table! {
     /// Orders.
-    orders (id) {
+    diesel_orders (id) {
         /// The order's Snowflake ID.
         id -> BigInt,
         /// Its public ID: 16 bytes. (A PostgreSQL-only application would declare `Uuid`, for a
@@ -35,7 +38,7 @@ diesel::table! {
 
 diesel::table! {
     /// Lines of orders.
-    order_lines (id) {
+    diesel_order_lines (id) {
         /// The line's hi-lo ID.
         id -> BigInt,
         /// The order's Snowflake ID.
@@ -48,7 +51,7 @@ diesel::table! {
 /// An order: its key is a Snowflake ID (time-ordered, made in this process without a round
 /// trip); the world sees only its public ID.
 #[derive(Debug, Clone, Queryable, Selectable, Insertable, serde::Serialize)]
-#[diesel(table_name = orders)]
+#[diesel(table_name = diesel_orders)]
 pub struct Order {
     /// `BIGINT` primary key; in JSON a string: `"112719806108546862"`.
     pub id: Id<Order>,
@@ -64,7 +67,7 @@ impl PublicIdPrefix for Order {
 
 /// A line of an order, keyed by a hi-lo ID: blocks of 100 from one counter in the database.
 #[derive(Debug, Clone, Queryable, Selectable, Insertable, serde::Serialize)]
-#[diesel(table_name = order_lines)]
+#[diesel(table_name = diesel_order_lines)]
 pub struct OrderLine {
     /// `BIGINT` primary key, from the hi-lo counter.
     pub id: Id<OrderLine>,
@@ -222,7 +225,7 @@ trait AppConnection: LeaseConnection + HiLoConnection {
     /// renewals and hi-lo refills write in the background) instead of failing at once with
     /// "database is locked".
     fn on_connect(conn: &mut Self) -> QueryResult<()>;
-    /// The tables `orders` and `order_lines`, where missing.
+    /// The tables `diesel_orders` and `diesel_order_lines`, where missing.
     fn create_tables(conn: &mut Self) -> QueryResult<()>;
     /// One order and its lines, in one transaction.
     fn insert_order(conn: &mut Self, order: &Order, lines: &[OrderLine]) -> QueryResult<()>;
@@ -244,7 +247,7 @@ macro_rules! app_connection {
 
             fn create_tables(conn: &mut Self) -> QueryResult<()> {
                 diesel::sql_query(concat!(
-                    "CREATE TABLE IF NOT EXISTS orders (id BIGINT PRIMARY KEY, public_id ",
+                    "CREATE TABLE IF NOT EXISTS diesel_orders (id BIGINT PRIMARY KEY, public_id ",
                     $public_id,
                     " NOT NULL UNIQUE, customer ",
                     $text,
@@ -252,8 +255,8 @@ macro_rules! app_connection {
                 ))
                 .execute(conn)?;
                 diesel::sql_query(concat!(
-                    "CREATE TABLE IF NOT EXISTS order_lines (id BIGINT PRIMARY KEY, ",
-                    "order_id BIGINT NOT NULL REFERENCES orders (id), item ",
+                    "CREATE TABLE IF NOT EXISTS diesel_order_lines (id BIGINT PRIMARY KEY, ",
+                    "order_id BIGINT NOT NULL REFERENCES diesel_orders (id), item ",
                     $text,
                     " NOT NULL)"
                 ))
@@ -267,10 +270,10 @@ macro_rules! app_connection {
                 lines: &[OrderLine],
             ) -> QueryResult<()> {
                 conn.transaction(|conn| {
-                    diesel::insert_into(orders::table)
+                    diesel::insert_into(diesel_orders::table)
                         .values(order)
                         .execute(conn)?;
-                    diesel::insert_into(order_lines::table)
+                    diesel::insert_into(diesel_order_lines::table)
                         .values(lines)
                         .execute(conn)?;
                     Ok(())
@@ -281,15 +284,15 @@ macro_rules! app_connection {
                 conn: &mut Self,
                 public_id: PublicId<Order>,
             ) -> QueryResult<Option<Order>> {
-                orders::table
-                    .filter(orders::public_id.eq(public_id))
+                diesel_orders::table
+                    .filter(diesel_orders::public_id.eq(public_id))
                     .select(Order::as_select())
                     .first(conn)
                     .optional()
             }
 
             fn count_orders(conn: &mut Self) -> QueryResult<i64> {
-                orders::table.count().get_result(conn)
+                diesel_orders::table.count().get_result(conn)
             }
         }
     };
