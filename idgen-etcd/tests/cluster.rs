@@ -242,7 +242,10 @@ async fn run() {
         "[{:>5.1}s] failed renewals so far: {:?}; last errors: {:?}",
         started.elapsed().as_secs_f64(),
         outage.iter().map(|s| s.failed).collect::<Vec<_>>(),
-        outage.iter().map(|s| s.last_error.as_str()).collect::<Vec<_>>()
+        outage
+            .iter()
+            .map(|s| s.last_error.as_str())
+            .collect::<Vec<_>>()
     );
     eprintln!(
         "[{:>5.1}s] all {PROCESSES} fenced; fence deadlines {:?} ms after the quorum was lost, each {} ms before etcd could expire its lease",
