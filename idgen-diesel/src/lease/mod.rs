@@ -92,6 +92,7 @@
 //!
 //! [`DieselLeaseStore::migration_sql`] returns the statement for a store's table name.
 
+mod exit_wait;
 mod sql_rows;
 mod store;
 

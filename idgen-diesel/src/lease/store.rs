@@ -8,6 +8,7 @@ use diesel::r2d2::R2D2Connection;
 use diesel::result::{DatabaseErrorKind, Error as QueryError, QueryResult};
 
 use crate::DieselError;
+use crate::lease::exit_wait;
 use crate::lease::{BoxError, Claim, ClaimRequest, IntoLeaseStore, LeaseStore, RenewRequest};
 use idgen_core::lease::TableName;
 
@@ -349,15 +350,25 @@ impl<C: LeaseConnection> DieselLeaseStore<C> {
         let pool = self.pool.clone();
         let table = self.table.clone();
         let (answer, answered) = tokio::sync::oneshot::channel();
+        // Counted from before the spawn to the thread's last step, so a process that exits
+        // meanwhile waits for it (bounded) instead of tearing libpq down under it.
+        let running = exit_wait::Running::start();
         let work = move || {
             let outcome = (|| -> Result<T, DieselError> {
                 let table = table?;
                 let wait = pool.connection_timeout().min(CONNECTION_WAIT);
                 let conn = &mut *pool.get_timeout(wait)?;
+                exit_wait::wait_at_exit();
                 conn.prepare()?;
                 Ok(retry_transient(|| op(conn, &table))?)
             })();
+            // The pool's clone goes before the answer: when the caller has its answer, this
+            // thread no longer holds a connection (it may be the pool's last clone, whose drop
+            // closes them).
+            drop(pool);
+            drop(op);
             let _ = answer.send(outcome);
+            drop(running);
         };
         let outcome = match std::thread::Builder::new()
             .name("idgen-diesel-lease".to_owned())
