@@ -3,7 +3,7 @@
 //! earlier run left.
 //!
 //! ```sh
-//! cargo run -p idgen-diesel --example diesel_orders                     # SQLite file in the temp dir
+//! cargo run -p idgen-diesel --example diesel_orders   # a SQLite file in the temp dir
 //! cargo run -p idgen-diesel --example diesel_orders -- postgres://postgres@127.0.0.1/shop
 //! DATABASE_URL=mysql://root@127.0.0.1/shop cargo run -p idgen-diesel --example diesel_orders
 //! ```
@@ -55,7 +55,8 @@ diesel::table! {
 pub struct Order {
     /// `BIGINT` primary key; in JSON a string: `"112719806108546862"`.
     pub id: Id<Order>,
-    /// 16 bytes (`BYTEA` / `BINARY(16)` / `BLOB`), unique; in JSON `"ord_01h455vb4pex5vsknk084sn02q"`.
+    /// 16 bytes (`BYTEA` / `BINARY(16)` / `BLOB`), unique; in JSON
+    /// `"ord_01h455vb4pex5vsknk084sn02q"`.
     pub public_id: PublicId<Order>,
     /// Who ordered.
     pub customer: String,
@@ -165,49 +166,56 @@ async fn run_on<C: AppConnection>(url: &str) -> Result<Run, Box<dyn Error>> {
         .build()
         .await?;
 
-    // Requests: three orders with two lines each. (diesel's calls block; a service would run
-    // them with `tokio::task::spawn_blocking`, or use diesel-async.)
-    let (mut orders, mut lines) = (Vec::new(), Vec::new());
-    for (customer, items) in [
-        ("ada", ["tea", "scones"]),
-        ("grace", ["coffee", "cake"]),
-        ("edsger", ["water", "bread"]),
-    ] {
-        let order = Order {
-            id: order_ids.next_typed_id()?,
-            public_id: PublicId::new(),
-            customer: customer.to_owned(),
-        };
-        let mut order_lines = Vec::new();
-        for item in items {
-            order_lines.push(OrderLine {
-                id: line_ids.next_typed_id().await?,
-                order_id: order.id,
-                item: item.to_owned(),
-            });
+    // The requests, in a block of their own so that the node ID is released below even when
+    // one of them fails.
+    let requests = async {
+        // Three orders with two lines each. (diesel's calls block; a service would run
+        // them with `tokio::task::spawn_blocking`, or use diesel-async.)
+        let (mut orders, mut lines) = (Vec::new(), Vec::new());
+        for (customer, items) in [
+            ("ada", ["tea", "scones"]),
+            ("grace", ["coffee", "cake"]),
+            ("edsger", ["water", "bread"]),
+        ] {
+            let order = Order {
+                id: order_ids.next_typed_id()?,
+                public_id: PublicId::new(),
+                customer: customer.to_owned(),
+            };
+            let mut order_lines = Vec::new();
+            for item in items {
+                order_lines.push(OrderLine {
+                    id: line_ids.next_typed_id().await?,
+                    order_id: order.id,
+                    item: item.to_owned(),
+                });
+            }
+            C::insert_order(&mut *pool.get()?, &order, &order_lines)?;
+            println!(
+                "order {} (key {}) for {customer}: lines {} and {}",
+                order.public_id, order.id, order_lines[0].id, order_lines[1].id,
+            );
+            orders.push(order);
+            lines.extend(order_lines);
         }
-        C::insert_order(&mut *pool.get()?, &order, &order_lines)?;
-        println!(
-            "order {} (key {}) for {customer}: lines {} and {}",
-            order.public_id, order.id, order_lines[0].id, order_lines[1].id,
-        );
-        orders.push(order);
-        lines.extend(order_lines);
-    }
 
-    // A request names an order by its public ID, as text from a URL; the parse is strict (a
-    // `usr_…` ID, a changed letter or another spelling is refused).
-    let from_url: PublicId<Order> = orders[1].public_id.to_string().parse()?;
-    let found = C::find_order(&mut *pool.get()?, from_url)?
-        .ok_or_else(|| format!("order {from_url} not found"))?;
-    println!("found {from_url}: {}", serde_json::to_string(&found)?);
-    let orders_in_table = C::count_orders(&mut *pool.get()?)?;
-    println!("{orders_in_table} orders in the table");
+        // A request names an order by its public ID, as text from a URL; the parse is strict (a
+        // `usr_…` ID, a changed letter or another spelling is refused).
+        let from_url: PublicId<Order> = orders[1].public_id.to_string().parse()?;
+        let found = C::find_order(&mut *pool.get()?, from_url)?
+            .ok_or_else(|| format!("order {from_url} not found"))?;
+        println!("found {from_url}: {}", serde_json::to_string(&found)?);
+        let orders_in_table = C::count_orders(&mut *pool.get()?)?;
+        println!("{orders_in_table} orders in the table");
+        Ok::<_, Box<dyn Error>>((orders, lines, found, orders_in_table))
+    }
+    .await;
 
     // Shutdown: give the node ID back at once (otherwise it stays taken until the lease's TTL
     // runs out).
     handle.release().await?;
     println!("released node ID {}", handle.node());
+    let (orders, lines, found, orders_in_table) = requests?;
     Ok(Run {
         node: handle.node(),
         orders,
@@ -236,7 +244,12 @@ trait AppConnection: LeaseConnection + HiLoConnection {
 }
 
 macro_rules! app_connection {
-    ($connection:ty, on_connect: $on_connect:literal, public_id: $public_id:literal, text: $text:literal) => {
+    (
+        $connection:ty,
+        on_connect: $on_connect:literal,
+        public_id: $public_id:literal,
+        text: $text:literal
+    ) => {
         impl AppConnection for $connection {
             fn on_connect(conn: &mut Self) -> QueryResult<()> {
                 if !$on_connect.is_empty() {
@@ -298,7 +311,12 @@ macro_rules! app_connection {
     };
 }
 
-app_connection!(SqliteConnection, on_connect: "PRAGMA busy_timeout = 5000", public_id: "BLOB", text: "TEXT");
+app_connection!(
+    SqliteConnection,
+    on_connect: "PRAGMA busy_timeout = 5000",
+    public_id: "BLOB",
+    text: "TEXT"
+);
 app_connection!(PgConnection, on_connect: "", public_id: "BYTEA", text: "TEXT");
 app_connection!(MysqlConnection, on_connect: "", public_id: "BINARY(16)", text: "VARCHAR(255)");
 

@@ -3,7 +3,7 @@
 //! earlier run left.
 //!
 //! ```sh
-//! cargo run -p idgen-seaorm --example seaorm_orders                     # SQLite file in the temp dir
+//! cargo run -p idgen-seaorm --example seaorm_orders   # a SQLite file in the temp dir
 //! cargo run -p idgen-seaorm --example seaorm_orders -- postgres://postgres@127.0.0.1/shop
 //! DATABASE_URL=mysql://root@127.0.0.1/shop cargo run -p idgen-seaorm --example seaorm_orders
 //! ```
@@ -155,56 +155,63 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
         .build()
         .await?;
 
-    // Requests: three orders with two lines each.
-    let (mut orders, mut lines) = (Vec::new(), Vec::new());
-    for (customer, items) in [
-        ("ada", ["tea", "scones"]),
-        ("grace", ["coffee", "cake"]),
-        ("edsger", ["water", "bread"]),
-    ] {
-        let order = order::ActiveModel {
-            id: Set(order_ids.next_typed_id()?),
-            customer: Set(customer.to_owned()),
-            ..Default::default() // public_id: filled by `fill_ids_on_insert!`
-        }
-        .insert(&db)
-        .await?;
-        for item in items {
-            let line = order_line::ActiveModel {
-                id: Set(line_ids.next_typed_id().await?),
-                order_id: Set(order.id),
-                item: Set(item.to_owned()),
+    // The requests, in a block of their own so that the node ID is released below even when
+    // one of them fails.
+    let requests = async {
+        // Three orders with two lines each.
+        let (mut orders, mut lines) = (Vec::new(), Vec::new());
+        for (customer, items) in [
+            ("ada", ["tea", "scones"]),
+            ("grace", ["coffee", "cake"]),
+            ("edsger", ["water", "bread"]),
+        ] {
+            let order = order::ActiveModel {
+                id: Set(order_ids.next_typed_id()?),
+                customer: Set(customer.to_owned()),
+                ..Default::default() // public_id: filled by `fill_ids_on_insert!`
             }
             .insert(&db)
             .await?;
-            lines.push(line);
+            for item in items {
+                let line = order_line::ActiveModel {
+                    id: Set(line_ids.next_typed_id().await?),
+                    order_id: Set(order.id),
+                    item: Set(item.to_owned()),
+                }
+                .insert(&db)
+                .await?;
+                lines.push(line);
+            }
+            println!(
+                "order {} (key {}) for {customer}: lines {} and {}",
+                order.public_id,
+                order.id,
+                lines[lines.len() - 2].id,
+                lines[lines.len() - 1].id,
+            );
+            orders.push(order);
         }
-        println!(
-            "order {} (key {}) for {customer}: lines {} and {}",
-            order.public_id,
-            order.id,
-            lines[lines.len() - 2].id,
-            lines[lines.len() - 1].id,
-        );
-        orders.push(order);
-    }
 
-    // A request names an order by its public ID, as text from a URL; the parse is strict (a
-    // `usr_…` ID, a changed letter or another spelling is refused).
-    let from_url: PublicId<order::Entity> = orders[1].public_id.to_string().parse()?;
-    let found = order::Entity::find()
-        .filter(order::Column::PublicId.eq(from_url))
-        .one(&db)
-        .await?
-        .ok_or_else(|| format!("order {from_url} not found"))?;
-    println!("found {from_url}: {}", serde_json::to_string(&found)?);
-    let orders_in_table = order::Entity::find().count(&db).await?;
-    println!("{orders_in_table} orders in the table");
+        // A request names an order by its public ID, as text from a URL; the parse is strict (a
+        // `usr_…` ID, a changed letter or another spelling is refused).
+        let from_url: PublicId<order::Entity> = orders[1].public_id.to_string().parse()?;
+        let found = order::Entity::find()
+            .filter(order::Column::PublicId.eq(from_url))
+            .one(&db)
+            .await?
+            .ok_or_else(|| format!("order {from_url} not found"))?;
+        println!("found {from_url}: {}", serde_json::to_string(&found)?);
+        let orders_in_table = order::Entity::find().count(&db).await?;
+        println!("{orders_in_table} orders in the table");
+        Ok::<_, Box<dyn Error>>((orders, lines, found, orders_in_table))
+    }
+    .await;
 
     // Shutdown: give the node ID back at once (otherwise it stays taken until the lease's TTL
     // runs out), then close the connection.
     handle.release().await?;
     println!("released node ID {}", handle.node());
+    let (orders, lines, found, orders_in_table) = requests?;
     db.close().await?;
     Ok(Run {
         node: handle.node(),

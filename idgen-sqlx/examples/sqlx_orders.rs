@@ -3,7 +3,7 @@
 //! run left.
 //!
 //! ```sh
-//! cargo run -p idgen-sqlx --example sqlx_orders                       # SQLite file in the temp dir
+//! cargo run -p idgen-sqlx --example sqlx_orders   # a SQLite file in the temp dir
 //! cargo run -p idgen-sqlx --example sqlx_orders -- postgres://postgres@127.0.0.1/shop
 //! DATABASE_URL=mysql://root@127.0.0.1/shop cargo run -p idgen-sqlx --example sqlx_orders
 //! ```
@@ -133,55 +133,64 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
         .layout(Layout::TWITTER)
         .lease(lease)
         .build()?;
-    let line_ids = on_db!(&db, pool => HiLo::builder(pool.clone()).counter(COUNTER).block(BLOCK).build().await?);
+    let line_ids = on_db!(&db, pool => {
+        HiLo::builder(pool.clone()).counter(COUNTER).block(BLOCK).build().await?
+    });
 
-    // Requests: three orders with two lines each.
-    let (mut orders, mut lines) = (Vec::new(), Vec::new());
-    for (customer, items) in [
-        ("ada", ["tea", "scones"]),
-        ("grace", ["coffee", "cake"]),
-        ("edsger", ["water", "bread"]),
-    ] {
-        let order = Order {
-            id: order_ids.next_typed_id()?,
-            public_id: PublicId::new(),
-            customer: customer.to_owned(),
-        };
-        db.insert_order(&order).await?;
-        for item in items {
-            let line = OrderLine {
-                id: line_ids.next_typed_id().await?,
-                order_id: order.id,
-                item: item.to_owned(),
+    // The requests, in a block of their own so that the node ID is released below even when
+    // one of them fails.
+    let requests = async {
+        // Three orders with two lines each.
+        let (mut orders, mut lines) = (Vec::new(), Vec::new());
+        for (customer, items) in [
+            ("ada", ["tea", "scones"]),
+            ("grace", ["coffee", "cake"]),
+            ("edsger", ["water", "bread"]),
+        ] {
+            let order = Order {
+                id: order_ids.next_typed_id()?,
+                public_id: PublicId::new(),
+                customer: customer.to_owned(),
             };
-            db.insert_line(&line).await?;
-            lines.push(line);
+            db.insert_order(&order).await?;
+            for item in items {
+                let line = OrderLine {
+                    id: line_ids.next_typed_id().await?,
+                    order_id: order.id,
+                    item: item.to_owned(),
+                };
+                db.insert_line(&line).await?;
+                lines.push(line);
+            }
+            println!(
+                "order {} (key {}) for {customer}: lines {} and {}",
+                order.public_id,
+                order.id,
+                lines[lines.len() - 2].id,
+                lines[lines.len() - 1].id,
+            );
+            orders.push(order);
         }
-        println!(
-            "order {} (key {}) for {customer}: lines {} and {}",
-            order.public_id,
-            order.id,
-            lines[lines.len() - 2].id,
-            lines[lines.len() - 1].id,
-        );
-        orders.push(order);
-    }
 
-    // A request names an order by its public ID, as text from a URL; the parse is strict (a
-    // `usr_…` ID, a changed letter or another spelling is refused).
-    let from_url: PublicId<Order> = orders[1].public_id.to_string().parse()?;
-    let found = db
-        .find_order(from_url)
-        .await?
-        .ok_or_else(|| format!("order {from_url} not found"))?;
-    println!("found {from_url}: {}", serde_json::to_string(&found)?);
-    let orders_in_table = db.count_orders().await?;
-    println!("{orders_in_table} orders in the table");
+        // A request names an order by its public ID, as text from a URL; the parse is strict (a
+        // `usr_…` ID, a changed letter or another spelling is refused).
+        let from_url: PublicId<Order> = orders[1].public_id.to_string().parse()?;
+        let found = db
+            .find_order(from_url)
+            .await?
+            .ok_or_else(|| format!("order {from_url} not found"))?;
+        println!("found {from_url}: {}", serde_json::to_string(&found)?);
+        let orders_in_table = db.count_orders().await?;
+        println!("{orders_in_table} orders in the table");
+        Ok::<_, Box<dyn Error>>((orders, lines, found, orders_in_table))
+    }
+    .await;
 
     // Shutdown: give the node ID back at once (otherwise it stays taken until the lease's TTL
     // runs out), then close the pool.
     handle.release().await?;
     println!("released node ID {}", handle.node());
+    let (orders, lines, found, orders_in_table) = requests?;
     db.close().await;
     Ok(Run {
         node: handle.node(),
