@@ -11,6 +11,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 
 use crate::Result;
+use crate::connect::{CONNECT_TIMEOUT, Endpoint, connect};
 use crate::leases::Leases;
 
 /// How many shards the `orders` table is split into.
@@ -211,7 +212,18 @@ async fn open_postgres(url: &str) -> Result<Cluster> {
     let options = PgConnectOptions::from_str(url)?;
     let base = options.get_database().unwrap_or("bookstore").to_owned();
     let names = database_names(&base)?;
-    let mut admin = options.clone().database("postgres").connect().await?;
+    let endpoint = |database: &str| Endpoint {
+        kind: "PostgreSQL",
+        host: options.get_host().to_owned(),
+        port: options.get_port(),
+        database: database.to_owned(),
+        user: options.get_username().to_owned(),
+    };
+    let mut admin = connect(
+        &endpoint("postgres"),
+        options.clone().database("postgres").connect(),
+    )
+    .await?;
     for name in &names {
         let exists: Option<i32> =
             sqlx::query_scalar("SELECT 1 FROM pg_database WHERE datname = $1")
@@ -231,10 +243,12 @@ async fn open_postgres(url: &str) -> Result<Cluster> {
             }
         }
     }
-    let pool = |name: &str| {
-        PgPoolOptions::new()
+    let pool = async |name: &str| {
+        let pool = PgPoolOptions::new()
             .max_connections(8)
-            .connect_with(options.clone().database(name))
+            .acquire_timeout(CONNECT_TIMEOUT)
+            .connect_with(options.clone().database(name));
+        connect(&endpoint(name), pool).await
     };
     let control = Pool::Postgres(pool(&names[0]).await?);
     let mut shards = Vec::with_capacity(SHARDS);
@@ -256,17 +270,30 @@ async fn open_mysql(url: &str) -> Result<Cluster> {
     let base = options.get_database().unwrap_or("bookstore").to_owned();
     let names = database_names(&base)?;
     // The server always has the `mysql` database; the URL's own one may not exist yet.
-    let mut admin = options.clone().database("mysql").connect().await?;
+    let endpoint = |database: &str| Endpoint {
+        kind: "MariaDB/MySQL",
+        host: options.get_host().to_owned(),
+        port: options.get_port(),
+        database: database.to_owned(),
+        user: options.get_username().to_owned(),
+    };
+    let mut admin = connect(
+        &endpoint("mysql"),
+        options.clone().database("mysql").connect(),
+    )
+    .await?;
     for name in &names {
         let create = format!("CREATE DATABASE IF NOT EXISTS `{name}`");
         sqlx::query(sqlx::AssertSqlSafe(create))
             .execute(&mut admin)
             .await?;
     }
-    let pool = |name: &str| {
-        MySqlPoolOptions::new()
+    let pool = async |name: &str| {
+        let pool = MySqlPoolOptions::new()
             .max_connections(8)
-            .connect_with(options.clone().database(name))
+            .acquire_timeout(CONNECT_TIMEOUT)
+            .connect_with(options.clone().database(name));
+        connect(&endpoint(name), pool).await
     };
     let control = Pool::MySql(pool(&names[0]).await?);
     let mut shards = Vec::with_capacity(SHARDS);
