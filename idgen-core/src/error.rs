@@ -441,6 +441,47 @@ pub enum Error {
         /// Which rule it breaks.
         reason: &'static str,
     },
+
+    // ---- database-side generators (src/db_generator/) ----
+    /// A database-side generator (module `db_generator`, feature `lease`) could not be
+    /// installed, uninstalled or called: the database's error is the source.
+    #[error("database ID generator {function} failed to {operation}: {source}")]
+    DbGenerator {
+        /// The generator function's name.
+        function: String,
+        /// What was being done, e.g. `install` or `issue an ID`.
+        operation: &'static str,
+        /// The database's error.
+        source: std::sync::Arc<dyn std::error::Error + Send + Sync + 'static>,
+    },
+
+    /// Two counters of a `hilo::StripedHiLo` (feature `hilo`; or one counter with itself) can
+    /// hand out overlapping blocks. Refused at start-up.
+    #[error(
+        "hi-lo counters {first} and {second} can hand out overlapping blocks: {reason}; refusing to start"
+    )]
+    HiLoCountersOverlap {
+        /// The first counter's name.
+        first: String,
+        /// The second counter's name (the same as `first` when one counter overlaps itself).
+        second: String,
+        /// Their settings and why their blocks meet.
+        reason: String,
+    },
+
+    /// An ID names a shard that does not exist ([`Layout::shard_of`](crate::Layout::shard_of)).
+    #[error(
+        "ID {id} belongs to shard {shard}, but there are {shard_count} shards (0 to {})",
+        .shard_count.saturating_sub(1)
+    )]
+    ShardOutOfRange {
+        /// The ID.
+        id: i64,
+        /// The shard its node field names.
+        shard: u64,
+        /// How many shards there are.
+        shard_count: u64,
+    },
 }
 
 /// `no prefix` or `the prefix "ord_"`, for messages.

@@ -66,6 +66,9 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod clock;
+#[cfg(feature = "lease")]
+#[cfg_attr(docsrs, doc(cfg(feature = "lease")))]
+pub mod db_generator;
 mod decimal;
 mod error;
 mod fmt_time;

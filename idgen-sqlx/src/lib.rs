@@ -16,7 +16,11 @@
 //!
 //! `runtime-tokio` (default) turns on sqlx's tokio runtime. `lease` (default) adds
 //! [`lease`]: node IDs leased from a table in the same database
-//! (`WorkerLease::acquire(&pool, &Layout::TWITTER)`), so two processes never share one.
+//! (`WorkerLease::acquire(&pool, &Layout::TWITTER)`), so two processes never share one. With
+//! `postgres` or `mysql` it also adds [`db_generator`]: an SQL function, `idgen_next_id()`, that
+//! makes IDs of the application's layout inside the database (for a column `DEFAULT`), on a
+//! node ID the database leases from the same table. `hilo::StripedHiLo` with
+//! `hilo::PgStripe` takes hi-lo blocks from several servers whose blocks never overlap.
 //!
 //! `SnowflakeId` implements `sqlx::Type`, `Encode` and `Decode`, so it binds, decodes, works as a
 //! field of `#[derive(sqlx::FromRow)]` structs, and `Option<SnowflakeId>` maps `NULL`. A value
@@ -181,6 +185,13 @@ pub use pg_ddl::PG_DDL_LOCK;
 #[cfg(feature = "lease")]
 #[cfg_attr(docsrs, doc(cfg(feature = "lease")))]
 pub mod lease;
+
+#[cfg(all(feature = "lease", any(feature = "postgres", feature = "mysql")))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(all(feature = "lease", any(feature = "postgres", feature = "mysql"))))
+)]
+pub mod db_generator;
 
 #[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
 #[cfg_attr(

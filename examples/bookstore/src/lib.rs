@@ -16,6 +16,7 @@ pub mod model;
 pub mod node_lease;
 pub mod progress;
 pub mod report;
+pub mod routing;
 pub mod schema;
 pub mod shards;
 pub mod shutdown;

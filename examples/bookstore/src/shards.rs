@@ -120,6 +120,24 @@ impl Shards {
         }
     }
 
+    /// The order with primary key `id` in shard `shard` (for routing by ID alone, see
+    /// [`routing`](crate::routing)): one shard is asked.
+    pub async fn find_in_shard(&self, shard: usize, id: Id<Order>) -> Result<Option<Order>> {
+        let Some(pool) = self.pools.get(shard) else {
+            return Err(format!("there is no shard {shard}: there are {SHARDS}").into());
+        };
+        let sql =
+            pool.sql("SELECT id, public_id, customer_id, total_cents FROM orders WHERE id = ?");
+        let row: Option<OrderRow> = on_pool!(pool, p => sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .fetch_optional(p)
+            .await?);
+        match row {
+            Some(row) => Ok(Some(with_lines(pool, row).await?)),
+            None => Ok(None),
+        }
+    }
+
     /// The internal key of the order with this public ID, **if it belongs to `customer_id`**
     /// (a paging cursor names an order by its public ID).
     pub async fn key_of(

@@ -161,6 +161,11 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
         }
     }
 
+    /// The time-out set so far (for `StripedHiLo`, which waits on several counters).
+    pub(crate) fn configured_timeout(&self) -> Duration {
+        self.options.timeout
+    }
+
     /// The block size: how many IDs one call to the counter takes (default 1000, at most 2^32).
     /// For a sequence it must equal the sequence's increment, or start-up is refused.
     ///

@@ -34,12 +34,14 @@ mod runtime;
 mod source;
 mod state;
 mod stats;
+mod striped;
 
 pub use builder::{DEFAULT_COUNTER, HiLoBuilder};
 pub use generator::HiLo;
 pub use memory::MemorySource;
 pub use source::{BoxError, HiLoSource, Increment, IntoHiLoSource};
 pub use stats::HiLoStats;
+pub use striped::{CounterSettings, CounterStart, Stripe, StripedHiLo, check_no_overlap};
 
 #[cfg(test)]
 mod lookahead_tests;

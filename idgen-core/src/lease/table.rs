@@ -28,9 +28,15 @@ pub struct TableName {
 impl TableName {
     /// Checks `name`.
     pub fn parse(name: &str) -> Result<Self, Error> {
+        Self::parse_as("lease table name", name)
+    }
+
+    /// Checks `name`, an SQL name of another kind (`what`, e.g. `"generator function name"`,
+    /// for the error message).
+    pub(crate) fn parse_as(what: &str, name: &str) -> Result<Self, Error> {
         let invalid = |why: String| {
             Err(Error::InvalidOptions {
-                reason: format!("lease table name {name:?} {why}"),
+                reason: format!("{what} {name:?} {why}"),
             })
         };
         let parts: Vec<&str> = name.split('.').collect();
@@ -66,6 +72,11 @@ impl TableName {
         Ok(TableName {
             parts: parts.into_iter().map(str::to_owned).collect(),
         })
+    }
+
+    /// The name as given, unquoted: `schema.table` or `table`.
+    pub(crate) fn unquoted(&self) -> String {
+        self.parts.join(".")
     }
 
     /// Each part in `q` quotes: `"schema"."table"` (PostgreSQL, SQLite), `` `table` `` (MySQL).

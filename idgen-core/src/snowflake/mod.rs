@@ -8,6 +8,7 @@ mod layout;
 mod loom_model;
 mod node;
 mod policy;
+mod shard;
 
 pub use fence::{Fence, NodeLease};
 pub use generator::{Snowflake, SnowflakeBuilder, Stats};

@@ -131,6 +131,8 @@ mod mysql;
 mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(feature = "postgres")]
+mod striped_pg;
 
 pub use idgen_core::hilo::*;
 #[cfg(feature = "mysql")]
@@ -139,6 +141,8 @@ pub use mysql::{MySqlCounter, MySqlMode};
 pub use postgres::PgSequence;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteCounter;
+#[cfg(feature = "postgres")]
+pub use striped_pg::PgStripe;
 
 use std::sync::Arc;
 

@@ -28,6 +28,7 @@ mod mariadb;
 mod postgres;
 #[cfg(feature = "redis")]
 mod redis;
+mod stoppable;
 mod unprivileged;
 mod watchdog;
 
@@ -35,6 +36,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sqlx::{MySql, Postgres};
+
+pub use stoppable::StoppablePostgres;
 
 use crate::server::{Kind, Server, SharedServers};
 use crate::{Error, TestDb, admin};
@@ -172,41 +175,63 @@ async fn launch_once(spec: &LaunchSpec, runner: &unprivileged::Runner) -> Result
         .tempdir()
         .map_err(|err| Error::start(what, format!("cannot create a temporary directory: {err}")))?
         .keep();
-    let prepared = prepare(spec, runner, &dir);
-    if let Err(err) = prepared {
-        let _ = std::fs::remove_dir_all(&dir);
+    let (port, argv) = prepared_argv(spec, runner, &dir)?;
+    let watchdog = watchdog::Watchdog::spawn(&dir, spec.stop_signal, &argv, what)?;
+    let admin_url = (spec.admin_url)(port);
+
+    if let Err(err) = until_ready(&watchdog, &dir, spec.kind, &admin_url, what).await {
+        watchdog.stop(&dir);
+        return Err(err);
+    }
+    let description = format!(
+        "local binaries: {} at 127.0.0.1:{port}, data in {}",
+        spec.server.display(),
+        dir.display()
+    );
+    Ok(Server::new(spec.kind, admin_url, Some(Box::new(watchdog))).described(description))
+}
+
+/// Prepares `dir` ([`prepare`]; deleted if that fails) and picks a free port: the port and the
+/// server's command line for them.
+fn prepared_argv(
+    spec: &LaunchSpec,
+    runner: &unprivileged::Runner,
+    dir: &Path,
+) -> Result<(u16, Vec<String>), Error> {
+    if let Err(err) = prepare(spec, runner, dir) {
+        let _ = std::fs::remove_dir_all(dir);
         return Err(err);
     }
     let port = free_port()?;
     let mut argv = runner.argv(&spec.server);
-    argv.extend((spec.server_args)(&dir, port));
+    argv.extend((spec.server_args)(dir, port));
     argv.extend(spec.extra_server_args.iter().cloned());
-    let watchdog = watchdog::Watchdog::spawn(&dir, spec.stop_signal, &argv, what)?;
-    let admin_url = (spec.admin_url)(port);
+    Ok((port, argv))
+}
 
+/// Waits until the server under `watchdog` (its log in `log_dir`) answers at `admin_url`:
+/// an error with the log's last lines if it exits or does not answer within [`READY_TIMEOUT`].
+/// The caller stops the watchdog on an error.
+async fn until_ready(
+    watchdog: &watchdog::Watchdog,
+    log_dir: &Path,
+    kind: Kind,
+    admin_url: &str,
+    what: &str,
+) -> Result<(), Error> {
     let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
     loop {
         if watchdog.server_exited() {
-            let log = watchdog::log_tail(&dir);
-            watchdog.stop(&dir);
+            let log = watchdog::log_tail(log_dir);
             return Err(Error::start(
                 what,
                 format!("the server exited at once; its log ends: {log}"),
             ));
         }
-        match admin::ping(spec.kind, &admin_url).await {
-            Ok(()) => {
-                let description = format!(
-                    "local binaries: {} at 127.0.0.1:{port}, data in {}",
-                    spec.server.display(),
-                    dir.display()
-                );
-                return Ok(Server::new(spec.kind, admin_url, Some(Box::new(watchdog)))
-                    .described(description));
-            }
+        match admin::ping(kind, admin_url).await {
+            Ok(()) => return Ok(()),
             Err(err) if tokio::time::Instant::now() >= deadline => {
-                let log = watchdog::log_tail(&dir);
-                watchdog.stop(&dir);
+                let log = watchdog::log_tail(log_dir);
                 return Err(Error::start(
                     what,
                     format!("no answer within {READY_TIMEOUT:?} ({err}); its log ends: {log}"),

@@ -9,6 +9,11 @@ use crate::server::{Kind, Server};
 const WHAT: &str = "a local PostgreSQL server";
 
 pub(super) async fn start() -> Result<Server, Error> {
+    super::launch(spec()?).await
+}
+
+/// How to initialise and run a local PostgreSQL server from the binaries found here.
+pub(super) fn spec() -> Result<LaunchSpec, Error> {
     let mut dirs: Vec<PathBuf> = std::env::var_os("IDGEN_PG_BIN_DIR")
         .map(PathBuf::from)
         .into_iter()
@@ -38,7 +43,7 @@ pub(super) async fn start() -> Result<Server, Error> {
         .filter(|p| p.is_file())
         .or_else(|| binaries::find(&["postgres"], &dirs))
         .ok_or_else(|| missing("postgres"))?;
-    super::launch(LaunchSpec {
+    Ok(LaunchSpec {
         kind: Kind::Postgres,
         what: WHAT,
         dir_tag: "pg",
@@ -50,7 +55,6 @@ pub(super) async fn start() -> Result<Server, Error> {
         stop_signal: "INT",
         admin_url: |port| format!("postgres://postgres@127.0.0.1:{port}/postgres"),
     })
-    .await
 }
 
 fn init_args(dir: &Path) -> Vec<String> {

@@ -1,0 +1,164 @@
+use std::time::Duration;
+
+use super::*;
+
+fn all_policies() -> [ClockPolicy; 3] {
+    [
+        ClockPolicy::Refuse,
+        ClockPolicy::Wait {
+            max: Duration::from_millis(10),
+        },
+        ClockPolicy::Borrow {
+            max: Duration::from_millis(50),
+        },
+    ]
+}
+
+#[test]
+fn the_function_carries_the_layouts_numbers() {
+    let layout = Layout::SONYFLAKE;
+    let g = DbGenerator::new(layout);
+    let (time_shift, node_shift, seq_shift) = layout.shifts();
+    for dialect in [SqlDialect::Postgres, SqlDialect::MySql] {
+        let sql = g.migration_sql(dialect).pop().unwrap();
+        for needle in [
+            format!("{}", layout.epoch_ms()),
+            format!("{}", layout.last_unix_ms()),
+            format!("<< {time_shift})"),
+            format!("<< {node_shift})"),
+            format!("<< {seq_shift})"),
+            format!("& {})", layout.max_sequence()),
+        ] {
+            assert!(sql.contains(&needle), "{dialect}: {needle} missing");
+        }
+    }
+}
+
+#[test]
+fn only_the_borrow_policy_issues_from_a_tick_ahead_of_the_clock() {
+    for policy in all_policies() {
+        let g = DbGenerator::new(Layout::TWITTER).clock_policy(policy);
+        for dialect in [SqlDialect::Postgres, SqlDialect::MySql] {
+            let sql = g.migration_sql(dialect).pop().unwrap();
+            let borrows = sql.contains("(v_last_tick + 1) << 12");
+            assert_eq!(
+                borrows,
+                matches!(policy, ClockPolicy::Borrow { .. }),
+                "{policy}"
+            );
+            let allowed = format!("(policy {} allows {} ms)", policy, policy.tolerance_ms());
+            assert!(sql.contains(&allowed), "{dialect} {policy}");
+        }
+    }
+}
+
+#[test]
+fn names_are_checked_and_quoted_per_dialect() {
+    let g = DbGenerator::new(Layout::TWITTER)
+        .function("app.next_id")
+        .unwrap()
+        .state_table("app.gen_state")
+        .unwrap()
+        .lease_table("app.leases")
+        .unwrap();
+    let pg = g.migration_sql(SqlDialect::Postgres).join("\n");
+    assert!(pg.contains("\"app\".\"next_id\"()"));
+    assert!(pg.contains("FROM \"app\".\"gen_state\" g"));
+    assert!(pg.contains("JOIN \"app\".\"leases\" l"));
+    assert!(pg.contains("WHERE g.name = 'app.next_id'"));
+    let my = g.migration_sql(SqlDialect::MySql).join("\n");
+    assert!(my.contains("`app`.`next_id`()"));
+    for bad in ["", "a b", "x'y", "a.b.c", "9a"] {
+        let err = DbGenerator::new(Layout::TWITTER).function(bad).unwrap_err();
+        assert!(err.to_string().contains("generator function name"), "{err}");
+        assert!(DbGenerator::new(Layout::TWITTER).state_table(bad).is_err());
+        assert!(DbGenerator::new(Layout::TWITTER).lease_table(bad).is_err());
+    }
+    let err = g
+        .column_default_sql(SqlDialect::Postgres, "orders", "id; --")
+        .unwrap_err();
+    assert!(err.to_string().contains("column name \"id; --\""), "{err}");
+}
+
+#[test]
+fn a_claimed_nodes_last_timestamp_becomes_a_used_up_tick() {
+    let layout = Layout::builder()
+        .epoch_ms(1_000)
+        .unit_ms(10)
+        .timestamp_bits(30)
+        .node_bits(8)
+        .sequence_bits(4)
+        .build()
+        .unwrap();
+    let g = DbGenerator::new(layout);
+    assert_eq!(g.initial_word(None).unwrap(), 0);
+    assert_eq!(g.initial_word(Some(999)).unwrap(), 0);
+    // 1_000 + 57 ms is in tick 5.
+    assert_eq!(g.initial_word(Some(1_057)).unwrap(), (5 << 4) | 15);
+    assert_eq!(g.last_timestamp_ms((5 << 4) | 15), Some(1_050));
+    let past_end = layout.last_unix_ms() + 1;
+    assert!(matches!(
+        g.initial_word(Some(past_end)),
+        Err(Error::TimeOverflow { .. })
+    ));
+}
+
+#[test]
+fn database_errors_become_the_rust_generators_errors() {
+    let g = DbGenerator::new(Layout::TWITTER).clock_policy(ClockPolicy::Borrow {
+        max: Duration::from_millis(50),
+    });
+    let err = g
+        .error_from_database(
+            "IDG01",
+            "idgen: the clock moved backwards by 80 ms (policy borrow allows 50 ms); no ID was issued",
+        )
+        .unwrap();
+    assert_eq!(
+        err.to_string(),
+        "the clock moved backwards by 80 ms (policy borrow allows 50 ms); no ID was issued"
+    );
+    let err = g
+        .error_from_database("IDG02", "idgen: next_id2 holds no node ID lease")
+        .unwrap();
+    assert!(matches!(
+        err,
+        Error::Fenced {
+            valid_until_ms: i64::MIN,
+            ..
+        }
+    ));
+    let err = g
+        .error_from_database(
+            "IDG03",
+            "idgen: the clock reads -5 ms, before the layout's epoch",
+        )
+        .unwrap();
+    assert!(matches!(err, Error::BeforeEpoch { unix_ms: -5, .. }));
+    let err = g
+        .error_from_database(
+            "IDG04",
+            "idgen: 99999999999999 ms is after the last instant",
+        )
+        .unwrap();
+    assert!(matches!(
+        err,
+        Error::TimeOverflow {
+            unix_ms: 99_999_999_999_999,
+            ..
+        }
+    ));
+    assert!(g.error_from_database("IDG01", "no numbers").is_none());
+}
+
+#[test]
+fn mysql_trigger_names_follow_the_table() {
+    let g = DbGenerator::new(Layout::TWITTER);
+    let sql = g
+        .column_default_sql(SqlDialect::MySql, "shop.orders", "id")
+        .unwrap();
+    assert!(sql.starts_with(
+        "CREATE TRIGGER `shop`.`orders_id_idgen` BEFORE INSERT ON `shop`.`orders` FOR EACH ROW"
+    ));
+    assert!(sql.contains("SET NEW.`id` = `idgen_next_id`()"));
+}

@@ -1,0 +1,450 @@
+//! The database-side generator (`idgen_next_id()`) on real PostgreSQL and MariaDB servers:
+//! concurrent SQL sessions next to applications with leases, a tick's worth of inserts in one
+//! statement, a clock step back under each policy, install and uninstall.
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use idgen_sqlx::db_generator::{self, DbGenerator, SqlDialect};
+use idgen_sqlx::lease::{SqlxLeaseStore, WorkerLease};
+use idgen_sqlx::{ClockPolicy, Error, Layout, Snowflake, SnowflakeId};
+
+/// SQL sessions and application tasks inserting at once, and rows each inserts.
+const SESSIONS: usize = 8;
+const APPS: usize = 4;
+const ROWS_EACH: usize = 150;
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+/// A layout whose ticks are 100 ms with 8 IDs each: a tick is easy to fill in one statement.
+fn small_tick_layout() -> Layout {
+    Layout::builder()
+        .epoch_ms(1_767_225_600_000)
+        .unit_ms(100)
+        .timestamp_bits(40)
+        .node_bits(10)
+        .sequence_bits(3)
+        .build()
+        .unwrap()
+}
+
+macro_rules! db_generator_cases {
+    (
+        $module:ident, $db:ty, $testdb:path, $dialect:expr,
+        create_table: $create:expr,
+        now_ms: $now:expr,
+        insert_default: $insert_default:expr,
+        insert_app: $insert_app:expr,
+        insert_burst: $insert_burst:expr,
+        set_word: $set_word:expr,
+        free_lease: $free_lease:expr $(,)?
+    ) => {
+        mod $module {
+            use super::*;
+
+            type Pool = sqlx::Pool<$db>;
+
+            async fn pool(url: &str) -> Pool {
+                sqlx::pool::PoolOptions::new()
+                    .max_connections(24)
+                    .connect(url)
+                    .await
+                    .expect("a pool")
+            }
+
+            /// The table `t` with `id` taking the function's IDs by default.
+            async fn table_with_default(pool: &Pool, generator: &DbGenerator) {
+                sqlx::raw_sql($create).execute(pool).await.unwrap();
+                let default = generator.column_default_sql($dialect, "t", "id").unwrap();
+                sqlx::raw_sql(sqlx::AssertSqlSafe(default))
+                    .execute(pool)
+                    .await
+                    .unwrap();
+            }
+
+            fn insert_default() -> String {
+                format!($insert_default, now = $now)
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn sql_sessions_and_apps_with_leases_never_share_an_id() {
+                let db = $testdb().await.expect("a database");
+                let pool = pool(db.url()).await;
+                let layout = Layout::TWITTER;
+                let generator = DbGenerator::new(layout);
+                let db_node = db_generator::install(&pool, &generator).await.unwrap();
+                table_with_default(&pool, &generator).await;
+
+                let mut tasks = Vec::new();
+                for _ in 0..SESSIONS {
+                    let pool = pool.clone();
+                    tasks.push(tokio::spawn(async move {
+                        let mut conn = pool.acquire().await.unwrap();
+                        let mut ids = Vec::new();
+                        for _ in 0..ROWS_EACH {
+                            let id: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(insert_default()))
+                                .bind(db_node as i64)
+                                .fetch_one(&mut *conn)
+                                .await
+                                .unwrap();
+                            ids.push(id);
+                        }
+                        (db_node, ids)
+                    }));
+                }
+                for _ in 0..APPS {
+                    let pool = pool.clone();
+                    tasks.push(tokio::spawn(async move {
+                        let lease = WorkerLease::acquire(&pool, &layout).await.unwrap();
+                        let node = lease.node();
+                        let snowflake = Snowflake::builder()
+                            .layout(layout)
+                            .lease(lease)
+                            .build()
+                            .unwrap();
+                        let mut ids = Vec::new();
+                        for _ in 0..ROWS_EACH {
+                            let sql = format!($insert_app, now = $now);
+                            let id: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                                .bind(snowflake.next_id().unwrap())
+                                .bind(node as i64)
+                                .fetch_one(&pool)
+                                .await
+                                .unwrap();
+                            ids.push(id);
+                        }
+                        (node, ids)
+                    }));
+                }
+                let mut app_nodes = HashSet::new();
+                for task in tasks {
+                    let (node, ids) = task.await.unwrap();
+                    if node != db_node {
+                        app_nodes.insert(node);
+                    }
+                    // One session's (or one application's) IDs strictly increase.
+                    assert!(
+                        ids.windows(2).all(|w| w[0] < w[1]),
+                        "node {node}: not increasing"
+                    );
+                }
+                assert_eq!(app_nodes.len(), APPS, "each app has a node ID of its own");
+                assert!(
+                    !app_nodes.contains(&db_node),
+                    "the database shares no node ID"
+                );
+
+                let rows: Vec<(i64, i64, i64)> =
+                    sqlx::query_as("SELECT id, expected_node, inserted_ms FROM t")
+                        .fetch_all(&pool)
+                        .await
+                        .unwrap();
+                assert_eq!(rows.len(), (SESSIONS + APPS) * ROWS_EACH);
+                let distinct: HashSet<i64> = rows.iter().map(|r| r.0).collect();
+                assert_eq!(distinct.len(), rows.len(), "duplicate IDs");
+                let mut per_node: HashMap<i64, usize> = HashMap::new();
+                for (id, expected_node, inserted_ms) in rows {
+                    let parts = layout
+                        .decompose(SnowflakeId::try_from(id).unwrap())
+                        .unwrap();
+                    assert_eq!(parts.node as i64, expected_node, "ID {id}");
+                    let skew = (parts.unix_ms - inserted_ms).abs();
+                    assert!(skew <= 1000, "ID {id}: {} ms from its insert", skew);
+                    *per_node.entry(expected_node).or_default() += 1;
+                }
+                assert_eq!(per_node[&(db_node as i64)], SESSIONS * ROWS_EACH);
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn more_than_a_ticks_sequence_in_one_statement_moves_to_the_next_tick() {
+                let db = $testdb().await.expect("a database");
+                let pool = pool(db.url()).await;
+                let layout = small_tick_layout();
+                let generator = DbGenerator::new(layout);
+                let node = db_generator::install(&pool, &generator).await.unwrap();
+                table_with_default(&pool, &generator).await;
+
+                // 30 rows in one statement: almost all in one 100 ms tick of 8 IDs.
+                let sql = format!($insert_burst, now = $now);
+                let ids: Vec<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                    .bind(node as i64)
+                    .fetch_all(&pool)
+                    .await
+                    .unwrap();
+                let after = now_ms();
+                assert_eq!(ids.len(), 30);
+                let distinct: HashSet<i64> = ids.iter().copied().collect();
+                assert_eq!(distinct.len(), 30, "duplicates: {ids:?}");
+                let mut ticks = HashMap::new();
+                for id in &ids {
+                    let parts = layout
+                        .decompose(SnowflakeId::try_from(*id).unwrap())
+                        .unwrap();
+                    assert_eq!(parts.node, node);
+                    assert!(
+                        parts.unix_ms <= after,
+                        "an ID ahead of the clock: never borrowed under Wait"
+                    );
+                    *ticks.entry(parts.ticks).or_insert(0) += 1;
+                }
+                assert!(
+                    ticks.len() >= 4,
+                    "30 IDs need at least 4 ticks of 8: {ticks:?}"
+                );
+                assert!(ticks.values().all(|&n| n <= 8), "{ticks:?}");
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_clock_step_back_follows_the_policy() {
+                let db = $testdb().await.expect("a database");
+                let pool = pool(db.url()).await;
+                let layout = Layout::TWITTER;
+                let policies = [
+                    ("refuse", ClockPolicy::Refuse, 200),
+                    (
+                        "wait_short",
+                        ClockPolicy::Wait {
+                            max: Duration::from_millis(10),
+                        },
+                        5_000,
+                    ),
+                    (
+                        "wait_long",
+                        ClockPolicy::Wait {
+                            max: Duration::from_secs(2),
+                        },
+                        300,
+                    ),
+                    (
+                        "borrow",
+                        ClockPolicy::Borrow {
+                            max: Duration::from_secs(1),
+                        },
+                        300,
+                    ),
+                ];
+                let mut nodes = HashSet::new();
+                for (name, policy, ahead_ms) in policies {
+                    let generator = DbGenerator::new(layout)
+                        .function(&format!("next_id_{name}"))
+                        .unwrap()
+                        .clock_policy(policy);
+                    nodes.insert(db_generator::install(&pool, &generator).await.unwrap());
+                    // The host's clock stepped back: the last ID was issued `ahead_ms` from now.
+                    let planted_tick = layout.ticks_at(now_ms() + ahead_ms).unwrap();
+                    let planted = (planted_tick << layout.sequence_bits()) | 5;
+                    sqlx::query($set_word)
+                        .bind(planted as i64)
+                        .bind(generator.function_name())
+                        .execute(&pool)
+                        .await
+                        .unwrap();
+                    let started = Instant::now();
+                    let outcome = db_generator::next_id(&pool, &generator).await;
+                    let took = started.elapsed();
+                    match name {
+                        "refuse" | "wait_short" => {
+                            let Err(Error::ClockMovedBackwards {
+                                behind_ms,
+                                allowed_ms,
+                                policy: p,
+                            }) = outcome
+                            else {
+                                panic!("{name}: {outcome:?}");
+                            };
+                            assert_eq!(p, policy.to_string());
+                            assert_eq!(allowed_ms, policy.tolerance_ms());
+                            assert!(
+                                behind_ms > allowed_ms && behind_ms <= ahead_ms as u64,
+                                "{name}: {behind_ms}"
+                            );
+                        }
+                        "wait_long" => {
+                            let parts = layout.decompose(outcome.unwrap()).unwrap();
+                            assert!(
+                                parts.ticks >= planted_tick,
+                                "{name}: issued below the last tick"
+                            );
+                            assert!(
+                                took >= Duration::from_millis(150),
+                                "{name}: did not wait ({took:?})"
+                            );
+                            assert!(parts.unix_ms <= now_ms());
+                        }
+                        _ => {
+                            let parts = layout.decompose(outcome.unwrap()).unwrap();
+                            assert_eq!(
+                                (parts.ticks, parts.sequence),
+                                (planted_tick, 6),
+                                "{name}: borrows the last tick"
+                            );
+                            assert!(
+                                took < Duration::from_millis(150),
+                                "{name}: waited ({took:?})"
+                            );
+                        }
+                    }
+                }
+                assert_eq!(nodes.len(), 4, "each function holds a node ID of its own");
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn install_is_idempotent_and_uninstall_gives_the_node_back() {
+                let db = $testdb().await.expect("a database");
+                let pool = pool(db.url()).await;
+                let layout = Layout::TWITTER;
+                let generator = DbGenerator::new(layout);
+                // Installs from four processes at once end with one node ID.
+                let installs = (0..4).map(|_| {
+                    let (pool, generator) = (pool.clone(), generator.clone());
+                    tokio::spawn(
+                        async move { db_generator::install(&pool, &generator).await.unwrap() },
+                    )
+                });
+                let mut nodes = HashSet::new();
+                for install in installs {
+                    nodes.insert(install.await.unwrap());
+                }
+                assert_eq!(nodes.len(), 1, "{nodes:?}");
+                let node = *nodes.iter().next().unwrap();
+                let store = SqlxLeaseStore::new(pool.clone());
+                let labelled: Vec<_> = store
+                    .rows("default")
+                    .await
+                    .unwrap()
+                    .into_iter()
+                    .filter(|r| r.holder.as_deref() == Some("database:idgen_next_id"))
+                    .collect();
+                assert_eq!(labelled.len(), 1);
+                assert_eq!(labelled[0].node, node);
+                assert!(labelled[0].expires_at_ms > now_ms() + 50 * 365 * 24 * 3600 * 1000);
+
+                // An application's lease takes another node ID.
+                let lease = WorkerLease::acquire(&pool, &layout).await.unwrap();
+                assert_ne!(lease.node(), node);
+
+                // Another layout is refused, naming both.
+                let other = DbGenerator::new(Layout::INSTAGRAM);
+                let err = db_generator::install(&pool, &other)
+                    .await
+                    .unwrap_err()
+                    .to_string();
+                assert!(
+                    err.contains(&generator.layout_key()) && err.contains(&other.layout_key()),
+                    "{err}"
+                );
+
+                let last = db_generator::next_id(&pool, &generator).await.unwrap();
+                db_generator::uninstall(&pool, &generator).await.unwrap();
+                let row = store
+                    .rows("default")
+                    .await
+                    .unwrap()
+                    .into_iter()
+                    .find(|r| r.node == node)
+                    .unwrap();
+                assert_eq!(row.holder, None);
+                assert!(row.expires_at_ms <= now_ms() + 1000);
+                assert_eq!(
+                    row.last_timestamp_ms,
+                    Some(layout.decompose(last).unwrap().unix_ms)
+                );
+                assert!(
+                    db_generator::next_id(&pool, &generator).await.is_err(),
+                    "dropped"
+                );
+                db_generator::uninstall(&pool, &generator).await.unwrap();
+
+                // Installed again, it starts after the last timestamp stored.
+                let again = db_generator::install(&pool, &generator).await.unwrap();
+                assert_eq!(again, node, "the lowest free node ID");
+                let next = db_generator::next_id(&pool, &generator).await.unwrap();
+                assert!(
+                    layout.decompose(next).unwrap().ticks > layout.decompose(last).unwrap().ticks
+                );
+
+                // A lease row freed by hand makes the function refuse rather than share the node.
+                sqlx::query($free_lease)
+                    .bind(node as i64)
+                    .execute(&pool)
+                    .await
+                    .unwrap();
+                let err = db_generator::next_id(&pool, &generator).await.unwrap_err();
+                assert!(
+                    matches!(
+                        err,
+                        Error::Fenced {
+                            valid_until_ms: i64::MIN,
+                            ..
+                        }
+                    ),
+                    "{err}"
+                );
+            }
+        }
+    };
+}
+
+db_generator_cases!(
+    postgres, sqlx::Postgres, idgen_testkit::postgres, SqlDialect::Postgres,
+    create_table: "CREATE TABLE t (id BIGINT NOT NULL, source TEXT NOT NULL, \
+                   expected_node BIGINT NOT NULL, inserted_ms BIGINT NOT NULL)",
+    now_ms: "(floor(extract(epoch FROM clock_timestamp()) * 1000))::bigint",
+    insert_default: "INSERT INTO t (source, expected_node, inserted_ms) VALUES ('sql', $1, {now}) RETURNING id",
+    insert_app: "INSERT INTO t (id, source, expected_node, inserted_ms) VALUES ($1, 'app', $2, {now}) RETURNING id",
+    insert_burst: "INSERT INTO t (source, expected_node, inserted_ms) \
+                   SELECT 'burst', $1, {now} FROM generate_series(1, 30) RETURNING id",
+    set_word: "UPDATE idgen_db_generator SET last_word = $1 WHERE name = $2",
+    free_lease: "UPDATE idgen_worker_lease SET holder = NULL, expires_at = now() WHERE node = $1",
+);
+
+db_generator_cases!(
+    mariadb, sqlx::MySql, idgen_testkit::mysql, SqlDialect::MySql,
+    create_table: "CREATE TABLE t (id BIGINT NOT NULL DEFAULT 0, source VARCHAR(16) NOT NULL, \
+                   expected_node BIGINT NOT NULL, inserted_ms BIGINT NOT NULL) ENGINE = InnoDB",
+    now_ms: "CAST(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000 AS SIGNED)",
+    insert_default: "INSERT INTO t (source, expected_node, inserted_ms) VALUES ('sql', ?, {now}) RETURNING id",
+    insert_app: "INSERT INTO t (id, source, expected_node, inserted_ms) VALUES (?, 'app', ?, {now}) RETURNING id",
+    insert_burst: "INSERT INTO t (source, expected_node, inserted_ms) \
+                   SELECT 'burst', ?, {now} FROM seq_1_to_30 RETURNING id",
+    set_word: "UPDATE idgen_db_generator SET last_word = ? WHERE name = ?",
+    free_lease: "UPDATE idgen_worker_lease SET holder = NULL, expires_at = UTC_TIMESTAMP(6) WHERE node = ?",
+);
+
+/// Instagram's scheme, `nextval() % 8` under the same 100 ms, 8-ID ticks, repeats IDs when one
+/// statement takes more than a tick's worth; ours (the test above) does not.
+#[tokio::test]
+async fn instagrams_modulo_sequence_repeats_ids_where_ours_moves_on() {
+    let db = idgen_testkit::postgres().await.expect("a database");
+    let layout = small_tick_layout();
+    let (time_shift, _, _) = (layout.node_bits() + layout.sequence_bits(), 0, 0);
+    let sql = format!(
+        "CREATE SEQUENCE insta_seq;
+         CREATE FUNCTION insta_next_id() RETURNS bigint LANGUAGE plpgsql AS $$
+         DECLARE now_ms bigint; seq bigint;
+         BEGIN
+             SELECT nextval('insta_seq') % 8 INTO seq;
+             now_ms := floor(extract(epoch FROM clock_timestamp()) * 1000);
+             RETURN (((now_ms - {epoch}) / 100) << {time_shift}) | (5 << 3) | seq;
+         END $$;",
+        epoch = layout.epoch_ms()
+    );
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+        .execute(db.pool())
+        .await
+        .unwrap();
+    let ids: Vec<i64> = sqlx::query_scalar("SELECT insta_next_id() FROM generate_series(1, 30)")
+        .fetch_all(db.pool())
+        .await
+        .unwrap();
+    let distinct: HashSet<i64> = ids.iter().copied().collect();
+    assert!(
+        distinct.len() < ids.len(),
+        "Instagram's scheme wraps within a tick: {ids:?}"
+    );
+}
