@@ -14,7 +14,15 @@ use crate::fmt_time::UnixMs;
 /// assert_eq!(err.to_string(), "node 1024 does not fit in 10 bits: the largest node is 1023");
 /// assert!(matches!(err, Error::FieldOutOfRange { field: "node", value: 1024, .. }));
 /// ```
-#[derive(Debug, Clone, thiserror::Error)]
+///
+/// `Debug` reads like `Display` followed by the causes not already in the message, so
+/// `fn main() -> Result<(), idgen_core::Error>` prints the same helpful text:
+///
+/// ```
+/// let err = idgen_core::sql::SqlName::parse("hi-lo counter", "orders;").unwrap_err();
+/// assert_eq!(format!("{err:?}"), err.to_string());
+/// ```
+#[derive(Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A text that should hold a decimal [`SnowflakeId`](crate::SnowflakeId) does not.
@@ -345,19 +353,6 @@ pub enum Error {
         variant: String,
     },
 
-    // ---- diesel column types ----
-    /// A database returned a value that is not an integer (floating point, binary, a date…)
-    /// where a [`SnowflakeId`](crate::SnowflakeId) was expected. Never truncated.
-    #[error(
-        "{value} is not a Snowflake ID: the database returned a {kind} value where an integer from 0 to 9223372036854775807 was expected"
-    )]
-    IdNotAnInteger {
-        /// The value as the database returned it (cut to 64 characters).
-        value: String,
-        /// The kind of value, e.g. `"floating-point"` or `"BLOB"`.
-        kind: &'static str,
-    },
-
     // ---- public IDs in database columns (src/integrations/sqlx/public_id/) ----
     /// A database value read as a [`PublicId`](crate::PublicId) does not hold exactly 16 bytes
     /// (e.g. a `VARBINARY` or `BLOB` written by other code).
@@ -367,22 +362,24 @@ pub enum Error {
         found: usize,
     },
 
-    // ---- hi-lo SQL sources (idgen-sqlx src/hilo/) ----
-    /// A hi-lo counter name (a sequence or table name written into SQL) that is not a plain
-    /// SQL identifier.
+    // ---- the SQL contract (src/sql/) ----
+    /// A table, sequence or counter name written into SQL that is not `name` or `schema.name`
+    /// of plain identifier parts ([`SqlName`](crate::sql::SqlName)).
     #[error(
-        "hi-lo counter name {name:?} is invalid: use `name` or `schema.name`, each part 1 to 63 ASCII letters, digits or `_`, not starting with a digit ({reason})"
+        "{what} name {name:?} is invalid: {reason} (a name is `name` or `schema.name`, each part 1 to 63 ASCII letters, digits or `_`, not starting with a digit)"
     )]
-    HiLoInvalidCounterName {
-        /// The rejected name.
+    InvalidSqlName {
+        /// What the name is for: `"lease table"`, `"hi-lo counter"`, `"hi-lo counter table"`.
+        what: &'static str,
+        /// The rejected name (cut to 64 characters).
         name: String,
-        /// What is wrong with it.
-        reason: &'static str,
+        /// The rule it breaks.
+        reason: String,
     },
 
     /// The counter's sequence, table or row does not exist in the database.
     #[error(
-        "hi-lo counter {counter} does not exist: {missing}; create it first (the source's `create`, or the migration SQL in idgen_sqlx::hilo)"
+        "hi-lo counter {counter} does not exist: {missing}; create it first (`create_if_missing(true)` on the HiLo builder, the counter's `create`, or its migration SQL)"
     )]
     HiLoCounterMissing {
         /// The counter's name.
@@ -484,6 +481,23 @@ pub enum Error {
     },
 }
 
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut shown = self.to_string();
+        f.write_str(&shown)?;
+        let mut cause = std::error::Error::source(self);
+        while let Some(err) = cause {
+            let text = err.to_string();
+            if !shown.contains(&text) {
+                write!(f, "\n\ncaused by: {text}")?;
+                shown.push_str(&text);
+            }
+            cause = err.source();
+        }
+        Ok(())
+    }
+}
+
 /// `no prefix` or `the prefix "ord_"`, for messages.
 fn describe_expected(prefix: &str) -> String {
     if prefix.is_empty() {
@@ -511,5 +525,32 @@ fn fenced_message(now_ms: i64, valid_until_ms: i64) -> String {
             UnixMs(now_ms),
             UnixMs(valid_until_ms)
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("connection refused")]
+    struct Refused(#[source] std::io::Error);
+
+    #[test]
+    fn debug_is_display_then_the_causes_not_already_shown() {
+        let err = Error::HiLoSource {
+            counter: "orders".into(),
+            source: std::sync::Arc::new(Refused(std::io::Error::other("os error 111"))),
+        };
+        assert_eq!(
+            format!("{err:?}"),
+            "hi-lo counter orders failed: connection refused\n\ncaused by: os error 111"
+        );
+        let missing = Error::HiLoCounterMissing {
+            counter: "hilo".into(),
+            missing: "no sequence named hilo".into(),
+        };
+        assert_eq!(format!("{missing:?}"), missing.to_string());
+        assert!(format!("{missing:?}").contains("create_if_missing(true)"));
     }
 }

@@ -1,17 +1,46 @@
 //! # idgen-core
 //!
-//! Unique, sortable, database-friendly IDs:
+//! Unique, sortable, database-friendly IDs, in five families:
 //!
-//! * [`SnowflakeId`]: a 63-bit, time-ordered ID made by a [`Snowflake`] generator under a
-//!   [`Layout`] (Twitter, Sonyflake, Instagram or your own), that serializes as a JSON string so
-//!   JavaScript never rounds it.
-//! * [`Id<T>`]: a 64-bit ID tagged with its entity type (`Id<Order>` is not `Id<Customer>`),
-//!   handed out by [`Snowflake::next_typed_id`] and `HiLo::next_typed_id`; [`serde_string`]
-//!   (feature `serde`) for plain `i64`/`u64` fields that travel as JSON strings.
-//! * [`PublicId<T>`] and [`AnyPublicId`]: TypeID-style public IDs (`ord_01h455vb4pex5vsknk084sn02q`),
-//!   with the prefix known at compile time or only at run time.
-//! * [`Clock`], [`SystemClock`] and [`ManualClock`]: the time source of a generator.
-//! * [`uuid`]: the `uuid` crate, re-exported.
+//! * **Snowflake IDs** ([`SnowflakeId`], [`snowflake`]): a 63-bit, time-ordered ID made by a
+//!   [`Snowflake`] generator under a [`Layout`] (Twitter, Sonyflake, Instagram or your own),
+//!   with no round trip; it serializes as a JSON string so JavaScript never rounds it.
+//! * **Hi-lo blocks** ([`hilo`], feature `hilo`): `i64` IDs handed out from memory in blocks
+//!   taken from one central counter (a database sequence or counter row; the sources are in
+//!   the adapter crates), refilled in the background.
+//! * **Node-ID leases** ([`lease`], feature `lease`): a [`WorkerLease`](lease::WorkerLease)
+//!   claims a node ID no other live process holds from a table of the application's database,
+//!   renews it, and fences the generator before a lease it could not renew runs out.
+//! * **Public IDs** ([`public_id`]): [`PublicId<T>`] and [`AnyPublicId`], TypeID-style random
+//!   IDs for the outside world (`ord_01h455vb4pex5vsknk084sn02q`), with the prefix known at
+//!   compile time or only at run time; [`IdCodec`] (feature `id-codec`) enciphers an internal
+//!   ID into the same shape instead.
+//! * **UUIDv7** ([`uuid7`]): [`Uuid7Generator`], monotonic time-ordered UUIDs.
+//!
+//! Around them: [`Id<T>`], a 64-bit ID tagged with its entity type (`Id<Order>` is not
+//! `Id<Customer>`), handed out by [`Snowflake::next_typed_id`] and `HiLo::next_typed_id`;
+//! [`serde_string`] (feature `serde`) for plain `i64`/`u64` fields that travel as JSON strings;
+//! [`Clock`], [`SystemClock`] and [`ManualClock`], the time source of a generator; [`sql`], the
+//! database contract every SQL adapter runs (statements, name rule, claim procedure); [`uuid`],
+//! the `uuid` crate, re-exported.
+//!
+//! | feature | default | adds |
+//! |---|---|---|
+//! | `std` | yes | nothing yet (a `no_std` build may come without a break) |
+//! | `serde` | yes | serde for every ID type (IDs as strings); [`serde_string`], [`serde_as_number`] |
+//! | `id-codec` | yes | [`IdCodec`], [`CodecKey`] (AES-256) |
+//! | `tokio` | | async waits for the next tick without blocking a runtime thread |
+//! | `lease` | | [`lease`]: `WorkerLease` over any `LeaseStore` (implies `tokio`) |
+//! | `hilo` | | [`hilo`]: `HiLo` over any `HiLoSource` (implies `tokio`) |
+//! | `metrics`, `tracing` | | operator metrics and events ([`observe`]) |
+//! | `jiff`, `chrono`, `time` | | decoded instants as those crates' types |
+//! | `schemars`, `utoipa` | | JSON Schema / OpenAPI schemas for the ID types |
+//! | `sqlx`, `sqlx-postgres`, `sqlx-mysql`, `sqlx-sqlite` | | sqlx 0.9 column types |
+//! | `diesel`, `diesel-postgres`, `diesel-mysql`, `diesel-sqlite` | | diesel 2.3 column types |
+//! | `sea-orm`, `sea-orm-postgres-array` | | sea-orm 2.0 column types |
+//!
+//! [`BoxError`] is the one boxed error of sources and stores; [`Error`] is the one error type
+//! of every idgen crate (the adapters add none of their own except idgen-seaorm's hook errors).
 //!
 //! The database column types for sqlx, diesel and sea-orm live here behind features (Rust's
 //! orphan rule allows them nowhere else); applications depend on `idgen-sqlx`, `idgen-diesel` or
@@ -35,8 +64,8 @@
 //! `pattern` that matches exactly what their parsers accept, a `format` (`snowflake-id`,
 //! `int64`, `typeid`), length bounds and an example. schemars' derive takes `Id<Order>` fields
 //! as they are. utoipa's derive composes any generic field type from its type arguments
-//! through a private trait of utoipa's; name the typed ID through a type alias and it uses the
-//! ID's own schema, under the alias's name:
+//! through a private trait; name the typed ID through a type alias and it uses the ID's own
+//! schema, under the alias's name:
 //!
 //! ```
 //! # #[cfg(feature = "utoipa")] {
@@ -63,6 +92,7 @@
 //! assert_eq!(CustomerId::name(), "CustomerId");
 //! # }
 //! ```
+//!
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod clock;
@@ -85,6 +115,7 @@ pub mod public_id;
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 pub mod serde_string;
 pub mod snowflake;
+pub mod sql;
 mod sync;
 pub mod typed_id;
 pub mod uuid7;

@@ -103,13 +103,36 @@
 pub use idgen_core::*;
 
 #[cfg(any(feature = "lease", feature = "hilo"))]
-mod error;
-#[cfg(all(feature = "postgres", any(feature = "lease", feature = "hilo")))]
-mod pg_ddl;
-#[cfg(all(feature = "sqlite", any(feature = "lease", feature = "hilo")))]
-mod sqlite_busy;
+mod session;
 #[cfg(any(feature = "lease", feature = "hilo"))]
-pub use error::DieselError;
+pub use session::DieselConnection;
+
+#[cfg(any(feature = "lease", feature = "hilo"))]
+/// Marks idgen's implementations for r2d2 pools of diesel connections (`IntoLeaseStore`,
+/// `IntoHiLoSource`), so that `WorkerLease::acquire(&pool, &layout)` and
+/// `HiLo::new(&pool, block)` take one. Never named by callers.
+///
+/// ```
+/// # #[cfg(all(feature = "sqlite", feature = "lease"))]
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use diesel::r2d2::{ConnectionManager, Pool};
+/// use idgen_diesel::lease::{create_lease_table, WorkerLease};
+/// use idgen_diesel::Layout;
+///
+/// # let dir = tempfile::tempdir()?;
+/// # let path = dir.path().join("app.db").display().to_string();
+/// let pool = Pool::new(ConnectionManager::<diesel::SqliteConnection>::new(path))?;
+/// create_lease_table(&pool)?;
+/// let by_reference = WorkerLease::acquire(&pool, &Layout::TWITTER).await?;
+/// let by_value = WorkerLease::acquire(pool.clone(), &Layout::TWITTER).await?;
+/// assert_ne!(by_reference.node(), by_value.node());
+/// # Ok(()) }
+/// # #[cfg(not(all(feature = "sqlite", feature = "lease")))]
+/// # fn main() {}
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub enum R2d2Pool {}
 
 /// An r2d2 pool of diesel connections of type `C`: what [`lease`] and [`hilo`] take.
 ///

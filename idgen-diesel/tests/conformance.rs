@@ -4,9 +4,9 @@
 
 use diesel::r2d2::{ConnectionManager, Pool};
 use diesel::{MysqlConnection, PgConnection, SqliteConnection};
-use idgen_diesel::DieselPool;
-use idgen_diesel::hilo::{DieselCounter, HiLoConnection};
-use idgen_diesel::lease::{BoxError, DieselLeaseStore, LeaseConnection};
+use idgen_diesel::hilo::DieselCounter;
+use idgen_diesel::lease::{BoxError, DieselLeaseStore};
+use idgen_diesel::{DieselConnection, DieselPool};
 use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
 
 /// A lazily filled r2d2 pool of at most 8 connections to `url`.
@@ -29,7 +29,7 @@ fn diesel_url(url: &str) -> String {
 struct Diesel<C>(std::marker::PhantomData<fn() -> C>);
 
 /// Which database a connection type reaches, and how its counter is kept.
-trait Backend: LeaseConnection + HiLoConnection {
+trait Backend: DieselConnection {
     const DATABASE: DbKind;
     const COUNTER: CounterKind;
 }

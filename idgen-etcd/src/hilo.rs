@@ -253,12 +253,7 @@ impl EtcdCounter {
 
 /// The SQL sources' rule for counter names, so a name moves between stores unchanged.
 fn validate_name(name: &str) -> Result<(), Error> {
-    idgen_core::lease::TableName::parse(name)
-        .map(drop)
-        .map_err(|_| Error::HiLoInvalidCounterName {
-            name: name.to_owned(),
-            reason: "not `name` or `schema.name` of ASCII letters, digits and `_` (at most 63 each, not starting with a digit)",
-        })
+    idgen_core::sql::SqlName::parse("hi-lo counter", name).map(drop)
 }
 
 impl HiLoSource for EtcdCounter {
@@ -335,6 +330,11 @@ impl HiLoSource for EtcdCounter {
         let mut client = self.client().await?;
         let seen = self.read(&mut client).await?;
         Ok(Increment::Fixed(seen.increment))
+    }
+
+    /// [`create`](Self::create) with the block size as the increment.
+    async fn create_if_missing(&self, block: u64) -> Result<(), BoxError> {
+        Ok(self.create(block).await?)
     }
 
     fn name(&self) -> &str {

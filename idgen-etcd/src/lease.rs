@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use etcd_client::{Client, Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp};
 use idgen_core::Error;
+use idgen_core::sql::SqlName;
 
 use crate::Etcd;
 use crate::error::UnexpectedValue;
@@ -103,7 +104,7 @@ impl EtcdLeaseStore {
     /// # Ok::<(), idgen_etcd::Error>(())
     /// ```
     pub fn with_prefix(self, prefix: &str) -> Result<Self, Error> {
-        TableName::parse(prefix)?;
+        SqlName::parse("lease key prefix", prefix)?;
         Ok(EtcdLeaseStore {
             prefix: Ok(prefix.into()),
             ..self
@@ -114,7 +115,7 @@ impl EtcdLeaseStore {
     fn named(etcd: &Etcd, prefix: &str) -> Self {
         EtcdLeaseStore {
             etcd: etcd.clone(),
-            prefix: TableName::parse(prefix).map(|_| prefix.into()),
+            prefix: SqlName::parse("lease key prefix", prefix).map(|_| prefix.into()),
             leases: Arc::default(),
         }
     }
@@ -262,6 +263,11 @@ fn node_of(key: &[u8], base: &str, kind: &str) -> Option<u64> {
 }
 
 impl LeaseStore for EtcdLeaseStore {
+    /// Nothing to create: keys are created by the claims.
+    async fn create_if_missing(&self) -> Result<(), BoxError> {
+        Ok(())
+    }
+
     async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
         let base = self.base(req.namespace)?;
         let mut client = self.client("claim").await?;

@@ -163,12 +163,7 @@ impl RedisCounter {
 
 /// The SQL sources' rule for counter names, so a name moves between stores unchanged.
 fn validate_name(name: &str) -> Result<(), Error> {
-    idgen_core::lease::TableName::parse(name)
-        .map(drop)
-        .map_err(|_| Error::HiLoInvalidCounterName {
-            name: name.to_owned(),
-            reason: "not `name` or `schema.name` of ASCII letters, digits and `_` (at most 63 each, not starting with a digit)",
-        })
+    idgen_core::sql::SqlName::parse("hi-lo counter", name).map(drop)
 }
 
 impl HiLoSource for RedisCounter {
@@ -220,6 +215,11 @@ impl HiLoSource for RedisCounter {
             return Err(Box::new(self.missing(&key)));
         }
         Ok(Increment::PerCall)
+    }
+
+    /// [`create`](Self::create) (a Redis counter takes any step, so `block` is not stored).
+    async fn create_if_missing(&self, _block: u64) -> Result<(), BoxError> {
+        Ok(self.create().await?)
     }
 
     fn name(&self) -> &str {

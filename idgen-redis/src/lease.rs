@@ -5,6 +5,7 @@ pub use idgen_core::lease::*;
 use std::sync::Arc;
 
 use idgen_core::Error;
+use idgen_core::sql::SqlName;
 
 use crate::connection::Connection;
 use crate::error::{RedisCallError, UnexpectedReply};
@@ -82,7 +83,7 @@ impl RedisLeaseStore {
     /// # Ok::<(), idgen_redis::Error>(())
     /// ```
     pub fn with_prefix(self, prefix: &str) -> Result<Self, Error> {
-        TableName::parse(prefix)?;
+        SqlName::parse("lease key prefix", prefix)?;
         Ok(RedisLeaseStore {
             prefix: Ok(prefix.into()),
             ..self
@@ -93,7 +94,7 @@ impl RedisLeaseStore {
     fn named(client: redis::Client, prefix: &str) -> Self {
         RedisLeaseStore {
             conn: Connection::new(client),
-            prefix: TableName::parse(prefix).map(|_| prefix.into()),
+            prefix: SqlName::parse("lease key prefix", prefix).map(|_| prefix.into()),
         }
     }
 
@@ -141,6 +142,11 @@ fn parse_timestamp(text: &str) -> Result<Option<i64>, BoxError> {
 }
 
 impl LeaseStore for RedisLeaseStore {
+    /// Nothing to create: keys are created by the claims.
+    async fn create_if_missing(&self) -> Result<(), BoxError> {
+        Ok(())
+    }
+
     async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
         let base = self.base(req.namespace)?;
         let reply: Option<(String, String)> = self

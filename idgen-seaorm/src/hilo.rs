@@ -49,7 +49,7 @@
 //!
 //! Counter and table names are written into SQL, so only `name` or `schema.name` of ASCII
 //! letters, digits and `_` (not starting with a digit, parts of at most 63 characters) pass
-//! ([`CoreError::HiLoInvalidCounterName`](crate::CoreError::HiLoInvalidCounterName)).
+//! ([`CoreError::InvalidSqlName`](crate::CoreError::InvalidSqlName)).
 
 // Without a database feature every counter is `Unsupported`, and the rest is unreachable.
 #![cfg_attr(
@@ -62,10 +62,11 @@ use sea_orm::{DatabaseConnection, DbBackend};
 pub use idgen_core::hilo::*;
 
 use crate::Error;
+pub use crate::SeaOrmConnection;
 use crate::pool::SqlxPool;
 
 /// The counter table's default name (MySQL without sequences, SQLite; idgen-sqlx's).
-pub const DEFAULT_TABLE: &str = "idgen_hilo";
+pub use idgen_core::sql::DEFAULT_COUNTER_TABLE as DEFAULT_TABLE;
 
 /// A hi-lo counter in the database behind a [`DatabaseConnection`]: a sequence (PostgreSQL,
 /// MariaDB ≥ 10.3) or a row of the counter table (MySQL, older MariaDB, SQLite), on a
@@ -113,29 +114,10 @@ enum Inner {
     },
 }
 
-/// The `Marker` of [`IntoHiLoSource`] for `DatabaseConnection`: it lets
-/// `HiLo::new(&db, block)` accept one. Never named by callers.
-///
-/// ```
-/// # #[cfg(feature = "sqlite")]
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), sea_orm::DbErr> {
-/// use idgen_seaorm::hilo::{HiLoSource, IntoHiLoSource, SeaOrmConnection};
-///
-/// let db = sea_orm::Database::connect("sqlite::memory:").await?;
-/// let source = IntoHiLoSource::<SeaOrmConnection>::into_hilo_source(&db, "orders");
-/// assert_eq!(source.name(), "orders");
-/// # Ok(()) }
-/// # #[cfg(not(feature = "sqlite"))]
-/// # fn main() {}
-/// ```
-#[derive(Debug)]
-pub enum SeaOrmConnection {}
-
 impl SeaOrmCounter {
     /// The counter `name` (a sequence, or a row of `idgen_hilo`) in the database behind `db`.
     ///
-    /// Errors: [`Error::Id`] wrapping `CoreError::HiLoInvalidCounterName` naming the name;
+    /// Errors: [`Error::Id`] wrapping `CoreError::InvalidSqlName` naming the name;
     /// [`Error::UnsupportedConnection`] for a connection that is not an sqlx pool.
     ///
     /// ```
@@ -224,14 +206,14 @@ impl SeaOrmCounter {
         #[allow(unused_variables)]
         match &self.inner {
             #[cfg(feature = "postgres")]
-            Inner::Postgres(c) => Ok(c.migration_sql(block)),
+            Inner::Postgres(c) => Ok(c.migration_sql(block)?),
             #[cfg(feature = "mysql")]
             Inner::MySql(c) => {
                 c.detect_mode().await?;
-                Ok(c.migration_sql(block))
+                Ok(c.migration_sql(block)?)
             }
             #[cfg(feature = "sqlite")]
-            Inner::Sqlite(c) => Ok(c.migration_sql()),
+            Inner::Sqlite(c) => Ok(c.migration_sql()?),
             Inner::Unsupported { error, .. } => Err(error.clone()),
         }
     }
@@ -315,6 +297,11 @@ impl HiLoSource for SeaOrmCounter {
         }
     }
 
+    /// [`create`](Self::create).
+    async fn create_if_missing(&self, block: u64) -> Result<(), BoxError> {
+        Ok(self.create(block).await?)
+    }
+
     fn name(&self) -> &str {
         match &self.inner {
             #[cfg(feature = "postgres")]
@@ -332,7 +319,7 @@ impl HiLoSource for SeaOrmCounter {
 /// pools do), or a source whose every call fails with why `db` has none.
 fn source(db: &DatabaseConnection, counter: &str) -> SeaOrmCounter {
     #[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
-    use idgen_sqlx::hilo::PoolMarker;
+    use idgen_sqlx::SqlxPool as PoolMarker;
     let inner = match SqlxPool::of(db) {
         #[cfg(feature = "postgres")]
         Ok(SqlxPool::Postgres(pool)) => Inner::Postgres(

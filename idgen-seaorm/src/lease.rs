@@ -67,6 +67,7 @@ pub use idgen_core::lease::*;
 pub use idgen_sqlx::lease::DEFAULT_TABLE;
 
 use crate::Error;
+pub use crate::SeaOrmConnection;
 use crate::pool::SqlxPool;
 
 /// Node-ID leases kept in a table of the database behind a sea-orm [`DatabaseConnection`]
@@ -127,27 +128,6 @@ macro_rules! delegate {
         }
     };
 }
-
-/// Marks the [`IntoLeaseStore`] implementations for `DatabaseConnection`, so that
-/// `WorkerLease::acquire(&db, &layout)` takes one. Never named by callers.
-///
-/// ```
-/// # #[cfg(feature = "sqlite")]
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use idgen_seaorm::lease::{create_lease_table, WorkerLease};
-///
-/// let db = sea_orm::Database::connect("sqlite::memory:").await?;
-/// create_lease_table(&db).await?;
-/// let by_reference = WorkerLease::acquire(&db, &idgen_seaorm::Layout::TWITTER).await?;
-/// let by_value = WorkerLease::acquire(db.clone(), &idgen_seaorm::Layout::TWITTER).await?;
-/// assert_ne!(by_reference.node(), by_value.node());
-/// # Ok(()) }
-/// # #[cfg(not(feature = "sqlite"))]
-/// # fn main() {}
-/// ```
-#[derive(Clone, Copy, Debug)]
-pub struct SeaOrmConnection;
 
 /// Creates the lease table with its default name (`idgen_worker_lease`) if it does not exist.
 ///
@@ -265,14 +245,14 @@ impl SeaOrmLeaseStore {
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), sea_orm::DbErr> {
     /// let db = sea_orm::Database::connect("sqlite::memory:").await?;
-    /// let sql = idgen_seaorm::lease::SeaOrmLeaseStore::new(db).migration_sql();
+    /// let sql = idgen_seaorm::lease::SeaOrmLeaseStore::new(db).migration_sql()?;
     /// assert!(sql.starts_with("CREATE TABLE IF NOT EXISTS \"idgen_worker_lease\""));
     /// # Ok(()) }
     /// # #[cfg(not(feature = "sqlite"))]
     /// # fn main() {}
     /// ```
-    pub fn migration_sql(&self) -> String {
-        delegate!(&self.inner, store => store.migration_sql(), e => format!("-- {e}"))
+    pub fn migration_sql(&self) -> Result<String, Error> {
+        delegate!(&self.inner, store => Ok(store.migration_sql()?), e => Err(e.clone()))
     }
 
     /// Creates the table if it does not exist (idempotent).
@@ -290,7 +270,7 @@ impl SeaOrmLeaseStore {
     pub async fn create_table(&self) -> Result<(), DbErr> {
         delegate!(
             &self.inner,
-            store => store.create_table().await.map_err(|e| DbErr::Exec(sea_orm::RuntimeErr::SqlxError(e.into()))),
+            store => store.create_table().await.map_err(|e| Error::from(e).into()),
             e => Err(e.clone().into())
         )
     }
@@ -307,6 +287,10 @@ impl LeaseStore for SeaOrmLeaseStore {
 
     async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
         delegate!(&self.inner, store => store.release(req).await, e => Err(e.clone().into()))
+    }
+
+    async fn create_if_missing(&self) -> Result<(), BoxError> {
+        delegate!(&self.inner, store => store.create_if_missing().await, e => Err(e.clone().into()))
     }
 
     /// idgen-sqlx's detached store: the same table on a one-connection pool of its own with

@@ -144,6 +144,30 @@ pub mod migration;
 mod pool;
 
 pub use error::Error;
+
+#[cfg(any(feature = "lease", feature = "hilo"))]
+/// Marks idgen's implementations for `DatabaseConnection` (`IntoLeaseStore`,
+/// `IntoHiLoSource`), so that `WorkerLease::acquire(&db, &layout)` and `HiLo::new(&db, block)`
+/// take one. Never named by callers.
+///
+/// ```
+/// # #[cfg(all(feature = "sqlite", feature = "lease"))]
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use idgen_seaorm::lease::{create_lease_table, WorkerLease};
+///
+/// let db = sea_orm::Database::connect("sqlite::memory:").await?;
+/// create_lease_table(&db).await?;
+/// let by_reference = WorkerLease::acquire(&db, &idgen_seaorm::Layout::TWITTER).await?;
+/// let by_value = WorkerLease::acquire(db.clone(), &idgen_seaorm::Layout::TWITTER).await?;
+/// assert_ne!(by_reference.node(), by_value.node());
+/// # Ok(()) }
+/// # #[cfg(not(all(feature = "sqlite", feature = "lease")))]
+/// # fn main() {}
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub enum SeaOrmConnection {}
+
 pub use fill::{GeneratedId, fill, fill_async, next_id, next_id_async, preset, set_generator};
 #[cfg(feature = "hilo")]
 pub use fill_hilo::{fill_from_hilo, set_hilo};

@@ -22,7 +22,7 @@
 use sea_orm::{ConnectionTrait, DbErr};
 use sea_orm_migration::{MigrationName, MigrationTrait, SchemaManager};
 
-use idgen_sqlx::lease::quoted_table_name;
+use idgen_core::sql::{CounterSql, Dialect, LeaseSql, SqlName};
 
 use crate::Error;
 use crate::lease::DEFAULT_TABLE;
@@ -90,37 +90,32 @@ impl LeaseTableMigration {
     /// # Ok::<(), idgen_seaorm::Error>(())
     /// ```
     pub fn with_table(table: &str) -> Result<Self, Error> {
-        quoted_table_name(table, '"')?;
+        SqlName::parse("lease table", table)?;
         Ok(LeaseTableMigration {
             table: table.to_owned(),
             name: format!("m20260101_000001_{table}"),
         })
     }
 
-    /// The quoted table name and idgen-sqlx's `CREATE TABLE` statement for the migration's
+    /// The quoted table name and idgen-core's `CREATE TABLE` statement for the migration's
     /// database.
     fn statements(&self, manager: &SchemaManager) -> Result<(String, String), DbErr> {
-        use idgen_sqlx::lease::LeaseDialect;
-        fn of<DB: LeaseDialect>(table: &str) -> Result<(String, String), idgen_core::Error> {
-            let quoted = quoted_table_name(table, DB::QUOTE)?;
-            let create = DB::migration_sql(&quoted);
-            Ok((quoted, create))
-        }
-        let statements = match manager.get_database_backend() {
-            #[cfg(feature = "postgres")]
-            sea_orm::DbBackend::Postgres => of::<sea_orm::sqlx::Postgres>(&self.table),
-            #[cfg(feature = "mysql")]
-            sea_orm::DbBackend::MySql => of::<sea_orm::sqlx::MySql>(&self.table),
-            #[cfg(feature = "sqlite")]
-            sea_orm::DbBackend::Sqlite => of::<sea_orm::sqlx::Sqlite>(&self.table),
-            #[allow(unreachable_patterns)]
-            other => {
-                return Err(DbErr::Migration(format!(
-                    "the lease table migration needs the idgen-seaorm feature of the {other:?} database"
-                )));
-            }
-        };
-        statements.map_err(|e| DbErr::Migration(e.to_string()))
+        let sql = LeaseSql::new(dialect(manager)?, &self.table)
+            .map_err(|e| DbErr::Migration(e.to_string()))?;
+        Ok((sql.table().to_owned(), sql.create_table()))
+    }
+}
+
+/// The SQL dialect of the migration's database.
+fn dialect(manager: &SchemaManager<'_>) -> Result<Dialect, DbErr> {
+    match manager.get_database_backend() {
+        sea_orm::DbBackend::Postgres => Ok(Dialect::Postgres),
+        sea_orm::DbBackend::MySql => Ok(Dialect::MySql),
+        sea_orm::DbBackend::Sqlite => Ok(Dialect::Sqlite),
+        #[allow(unreachable_patterns)]
+        other => Err(DbErr::Migration(format!(
+            "idgen's migrations know PostgreSQL, MySQL/MariaDB and SQLite, not {other:?}"
+        ))),
     }
 }
 
@@ -161,7 +156,7 @@ impl MigrationTrait for LeaseTableMigration {
 async fn create_if_missing(manager: &SchemaManager<'_>, ddl: &str) -> Result<(), DbErr> {
     let sql = match manager.get_database_backend() {
         #[cfg(feature = "postgres")]
-        sea_orm::DbBackend::Postgres => format!("{};\n{ddl}", idgen_sqlx::PG_DDL_LOCK),
+        sea_orm::DbBackend::Postgres => format!("{};\n{ddl}", idgen_core::sql::PG_DDL_LOCK),
         _ => ddl.to_owned(),
     };
     manager
@@ -204,7 +199,6 @@ async fn create_if_missing(manager: &SchemaManager<'_>, ddl: &str) -> Result<(),
 #[derive(Clone, Debug)]
 pub struct HiLoCounterMigration {
     counter: String,
-    #[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
     block: u64,
     name: String,
 }
@@ -220,7 +214,7 @@ impl HiLoCounterMigration {
     /// # Ok::<(), idgen_seaorm::Error>(())
     /// ```
     pub fn new(counter: &str, block: u64) -> Result<Self, Error> {
-        idgen_sqlx::hilo::validate_name(counter)?;
+        SqlName::parse("hi-lo counter", counter)?;
         Ok(HiLoCounterMigration {
             counter: counter.to_owned(),
             block,
@@ -243,73 +237,25 @@ impl HiLoCounterMigration {
                     .await?
                     .ok_or_else(|| DbErr::Migration("SELECT VERSION() returned no row".into()))?;
                 let version: String = row.try_get_by_index(0)?;
-                mariadb_with_sequences(&version)
+                idgen_core::sql::mariadb_has_sequences(&version)
             }
             _ => false,
         })
     }
 
-    /// idgen-sqlx's statements creating the counter, one by one. They are rendered by
-    /// idgen-sqlx's source on a pool that is never connected (the sources render their SQL
-    /// from names alone); the migration runs them on its own connection (in its transaction).
+    /// idgen-core's statements creating the counter (those every adapter's `create` runs), one
+    /// by one, run on the migration's own connection (in its transaction).
     async fn create_statements(&self, manager: &SchemaManager<'_>) -> Result<Vec<String>, DbErr> {
-        #[allow(unused_imports)]
-        use sea_orm::sqlx::Pool;
-        let counter = &self.counter;
-        let sequence = Self::is_sequence(manager).await?;
-        let sql: Result<String, idgen_core::Error> = match manager.get_database_backend() {
-            #[cfg(feature = "postgres")]
-            sea_orm::DbBackend::Postgres => {
-                let never_connected =
-                    Pool::connect_lazy_with(sea_orm::sqlx::postgres::PgConnectOptions::new());
-                idgen_sqlx::hilo::PgSequence::new(&never_connected, counter)
-                    .map(|c| c.migration_sql(self.block))
-            }
-            #[cfg(feature = "mysql")]
-            sea_orm::DbBackend::MySql => {
-                let never_connected =
-                    Pool::connect_lazy_with(sea_orm::sqlx::mysql::MySqlConnectOptions::new());
-                if sequence {
-                    idgen_sqlx::hilo::MySqlCounter::sequence(&never_connected, counter)
-                } else {
-                    idgen_sqlx::hilo::MySqlCounter::table(&never_connected, counter)
-                }
-                .map(|c| c.migration_sql(self.block))
-            }
-            #[cfg(feature = "sqlite")]
-            sea_orm::DbBackend::Sqlite => {
-                let never_connected =
-                    Pool::connect_lazy_with(sea_orm::sqlx::sqlite::SqliteConnectOptions::new());
-                idgen_sqlx::hilo::SqliteCounter::new(&never_connected, counter)
-                    .map(|c| c.migration_sql())
-            }
-            #[allow(unreachable_patterns)]
-            other => {
-                let _ = sequence;
-                return Err(DbErr::Migration(format!(
-                    "the hi-lo counter migration needs the idgen-seaorm feature of the {other:?} database"
-                )));
-            }
+        let dialect = dialect(manager)?;
+        let table = crate::hilo::DEFAULT_TABLE;
+        let sql = if Self::is_sequence(manager).await? {
+            CounterSql::sequence(dialect, &self.counter)
+        } else {
+            CounterSql::table(dialect, &self.counter, table)
         };
         let sql = sql.map_err(|e| DbErr::Migration(e.to_string()))?;
-        Ok(sql.split(";\n").map(str::to_owned).collect())
+        Ok(sql.create(self.block))
     }
-}
-
-/// MariaDB 10.3 and newer have sequences (what idgen-sqlx's `MySqlCounter` detects at start-up
-/// from the same `SELECT VERSION()`).
-#[cfg(feature = "hilo")]
-fn mariadb_with_sequences(version: &str) -> bool {
-    if !version.contains("MariaDB") {
-        return false;
-    }
-    let version = version.strip_prefix("5.5.5-").unwrap_or(version);
-    let mut numbers = version
-        .split(|c: char| !c.is_ascii_digit())
-        .map(|n| n.parse::<u32>().unwrap_or(0));
-    let major = numbers.next().unwrap_or(0);
-    let minor = numbers.next().unwrap_or(0);
-    (major, minor) >= (10, 3)
 }
 
 #[cfg(feature = "hilo")]

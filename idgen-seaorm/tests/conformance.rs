@@ -30,6 +30,9 @@ impl LeaseStore for Lease {
     async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
         self.store.release(req).await
     }
+    async fn create_if_missing(&self) -> Result<(), BoxError> {
+        self.store.create_if_missing().await
+    }
     fn detached(&self) -> Option<Self> {
         Some(Lease {
             db: self.db.clone(),
@@ -56,6 +59,9 @@ impl HiLoSource for Counter {
     }
     fn name(&self) -> &str {
         &self.name
+    }
+    async fn create_if_missing(&self, block: u64) -> Result<(), BoxError> {
+        self.counter.create_if_missing(block).await
     }
 }
 

@@ -19,8 +19,10 @@
 //! (`WorkerLease::acquire(&pool, &Layout::TWITTER)`), so two processes never share one. With
 //! `postgres` or `mysql` it also adds [`db_generator`]: an SQL function, `idgen_next_id()`, that
 //! makes IDs of the application's layout inside the database (for a column `DEFAULT`), on a
-//! node ID the database leases from the same table. `hilo::StripedHiLo` with
-//! `hilo::PgStripe` takes hi-lo blocks from several servers whose blocks never overlap.
+//! node ID the database leases from the same table. `hilo` (default) adds [`hilo`]: blocks of
+//! IDs from one database counter (`HiLo::builder(&pool).block(1000).create_if_missing(true)`);
+//! `hilo::StripedHiLo` with `hilo::PgStripe` takes hi-lo blocks from several servers whose
+//! blocks never overlap. The features are named as in idgen-diesel and idgen-seaorm.
 //!
 //! `SnowflakeId` implements `sqlx::Type`, `Encode` and `Decode`, so it binds, decodes, works as a
 //! field of `#[derive(sqlx::FromRow)]` structs, and `Option<SnowflakeId>` maps `NULL`. A value
@@ -176,13 +178,27 @@
 
 pub use idgen_core::*;
 
-#[cfg(feature = "postgres")]
-mod pg_ddl;
-#[cfg(feature = "postgres")]
+#[cfg(all(
+    any(feature = "lease", feature = "hilo"),
+    any(feature = "postgres", feature = "mysql", feature = "sqlite")
+))]
+mod session;
 #[doc(hidden)]
-pub use pg_ddl::PG_DDL_LOCK;
+#[cfg(all(
+    any(feature = "lease", feature = "hilo"),
+    any(feature = "postgres", feature = "mysql", feature = "sqlite")
+))]
+pub use session::{SessionFuture, SqlxSession};
+#[cfg(all(
+    any(feature = "lease", feature = "hilo"),
+    any(feature = "postgres", feature = "mysql", feature = "sqlite")
+))]
+pub use session::{SqlxDatabase, SqlxPool};
 
-#[cfg(feature = "lease")]
+#[cfg(all(
+    feature = "lease",
+    any(feature = "postgres", feature = "mysql", feature = "sqlite")
+))]
 #[cfg_attr(docsrs, doc(cfg(feature = "lease")))]
 pub mod lease;
 
@@ -193,11 +209,11 @@ pub mod lease;
 )]
 pub mod db_generator;
 
-#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
-#[cfg_attr(
-    docsrs,
-    doc(cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite")))
-)]
+#[cfg(all(
+    feature = "hilo",
+    any(feature = "postgres", feature = "mysql", feature = "sqlite")
+))]
+#[cfg_attr(docsrs, doc(cfg(feature = "hilo")))]
 pub mod hilo;
 
 /// The README's example, compiled and run as a doctest so it cannot drift from the API.

@@ -6,7 +6,7 @@ use common::IdRow;
 use idgen_sqlx::SnowflakeId;
 use sqlx::Row;
 
-const SELECT_ALL: &str = "SELECT id, generator, seq, parent FROM ids ORDER BY id";
+use common::SELECT_IDS as SELECT_ALL;
 
 async fn db_with_ids_table(id_type: &str) -> idgen_testkit::TestDb<sqlx::MySql> {
     let db = idgen_testkit::mysql()
@@ -22,16 +22,7 @@ async fn db_with_ids_table(id_type: &str) -> idgen_testkit::TestDb<sqlx::MySql> 
     db
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ten_thousand_ids_from_concurrent_tasks_round_trip_in_order() {
-    let db = db_with_ids_table("BIGINT").await;
-    let inserted = insert_concurrently!(sqlx::MySql, db.pool());
-    let read: Vec<IdRow> = sqlx::query_as(SELECT_ALL)
-        .fetch_all(db.pool())
-        .await
-        .unwrap();
-    common::check_read_back(inserted, &read);
-}
+snowflake_cases!(sqlx::MySql, db_with_ids_table("BIGINT"), ["?", "?"]);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bigint_unsigned_columns_round_trip_too() {
@@ -92,50 +83,14 @@ async fn unsigned_value_above_i64_max_is_a_decode_error_naming_it() {
     );
 }
 
+/// The text protocol (unprepared statements) checks stored values as the binary one does.
 #[tokio::test]
-async fn null_round_trips_as_none() {
-    let db = db_with_ids_table("BIGINT").await;
-    let id = SnowflakeId::new(42).unwrap();
-    sqlx::query("INSERT INTO ids VALUES (?, 0, 0, ?)")
-        .bind(id)
-        .bind(None::<SnowflakeId>)
-        .execute(db.pool())
-        .await
-        .unwrap();
-    let row: IdRow = sqlx::query_as(SELECT_ALL)
-        .fetch_one(db.pool())
-        .await
-        .unwrap();
-    assert_eq!(
-        row,
-        IdRow {
-            id,
-            generator: 0,
-            seq: 0,
-            parent: None
-        }
-    );
-}
-
-#[tokio::test]
-async fn negative_value_is_a_decode_error_naming_it() {
+async fn the_text_protocol_refuses_a_negative_value_too() {
     let db = db_with_ids_table("BIGINT").await;
     sqlx::raw_sql("INSERT INTO ids VALUES (-5, 0, 0, -6)")
         .execute(db.pool())
         .await
         .unwrap();
-
-    let err = sqlx::query_as::<_, IdRow>(SELECT_ALL)
-        .fetch_one(db.pool())
-        .await
-        .unwrap_err();
-    assert!(matches!(err, sqlx::Error::ColumnDecode { .. }), "{err:?}");
-    assert!(
-        err.to_string().contains("-5 is not a Snowflake ID"),
-        "{err}"
-    );
-
-    // The text protocol (unprepared statements) checks the same.
     let row = sqlx::raw_sql("SELECT parent FROM ids")
         .fetch_one(db.pool())
         .await

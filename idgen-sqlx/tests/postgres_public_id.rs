@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::orders::{GiftCard, Order, OrderRow, SELECT_ORDERS};
+use common::orders::Order;
 use idgen_sqlx::PublicId;
 
 async fn db_with_orders_table() -> idgen_testkit::TestDb<sqlx::Postgres> {
@@ -19,36 +19,13 @@ async fn db_with_orders_table() -> idgen_testkit::TestDb<sqlx::Postgres> {
     db
 }
 
+public_id_cases!(sqlx::Postgres, ["$1", "$2", "$3", "$4"], names_index: true, stored: ("SELECT public_id::TEXT FROM orders", "01890a5d-ac96-774b-bcce-b302099a8057"));
+
 #[tokio::test]
-async fn thousand_orders_round_trip_and_are_found_by_public_id() {
+async fn the_lookup_uses_the_unique_index() {
     let db = db_with_orders_table().await;
     let orders = common::orders::new_orders();
     insert_orders!(sqlx::Postgres, db.pool(), orders);
-
-    let read: Vec<OrderRow> = sqlx::query_as(SELECT_ORDERS)
-        .fetch_all(db.pool())
-        .await
-        .unwrap();
-    common::orders::check_read_back(&orders, &read);
-
-    for order in &orders {
-        let found: OrderRow = sqlx::query_as(
-            "SELECT id, public_id, customer_id, gift_card FROM orders WHERE public_id = $1",
-        )
-        .bind(order.public_id)
-        .fetch_one(db.pool())
-        .await
-        .unwrap();
-        assert_eq!(&found, order);
-    }
-    let unknown: Option<OrderRow> = sqlx::query_as(
-        "SELECT id, public_id, customer_id, gift_card FROM orders WHERE public_id = $1",
-    )
-    .bind(PublicId::<Order>::new())
-    .fetch_optional(db.pool())
-    .await
-    .unwrap();
-    assert_eq!(unknown, None);
 
     // The lookup uses the unique index.
     let plan: Vec<String> = sqlx::query_scalar(
@@ -95,59 +72,6 @@ async fn arrays_bind_to_any_and_decode() {
     );
 }
 
-#[tokio::test]
-async fn null_round_trips_as_none() {
-    let db = db_with_orders_table().await;
-    let order = common::orders::order_with(42, PublicId::new());
-    sqlx::query("INSERT INTO orders VALUES ($1, $2, $3, $4)")
-        .bind(order.id)
-        .bind(order.public_id)
-        .bind(order.customer_id)
-        .bind(None::<PublicId<GiftCard>>)
-        .execute(db.pool())
-        .await
-        .unwrap();
-    let read: OrderRow = sqlx::query_as(SELECT_ORDERS)
-        .fetch_one(db.pool())
-        .await
-        .unwrap();
-    assert_eq!(read, order);
-    let gift_card: Option<PublicId<GiftCard>> =
-        sqlx::query_scalar("SELECT gift_card FROM orders WHERE gift_card IS NULL")
-            .fetch_one(db.pool())
-            .await
-            .unwrap();
-    assert_eq!(gift_card, None);
-}
-
-#[tokio::test]
-async fn duplicate_public_id_is_refused_by_the_unique_index() {
-    let db = db_with_orders_table().await;
-    let public_id = PublicId::<Order>::new();
-    insert_orders!(
-        sqlx::Postgres,
-        db.pool(),
-        [common::orders::order_with(1, public_id)]
-    );
-
-    let err = sqlx::query("INSERT INTO orders VALUES ($1, $2, $3, NULL)")
-        .bind(2_i64)
-        .bind(public_id)
-        .bind(7_i64)
-        .execute(db.pool())
-        .await
-        .unwrap_err();
-    let db_err = err.as_database_error().expect("a database error");
-    assert!(db_err.is_unique_violation(), "{err}");
-    assert_eq!(db_err.constraint(), Some("orders_public_id"));
-
-    let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders")
-        .fetch_one(db.pool())
-        .await
-        .unwrap();
-    assert_eq!(count, 1);
-}
-
 /// A `uuid` column always holds 16 bytes; what could hold another length (`BYTEA`) or a text
 /// (`TEXT`) is refused by type before any byte is read.
 #[tokio::test]
@@ -171,33 +95,12 @@ async fn bytea_and_text_are_type_mismatches() {
     }
 }
 
+/// The text protocol (unprepared statements) reads the same public ID as the binary one.
 #[tokio::test]
-async fn typed_prefix_comes_from_the_rust_type() {
+async fn the_text_protocol_reads_the_same_public_id() {
     let db = db_with_orders_table().await;
     let order = common::orders::order_with(1, common::orders::known_public_id());
     insert_orders!(sqlx::Postgres, db.pool(), [order]);
-
-    let stored: String = sqlx::query_scalar("SELECT public_id::TEXT FROM orders")
-        .fetch_one(db.pool())
-        .await
-        .unwrap();
-    assert_eq!(stored, "01890a5d-ac96-774b-bcce-b302099a8057");
-
-    let read: OrderRow = sqlx::query_as(SELECT_ORDERS)
-        .fetch_one(db.pool())
-        .await
-        .unwrap();
-    let untyped: PublicId = sqlx::query_scalar("SELECT public_id FROM orders")
-        .fetch_one(db.pool())
-        .await
-        .unwrap();
-    let as_gift_card: PublicId<GiftCard> = sqlx::query_scalar("SELECT public_id FROM orders")
-        .fetch_one(db.pool())
-        .await
-        .unwrap();
-    common::orders::check_prefix_from_type(&read, untyped, as_gift_card);
-
-    // The text protocol (unprepared statements) reads the same.
     let text: PublicId<Order> = sqlx::Row::try_get(
         &sqlx::raw_sql("SELECT public_id FROM orders")
             .fetch_one(db.pool())
@@ -206,5 +109,5 @@ async fn typed_prefix_comes_from_the_rust_type() {
         0,
     )
     .unwrap();
-    assert_eq!(text, read.public_id);
+    assert_eq!(text, common::orders::known_public_id());
 }

@@ -76,7 +76,7 @@ mod tests;
 
 use std::time::Duration;
 
-use crate::lease::TableName;
+use crate::sql::SqlName;
 use crate::{ClockPolicy, Error, Layout};
 
 /// How long the database's lease on its node ID lasts: 100 years, so that it never expires
@@ -158,16 +158,16 @@ impl SqlDialect {
 /// assert!(sql.iter().any(|s| s.starts_with("CREATE FUNCTION `app`.`next_order_id`()")));
 ///
 /// let err = DbGenerator::new(Layout::TWITTER).function("next_id(); DROP TABLE x").unwrap_err();
-/// assert!(err.to_string().starts_with("invalid options: generator function name \"next_id(); DROP TABLE x\""));
+/// assert!(err.to_string().starts_with("generator function name \"next_id(); DROP TABLE x\" is invalid"));
 /// # Ok::<(), idgen_core::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DbGenerator {
     layout: Layout,
     policy: ClockPolicy,
-    function: TableName,
-    state_table: TableName,
-    lease_table: TableName,
+    function: SqlName,
+    state_table: SqlName,
+    lease_table: SqlName,
     namespace: String,
 }
 
@@ -194,20 +194,20 @@ impl DbGenerator {
     /// assert_eq!(generator.function_name(), "idgen_next_id");
     /// ```
     pub fn new(layout: Layout) -> Self {
-        let parse = |name| TableName::parse(name).expect("the default names are valid");
+        let parse = |name| SqlName::parse("name", name).expect("the default names are valid");
         DbGenerator {
             layout,
             policy: ClockPolicy::default(),
             function: parse(DEFAULT_FUNCTION),
             state_table: parse(DEFAULT_STATE_TABLE),
-            lease_table: parse("idgen_worker_lease"),
+            lease_table: parse(crate::sql::DEFAULT_LEASE_TABLE),
             namespace: "default".to_owned(),
         }
     }
 
     /// The function's name, `name` or `schema.name` of ASCII letters, digits and `_`.
     ///
-    /// Errors: [`Error::InvalidOptions`] naming a name that is anything else.
+    /// Errors: [`Error::InvalidSqlName`] naming a name that is anything else.
     ///
     /// ```
     /// use idgen_core::db_generator::DbGenerator;
@@ -217,7 +217,7 @@ impl DbGenerator {
     /// # Ok::<(), idgen_core::Error>(())
     /// ```
     pub fn function(mut self, name: &str) -> Result<Self, Error> {
-        self.function = TableName::parse_as("generator function name", name)?;
+        self.function = SqlName::parse("generator function", name)?;
         Ok(self)
     }
 
@@ -230,7 +230,7 @@ impl DbGenerator {
     /// # Ok::<(), idgen_core::Error>(())
     /// ```
     pub fn state_table(mut self, name: &str) -> Result<Self, Error> {
-        self.state_table = TableName::parse_as("generator state table name", name)?;
+        self.state_table = SqlName::parse("generator state table", name)?;
         Ok(self)
     }
 
@@ -244,7 +244,7 @@ impl DbGenerator {
     /// # Ok::<(), idgen_core::Error>(())
     /// ```
     pub fn lease_table(mut self, name: &str) -> Result<Self, Error> {
-        self.lease_table = TableName::parse(name)?;
+        self.lease_table = SqlName::parse("lease table", name)?;
         Ok(self)
     }
 
@@ -300,7 +300,7 @@ impl DbGenerator {
     /// assert_eq!(DbGenerator::new(Layout::TWITTER).function_name(), "idgen_next_id");
     /// ```
     pub fn function_name(&self) -> String {
-        self.function.unquoted()
+        self.function.as_str().to_owned()
     }
 
     /// The lease table's name as given (unquoted).
@@ -310,7 +310,7 @@ impl DbGenerator {
     /// assert_eq!(DbGenerator::new(Layout::TWITTER).lease_table_name(), "idgen_worker_lease");
     /// ```
     pub fn lease_table_name(&self) -> String {
-        self.lease_table.unquoted()
+        self.lease_table.as_str().to_owned()
     }
 
     /// The lease namespace.
@@ -332,7 +332,7 @@ impl DbGenerator {
     /// # Ok::<(), idgen_core::Error>(())
     /// ```
     pub fn holder(&self) -> String {
-        format!("{HOLDER_PREFIX}{}", self.function.unquoted())
+        format!("{HOLDER_PREFIX}{}", self.function.as_str().to_owned())
     }
 
     /// The layout as the state table records it, so that an install with another layout is
@@ -392,7 +392,7 @@ impl DbGenerator {
     /// assert_eq!(g.drop_function_sql(SqlDialect::Postgres), "DROP FUNCTION IF EXISTS \"idgen_next_id\"()");
     /// ```
     pub fn drop_function_sql(&self, dialect: SqlDialect) -> String {
-        let f = self.function.quoted(dialect.quote());
+        let f = self.function.quoted_with(dialect.quote());
         match dialect {
             SqlDialect::Postgres => format!("DROP FUNCTION IF EXISTS {f}()"),
             SqlDialect::MySql => format!("DROP FUNCTION IF EXISTS {f}"),
@@ -404,7 +404,7 @@ impl DbGenerator {
     /// `DEFAULT`, a `BEFORE INSERT` trigger named `<table>_<column>_idgen` that sets the column
     /// when the insert leaves it `NULL` or 0 (declare the column `BIGINT NOT NULL DEFAULT 0`).
     ///
-    /// Errors: [`Error::InvalidOptions`] naming a table or column name that is not a plain
+    /// Errors: [`Error::InvalidSqlName`] or [`Error::InvalidOptions`] naming a table or column name that is not a plain
     /// SQL identifier.
     ///
     /// ```
@@ -426,15 +426,15 @@ impl DbGenerator {
         column: &str,
     ) -> Result<String, Error> {
         let q = dialect.quote();
-        let t = TableName::parse_as("table name", table)?;
-        let c = TableName::parse_as("column name", column)?;
+        let t = SqlName::parse("table", table)?;
+        let c = SqlName::parse("column", column)?;
         if column.contains('.') {
             return Err(Error::InvalidOptions {
                 reason: format!("column name {column:?} must not contain '.'"),
             });
         }
-        let f = self.function.quoted(q);
-        let (tq, cq) = (t.quoted(q), c.quoted(q));
+        let f = self.function.quoted_with(q);
+        let (tq, cq) = (t.quoted_with(q), c.quoted_with(q));
         Ok(match dialect {
             SqlDialect::Postgres => format!("ALTER TABLE {tq} ALTER COLUMN {cq} SET DEFAULT {f}()"),
             SqlDialect::MySql => {
@@ -459,7 +459,7 @@ impl DbGenerator {
     /// assert!(sql.ends_with(") ENGINE = InnoDB"));
     /// ```
     pub fn state_table_sql(&self, dialect: SqlDialect) -> String {
-        let t = self.state_table.quoted(dialect.quote());
+        let t = self.state_table.quoted_with(dialect.quote());
         let engine = match dialect {
             SqlDialect::Postgres => "",
             SqlDialect::MySql => " ENGINE = InnoDB",
@@ -487,7 +487,7 @@ impl DbGenerator {
     pub fn select_state_sql(&self, dialect: SqlDialect) -> String {
         format!(
             "SELECT layout, namespace, node, holder, last_word FROM {} WHERE name = {} FOR UPDATE",
-            self.state_table.quoted(dialect.quote()),
+            self.state_table.quoted_with(dialect.quote()),
             dialect.param(1)
         )
     }
@@ -501,7 +501,7 @@ impl DbGenerator {
     /// assert!(sql.contains("ON DUPLICATE KEY UPDATE"));
     /// ```
     pub fn upsert_state_sql(&self, dialect: SqlDialect) -> String {
-        let t = self.state_table.quoted(dialect.quote());
+        let t = self.state_table.quoted_with(dialect.quote());
         let p: Vec<String> = (1..=6).map(|n| dialect.param(n)).collect();
         let cols = ["layout", "namespace", "node", "holder", "last_word"];
         let update = match dialect {
@@ -530,7 +530,7 @@ impl DbGenerator {
     pub fn delete_state_sql(&self, dialect: SqlDialect) -> String {
         format!(
             "DELETE FROM {} WHERE name = {}",
-            self.state_table.quoted(dialect.quote()),
+            self.state_table.quoted_with(dialect.quote()),
             dialect.param(1)
         )
     }
@@ -543,7 +543,7 @@ impl DbGenerator {
     /// assert_eq!(g.next_id_sql(SqlDialect::MySql), "SELECT `idgen_next_id`()");
     /// ```
     pub fn next_id_sql(&self, dialect: SqlDialect) -> String {
-        format!("SELECT {}()", self.function.quoted(dialect.quote()))
+        format!("SELECT {}()", self.function.quoted_with(dialect.quote()))
     }
 
     /// The state word a newly claimed node ID starts from: the tick of the last timestamp an
@@ -642,7 +642,7 @@ impl DbGenerator {
             tolerance_ms: self.policy.tolerance_ms().min(i64::MAX as u64),
             policy: self.policy.name(),
             borrow: matches!(self.policy, ClockPolicy::Borrow { .. }),
-            key: self.function.unquoted(),
+            key: self.function.as_str().to_owned(),
         }
     }
 }

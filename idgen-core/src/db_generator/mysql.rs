@@ -10,9 +10,9 @@ use super::{Constants, DbGenerator, SqlDialect};
 /// daylight-saving hour that repeats, where `UNIX_TIMESTAMP(SYSDATE(6))` would guess.
 pub(super) fn function_sql(generator: &DbGenerator) -> String {
     let q = SqlDialect::MySql.quote();
-    let function = generator.function.quoted(q);
-    let state = generator.state_table.quoted(q);
-    let lease = generator.lease_table.quoted(q);
+    let function = generator.function.quoted_with(q);
+    let state = generator.state_table.quoted_with(q);
+    let lease = generator.lease_table.quoted_with(q);
     let Constants {
         epoch_ms,
         unit_ms,

@@ -5,9 +5,9 @@ use super::{Constants, DbGenerator, SqlDialect};
 /// `CREATE OR REPLACE FUNCTION … RETURNS bigint`: see the module documentation for what it does.
 pub(super) fn function_sql(generator: &DbGenerator) -> String {
     let q = SqlDialect::Postgres.quote();
-    let function = generator.function.quoted(q);
-    let state = generator.state_table.quoted(q);
-    let lease = generator.lease_table.quoted(q);
+    let function = generator.function.quoted_with(q);
+    let state = generator.state_table.quoted_with(q);
+    let lease = generator.lease_table.quoted_with(q);
     let Constants {
         epoch_ms,
         unit_ms,

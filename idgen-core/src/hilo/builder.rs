@@ -9,7 +9,7 @@ use super::source::{HiLoSource, IntoHiLoSource};
 use crate::{Error, Result};
 
 /// The counter name a connection pool gets when [`HiLoBuilder::counter`] is not called.
-pub const DEFAULT_COUNTER: &str = "hilo";
+pub const DEFAULT_COUNTER: &str = crate::sql::DEFAULT_COUNTER;
 
 /// The validated options of a [`HiLo`].
 #[derive(Debug, Clone)]
@@ -17,6 +17,7 @@ pub(crate) struct Options {
     pub(crate) counter: String,
     pub(crate) block: u64,
     pub(crate) adopt_database_increment: bool,
+    pub(crate) create_if_missing: bool,
     pub(crate) prefetch: bool,
     pub(crate) low_water_factor: f64,
     pub(crate) min_low_water: u64,
@@ -35,6 +36,7 @@ impl Default for Options {
             counter: DEFAULT_COUNTER.to_owned(),
             block: 1000,
             adopt_database_increment: false,
+            create_if_missing: false,
             prefetch: true,
             low_water_factor: 3.0,
             min_low_water: 1,
@@ -210,6 +212,26 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     /// ```
     pub fn adopt_database_increment(mut self, adopt: bool) -> Self {
         self.options.adopt_database_increment = adopt;
+        self
+    }
+
+    /// Creates the counter at start-up if it does not exist yet (default `false`): a sequence
+    /// with increment [`block`](Self::block), or the counter table and the counter's row,
+    /// idempotently and safely when many processes start at the same moment (see
+    /// [`HiLoSource::create_if_missing`](crate::hilo::HiLoSource::create_if_missing)). An
+    /// existing counter is left as it is, and its increment is still checked. So the block size
+    /// is given once, and an empty database needs no migration:
+    ///
+    /// ```
+    /// # use idgen_core::hilo::{HiLo, MemorySource};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// // With idgen-sqlx: HiLo::builder(&pool).block(1000).create_if_missing(true).build().await?
+    /// let ids = HiLo::builder(MemorySource::new()).block(1000).create_if_missing(true).build().await?;
+    /// assert_eq!(ids.next_id().await?, 1);
+    /// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+    /// ```
+    pub fn create_if_missing(mut self, create: bool) -> Self {
+        self.options.create_if_missing = create;
         self
     }
 

@@ -111,6 +111,12 @@ impl HiLo {
 
     pub(crate) async fn start<S: HiLoSource>(source: S, options: Options) -> Result<HiLo> {
         Handle::try_current().map_err(|_| Error::HiLoNoRuntime)?;
+        if options.create_if_missing {
+            source
+                .create_if_missing(options.block)
+                .await
+                .map_err(|err| source_error(source.name(), err))?;
+        }
         let source: Arc<dyn DynSource> = Arc::new(source);
         let counter = source.name().to_owned();
         let increment = source

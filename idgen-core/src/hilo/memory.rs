@@ -213,6 +213,11 @@ impl Default for MemorySource {
 }
 
 impl HiLoSource for MemorySource {
+    /// Nothing to create: the counter exists from [`MemorySource::new`].
+    async fn create_if_missing(&self, _block: u64) -> Result<(), BoxError> {
+        Ok(())
+    }
+
     async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
         let latency = self.shared.latency_ns.load(Ordering::Relaxed);
         if latency > 0 {

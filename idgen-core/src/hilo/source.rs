@@ -151,6 +151,24 @@ pub trait HiLoSource: Send + Sync + 'static {
 
     /// The counter's name, for error messages and logs (e.g. `public.orders_id_seq`).
     fn name(&self) -> &str;
+
+    /// Creates the counter if it does not exist (a sequence with increment `block`, or a
+    /// counter row starting at 1), idempotently and safely when many processes do it at the
+    /// same moment; an existing counter is left as it is (start-up then checks its increment).
+    /// [`HiLoBuilder::create_if_missing`](crate::hilo::HiLoBuilder::create_if_missing) calls it
+    /// at start-up.
+    ///
+    /// The default fails naming the counter: a source whose counter idgen can create (every
+    /// database source of the adapter crates, [`MemorySource`](crate::hilo::MemorySource))
+    /// overrides it.
+    fn create_if_missing(&self, block: u64) -> impl Future<Output = Result<(), BoxError>> + Send {
+        let _ = block;
+        let message = format!(
+            "hi-lo counter {}: this source cannot create its counter; create it before start-up",
+            self.name()
+        );
+        async move { Err(message.into()) }
+    }
 }
 
 /// Anything [`HiLo::new`](crate::hilo::HiLo::new) accepts: a [`HiLoSource`] itself, or (in the

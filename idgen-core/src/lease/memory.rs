@@ -72,6 +72,11 @@ impl std::fmt::Debug for MemoryLeaseStore {
 }
 
 impl LeaseStore for MemoryLeaseStore {
+    /// Nothing to create: the store is ready from [`MemoryLeaseStore::new`].
+    async fn create_if_missing(&self) -> Result<(), BoxError> {
+        Ok(())
+    }
+
     async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
         let now = self.clock.now_ms();
         let expires_at_ms = now + req.ttl.as_millis() as i64;

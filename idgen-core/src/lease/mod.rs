@@ -10,13 +10,12 @@
 //! `idgen-seaorm`), which all use the same table; [`MemoryLeaseStore`] serves one process.
 
 mod memory;
+pub mod steps;
 mod store;
-mod table;
 mod worker;
 
 pub use memory::MemoryLeaseStore;
 pub use store::{BoxError, Claim, ClaimRequest, IntoLeaseStore, LeaseStore, RenewRequest};
-pub use table::TableName;
 pub use worker::{LeaseHandle, LeaseOptions, LeaseStatus, WorkerLease};
 
 #[cfg(test)]

@@ -74,6 +74,18 @@ pub trait LeaseStore: Send + Sync + 'static {
     /// ID stays free. Releasing twice is harmless.
     fn release(&self, req: RenewRequest<'_>) -> impl Future<Output = Result<(), BoxError>> + Send;
 
+    /// Creates what the store keeps its leases in (a database store's lease table) if it does
+    /// not exist, idempotently and safely when many processes do it at the same moment.
+    /// [`LeaseOptions::create_if_missing`](crate::lease::LeaseOptions::create_if_missing)
+    /// calls it before the claim.
+    ///
+    /// The default fails, so that a store (or a wrapper around one) that does not say what it
+    /// creates is never taken for one that did: stores with nothing to create (memory,
+    /// key-value stores) override it with `Ok(())`.
+    fn create_if_missing(&self) -> impl Future<Output = Result<(), BoxError>> + Send {
+        async { Err("this lease store cannot create its table; create it before start-up".into()) }
+    }
+
     /// A copy of this store that does not depend on the async runtime it was made on: it opens
     /// connections of its own when first used. `None` (the default) if the store cannot make one.
     ///

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 
 use crate::lease::store::DynLeaseStore;
-use crate::lease::{ClaimRequest, IntoLeaseStore, RenewRequest};
+use crate::lease::{ClaimRequest, IntoLeaseStore, LeaseStore, RenewRequest};
 use crate::{Clock, Error, Fence, Layout, NodeLease, Result, SystemClock};
 
 /// A node ID leased from a database, so two live processes never share one.
@@ -131,6 +131,7 @@ pub struct LeaseOptions {
     capacity: Option<u64>,
     holder: Option<String>,
     clock: Arc<dyn Clock>,
+    create_if_missing: bool,
 }
 
 impl std::fmt::Debug for LeaseOptions {
@@ -141,6 +142,7 @@ impl std::fmt::Debug for LeaseOptions {
             .field("timing", &self.timing)
             .field("capacity", &self.capacity)
             .field("holder", &self.holder)
+            .field("create_if_missing", &self.create_if_missing)
             .finish()
     }
 }
@@ -149,7 +151,7 @@ impl Default for LeaseOptions {
     fn default() -> Self {
         LeaseOptions {
             namespace: "default".into(),
-            table: "idgen_worker_lease".into(),
+            table: crate::sql::DEFAULT_LEASE_TABLE.into(),
             timing: Timing {
                 ttl: Duration::from_secs(30),
                 renew_every: Duration::from_secs(10),
@@ -159,6 +161,7 @@ impl Default for LeaseOptions {
             capacity: None,
             holder: None,
             clock: Arc::new(SystemClock::new()),
+            create_if_missing: false,
         }
     }
 }
@@ -204,6 +207,28 @@ impl LeaseOptions {
     /// Lease only node IDs `0..capacity` (at most the layout's node capacity).
     pub fn capacity(mut self, capacity: u64) -> Self {
         self.capacity = Some(capacity);
+        self
+    }
+
+    /// Creates what the store needs (the lease table of a database store) before the claim if
+    /// it does not exist yet (default `false`): idempotent, and safe when many processes start
+    /// at the same moment (see [`LeaseStore::create_if_missing`]). So an empty database needs
+    /// no migration:
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), idgen_core::Error> {
+    /// use idgen_core::lease::{MemoryLeaseStore, WorkerLease};
+    /// // With idgen-sqlx: WorkerLease::options().create_if_missing(true).acquire(&pool, &Layout::TWITTER)
+    /// let lease = WorkerLease::options()
+    ///     .create_if_missing(true)
+    ///     .acquire(MemoryLeaseStore::new(), &idgen_core::Layout::TWITTER)
+    ///     .await?;
+    /// assert_eq!(lease.node(), 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn create_if_missing(mut self, create: bool) -> Self {
+        self.create_if_missing = create;
         self
     }
 
@@ -266,7 +291,11 @@ impl LeaseOptions {
                 layout.node_capacity()
             ));
         }
-        let store: Arc<dyn DynLeaseStore> = Arc::new(store.into_lease_store(&self.table));
+        let store = store.into_lease_store(&self.table);
+        if self.create_if_missing {
+            timed("create", t.store_timeout, store.create_if_missing()).await?;
+        }
+        let store: Arc<dyn DynLeaseStore> = Arc::new(store);
         let holder = unique_holder(self.holder.as_deref());
         let request = ClaimRequest {
             namespace: &self.namespace,

@@ -210,7 +210,7 @@ impl<T: ?Sized> Id<T> {
                 what: type_label::<T>(),
                 reason,
             },
-            Error::IdNotAnInteger { value, kind } => Error::NotAnInteger {
+            Error::NotAnInteger { value, kind, .. } => Error::NotAnInteger {
                 value,
                 what: type_label::<T>(),
                 kind,
@@ -425,8 +425,9 @@ mod tests {
             err.to_string(),
             "-1 is not an ID of type Order: an ID is between 0 and 9223372036854775807 (i64::MAX)"
         );
-        let err = Id::<Order>::retype(Error::IdNotAnInteger {
+        let err = Id::<Order>::retype(Error::NotAnInteger {
             value: "1.5".into(),
+            what: "a Snowflake ID".into(),
             kind: "floating-point",
         });
         assert!(

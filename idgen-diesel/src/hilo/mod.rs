@@ -55,17 +55,8 @@
 //! INSERT OR IGNORE INTO idgen_hilo (name, next_val) VALUES ('orders', 1);
 //! ```
 
-mod name;
 mod source;
 
-#[cfg(feature = "mysql")]
-mod mysql;
-#[cfg(feature = "postgres")]
-mod postgres;
-#[cfg(feature = "sqlite")]
-mod sqlite;
-
+pub use crate::R2d2Pool;
 pub use idgen_core::hilo::*;
-#[doc(hidden)]
-pub use source::Spec;
-pub use source::{DEFAULT_TABLE, DieselCounter, HiLoConnection, R2d2Counter};
+pub use source::{DEFAULT_TABLE, DieselCounter};

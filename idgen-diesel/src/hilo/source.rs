@@ -5,68 +5,17 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use diesel::r2d2::{ConnectionManager, PooledConnection, R2D2Connection};
+use idgen_core::sql::{CounterKind, CounterSql, Dialect, block_on, detect_mysql_kind};
 
-use crate::DieselError;
-use crate::DieselPool;
-use crate::hilo::name;
 use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
+use crate::session::DieselSession;
+use crate::{DieselConnection, DieselPool, Error, R2d2Pool};
 
-/// The counter table's default name (MySQL table mode, SQLite), as in idgen-sqlx.
-pub const DEFAULT_TABLE: &str = "idgen_hilo";
+/// The counter table's default name (MySQL table mode, SQLite; idgen-core's).
+pub use idgen_core::sql::DEFAULT_COUNTER_TABLE as DEFAULT_TABLE;
 
 /// The longest an allocation waits for its connection (the engine retries after that).
 const CONNECTION_WAIT: Duration = Duration::from_secs(5);
-
-/// What a counter is, for the SQL of each database (used by the sealed [`HiLoConnection`]).
-#[doc(hidden)]
-#[derive(Debug)]
-pub struct Spec {
-    pub(crate) name: String,
-    pub(crate) table: String,
-    /// MySQL/MariaDB: whether the counter is a sequence (MariaDB ≥ 10.3) or a table row,
-    /// decided once from `SELECT VERSION()`.
-    #[cfg_attr(not(feature = "mysql"), allow(dead_code))]
-    pub(crate) sequence: OnceLock<bool>,
-}
-
-mod sealed {
-    #[allow(unreachable_pub)]
-    pub trait Sealed {}
-    #[cfg(feature = "postgres")]
-    impl Sealed for diesel::PgConnection {}
-    #[cfg(feature = "mysql")]
-    impl Sealed for diesel::MysqlConnection {}
-    #[cfg(feature = "sqlite")]
-    impl Sealed for diesel::SqliteConnection {}
-}
-
-/// A diesel connection that can hold a hi-lo counter: `PgConnection` (a `SEQUENCE`),
-/// `MysqlConnection` (a MariaDB ≥ 10.3 `SEQUENCE`, else a row of `idgen_hilo`) and
-/// `SqliteConnection` (a row of `idgen_hilo`). Sealed.
-///
-/// ```
-/// fn takes_a_counter_connection<C: idgen_diesel::hilo::HiLoConnection>() {}
-/// # #[cfg(feature = "sqlite")]
-/// # takes_a_counter_connection::<diesel::SqliteConnection>();
-/// ```
-pub trait HiLoConnection: R2D2Connection + sealed::Sealed + 'static {
-    /// Readies a connection the counter has just taken from the pool for its allocations.
-    #[doc(hidden)]
-    fn prepare(&mut self) -> Result<(), DieselError> {
-        Ok(())
-    }
-    #[doc(hidden)]
-    fn allocate(&mut self, spec: &Spec, size: u64) -> Result<i64, DieselError>;
-    #[doc(hidden)]
-    fn increment(&mut self, spec: &Spec) -> Result<Increment, DieselError>;
-    #[doc(hidden)]
-    fn migration_sql(&mut self, spec: &Spec, block: u64) -> Result<Vec<String>, DieselError>;
-    /// Runs the idempotent `ddl`, safely when other processes run it at the same moment.
-    #[doc(hidden)]
-    fn create_if_missing(&mut self, ddl: &str) -> Result<(), DieselError> {
-        Ok(self.batch_execute(ddl)?)
-    }
-}
 
 /// A hi-lo counter over an r2d2 pool of diesel connections: the [`HiLoSource`] behind
 /// `HiLo::new(&pool, 1000)`, with idgen-sqlx's SQL and semantics (pooled-lo; the increment
@@ -101,15 +50,19 @@ pub trait HiLoConnection: R2D2Connection + sealed::Sealed + 'static {
 /// ```
 pub struct DieselCounter<C: R2D2Connection + 'static> {
     pool: DieselPool<C>,
-    spec: Arc<Spec>,
+    name: String,
+    table: String,
+    /// MySQL/MariaDB: a sequence (MariaDB ≥ 10.3) or a table row, decided once from
+    /// `SELECT VERSION()`; PostgreSQL always a sequence, SQLite always a table row.
+    kind: Arc<OnceLock<CounterKind>>,
     /// The counter's own connection, taken from the pool on first use.
     conn: Arc<Mutex<Option<PooledConnection<ConnectionManager<C>>>>>,
 }
 
-impl<C: HiLoConnection> DieselCounter<C> {
+impl<C: DieselConnection> DieselCounter<C> {
     /// The counter `name` (a sequence on PostgreSQL and MariaDB ≥ 10.3, else the row `name` of
-    /// the table `idgen_hilo`). Fails with [`Error::HiLoInvalidCounterName`](crate::Error::HiLoInvalidCounterName) when `name` is not
-    /// a plain identifier (wrapped in [`DieselError::Core`]).
+    /// the table `idgen_hilo`). Fails with [`Error::InvalidSqlName`] when `name` is not a plain
+    /// identifier.
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")]
@@ -123,16 +76,17 @@ impl<C: HiLoConnection> DieselCounter<C> {
     /// # #[cfg(not(feature = "sqlite"))]
     /// # fn main() {}
     /// ```
-    pub fn new(pool: &DieselPool<C>, name: &str) -> Result<Self, DieselError> {
-        name::validate(name)?;
-        Ok(Self::unchecked(pool, name))
+    pub fn new(pool: &DieselPool<C>, name: &str) -> Result<Self, Error> {
+        let counter = Self::unchecked(pool, name);
+        counter.sql(CounterKind::Table)?;
+        Ok(counter)
     }
 
     /// The same counter kept in the table `table` instead of `idgen_hilo` (table counters only).
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")]
-    /// # fn main() -> Result<(), idgen_diesel::DieselError> {
+    /// # fn main() -> Result<(), idgen_diesel::Error> {
     /// use diesel::r2d2::{ConnectionManager, Pool};
     /// use idgen_diesel::hilo::DieselCounter;
     /// let pool = Pool::builder().build_unchecked(ConnectionManager::<diesel::SqliteConnection>::new(":memory:"));
@@ -142,28 +96,23 @@ impl<C: HiLoConnection> DieselCounter<C> {
     /// # #[cfg(not(feature = "sqlite"))]
     /// # fn main() {}
     /// ```
-    pub fn with_table(self, table: &str) -> Result<Self, DieselError> {
-        name::validate(table)?;
-        let spec = Spec {
-            name: self.spec.name.clone(),
+    pub fn with_table(self, table: &str) -> Result<Self, Error> {
+        let counter = DieselCounter {
             table: table.to_owned(),
-            sequence: OnceLock::new(),
-        };
-        Ok(DieselCounter {
-            pool: self.pool,
-            spec: Arc::new(spec),
             conn: Arc::new(Mutex::new(None)),
-        })
+            kind: Arc::new(OnceLock::new()),
+            ..self
+        };
+        counter.sql(CounterKind::Table)?;
+        Ok(counter)
     }
 
     fn unchecked(pool: &DieselPool<C>, name: &str) -> Self {
         DieselCounter {
             pool: pool.clone(),
-            spec: Arc::new(Spec {
-                name: name.to_owned(),
-                table: DEFAULT_TABLE.to_owned(),
-                sequence: OnceLock::new(),
-            }),
+            name: name.to_owned(),
+            table: DEFAULT_TABLE.to_owned(),
+            kind: Arc::new(OnceLock::new()),
             conn: Arc::new(Mutex::new(None)),
         }
     }
@@ -172,7 +121,7 @@ impl<C: HiLoConnection> DieselCounter<C> {
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")]
-    /// # fn main() -> Result<(), idgen_diesel::DieselError> {
+    /// # fn main() -> Result<(), idgen_diesel::Error> {
     /// use diesel::r2d2::{ConnectionManager, Pool};
     /// let pool = Pool::builder().build_unchecked(ConnectionManager::<diesel::SqliteConnection>::new(":memory:"));
     /// assert_eq!(idgen_diesel::hilo::DieselCounter::new(&pool, "orders")?.table(), "idgen_hilo");
@@ -181,30 +130,44 @@ impl<C: HiLoConnection> DieselCounter<C> {
     /// # fn main() {}
     /// ```
     pub fn table(&self) -> &str {
-        &self.spec.table
+        &self.table
+    }
+
+    /// The counter's SQL as a `kind` counter, on the database's terms (PostgreSQL: sequence,
+    /// SQLite: table).
+    fn sql(&self, kind: CounterKind) -> Result<CounterSql, Error> {
+        match (C::DIALECT, kind) {
+            (Dialect::Postgres, _) | (Dialect::MySql, CounterKind::Sequence) => {
+                CounterSql::sequence(C::DIALECT, &self.name)
+            }
+            _ => CounterSql::table(C::DIALECT, &self.name, &self.table),
+        }
     }
 
     /// The idempotent DDL that [`create`](Self::create) runs, for a diesel migration's `up.sql`
-    /// (blocking: on MySQL/MariaDB it asks the server whether it has sequences).
+    /// (no connection needed): on MySQL/MariaDB the table form until the counter has met its
+    /// server (`create`, or the first allocation), which decides between sequence and table.
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")]
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// use diesel::r2d2::{ConnectionManager, Pool};
     /// use idgen_diesel::hilo::DieselCounter;
-    /// let pool = Pool::new(ConnectionManager::<diesel::SqliteConnection>::new(":memory:"))?;
+    /// let pool = Pool::builder().build_unchecked(ConnectionManager::<diesel::SqliteConnection>::new(":memory:"));
     /// let sql = DieselCounter::new(&pool, "orders")?.migration_sql(1000)?;
-    /// assert_eq!(sql[1], "INSERT OR IGNORE INTO idgen_hilo (name, next_val) VALUES ('orders', 1)");
+    /// assert!(sql.ends_with("INSERT OR IGNORE INTO idgen_hilo (name, next_val) VALUES ('orders', 1)"));
     /// # Ok(()) }
     /// # #[cfg(not(feature = "sqlite"))]
     /// # fn main() {}
     /// ```
-    pub fn migration_sql(&self, block: u64) -> Result<Vec<String>, DieselError> {
-        self.with_connection(|conn, spec| conn.migration_sql(spec, block))
+    pub fn migration_sql(&self, block: u64) -> Result<String, Error> {
+        let kind = self.kind.get().copied().unwrap_or(CounterKind::Table);
+        Ok(self.sql(kind)?.migration_sql(block))
     }
 
     /// Creates the sequence (`INCREMENT BY block`) or the table and row if they do not exist
-    /// (an existing sequence is left as it is; start-up then checks its increment). Blocking.
+    /// (an existing sequence is left as it is; start-up then checks its increment), safely when
+    /// other processes do the same at the same moment. Blocking.
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")]
@@ -221,95 +184,96 @@ impl<C: HiLoConnection> DieselCounter<C> {
     /// # #[cfg(not(feature = "sqlite"))]
     /// # fn main() {}
     /// ```
-    pub fn create(&self, block: u64) -> Result<(), DieselError> {
-        self.with_connection(|conn, spec| {
-            for sql in conn.migration_sql(spec, block)? {
-                conn.create_if_missing(&sql)?;
-            }
-            Ok(())
-        })
+    pub fn create(&self, block: u64) -> Result<(), Error> {
+        self.with_session(|session, sql| block_on(sql.create_on(session, block)))
+            .map_err(|source| Error::HiLoSource {
+                counter: self.name.clone(),
+                source: source.into(),
+            })
     }
 
     /// Runs `op` on the counter's own connection (taken from the pool if it has none yet, and
-    /// given back to the pool after a failure).
-    fn with_connection<T>(
+    /// given back to the pool after a failure) with the counter's SQL.
+    fn with_session<T>(
         &self,
-        op: impl FnOnce(&mut C, &Spec) -> Result<T, DieselError>,
-    ) -> Result<T, DieselError> {
-        name::validate(&self.spec.name)?;
+        op: impl FnOnce(&mut DieselSession<'_, C>, &CounterSql) -> Result<T, BoxError>,
+    ) -> Result<T, BoxError> {
+        self.sql(CounterKind::Table)?;
         let mut slot = self
             .conn
             .lock()
-            .map_err(|_| DieselError::Task("a hi-lo allocation panicked".to_owned()))?;
+            .map_err(|_| "a hi-lo allocation panicked while holding the counter's connection")?;
         if slot.is_none() {
             let wait = self.pool.connection_timeout().min(CONNECTION_WAIT);
             let mut conn = self.pool.get_timeout(wait)?;
             conn.prepare()?;
             *slot = Some(conn);
         }
-        let conn = slot.as_mut().map(|c| &mut **c);
-        let Some(conn) = conn else {
-            return Err(DieselError::Task("no connection".to_owned()));
+        let Some(conn) = slot.as_mut() else {
+            return Err("the counter has no connection".into());
         };
-        let outcome = op(conn, &self.spec);
+        let mut session = DieselSession { conn: &mut **conn };
+        let outcome = self.kind(&mut session).and_then(|kind| {
+            let sql = self.sql(kind)?;
+            op(&mut session, &sql)
+        });
         if outcome.is_err() {
             *slot = None;
         }
         outcome
     }
 
+    /// Sequence or table: decided once (MySQL/MariaDB by the server's version).
+    fn kind(&self, session: &mut DieselSession<'_, C>) -> Result<CounterKind, BoxError> {
+        if let Some(kind) = self.kind.get() {
+            return Ok(*kind);
+        }
+        let kind = match C::DIALECT {
+            Dialect::Postgres => CounterKind::Sequence,
+            Dialect::Sqlite => CounterKind::Table,
+            Dialect::MySql => block_on(detect_mysql_kind(session))?,
+        };
+        Ok(*self.kind.get_or_init(|| kind))
+    }
+
     async fn blocking<T: Send + 'static>(
         &self,
-        op: impl FnOnce(&mut C, &Spec) -> Result<T, DieselError> + Send + 'static,
+        op: impl FnOnce(&mut DieselSession<'_, C>, &CounterSql) -> Result<T, BoxError> + Send + 'static,
     ) -> Result<T, BoxError> {
         let me = self.clone();
-        tokio::task::spawn_blocking(move || me.with_connection(op))
+        tokio::task::spawn_blocking(move || me.with_session(op))
             .await
-            .unwrap_or_else(|e| Err(DieselError::Task(e.to_string())))
-            .map_err(Into::into)
+            .unwrap_or_else(|e| {
+                Err(format!("the hi-lo allocation's blocking task failed: {e}").into())
+            })
     }
 }
 
-impl<C: HiLoConnection> HiLoSource for DieselCounter<C> {
+impl<C: DieselConnection + Send> HiLoSource for DieselCounter<C> {
     async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
-        self.blocking(move |conn, spec| conn.allocate(spec, size))
+        self.blocking(move |session, sql| block_on(sql.allocate_on(session, size)))
             .await
     }
 
     async fn increment(&self) -> Result<Increment, BoxError> {
-        self.blocking(|conn, spec| conn.increment(spec)).await
+        let step = self
+            .blocking(|session, sql| block_on(sql.increment_on(session)))
+            .await?;
+        Ok(step.map_or(Increment::PerCall, Increment::Fixed))
     }
 
     fn name(&self) -> &str {
-        &self.spec.name
+        &self.name
+    }
+
+    /// [`create`](Self::create), on a blocking thread.
+    async fn create_if_missing(&self, block: u64) -> Result<(), BoxError> {
+        self.blocking(move |session, sql| block_on(sql.create_on(session, block)))
+            .await
     }
 }
 
-/// Marks the [`IntoHiLoSource`] implementations for r2d2 pools, so that
-/// `HiLo::new(&pool, 1000)` takes one (the counter named by `HiLoBuilder::counter`, default
-/// `hilo`). Never named by callers.
-///
-/// ```
-/// # #[cfg(feature = "sqlite")]
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use diesel::r2d2::{ConnectionManager, Pool};
-/// use idgen_diesel::hilo::{DieselCounter, HiLo};
-/// # let dir = tempfile::tempdir()?;
-/// # let database_url = dir.path().join("app.db").display().to_string();
-/// let pool = Pool::new(ConnectionManager::<diesel::SqliteConnection>::new(database_url))?;
-/// DieselCounter::new(&pool, "orders")?.create(100)?;
-/// let by_reference = HiLo::builder(&pool).counter("orders").block(100).build().await?;
-/// let by_value = HiLo::builder(pool.clone()).counter("orders").block(100).build().await?;
-/// assert_ne!(by_reference.next_id().await?, by_value.next_id().await?);
-/// # Ok(()) }
-/// # #[cfg(not(feature = "sqlite"))]
-/// # fn main() {}
-/// ```
-#[derive(Clone, Copy, Debug)]
-pub struct R2d2Counter;
-
-impl<C: HiLoConnection> IntoHiLoSource<R2d2Counter> for DieselPool<C> {
+impl<C: DieselConnection + Send> IntoHiLoSource<R2d2Pool> for DieselPool<C> {
     type Source = DieselCounter<C>;
     /// The counter `counter` on this pool; a refused name fails at start-up, naming it.
     fn into_hilo_source(self, counter: &str) -> DieselCounter<C> {
@@ -317,7 +281,7 @@ impl<C: HiLoConnection> IntoHiLoSource<R2d2Counter> for DieselPool<C> {
     }
 }
 
-impl<C: HiLoConnection> IntoHiLoSource<R2d2Counter> for &DieselPool<C> {
+impl<C: DieselConnection + Send> IntoHiLoSource<R2d2Pool> for &DieselPool<C> {
     type Source = DieselCounter<C>;
     /// The counter `counter` on a clone of this pool; a refused name fails at start-up.
     fn into_hilo_source(self, counter: &str) -> DieselCounter<C> {
@@ -329,7 +293,9 @@ impl<C: R2D2Connection + 'static> Clone for DieselCounter<C> {
     fn clone(&self) -> Self {
         DieselCounter {
             pool: self.pool.clone(),
-            spec: Arc::clone(&self.spec),
+            name: self.name.clone(),
+            table: self.table.clone(),
+            kind: Arc::clone(&self.kind),
             conn: Arc::clone(&self.conn),
         }
     }
@@ -339,49 +305,8 @@ impl<C: R2D2Connection + 'static> std::fmt::Debug for DieselCounter<C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DieselCounter")
             .field("connection", &std::any::type_name::<C>())
-            .field("name", &self.spec.name)
-            .field("table", &self.spec.table)
+            .field("name", &self.name)
+            .field("table", &self.table)
             .finish()
     }
-}
-
-/// A sequence's increment as a block size, or the refusal of a non-positive one.
-#[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
-pub(crate) fn positive_step(counter: &str, step: i64) -> Result<u64, DieselError> {
-    u64::try_from(step).ok().filter(|&s| s > 0).ok_or_else(|| {
-        DieselError::Core(idgen_core::Error::HiLoInvalidOption {
-            option: "database increment",
-            value: format!("{step} (counter {counter})"),
-            reason: "a hi-lo sequence must count upwards: INCREMENT BY the block size, >= 1",
-        })
-    })
-}
-
-/// The error for a missing table row.
-#[cfg_attr(not(any(feature = "sqlite", feature = "mysql")), allow(dead_code))]
-pub(crate) fn missing_row(spec: &Spec) -> DieselError {
-    DieselError::Core(idgen_core::Error::HiLoCounterMissing {
-        counter: spec.name.clone(),
-        missing: format!("no row '{}' in table {}", spec.name, spec.table),
-    })
-}
-
-/// The error for a missing sequence.
-#[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
-pub(crate) fn missing_sequence(spec: &Spec) -> DieselError {
-    DieselError::Core(idgen_core::Error::HiLoCounterMissing {
-        counter: spec.name.clone(),
-        missing: format!("no sequence named {}", spec.name),
-    })
-}
-
-/// The database said the relation does not exist.
-pub(crate) fn is_missing_relation(err: &diesel::result::Error) -> bool {
-    let diesel::result::Error::DatabaseError(_, info) = err else {
-        return false;
-    };
-    let message = info.message();
-    (message.starts_with("relation") && message.contains("does not exist"))
-        || (message.starts_with("Table") && message.contains("doesn't exist"))
-        || message.contains("no such table")
 }

@@ -21,7 +21,7 @@
 //! # let dir = tempfile::tempdir()?;
 //! # let database_url = dir.path().join("app.db").display().to_string();
 //! let pool = Pool::new(ConnectionManager::<diesel::SqliteConnection>::new(database_url))?;
-//! create_lease_table(&mut *pool.get()?)?; // once, or the migration below
+//! create_lease_table(&pool)?; // once, or the migration below
 //!
 //! let lease = WorkerLease::acquire(&pool, &Layout::TWITTER).await?;
 //! let handle = lease.handle();
@@ -93,18 +93,8 @@
 //! [`DieselLeaseStore::migration_sql`] returns the statement for a store's table name.
 
 mod exit_wait;
-mod sql_rows;
 mod store;
 
-#[cfg(feature = "mysql")]
-mod mysql;
-#[cfg(feature = "postgres")]
-mod postgres;
-#[cfg(feature = "sqlite")]
-mod sqlite;
-
+pub use crate::R2d2Pool;
 pub use idgen_core::lease::*;
-pub use store::{
-    DEFAULT_TABLE, DieselLeaseStore, DieselPool, LeaseConnection, LeaseRow, R2d2Pool,
-    create_lease_table,
-};
+pub use store::{DEFAULT_TABLE, DieselLeaseStore, LeaseRow, create_lease_table};

@@ -3,7 +3,14 @@
 use sqlx::Pool;
 
 use crate::db_generator::{SqlDialect, StateRow};
-use crate::lease::{DialectFuture, LeaseDialect};
+use std::future::Future;
+use std::pin::Pin;
+
+use crate::SqlxDatabase;
+
+/// A future of the hidden [`DbGeneratorDialect`] methods.
+#[doc(hidden)]
+pub type DialectFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, sqlx::Error>> + Send + 'a>>;
 
 mod sealed {
     #[allow(unreachable_pub)]
@@ -23,9 +30,9 @@ mod sealed {
 /// # #[cfg(feature = "postgres")]
 /// # let _ = takes_a_generator_pool::<sqlx::Postgres>;
 /// ```
-pub trait DbGeneratorDialect: LeaseDialect + sealed::Sealed {
+pub trait DbGeneratorDialect: SqlxDatabase + sealed::Sealed {
     #[doc(hidden)]
-    const DIALECT: SqlDialect;
+    const GENERATOR_DIALECT: SqlDialect;
     /// Takes the installer's lock, held by the connection until `unlock` or its end.
     #[doc(hidden)]
     fn lock(conn: &mut Self::Connection) -> DialectFuture<'_, ()>;
@@ -83,7 +90,7 @@ pub(crate) fn state_row(
 /// decoding only): written once, expanded in each database's `impl`.
 macro_rules! bind_and_decode {
     ($conn:ty, $pool:ty) => {
-        fn execute(conn: &mut $conn, sql: String) -> $crate::lease::DialectFuture<'_, ()> {
+        fn execute(conn: &mut $conn, sql: String) -> $crate::db_generator::dialect::DialectFuture<'_, ()> {
             Box::pin(async move {
                 sqlx::Executor::execute(conn, sqlx::AssertSqlSafe(sql))
                     .await
@@ -95,7 +102,7 @@ macro_rules! bind_and_decode {
             conn: &'a mut $conn,
             sql: String,
             key: &'a str,
-        ) -> $crate::lease::DialectFuture<'a, Option<$crate::db_generator::StateRow>> {
+        ) -> $crate::db_generator::dialect::DialectFuture<'a, Option<$crate::db_generator::StateRow>> {
             Box::pin(async move {
                 let row: Option<(String, String, i64, String, i64)> =
                     sqlx::query_as(sqlx::AssertSqlSafe(sql))
@@ -114,7 +121,7 @@ macro_rules! bind_and_decode {
             sql: String,
             key: &'a str,
             row: $crate::db_generator::StateRow,
-        ) -> $crate::lease::DialectFuture<'a, ()> {
+        ) -> $crate::db_generator::dialect::DialectFuture<'a, ()> {
             Box::pin(async move {
                 sqlx::query(sqlx::AssertSqlSafe(sql))
                     .bind(key)
@@ -133,7 +140,7 @@ macro_rules! bind_and_decode {
             conn: &'a mut $conn,
             sql: String,
             key: &'a str,
-        ) -> $crate::lease::DialectFuture<'a, ()> {
+        ) -> $crate::db_generator::dialect::DialectFuture<'a, ()> {
             Box::pin(async move {
                 sqlx::query(sqlx::AssertSqlSafe(sql))
                     .bind(key)
@@ -143,7 +150,7 @@ macro_rules! bind_and_decode {
             })
         }
 
-        fn select_id(pool: &$pool, sql: String) -> $crate::lease::DialectFuture<'_, i64> {
+        fn select_id(pool: &$pool, sql: String) -> $crate::db_generator::dialect::DialectFuture<'_, i64> {
             Box::pin(async move {
                 sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
                     .fetch_one(pool)

@@ -41,6 +41,8 @@ use std::sync::Arc;
 use sqlx::{Connection, Pool};
 
 pub use dialect::DbGeneratorDialect;
+#[doc(hidden)]
+pub use dialect::DialectFuture;
 pub use idgen_core::db_generator::*;
 
 use crate::lease::{ClaimRequest, LeaseStore, RenewRequest, SqlxLeaseStore};
@@ -73,7 +75,7 @@ pub async fn install<DB: DbGeneratorDialect>(
 ) -> Result<u64, Error> {
     let failed = failure(generator, "install");
     let store = SqlxLeaseStore::with_table(pool.clone(), &generator.lease_table_name())?;
-    store.create_table().await.map_err(&failed)?;
+    store.create_table().await?;
     let mut conn = pool.acquire().await.map_err(&failed)?;
     // The lock is the connection's: if anything below fails, the connection closes and the lock
     // goes with it, instead of returning to the pool still held.
@@ -90,7 +92,7 @@ async fn install_locked<DB: DbGeneratorDialect>(
     generator: &DbGenerator,
 ) -> Result<u64, Error> {
     let failed = failure(generator, "install");
-    let dialect = DB::DIALECT;
+    let dialect = DB::GENERATOR_DIALECT;
     let mut statements = generator.migration_sql(dialect).into_iter();
     let state_table = statements.next().unwrap_or_default();
     DB::execute(conn, state_table).await.map_err(&failed)?;
@@ -113,7 +115,7 @@ async fn install_locked<DB: DbGeneratorDialect>(
             ),
         });
     }
-    let rows = store.rows(namespace).await.map_err(&failed)?;
+    let rows = store.rows(namespace).await?;
     let held_row = |node: Option<u64>| {
         rows.iter().find(|r| {
             r.holder.as_deref() == Some(holder.as_str()) && node.is_none_or(|n| n == r.node)
@@ -196,7 +198,7 @@ pub async fn uninstall<DB: DbGeneratorDialect>(
     generator: &DbGenerator,
 ) -> Result<(), Error> {
     let failed = failure(generator, "uninstall");
-    let dialect = DB::DIALECT;
+    let dialect = DB::GENERATOR_DIALECT;
     let store = SqlxLeaseStore::with_table(pool.clone(), &generator.lease_table_name())?;
     let mut conn = pool.acquire().await.map_err(&failed)?;
     conn.close_on_drop();
@@ -256,7 +258,7 @@ pub async fn next_id<DB: DbGeneratorDialect>(
     pool: &Pool<DB>,
     generator: &DbGenerator,
 ) -> Result<SnowflakeId, Error> {
-    let raw = DB::select_id(pool, generator.next_id_sql(DB::DIALECT))
+    let raw = DB::select_id(pool, generator.next_id_sql(DB::GENERATOR_DIALECT))
         .await
         .map_err(|e| database_error(generator, "issue an ID", e))?;
     SnowflakeId::try_from(raw)

@@ -3,15 +3,15 @@
 use sqlx::{MySql, MySqlConnection};
 
 use super::dialect::DbGeneratorDialect;
+use super::dialect::DialectFuture;
 use crate::db_generator::SqlDialect;
-use crate::lease::DialectFuture;
 
 /// The installers' named lock, and how long an installer waits for it (seconds).
 const LOCK_NAME: &str = "idgen_db_generator";
 const LOCK_WAIT_S: i64 = 60;
 
 impl DbGeneratorDialect for MySql {
-    const DIALECT: SqlDialect = SqlDialect::MySql;
+    const GENERATOR_DIALECT: SqlDialect = SqlDialect::MySql;
 
     fn lock(conn: &mut MySqlConnection) -> DialectFuture<'_, ()> {
         Box::pin(async move {

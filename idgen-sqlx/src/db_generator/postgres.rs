@@ -3,14 +3,14 @@
 use sqlx::{PgConnection, Postgres};
 
 use super::dialect::DbGeneratorDialect;
+use super::dialect::DialectFuture;
 use crate::db_generator::SqlDialect;
-use crate::lease::DialectFuture;
 
 /// The installers' session lock, `"idgenGEN"` in ASCII.
 const LOCK_KEY: i64 = 0x6964_6765_6e47_454e;
 
 impl DbGeneratorDialect for Postgres {
-    const DIALECT: SqlDialect = SqlDialect::Postgres;
+    const GENERATOR_DIALECT: SqlDialect = SqlDialect::Postgres;
 
     fn lock(conn: &mut PgConnection) -> DialectFuture<'_, ()> {
         Box::pin(async move {

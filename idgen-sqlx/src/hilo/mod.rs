@@ -23,7 +23,7 @@
 //! counter per entity, and the source types ([`PgSequence`], [`MySqlCounter`],
 //! [`SqliteCounter`]) give the other choices and the `create` helpers. Counter and table names
 //! are written into SQL, so only `name` or `schema.name` of ASCII letters, digits and `_` pass
-//! ([`Error::HiLoInvalidCounterName`]); they are not
+//! ([`Error::InvalidSqlName`]); they are not
 //! quoted (PostgreSQL folds them to lower case, consistently everywhere).
 //!
 //! # Semantics
@@ -122,7 +122,7 @@
 //! [`HiLoBuilder::adaptive`]: crate::hilo::HiLoBuilder::adaptive
 //! [`Increment::PerCall`]: crate::hilo::Increment::PerCall
 
-mod name;
+mod counter;
 mod pool;
 
 #[cfg(feature = "mysql")]
@@ -144,12 +144,9 @@ pub use sqlite::SqliteCounter;
 #[cfg(feature = "postgres")]
 pub use striped_pg::PgStripe;
 
-use std::sync::Arc;
-
-use sqlx::Database;
-use sqlx::pool::PoolConnection;
-
 use crate::Error;
+pub use crate::SqlxPool;
+use idgen_core::sql::SqlName;
 
 /// The counter table's default name (MySQL table mode, SQLite).
 ///
@@ -160,13 +157,13 @@ use crate::Error;
 /// use idgen_sqlx::hilo::{DEFAULT_TABLE, SqliteCounter};
 ///
 /// let pool = sqlx::SqlitePool::connect_lazy("sqlite::memory:").unwrap();
-/// let sql = SqliteCounter::new(&pool, "orders").unwrap().migration_sql();
+/// let sql = SqliteCounter::new(&pool, "orders").unwrap().migration_sql().unwrap();
 /// assert!(sql.starts_with(&format!("CREATE TABLE IF NOT EXISTS {DEFAULT_TABLE} (")));
 /// # }
 /// # #[cfg(not(feature = "sqlite"))]
 /// # fn main() {}
 /// ```
-pub const DEFAULT_TABLE: &str = "idgen_hilo";
+pub use idgen_core::sql::DEFAULT_COUNTER_TABLE as DEFAULT_TABLE;
 
 /// Checks a counter or counter-table name as every source does (`name` or `schema.name`, each
 /// part 1 to 63 ASCII letters, digits or `_`, not starting with a digit), without a pool: for
@@ -179,65 +176,5 @@ pub const DEFAULT_TABLE: &str = "idgen_hilo";
 /// assert!(err.to_string().contains("\"orders; DROP TABLE x\""));
 /// ```
 pub fn validate_name(name: &str) -> Result<(), Error> {
-    name::validate(name)
-}
-
-/// The `Marker` of [`IntoHiLoSource`] for sqlx pools: it lets `HiLo::new(pool, block)` accept a
-/// `PgPool`, `MySqlPool` or `SqlitePool`. Never named by callers.
-///
-/// ```
-/// # #[cfg(feature = "sqlite")]
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// use idgen_sqlx::hilo::{IntoHiLoSource, PoolMarker};
-///
-/// let pool = sqlx::SqlitePool::connect_lazy("sqlite::memory:").unwrap();
-/// let source = IntoHiLoSource::<PoolMarker>::into_hilo_source(pool, "orders");
-/// assert_eq!(idgen_sqlx::hilo::HiLoSource::name(&source), "orders");
-/// # }
-/// # #[cfg(not(feature = "sqlite"))]
-/// # fn main() {}
-/// ```
-#[derive(Debug)]
-pub enum PoolMarker {}
-
-/// Closes the connection instead of returning it to the pool when its statement failed: the
-/// failure may be a broken connection, and the next fetch then reconnects.
-fn closing<DB: Database, T>(
-    conn: &mut PoolConnection<DB>,
-    result: Result<T, sqlx::Error>,
-) -> Result<T, sqlx::Error> {
-    if result.is_err() {
-        conn.close_on_drop();
-    }
-    result
-}
-
-fn counter_error(counter: &str, err: sqlx::Error) -> Error {
-    Error::HiLoSource {
-        counter: counter.to_owned(),
-        source: Arc::new(err),
-    }
-}
-
-/// "relation does not exist" (PostgreSQL 42P01), "table doesn't exist" (MySQL/MariaDB 42S02),
-/// "no such table" (SQLite).
-fn is_missing_relation(err: &sqlx::Error) -> bool {
-    err.as_database_error().is_some_and(|db| {
-        matches!(db.code().as_deref(), Some("42P01" | "42S02"))
-            || db.message().contains("no such table")
-    })
-}
-
-/// A descending sequence (negative increment) cannot hand out pooled-lo blocks.
-#[cfg(any(feature = "postgres", feature = "mysql"))]
-fn positive_step(counter: &str, step: i64) -> Result<u64, Error> {
-    u64::try_from(step)
-        .ok()
-        .filter(|&s| s > 0)
-        .ok_or_else(|| Error::HiLoInvalidOption {
-            option: "database increment",
-            value: format!("{step} (counter {counter})"),
-            reason: "a hi-lo sequence must count upwards: INCREMENT BY the block size, >= 1",
-        })
+    SqlName::parse("hi-lo counter", name).map(drop)
 }

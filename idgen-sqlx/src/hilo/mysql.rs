@@ -3,14 +3,14 @@
 
 use std::sync::OnceLock;
 
-use sqlx::{AssertSqlSafe, MySqlPool};
+use idgen_core::sql::{CounterKind, CounterSql, Dialect, detect_mysql_kind};
+use sqlx::MySqlPool;
 
-use super::{
-    DEFAULT_TABLE, PoolMarker, closing, counter_error, is_missing_relation, name, pool,
-    positive_step,
-};
-use crate::Error;
+use super::counter::Counter;
+use super::{DEFAULT_TABLE, pool};
+use crate::SqlxPool;
 use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
+use crate::{Error, SqlxDatabase};
 
 /// How a [`MySqlCounter`] keeps its counter.
 ///
@@ -31,13 +31,6 @@ pub enum MySqlMode {
     /// A row named after the counter in a counter table (default `idgen_hilo`):
     /// `UPDATE … SET next_val = LAST_INSERT_ID(next_val + ?) WHERE name = ?`, the block start
     /// read from that statement's own result. Works on MySQL and MariaDB.
-    Table,
-}
-
-/// The mode [`MySqlMode::Detect`] resolved to, decided once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Resolved {
-    Sequence,
     Table,
 }
 
@@ -64,13 +57,13 @@ pub struct MySqlCounter {
     name: String,
     table: String,
     mode: MySqlMode,
-    resolved: std::sync::Arc<OnceLock<Resolved>>,
+    resolved: std::sync::Arc<OnceLock<CounterKind>>,
 }
 
 impl MySqlCounter {
     /// The counter `name` in `mode`. A sequence is named `name`; a table counter is the row
     /// `name` of the table `idgen_hilo` ([`with_table`](Self::with_table) to change it). Fails
-    /// with [`Error::HiLoInvalidCounterName`] when `name` is not a plain identifier.
+    /// with [`Error::InvalidSqlName`] when `name` is not a plain identifier.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -83,7 +76,7 @@ impl MySqlCounter {
     /// # }
     /// ```
     pub fn new(pool: &MySqlPool, name: &str, mode: MySqlMode) -> Result<MySqlCounter, Error> {
-        name::validate(name)?;
+        CounterSql::table(Dialect::MySql, name, DEFAULT_TABLE)?;
         Ok(MySqlCounter::unchecked(pool, name, mode))
     }
 
@@ -95,7 +88,7 @@ impl MySqlCounter {
     /// # use idgen_sqlx::hilo::MySqlCounter;
     /// # let pool = sqlx::MySqlPool::connect_lazy("mysql://localhost/app").unwrap();
     /// let orders = MySqlCounter::sequence(&pool, "orders_seq").unwrap();
-    /// assert!(orders.migration_sql(100).starts_with("CREATE SEQUENCE IF NOT EXISTS orders_seq"));
+    /// assert!(orders.migration_sql(100).unwrap().starts_with("CREATE SEQUENCE IF NOT EXISTS orders_seq"));
     /// # }
     /// ```
     pub fn sequence(pool: &MySqlPool, name: &str) -> Result<MySqlCounter, Error> {
@@ -110,7 +103,7 @@ impl MySqlCounter {
     /// # use idgen_sqlx::hilo::MySqlCounter;
     /// # let pool = sqlx::MySqlPool::connect_lazy("mysql://localhost/app").unwrap();
     /// let orders = MySqlCounter::table(&pool, "orders").unwrap();
-    /// assert!(orders.migration_sql(100).starts_with("CREATE TABLE IF NOT EXISTS idgen_hilo"));
+    /// assert!(orders.migration_sql(100).unwrap().starts_with("CREATE TABLE IF NOT EXISTS idgen_hilo"));
     /// # }
     /// ```
     pub fn table(pool: &MySqlPool, name: &str) -> Result<MySqlCounter, Error> {
@@ -125,18 +118,18 @@ impl MySqlCounter {
     /// # use idgen_sqlx::hilo::MySqlCounter;
     /// # let pool = sqlx::MySqlPool::connect_lazy("mysql://localhost/app").unwrap();
     /// let orders = MySqlCounter::table(&pool, "orders").unwrap().with_table("app.counters").unwrap();
-    /// assert!(orders.migration_sql(100).contains("app.counters"));
+    /// assert!(orders.migration_sql(100).unwrap().contains("app.counters"));
     /// # }
     /// ```
     pub fn with_table(mut self, table: &str) -> Result<MySqlCounter, Error> {
-        name::validate(table)?;
+        CounterSql::table(Dialect::MySql, &self.name, table)?;
         table.clone_into(&mut self.table);
         Ok(self)
     }
 
     fn unchecked(pool: &MySqlPool, name: &str, mode: MySqlMode) -> MySqlCounter {
         MySqlCounter {
-            allocator: autocommit_pool(pool),
+            allocator: pool::dedicated(pool),
             name: name.to_owned(),
             table: DEFAULT_TABLE.to_owned(),
             mode,
@@ -157,10 +150,7 @@ impl MySqlCounter {
     /// ```
     pub fn mode(&self) -> Option<MySqlMode> {
         match self.mode {
-            MySqlMode::Detect => self.resolved.get().map(|r| match r {
-                Resolved::Sequence => MySqlMode::Sequence,
-                Resolved::Table => MySqlMode::Table,
-            }),
+            MySqlMode::Detect => self.resolved.get().map(|&kind| mode_of(kind)),
             known => Some(known),
         }
     }
@@ -174,38 +164,31 @@ impl MySqlCounter {
     /// # async fn main() {
     /// # use idgen_sqlx::hilo::MySqlCounter;
     /// # let pool = sqlx::MySqlPool::connect_lazy("mysql://localhost/app").unwrap();
-    /// let sql = MySqlCounter::sequence(&pool, "orders").unwrap().migration_sql(1000);
+    /// let sql = MySqlCounter::sequence(&pool, "orders").unwrap().migration_sql(1000).unwrap();
     /// assert_eq!(
     ///     sql,
     ///     "CREATE SEQUENCE IF NOT EXISTS orders START WITH 1 MINVALUE 1 INCREMENT BY 1000 NOCACHE NOCYCLE"
     /// );
     /// # }
     /// ```
-    pub fn migration_sql(&self, block: u64) -> String {
-        match self.mode() {
-            Some(MySqlMode::Sequence) => self.sequence_sql(block),
-            _ => self.table_sql().join(";\n"),
+    pub fn migration_sql(&self, block: u64) -> Result<String, Error> {
+        let kind = match self.mode() {
+            Some(MySqlMode::Sequence) => CounterKind::Sequence,
+            _ => CounterKind::Table,
+        };
+        Ok(self.counter(kind).sql?.migration_sql(block))
+    }
+
+    /// The counter's SQL as a sequence or a table row.
+    fn counter(&self, kind: CounterKind) -> Counter<sqlx::MySql> {
+        let sql = match kind {
+            CounterKind::Sequence => CounterSql::sequence(Dialect::MySql, &self.name),
+            CounterKind::Table => CounterSql::table(Dialect::MySql, &self.name, &self.table),
+        };
+        Counter {
+            allocator: self.allocator.clone(),
+            sql,
         }
-    }
-
-    fn sequence_sql(&self, block: u64) -> String {
-        format!(
-            "CREATE SEQUENCE IF NOT EXISTS {} START WITH 1 MINVALUE 1 INCREMENT BY {block} NOCACHE NOCYCLE",
-            self.name
-        )
-    }
-
-    fn table_sql(&self) -> [String; 2] {
-        [
-            format!(
-                "CREATE TABLE IF NOT EXISTS {} (\n    name     VARCHAR(255) NOT NULL PRIMARY KEY,\n    next_val BIGINT       NOT NULL\n) ENGINE = InnoDB",
-                self.table
-            ),
-            format!(
-                "INSERT IGNORE INTO {} (name, next_val) VALUES ('{}', 1)",
-                self.table, self.name
-            ),
-        ]
     }
 
     /// Creates the sequence (`INCREMENT BY block`) or the counter table and its row (starting
@@ -219,18 +202,7 @@ impl MySqlCounter {
     /// # Ok(()) }
     /// ```
     pub async fn create(&self, block: u64) -> Result<(), Error> {
-        name::validate(&self.name)?;
-        let statements = match self.resolve().await? {
-            Resolved::Sequence => vec![self.sequence_sql(block)],
-            Resolved::Table => self.table_sql().to_vec(),
-        };
-        for sql in statements {
-            sqlx::query(AssertSqlSafe(sql))
-                .execute(&self.allocator)
-                .await
-                .map_err(|e| counter_error(&self.name, e))?;
-        }
-        Ok(())
+        self.counter(self.resolve().await?).create(block).await
     }
 
     /// The mode, asking the server in [`MySqlMode::Detect`] (`SELECT VERSION()`: MariaDB 10.3 or
@@ -246,142 +218,49 @@ impl MySqlCounter {
     /// # Ok(()) }
     /// ```
     pub async fn detect_mode(&self) -> Result<MySqlMode, Error> {
-        Ok(match self.resolve().await? {
-            Resolved::Sequence => MySqlMode::Sequence,
-            Resolved::Table => MySqlMode::Table,
-        })
+        Ok(mode_of(self.resolve().await?))
     }
 
-    async fn resolve(&self) -> Result<Resolved, Error> {
+    async fn resolve(&self) -> Result<CounterKind, Error> {
         match self.mode {
-            MySqlMode::Sequence => return Ok(Resolved::Sequence),
-            MySqlMode::Table => return Ok(Resolved::Table),
+            MySqlMode::Sequence => return Ok(CounterKind::Sequence),
+            MySqlMode::Table => return Ok(CounterKind::Table),
             MySqlMode::Detect => {}
         }
-        if let Some(resolved) = self.resolved.get() {
-            return Ok(*resolved);
+        if let Some(kind) = self.resolved.get() {
+            return Ok(*kind);
         }
-        let version: String = sqlx::query_scalar("SELECT VERSION()")
-            .fetch_one(&self.allocator)
-            .await
-            .map_err(|e| counter_error(&self.name, e))?;
-        let resolved = if mariadb_with_sequences(&version) {
-            Resolved::Sequence
-        } else {
-            Resolved::Table
+        let detected = async {
+            let mut session = sqlx::MySql::session(&self.allocator).await?;
+            detect_mysql_kind(&mut session).await
         };
-        Ok(*self.resolved.get_or_init(|| resolved))
-    }
-
-    async fn allocate_from_sequence(&self) -> Result<i64, BoxError> {
-        let sql = format!("SELECT NEXTVAL({})", self.name);
-        let mut conn = self.allocator.acquire().await?;
-        let start = sqlx::query_scalar::<_, i64>(AssertSqlSafe(sql))
-            .fetch_one(&mut *conn)
-            .await;
-        Ok(closing(&mut conn, start)?)
-    }
-
-    async fn allocate_from_table(&self, size: u64) -> Result<i64, BoxError> {
-        let step = i64::try_from(size)?;
-        let sql = format!(
-            "UPDATE {} SET next_val = LAST_INSERT_ID(next_val + ?) WHERE name = ?",
-            self.table
-        );
-        let mut conn = self.allocator.acquire().await?;
-        let done = sqlx::query(AssertSqlSafe(sql))
-            .bind(step)
-            .bind(&self.name)
-            .execute(&mut *conn)
-            .await;
-        let done = closing(&mut conn, done)?;
-        if done.rows_affected() != 1 {
-            return Err(self.missing_row().into());
-        }
-        // The value of `LAST_INSERT_ID(expr)` comes back in this statement's own OK packet:
-        // the counter after the update, so the block starts `step` below it.
-        let after = i64::try_from(done.last_insert_id())?;
-        Ok(after - step)
-    }
-
-    fn missing_row(&self) -> Error {
-        Error::HiLoCounterMissing {
+        let kind = detected.await.map_err(|e: sqlx::Error| Error::HiLoSource {
             counter: self.name.clone(),
-            missing: format!("no row '{}' in table {}", self.name, self.table),
-        }
+            source: std::sync::Arc::new(e),
+        })?;
+        Ok(*self.resolved.get_or_init(|| kind))
     }
 }
 
-/// The counter's own one-connection pool ([`pool::dedicated`]), each connection switched to
-/// autocommit when it is opened: on a server started with `autocommit=0`, a counter update would
-/// otherwise stay uncommitted, and be rolled back (its block handed out again) when the
-/// connection closes.
-fn autocommit_pool(pool: &MySqlPool) -> MySqlPool {
-    pool::options()
-        .after_connect(|conn, _| {
-            Box::pin(async move {
-                sqlx::query("SET autocommit = 1").execute(conn).await?;
-                Ok(())
-            })
-        })
-        .connect_lazy_with((*pool.connect_options()).clone())
-}
-
-/// `10.11.6-MariaDB-0+deb12u1` → true; MySQL `8.0.36` or MariaDB `10.2.x` → false.
-fn mariadb_with_sequences(version: &str) -> bool {
-    if !version.contains("MariaDB") {
-        return false;
+fn mode_of(kind: CounterKind) -> MySqlMode {
+    match kind {
+        CounterKind::Sequence => MySqlMode::Sequence,
+        CounterKind::Table => MySqlMode::Table,
     }
-    // Some proxies and old servers report the replication-compatibility prefix.
-    let version = version.strip_prefix("5.5.5-").unwrap_or(version);
-    let mut numbers = version
-        .split(|c: char| !c.is_ascii_digit())
-        .map(|n| n.parse::<u32>().unwrap_or(0));
-    let major = numbers.next().unwrap_or(0);
-    let minor = numbers.next().unwrap_or(0);
-    (major, minor) >= (10, 3)
 }
 
 impl HiLoSource for MySqlCounter {
     async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
-        name::validate(&self.name)?;
-        match self.resolve().await? {
-            Resolved::Sequence => self.allocate_from_sequence().await,
-            Resolved::Table => self.allocate_from_table(size).await,
-        }
+        self.counter(self.resolve().await?).allocate(size).await
     }
 
     async fn increment(&self) -> Result<Increment, BoxError> {
-        name::validate(&self.name)?;
-        let resolved = self.resolve().await?;
-        let (sql, missing) = match resolved {
-            Resolved::Sequence => (
-                format!("SELECT increment FROM {}", self.name),
-                Error::HiLoCounterMissing {
-                    counter: self.name.clone(),
-                    missing: format!("no sequence named {}", self.name),
-                },
-            ),
-            Resolved::Table => (
-                format!("SELECT next_val FROM {} WHERE name = ?", self.table),
-                self.missing_row(),
-            ),
-        };
-        let mut conn = self.allocator.acquire().await?;
-        let mut query = sqlx::query_scalar::<_, i64>(AssertSqlSafe(sql));
-        if resolved == Resolved::Table {
-            query = query.bind(&self.name);
-        }
-        let found = query.fetch_optional(&mut *conn).await;
-        match (closing(&mut conn, found), resolved) {
-            (Ok(Some(step)), Resolved::Sequence) => {
-                Ok(Increment::Fixed(positive_step(&self.name, step)?))
-            }
-            (Ok(Some(_)), Resolved::Table) => Ok(Increment::PerCall),
-            (Ok(None), _) => Err(missing.into()),
-            (Err(e), _) if is_missing_relation(&e) => Err(missing.into()),
-            (Err(e), _) => Err(e.into()),
-        }
+        self.counter(self.resolve().await?).increment().await
+    }
+
+    /// [`create`](Self::create).
+    async fn create_if_missing(&self, block: u64) -> Result<(), BoxError> {
+        Ok(self.create(block).await?)
     }
 
     fn name(&self) -> &str {
@@ -393,7 +272,7 @@ impl HiLoSource for MySqlCounter {
 /// `hilo`) in [`MySqlMode::Detect`].
 ///
 /// [`HiLoBuilder::counter`]: crate::hilo::HiLoBuilder::counter
-impl IntoHiLoSource<PoolMarker> for MySqlPool {
+impl IntoHiLoSource<SqlxPool> for MySqlPool {
     type Source = MySqlCounter;
 
     fn into_hilo_source(self, counter: &str) -> MySqlCounter {
@@ -401,25 +280,10 @@ impl IntoHiLoSource<PoolMarker> for MySqlPool {
     }
 }
 
-impl IntoHiLoSource<PoolMarker> for &MySqlPool {
+impl IntoHiLoSource<SqlxPool> for &MySqlPool {
     type Source = MySqlCounter;
 
     fn into_hilo_source(self, counter: &str) -> MySqlCounter {
         MySqlCounter::unchecked(self, counter, MySqlMode::Detect)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::mariadb_with_sequences;
-
-    #[test]
-    fn detects_mariadb_with_sequences_from_the_version_string() {
-        assert!(mariadb_with_sequences("10.11.6-MariaDB-0+deb12u1"));
-        assert!(mariadb_with_sequences("10.3.0-MariaDB"));
-        assert!(mariadb_with_sequences("11.4.2-MariaDB-ubu2404"));
-        assert!(!mariadb_with_sequences("10.2.44-MariaDB"));
-        assert!(!mariadb_with_sequences("8.0.36"));
-        assert!(mariadb_with_sequences("5.5.5-10.11.6-MariaDB")); // replication prefix
     }
 }

@@ -1,10 +1,11 @@
 //! PostgreSQL: a `SEQUENCE` with `INCREMENT BY block`, one `nextval` per block.
 
-use sqlx::{AssertSqlSafe, PgPool};
+use idgen_core::sql::{CounterSql, Dialect};
+use sqlx::PgPool;
 
-use super::{PoolMarker, closing, counter_error, is_missing_relation, name, pool, positive_step};
+use super::counter::Counter;
+use super::pool;
 use crate::Error;
-use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
 
 /// A PostgreSQL sequence as a hi-lo counter: `SELECT nextval('name')` returns the first ID of
 /// a block of `INCREMENT BY` IDs; the increment is read from the catalog (`pg_sequence`, the
@@ -25,15 +26,14 @@ use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
 /// ```
 #[derive(Debug, Clone)]
 pub struct PgSequence {
-    allocator: PgPool,
+    counter: Counter<sqlx::Postgres>,
     name: String,
-    nextval: String,
 }
 
 impl PgSequence {
     /// The sequence `name` (`name` or `schema.name`, resolved with the connection's
     /// `search_path`; unquoted, so PostgreSQL folds it to lower case) over `pool`'s database.
-    /// Fails with [`Error::HiLoInvalidCounterName`] when `name` is not a plain identifier.
+    /// Fails with [`Error::InvalidSqlName`] when `name` is not a plain identifier.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -46,16 +46,18 @@ impl PgSequence {
     /// # }
     /// ```
     pub fn new(pool: &PgPool, name: &str) -> Result<PgSequence, Error> {
-        name::validate(name)?;
+        CounterSql::sequence(Dialect::Postgres, name)?;
         Ok(PgSequence::unchecked(pool, name))
     }
 
     /// Validation is deferred to `increment()` (start-up), where an error can be returned.
     fn unchecked(pool: &PgPool, name: &str) -> PgSequence {
         PgSequence {
-            allocator: pool::dedicated(pool),
+            counter: Counter {
+                allocator: pool::dedicated(pool),
+                sql: CounterSql::sequence(Dialect::Postgres, name),
+            },
             name: name.to_owned(),
-            nextval: format!("SELECT nextval('{name}')"),
         }
     }
 
@@ -66,18 +68,20 @@ impl PgSequence {
     /// # async fn main() {
     /// # use idgen_sqlx::hilo::PgSequence;
     /// # let pool = sqlx::PgPool::connect_lazy("postgres://localhost/app").unwrap();
-    /// let sql = PgSequence::new(&pool, "orders_id_seq").unwrap().migration_sql(1000);
+    /// let sql = PgSequence::new(&pool, "orders_id_seq").unwrap().migration_sql(1000).unwrap();
     /// assert_eq!(
     ///     sql,
     ///     "CREATE SEQUENCE IF NOT EXISTS orders_id_seq AS BIGINT INCREMENT BY 1000 MINVALUE 1 START WITH 1 CACHE 1 NO CYCLE"
     /// );
     /// # }
     /// ```
-    pub fn migration_sql(&self, block: u64) -> String {
-        format!(
-            "CREATE SEQUENCE IF NOT EXISTS {} AS BIGINT INCREMENT BY {block} MINVALUE 1 START WITH 1 CACHE 1 NO CYCLE",
-            self.name
-        )
+    pub fn migration_sql(&self, block: u64) -> Result<String, Error> {
+        Ok(self
+            .counter
+            .sql
+            .as_ref()
+            .map_err(Clone::clone)?
+            .migration_sql(block))
     }
 
     /// Creates the sequence with `INCREMENT BY block` if it does not exist (an existing one is
@@ -90,66 +94,11 @@ impl PgSequence {
     /// # Ok(()) }
     /// ```
     pub async fn create(&self, block: u64) -> Result<(), Error> {
-        name::validate(&self.name)?;
-        crate::pg_ddl::create_if_missing(&self.allocator, &self.migration_sql(block))
-            .await
-            .map_err(|e| counter_error(&self.name, e))
+        self.counter.create(block).await
     }
 }
 
-impl HiLoSource for PgSequence {
-    async fn allocate(&self, _size: u64) -> Result<i64, BoxError> {
-        name::validate(&self.name)?;
-        let mut conn = self.allocator.acquire().await?;
-        let start = sqlx::query_scalar::<_, i64>(AssertSqlSafe(self.nextval.as_str()))
-            .fetch_one(&mut *conn)
-            .await;
-        Ok(closing(&mut conn, start)?)
-    }
-
-    async fn increment(&self) -> Result<Increment, BoxError> {
-        name::validate(&self.name)?;
-        let sql = format!(
-            "SELECT seqincrement FROM pg_catalog.pg_sequence WHERE seqrelid = '{}'::regclass",
-            self.name
-        );
-        let mut conn = self.allocator.acquire().await?;
-        let found = sqlx::query_scalar::<_, i64>(AssertSqlSafe(sql))
-            .fetch_optional(&mut *conn)
-            .await;
-        let missing = || Error::HiLoCounterMissing {
-            counter: self.name.clone(),
-            missing: format!("no sequence named {}", self.name),
-        };
-        match closing(&mut conn, found) {
-            Ok(Some(step)) => Ok(Increment::Fixed(positive_step(&self.name, step)?)),
-            Ok(None) => Err(missing().into()),
-            Err(e) if is_missing_relation(&e) => Err(missing().into()),
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    fn name(&self) -> &str {
-        &self.name
-    }
-}
-
-/// `HiLo::new(pg_pool, block)`: the sequence named by [`HiLoBuilder::counter`] (default
-/// [`DEFAULT_COUNTER`](crate::hilo::DEFAULT_COUNTER), `hilo`).
-///
-/// [`HiLoBuilder::counter`]: crate::hilo::HiLoBuilder::counter
-impl IntoHiLoSource<PoolMarker> for PgPool {
-    type Source = PgSequence;
-
-    fn into_hilo_source(self, counter: &str) -> PgSequence {
-        PgSequence::unchecked(&self, counter)
-    }
-}
-
-impl IntoHiLoSource<PoolMarker> for &PgPool {
-    type Source = PgSequence;
-
-    fn into_hilo_source(self, counter: &str) -> PgSequence {
-        PgSequence::unchecked(self, counter)
-    }
-}
+super::counter::counter_source!(
+    #[doc = "`HiLo::new(pg_pool, block)`: the sequence named by `HiLoBuilder::counter` (default `hilo`)."]
+    PgSequence for PgPool
+);

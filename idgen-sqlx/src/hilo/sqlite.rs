@@ -1,10 +1,11 @@
 //! SQLite: a counter table, `UPDATE … RETURNING` in one statement.
 
-use sqlx::{AssertSqlSafe, SqlitePool};
+use idgen_core::sql::{CounterSql, Dialect};
+use sqlx::SqlitePool;
 
-use super::{DEFAULT_TABLE, PoolMarker, closing, counter_error, is_missing_relation, name, pool};
+use super::counter::Counter;
+use super::{DEFAULT_TABLE, pool};
 use crate::Error;
-use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
 
 /// A hi-lo counter in SQLite: the row `name` of a counter table (default `idgen_hilo`),
 /// advanced with `UPDATE … SET next_val = next_val + ?1 WHERE name = ?2 RETURNING next_val - ?1`
@@ -29,14 +30,13 @@ use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
 /// ```
 #[derive(Debug, Clone)]
 pub struct SqliteCounter {
-    allocator: SqlitePool,
+    counter: Counter<sqlx::Sqlite>,
     name: String,
-    table: String,
 }
 
 impl SqliteCounter {
     /// The counter `name` (a row of the table `idgen_hilo`). Fails with
-    /// [`Error::HiLoInvalidCounterName`] when `name` is not a plain identifier.
+    /// [`Error::InvalidSqlName`] when `name` is not a plain identifier.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -49,15 +49,17 @@ impl SqliteCounter {
     /// # }
     /// ```
     pub fn new(pool: &SqlitePool, name: &str) -> Result<SqliteCounter, Error> {
-        name::validate(name)?;
+        CounterSql::table(Dialect::Sqlite, name, DEFAULT_TABLE)?;
         Ok(SqliteCounter::unchecked(pool, name))
     }
 
     fn unchecked(pool: &SqlitePool, name: &str) -> SqliteCounter {
         SqliteCounter {
-            allocator: pool::dedicated(pool),
+            counter: Counter {
+                allocator: pool::dedicated(pool),
+                sql: CounterSql::table(Dialect::Sqlite, name, DEFAULT_TABLE),
+            },
             name: name.to_owned(),
-            table: DEFAULT_TABLE.to_owned(),
         }
     }
 
@@ -69,12 +71,11 @@ impl SqliteCounter {
     /// # use idgen_sqlx::hilo::SqliteCounter;
     /// # let pool = sqlx::SqlitePool::connect_lazy("sqlite::memory:").unwrap();
     /// let orders = SqliteCounter::new(&pool, "orders").unwrap().with_table("counters").unwrap();
-    /// assert!(orders.migration_sql().contains("counters"));
+    /// assert!(orders.migration_sql().unwrap().contains("counters"));
     /// # }
     /// ```
     pub fn with_table(mut self, table: &str) -> Result<SqliteCounter, Error> {
-        name::validate(table)?;
-        table.clone_into(&mut self.table);
+        self.counter.sql = Ok(CounterSql::table(Dialect::Sqlite, &self.name, table)?);
         Ok(self)
     }
 
@@ -85,25 +86,17 @@ impl SqliteCounter {
     /// # async fn main() {
     /// # use idgen_sqlx::hilo::SqliteCounter;
     /// # let pool = sqlx::SqlitePool::connect_lazy("sqlite::memory:").unwrap();
-    /// let sql = SqliteCounter::new(&pool, "orders").unwrap().migration_sql();
+    /// let sql = SqliteCounter::new(&pool, "orders").unwrap().migration_sql().unwrap();
     /// assert!(sql.ends_with("INSERT OR IGNORE INTO idgen_hilo (name, next_val) VALUES ('orders', 1)"));
     /// # }
     /// ```
-    pub fn migration_sql(&self) -> String {
-        self.statements().join(";\n")
-    }
-
-    fn statements(&self) -> [String; 2] {
-        [
-            format!(
-                "CREATE TABLE IF NOT EXISTS {} (\n    name     TEXT    NOT NULL PRIMARY KEY,\n    next_val INTEGER NOT NULL\n)",
-                self.table
-            ),
-            format!(
-                "INSERT OR IGNORE INTO {} (name, next_val) VALUES ('{}', 1)",
-                self.table, self.name
-            ),
-        ]
+    pub fn migration_sql(&self) -> Result<String, Error> {
+        Ok(self
+            .counter
+            .sql
+            .as_ref()
+            .map_err(Clone::clone)?
+            .migration_sql(1))
     }
 
     /// Creates the counter table and the counter's row (starting at 1) if they do not exist.
@@ -121,79 +114,12 @@ impl SqliteCounter {
     /// # Ok(()) }
     /// ```
     pub async fn create(&self, block: u64) -> Result<(), Error> {
-        let _ = block;
-        name::validate(&self.name)?;
-        for sql in self.statements() {
-            sqlx::query(AssertSqlSafe(sql))
-                .execute(&self.allocator)
-                .await
-                .map_err(|e| counter_error(&self.name, e))?;
-        }
-        Ok(())
-    }
-
-    fn missing_row(&self) -> Error {
-        Error::HiLoCounterMissing {
-            counter: self.name.clone(),
-            missing: format!("no row '{}' in table {}", self.name, self.table),
-        }
+        self.counter.create(block).await
     }
 }
 
-impl HiLoSource for SqliteCounter {
-    async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
-        name::validate(&self.name)?;
-        let step = i64::try_from(size)?;
-        let sql = format!(
-            "UPDATE {} SET next_val = next_val + ?1 WHERE name = ?2 RETURNING next_val - ?1",
-            self.table
-        );
-        let mut conn = self.allocator.acquire().await?;
-        let start = sqlx::query_scalar::<_, i64>(AssertSqlSafe(sql))
-            .bind(step)
-            .bind(&self.name)
-            .fetch_optional(&mut *conn)
-            .await;
-        closing(&mut conn, start)?.ok_or_else(|| self.missing_row().into())
-    }
-
-    async fn increment(&self) -> Result<Increment, BoxError> {
-        name::validate(&self.name)?;
-        let sql = format!("SELECT next_val FROM {} WHERE name = ?", self.table);
-        let mut conn = self.allocator.acquire().await?;
-        let found = sqlx::query_scalar::<_, i64>(AssertSqlSafe(sql))
-            .bind(&self.name)
-            .fetch_optional(&mut *conn)
-            .await;
-        match closing(&mut conn, found) {
-            Ok(Some(_)) => Ok(Increment::PerCall),
-            Ok(None) => Err(self.missing_row().into()),
-            Err(e) if is_missing_relation(&e) => Err(self.missing_row().into()),
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    fn name(&self) -> &str {
-        &self.name
-    }
-}
-
-/// `HiLo::new(sqlite_pool, block)`: the row named by [`HiLoBuilder::counter`] (default `hilo`)
-/// of the table `idgen_hilo`.
-///
-/// [`HiLoBuilder::counter`]: crate::hilo::HiLoBuilder::counter
-impl IntoHiLoSource<PoolMarker> for SqlitePool {
-    type Source = SqliteCounter;
-
-    fn into_hilo_source(self, counter: &str) -> SqliteCounter {
-        SqliteCounter::unchecked(&self, counter)
-    }
-}
-
-impl IntoHiLoSource<PoolMarker> for &SqlitePool {
-    type Source = SqliteCounter;
-
-    fn into_hilo_source(self, counter: &str) -> SqliteCounter {
-        SqliteCounter::unchecked(self, counter)
-    }
-}
+super::counter::counter_source!(
+    #[doc = "`HiLo::new(sqlite_pool, block)`: the row named by `HiLoBuilder::counter` (default `hilo`)"]
+    #[doc = "of the table `idgen_hilo`."]
+    SqliteCounter for SqlitePool
+);

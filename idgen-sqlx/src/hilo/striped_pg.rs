@@ -3,7 +3,8 @@
 use sqlx::{AssertSqlSafe, PgPool};
 
 use crate::Error;
-use crate::hilo::{BoxError, CounterStart, HiLoSource, Increment, PgSequence, name, pool};
+use crate::SqlxDatabase;
+use crate::hilo::{BoxError, CounterStart, HiLoSource, Increment, PgSequence, pool, validate_name};
 
 /// A PostgreSQL sequence that is counter `index` of `count` in a
 /// [`StripedHiLo`](crate::hilo::StripedHiLo): [`PgSequence`] plus its `START WITH`, read from
@@ -100,12 +101,15 @@ impl PgStripe {
     /// ```
     pub async fn create(&self, block: u64, count: u64, index: u64) -> Result<(), Error> {
         let sql = self.migration_sql(block, count, index)?;
-        crate::pg_ddl::create_if_missing(&self.catalog, &sql)
-            .await
-            .map_err(|e| Error::HiLoSource {
-                counter: self.name.clone(),
-                source: std::sync::Arc::new(e),
-            })
+        let ddl = format!("{};\n{sql}", idgen_core::sql::PG_DDL_LOCK);
+        let created = async {
+            let mut session = sqlx::Postgres::session(&self.catalog).await?;
+            idgen_core::sql::create_if_missing(&mut session, &ddl).await
+        };
+        created.await.map_err(|e: sqlx::Error| Error::HiLoSource {
+            counter: self.name.clone(),
+            source: std::sync::Arc::new(e),
+        })
     }
 }
 
@@ -129,7 +133,7 @@ impl HiLoSource for PgStripe {
 
 impl CounterStart for PgStripe {
     async fn start(&self) -> Result<i64, BoxError> {
-        name::validate(&self.name)?;
+        validate_name(&self.name)?;
         let sql = format!(
             "SELECT seqstart FROM pg_catalog.pg_sequence WHERE seqrelid = '{}'::regclass",
             self.name

@@ -112,23 +112,12 @@
 
 mod store;
 
-#[cfg(feature = "mysql")]
-mod mysql;
-#[cfg(feature = "postgres")]
-mod postgres;
-#[cfg(feature = "sqlite")]
-mod sqlite;
-
+pub use crate::SqlxPool;
 pub use idgen_core::lease::*;
-#[doc(hidden)]
-pub use store::DialectFuture;
 #[cfg(feature = "mysql")]
 pub use store::MySqlLeaseStore;
 #[cfg(feature = "postgres")]
 pub use store::PgLeaseStore;
 #[cfg(feature = "sqlite")]
 pub use store::SqliteLeaseStore;
-pub use store::{
-    DEFAULT_TABLE, LeaseDialect, LeaseRow, SqlxLeaseStore, SqlxPool, create_lease_table,
-    quoted_table_name,
-};
+pub use store::{DEFAULT_TABLE, LeaseRow, SqlxLeaseStore, create_lease_table};

@@ -3,6 +3,11 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod orders;
+pub mod public_id_cases;
+pub mod snowflake_cases;
+
+/// Every row of `ids` in ID order.
+pub const SELECT_IDS: &str = "SELECT id, generator, seq, parent FROM ids ORDER BY id";
 
 use idgen_sqlx::{Layout, Snowflake, SnowflakeId};
 

@@ -1,6 +1,7 @@
 //! Instances that start together: processes that run the whole start-up (create the lease
 //! table, acquire a lease, create the hi-lo counter, start hi-lo, take an ID) on an empty
-//! database at the same moment all succeed.
+//! database at the same moment all succeed, both with the explicit `create` calls and with the
+//! one-call form (`create_if_missing(true)` on the lease options and the hi-lo builder).
 
 use std::collections::HashSet;
 
@@ -23,7 +24,8 @@ const BLOCK: u64 = 100;
 
 /// Eight processes start together on each of twenty empty databases (lease store `L`, hi-lo
 /// source `H`, on the same database): all 160 start-ups succeed, the eight of each database
-/// hold distinct node IDs and drew distinct IDs.
+/// hold distinct node IDs and drew distinct IDs. On even databases they create the table and
+/// the counter with explicit calls, on odd ones with `create_if_missing(true)`.
 pub async fn eight_processes_start_together_on_twenty_empty_databases<L, H>(children: Children)
 where
     L: LeaseSubject,
@@ -106,7 +108,12 @@ pub fn child_main<L: LeaseSubject, H: HiLoSubject>() {
                 .strip_prefix("GO ")
                 .and_then(|i| i.parse().ok())
                 .expect("GO <database>");
-            match start_up::<L, H>(&urls[i]).await {
+            let started = if i.is_multiple_of(2) {
+                start_up::<L, H>(&urls[i]).await
+            } else {
+                start_up_creating_what_is_missing::<L, H>(&urls[i]).await
+            };
+            match started {
                 Ok((lease, ids, id)) => {
                     say(&format!("DONE{i}"), format!("ok {} {id}", lease.node()));
                     held = Some((lease, ids));
@@ -139,6 +146,32 @@ async fn start_up<L: LeaseSubject, H: HiLoSubject>(
     let ids = HiLo::new(source, BLOCK)
         .await
         .map_err(|e| format!("start hi-lo: {e}"))?;
+    let id = ids.next_id().await.map_err(|e| format!("draw: {e}"))?;
+    Ok((lease, ids, id))
+}
+
+/// The README's one-call start-up on an empty database: acquire and start hi-lo with
+/// `create_if_missing(true)`, the block size given once; draw.
+async fn start_up_creating_what_is_missing<L: LeaseSubject, H: HiLoSubject>(
+    url: &str,
+) -> Result<(WorkerLease, HiLo, i64), String> {
+    let store = L::store(url, TABLE)
+        .await
+        .map_err(|e| format!("a lease store: {e}"))?;
+    let lease = WorkerLease::options()
+        .create_if_missing(true)
+        .acquire(store, &Layout::TWITTER)
+        .await
+        .map_err(|e| format!("acquire, creating the table: {e}"))?;
+    let source = H::source(url, COUNTER)
+        .await
+        .map_err(|e| format!("a hi-lo source: {e}"))?;
+    let ids = HiLo::builder(source)
+        .block(BLOCK)
+        .create_if_missing(true)
+        .build()
+        .await
+        .map_err(|e| format!("start hi-lo, creating the counter: {e}"))?;
     let id = ids.next_id().await.map_err(|e| format!("draw: {e}"))?;
     Ok((lease, ids, id))
 }

@@ -22,7 +22,7 @@
 //!
 //! Values are written as a signed 64-bit integer. Reading checks the value: a negative number
 //! ([`Error::IdOutOfRange`](crate::Error::IdOutOfRange)), a floating-point or binary value
-//! ([`Error::IdNotAnInteger`](crate::Error::IdNotAnInteger)) or a text that is not a decimal ID
+//! ([`Error::NotAnInteger`](crate::Error::NotAnInteger)) or a text that is not a decimal ID
 //! ([`Error::InvalidIdText`](crate::Error::InvalidIdText)) is a deserialization error whose
 //! message names the value; it never panics, never truncates and never wraps.
 
@@ -41,8 +41,9 @@ mod typed_id;
     allow(dead_code)
 )]
 fn not_an_integer(value: impl std::fmt::Display, kind: &'static str) -> crate::Error {
-    crate::Error::IdNotAnInteger {
+    crate::Error::NotAnInteger {
         value: value.to_string().chars().take(64).collect(),
+        what: "a Snowflake ID".to_owned(),
         kind,
     }
 }

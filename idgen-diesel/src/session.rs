@@ -1,0 +1,274 @@
+//! [`DieselConnection`]: the diesel connections idgen keeps its tables in, and the
+//! [`Session`](idgen_core::sql::Session) on one of them that idgen-core's shared lease and
+//! hi-lo procedures run on (blocking: on a thread of its own, driven by
+//! [`block_on`](idgen_core::sql::block_on)). This is all the database code of idgen-diesel:
+//! binding the values of idgen-core's statements and decoding their rows.
+
+use std::time::Duration;
+
+use diesel::connection::SimpleConnection;
+use diesel::r2d2::R2D2Connection;
+use diesel::result::{DatabaseErrorKind, Error as QueryError, QueryResult};
+use diesel::sql_types::{BigInt, Nullable, Text};
+use diesel::{QueryableByName, RunQueryDsl};
+use idgen_core::sql::{Dialect, ErrorClass, LeaseRow, Statement, Value};
+
+mod sealed {
+    #[allow(unreachable_pub)]
+    pub trait Sealed {}
+    #[cfg(feature = "postgres")]
+    impl Sealed for diesel::PgConnection {}
+    #[cfg(feature = "mysql")]
+    impl Sealed for diesel::MysqlConnection {}
+    #[cfg(feature = "sqlite")]
+    impl Sealed for diesel::SqliteConnection {}
+}
+
+/// A diesel connection idgen keeps lease tables and hi-lo counters in: `PgConnection`,
+/// `MysqlConnection` (MariaDB too) and `SqliteConnection`, with the crate features
+/// `postgres`, `mysql`, `sqlite`. Sealed.
+///
+/// ```
+/// fn takes_an_idgen_connection<C: idgen_diesel::DieselConnection>(_conn: &mut C) {}
+/// # #[cfg(feature = "sqlite")]
+/// # let _ = takes_an_idgen_connection::<diesel::SqliteConnection>;
+/// ```
+pub trait DieselConnection: R2D2Connection + sealed::Sealed + 'static {
+    /// The SQL dialect.
+    const DIALECT: Dialect;
+    /// Readies a connection taken from the pool: autocommit on MySQL/MariaDB (whatever the
+    /// server's default: with `autocommit=0` every statement would open a transaction that is
+    /// never committed), a 5 s busy timeout on SQLite when it has none (writers wait for the
+    /// one writer; sqlx's default).
+    #[doc(hidden)]
+    fn prepare(&mut self) -> QueryResult<()>;
+    /// Runs `st` with its values bound; the rows it affected.
+    #[doc(hidden)]
+    fn run(&mut self, st: Statement<'_>) -> QueryResult<usize>;
+    /// The `value` column of each row of `st`, a number.
+    #[doc(hidden)]
+    fn load_numbers(&mut self, st: Statement<'_>) -> QueryResult<Vec<i64>>;
+    /// The `value` column of each row of `st`, a text.
+    #[doc(hidden)]
+    fn load_texts(&mut self, st: Statement<'_>) -> QueryResult<Vec<String>>;
+    /// `node, last_timestamp` of each row of `st`.
+    #[doc(hidden)]
+    fn load_claims(&mut self, st: Statement<'_>) -> QueryResult<Vec<(i64, Option<i64>)>>;
+    /// `node, holder, expires_at_ms, last_timestamp` of each row of `st`.
+    #[doc(hidden)]
+    fn load_lease_rows(&mut self, st: Statement<'_>) -> QueryResult<Vec<LeaseRow>>;
+}
+
+/// `… AS value`, a number.
+#[derive(QueryableByName)]
+struct Number {
+    #[diesel(sql_type = BigInt)]
+    value: i64,
+}
+
+/// `… AS value`, a text.
+#[derive(QueryableByName)]
+struct TextValue {
+    #[diesel(sql_type = Text)]
+    value: String,
+}
+
+/// `node, last_timestamp`.
+#[derive(QueryableByName)]
+struct ClaimRow {
+    #[diesel(sql_type = BigInt)]
+    node: i64,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    last_timestamp: Option<i64>,
+}
+
+/// `node, holder, expires_at_ms, last_timestamp`.
+#[derive(QueryableByName)]
+struct TableRow {
+    #[diesel(sql_type = BigInt)]
+    node: i64,
+    #[diesel(sql_type = Nullable<Text>)]
+    holder: Option<String>,
+    #[diesel(sql_type = BigInt)]
+    expires_at_ms: i64,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    last_timestamp: Option<i64>,
+}
+
+impl TableRow {
+    fn into_lease_row(self) -> QueryResult<LeaseRow> {
+        LeaseRow::new(
+            self.node,
+            self.holder,
+            self.expires_at_ms,
+            self.last_timestamp,
+        )
+        .ok_or_else(|| {
+            QueryError::DeserializationError(
+                format!("negative node ID {} in the lease table", self.node).into(),
+            )
+        })
+    }
+}
+
+/// One connection as an idgen-core [`Session`](idgen_core::sql::Session); blocking.
+pub(crate) struct DieselSession<'c, C> {
+    pub(crate) conn: &'c mut C,
+}
+
+/// What a diesel error means on `dialect` (diesel reports messages, not codes).
+pub(crate) fn classify(dialect: Dialect, err: &QueryError) -> ErrorClass {
+    match err {
+        QueryError::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => {
+            ErrorClass::Transient
+        }
+        QueryError::DatabaseError(_, info) => dialect.classify(None, info.message()),
+        _ => ErrorClass::Other,
+    }
+}
+
+impl<C: DieselConnection + Send> idgen_core::sql::Session for DieselSession<'_, C> {
+    type Error = QueryError;
+
+    fn dialect(&self) -> Dialect {
+        C::DIALECT
+    }
+
+    fn classify(&self, err: &QueryError) -> ErrorClass {
+        classify(C::DIALECT, err)
+    }
+
+    async fn execute(&mut self, st: Statement<'_>) -> QueryResult<u64> {
+        if st.params.is_empty() {
+            // One simple query: it may hold several statements.
+            return self.conn.batch_execute(&st.sql).map(|()| 0);
+        }
+        self.conn.run(st).map(|rows| rows as u64)
+    }
+
+    async fn fetch_i64(&mut self, st: Statement<'_>) -> QueryResult<Option<i64>> {
+        Ok(self.conn.load_numbers(st)?.first().copied())
+    }
+
+    async fn fetch_text(&mut self, st: Statement<'_>) -> QueryResult<Option<String>> {
+        Ok(self.conn.load_texts(st)?.into_iter().next())
+    }
+
+    async fn fetch_claim(&mut self, st: Statement<'_>) -> QueryResult<Option<(i64, Option<i64>)>> {
+        Ok(self.conn.load_claims(st)?.first().copied())
+    }
+
+    async fn fetch_lease_rows(&mut self, st: Statement<'_>) -> QueryResult<Vec<LeaseRow>> {
+        self.conn.load_lease_rows(st)
+    }
+
+    async fn pause(&mut self, pause: Duration) {
+        std::thread::sleep(pause);
+    }
+}
+
+/// How long a statement waits for another SQLite writer when the connection has no busy
+/// timeout of its own (diesel's default is none; sqlx's is 5 s).
+#[cfg(feature = "sqlite")]
+const SQLITE_BUSY_TIMEOUT_MS: i32 = 5_000;
+
+#[cfg(feature = "sqlite")]
+#[derive(QueryableByName)]
+struct BusyTimeout {
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    timeout: i32,
+}
+
+/// `st`'s SQL with its values bound, for `DB`.
+fn bound<'a, DB>(
+    st: Statement<'a>,
+) -> diesel::query_builder::BoxedSqlQuery<'a, DB, diesel::query_builder::SqlQuery>
+where
+    DB: diesel::backend::Backend + diesel::sql_types::HasSqlType<BigInt>,
+    &'a str: diesel::serialize::ToSql<Text, DB>,
+    i64: diesel::serialize::ToSql<BigInt, DB>,
+    Option<i64>: diesel::serialize::ToSql<Nullable<BigInt>, DB>,
+    f64: diesel::serialize::ToSql<diesel::sql_types::Double, DB>,
+    DB: diesel::sql_types::HasSqlType<Text>
+        + diesel::sql_types::HasSqlType<diesel::sql_types::Double>,
+{
+    let mut query = diesel::sql_query(st.sql).into_boxed::<DB>();
+    for param in st.params {
+        query = match param {
+            Value::Text(v) => query.bind::<Text, _>(v),
+            Value::BigInt(v) => query.bind::<BigInt, _>(v),
+            Value::NullableBigInt(v) => query.bind::<Nullable<BigInt>, _>(v),
+            Value::Double(v) => query.bind::<diesel::sql_types::Double, _>(v),
+        };
+    }
+    query
+}
+
+macro_rules! diesel_connection {
+    ($feature:literal, $conn:ty, $backend:ty, $dialect:expr, $prepare:expr) => {
+        #[cfg(feature = $feature)]
+        impl DieselConnection for $conn {
+            const DIALECT: Dialect = $dialect;
+
+            fn prepare(&mut self) -> QueryResult<()> {
+                let prepare: fn(&mut $conn) -> QueryResult<()> = $prepare;
+                prepare(self)
+            }
+
+            fn run(&mut self, st: Statement<'_>) -> QueryResult<usize> {
+                bound::<$backend>(st).execute(self)
+            }
+
+            fn load_numbers(&mut self, st: Statement<'_>) -> QueryResult<Vec<i64>> {
+                let rows: Vec<Number> = bound::<$backend>(st).load(self)?;
+                Ok(rows.into_iter().map(|row| row.value).collect())
+            }
+
+            fn load_texts(&mut self, st: Statement<'_>) -> QueryResult<Vec<String>> {
+                let rows: Vec<TextValue> = bound::<$backend>(st).load(self)?;
+                Ok(rows.into_iter().map(|row| row.value).collect())
+            }
+
+            fn load_claims(&mut self, st: Statement<'_>) -> QueryResult<Vec<(i64, Option<i64>)>> {
+                let rows: Vec<ClaimRow> = bound::<$backend>(st).load(self)?;
+                Ok(rows
+                    .into_iter()
+                    .map(|row| (row.node, row.last_timestamp))
+                    .collect())
+            }
+
+            fn load_lease_rows(&mut self, st: Statement<'_>) -> QueryResult<Vec<LeaseRow>> {
+                let rows: Vec<TableRow> = bound::<$backend>(st).load(self)?;
+                rows.into_iter().map(TableRow::into_lease_row).collect()
+            }
+        }
+    };
+}
+
+diesel_connection!(
+    "postgres",
+    diesel::PgConnection,
+    diesel::pg::Pg,
+    Dialect::Postgres,
+    |_| Ok(())
+);
+diesel_connection!(
+    "mysql",
+    diesel::MysqlConnection,
+    diesel::mysql::Mysql,
+    Dialect::MySql,
+    |conn| conn.batch_execute("SET autocommit = 1")
+);
+diesel_connection!(
+    "sqlite",
+    diesel::SqliteConnection,
+    diesel::sqlite::Sqlite,
+    Dialect::Sqlite,
+    |conn| {
+        let current: BusyTimeout = diesel::sql_query("PRAGMA busy_timeout").get_result(conn)?;
+        if current.timeout == 0 {
+            conn.batch_execute(&format!("PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}"))?;
+        }
+        Ok(())
+    }
+);

@@ -1,0 +1,109 @@
+//! A counter's SQL ([`CounterSql`], from idgen-core) on its own one-connection pool: what every
+//! source of this module runs.
+
+use idgen_core::sql::CounterSql;
+use sqlx::Pool;
+
+use crate::hilo::{BoxError, Increment};
+use crate::{Error, SqlxDatabase};
+
+/// The counter `sql` (or why its name was refused) on the pool `allocator`.
+pub(crate) struct Counter<DB: SqlxDatabase> {
+    pub(crate) allocator: Pool<DB>,
+    pub(crate) sql: Result<CounterSql, Error>,
+}
+
+impl<DB: SqlxDatabase> Counter<DB> {
+    fn sql(&self) -> Result<&CounterSql, Error> {
+        self.sql.as_ref().map_err(Clone::clone)
+    }
+
+    pub(crate) async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
+        let sql = self.sql()?;
+        let mut session = DB::session(&self.allocator).await?;
+        sql.allocate_on(&mut session, size).await
+    }
+
+    pub(crate) async fn increment(&self) -> Result<Increment, BoxError> {
+        let sql = self.sql()?;
+        let mut session = DB::session(&self.allocator).await?;
+        let step = sql.increment_on(&mut session).await?;
+        Ok(step.map_or(Increment::PerCall, Increment::Fixed))
+    }
+
+    /// Creates the counter if it is missing; errors are [`Error::HiLoSource`] naming it.
+    pub(crate) async fn create(&self, block: u64) -> Result<(), Error> {
+        let sql = self.sql()?;
+        let created = async {
+            let mut session = DB::session(&self.allocator).await?;
+            sql.create_on(&mut session, block).await
+        };
+        created.await.map_err(|source| Error::HiLoSource {
+            counter: sql.name().to_owned(),
+            source: source.into(),
+        })
+    }
+}
+
+impl<DB: SqlxDatabase> Clone for Counter<DB> {
+    fn clone(&self) -> Self {
+        Counter {
+            allocator: self.allocator.clone(),
+            sql: self.sql.clone(),
+        }
+    }
+}
+
+impl<DB: SqlxDatabase> std::fmt::Debug for Counter<DB> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Counter")
+            .field("database", &DB::DIALECT)
+            .field("sql", &self.sql)
+            .finish()
+    }
+}
+
+/// `HiLoSource` for a source wrapping a [`Counter`] (fields `counter` and `name`, methods
+/// `create` and `unchecked`), and `IntoHiLoSource` for its pool, by value and by reference.
+macro_rules! counter_source {
+    ($(#[$doc:meta])* $source:ident for $pool:ty) => {
+        impl $crate::hilo::HiLoSource for $source {
+            async fn allocate(&self, size: u64) -> Result<i64, $crate::hilo::BoxError> {
+                self.counter.allocate(size).await
+            }
+
+            async fn increment(&self) -> Result<$crate::hilo::Increment, $crate::hilo::BoxError> {
+                self.counter.increment().await
+            }
+
+            /// [`create`](Self::create).
+            async fn create_if_missing(&self, block: u64) -> Result<(), $crate::hilo::BoxError> {
+                Ok(self.create(block).await?)
+            }
+
+            fn name(&self) -> &str {
+                &self.name
+            }
+        }
+
+        $(#[$doc])*
+        impl $crate::hilo::IntoHiLoSource<$crate::SqlxPool> for $pool {
+            type Source = $source;
+
+            fn into_hilo_source(self, counter: &str) -> $source {
+                $source::unchecked(&self, counter)
+            }
+        }
+
+        $(#[$doc])*
+        impl $crate::hilo::IntoHiLoSource<$crate::SqlxPool> for &$pool {
+            type Source = $source;
+
+            fn into_hilo_source(self, counter: &str) -> $source {
+                $source::unchecked(self, counter)
+            }
+        }
+    };
+}
+
+pub(crate) use counter_source;

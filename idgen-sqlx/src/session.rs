@@ -1,0 +1,225 @@
+//! [`SqlxDatabase`]: the databases idgen keeps its tables in over sqlx, and the
+//! [`Session`](idgen_core::sql::Session) on one pooled connection that idgen-core's shared
+//! lease and hi-lo procedures run on. This is all the database code of idgen-sqlx: binding the
+//! values of idgen-core's statements and decoding their rows.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use idgen_core::sql::{Dialect, ErrorClass, LeaseRow, Statement, Value};
+use sqlx::pool::PoolConnection;
+use sqlx::{Arguments, AssertSqlSafe, Database, Executor, Pool, Row};
+
+/// Marks idgen's implementations for sqlx pools (`IntoLeaseStore`, `IntoHiLoSource`), so
+/// that `WorkerLease::acquire(&pool, &layout)` and `HiLo::new(&pool, block)` take a `PgPool`,
+/// `MySqlPool` or `SqlitePool`. Never named by callers (idgen-diesel's is `R2d2Pool`,
+/// idgen-seaorm's `SeaOrmConnection`).
+///
+/// ```
+/// # #[cfg(feature = "sqlite")]
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use idgen_sqlx::lease::{create_lease_table, WorkerLease};
+/// use idgen_sqlx::Layout;
+///
+/// let pool = sqlx::SqlitePool::connect("sqlite::memory:").await?;
+/// create_lease_table(&pool).await?;
+/// let by_reference = WorkerLease::acquire(&pool, &Layout::TWITTER).await?;
+/// let by_value = WorkerLease::acquire(pool.clone(), &Layout::TWITTER).await?;
+/// assert_ne!(by_reference.node(), by_value.node());
+/// # Ok(()) }
+/// # #[cfg(not(feature = "sqlite"))]
+/// # fn main() {}
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub enum SqlxPool {}
+
+/// A future of [`SqlxDatabase::session`].
+#[doc(hidden)]
+pub type SessionFuture<'a, S> = Pin<Box<dyn Future<Output = Result<S, sqlx::Error>> + Send + 'a>>;
+
+mod sealed {
+    #[allow(unreachable_pub)]
+    pub trait Sealed {}
+    #[cfg(feature = "postgres")]
+    impl Sealed for sqlx::Postgres {}
+    #[cfg(feature = "mysql")]
+    impl Sealed for sqlx::MySql {}
+    #[cfg(feature = "sqlite")]
+    impl Sealed for sqlx::Sqlite {}
+}
+
+/// A database idgen keeps lease tables and hi-lo counters in: `sqlx::Postgres`, `sqlx::MySql`
+/// (MariaDB too) and `sqlx::Sqlite`, with the crate features of the same names. Sealed.
+///
+/// ```
+/// fn takes_an_idgen_pool<DB: idgen_sqlx::SqlxDatabase>(_pool: &sqlx::Pool<DB>) {}
+/// # #[cfg(feature = "sqlite")]
+/// # let _ = takes_an_idgen_pool::<sqlx::Sqlite>;
+/// ```
+pub trait SqlxDatabase: Database + sealed::Sealed {
+    /// The SQL dialect.
+    const DIALECT: Dialect;
+    #[doc(hidden)]
+    type Session: idgen_core::sql::Session<Error = sqlx::Error>;
+    /// A session on a connection of `pool`, in autocommit (on MySQL/MariaDB `SET autocommit =
+    /// 1` first, whatever the server's default: on a server started with `autocommit=0` every
+    /// statement would otherwise open a transaction that is never committed).
+    #[doc(hidden)]
+    fn session(pool: &Pool<Self>) -> SessionFuture<'_, Self::Session>;
+}
+
+/// One pooled connection as an idgen-core [`Session`](idgen_core::sql::Session). A connection
+/// whose statement failed is closed rather than given back (the failure may be a broken
+/// connection; the next session reconnects).
+#[doc(hidden)]
+pub struct SqlxSession<DB: Database> {
+    conn: PoolConnection<DB>,
+}
+
+impl<DB: Database> SqlxSession<DB> {
+    fn closing<T>(&mut self, result: Result<T, sqlx::Error>) -> Result<T, sqlx::Error> {
+        if result
+            .as_ref()
+            .is_err_and(|e| !matches!(e, sqlx::Error::Database(_)))
+        {
+            self.conn.close_on_drop();
+        }
+        result
+    }
+}
+
+/// The driver's code and message, classified for `dialect`.
+pub(crate) fn classify(dialect: Dialect, err: &sqlx::Error) -> ErrorClass {
+    match err.as_database_error() {
+        Some(e) => dialect.classify(e.code().as_deref(), e.message()),
+        None => ErrorClass::Other,
+    }
+}
+
+/// `sqlx::Error` for a row idgen never writes.
+fn negative_node(node: i64) -> sqlx::Error {
+    sqlx::Error::Protocol(format!("negative node ID {node} in the lease table"))
+}
+
+macro_rules! sqlx_database {
+    ($feature:literal, $db:ty, $dialect:expr) => {
+        #[cfg(feature = $feature)]
+        impl SqlxDatabase for $db {
+            const DIALECT: Dialect = $dialect;
+            type Session = SqlxSession<$db>;
+
+            fn session(pool: &Pool<Self>) -> SessionFuture<'_, SqlxSession<$db>> {
+                Box::pin(async move {
+                    let mut conn = pool.acquire().await?;
+                    if $dialect == Dialect::MySql {
+                        conn.execute("SET autocommit = 1").await?;
+                    }
+                    Ok(SqlxSession { conn })
+                })
+            }
+        }
+
+        #[cfg(feature = $feature)]
+        impl SqlxSession<$db> {
+            fn arguments(
+                params: &[Value<'_>],
+            ) -> Result<<$db as Database>::Arguments, sqlx::Error> {
+                let mut args = <$db as Database>::Arguments::default();
+                for param in params {
+                    match *param {
+                        Value::Text(v) => args.add(v),
+                        Value::BigInt(v) => args.add(v),
+                        Value::NullableBigInt(v) => args.add(v),
+                        Value::Double(v) => args.add(v),
+                    }
+                    .map_err(sqlx::Error::Encode)?;
+                }
+                Ok(args)
+            }
+
+            async fn fetch(
+                &mut self,
+                st: Statement<'_>,
+            ) -> Result<Vec<<$db as Database>::Row>, sqlx::Error> {
+                let args = Self::arguments(&st.params)?;
+                let rows = sqlx::query_with(AssertSqlSafe(st.sql), args)
+                    .fetch_all(&mut *self.conn)
+                    .await;
+                self.closing(rows)
+            }
+        }
+
+        #[cfg(feature = $feature)]
+        impl idgen_core::sql::Session for SqlxSession<$db> {
+            type Error = sqlx::Error;
+
+            fn dialect(&self) -> Dialect {
+                $dialect
+            }
+
+            fn classify(&self, err: &sqlx::Error) -> ErrorClass {
+                classify($dialect, err)
+            }
+
+            async fn execute(&mut self, st: Statement<'_>) -> Result<u64, sqlx::Error> {
+                let done = if st.params.is_empty() {
+                    // One simple query: it may hold several statements.
+                    (&mut *self.conn).execute(AssertSqlSafe(st.sql)).await
+                } else {
+                    let args = Self::arguments(&st.params)?;
+                    sqlx::query_with(AssertSqlSafe(st.sql), args)
+                        .execute(&mut *self.conn)
+                        .await
+                };
+                self.closing(done).map(|done| done.rows_affected())
+            }
+
+            async fn fetch_i64(&mut self, st: Statement<'_>) -> Result<Option<i64>, sqlx::Error> {
+                let rows = self.fetch(st).await?;
+                rows.first().map(|row| row.try_get(0)).transpose()
+            }
+
+            async fn fetch_text(
+                &mut self,
+                st: Statement<'_>,
+            ) -> Result<Option<String>, sqlx::Error> {
+                let rows = self.fetch(st).await?;
+                rows.first().map(|row| row.try_get(0)).transpose()
+            }
+
+            async fn fetch_claim(
+                &mut self,
+                st: Statement<'_>,
+            ) -> Result<Option<(i64, Option<i64>)>, sqlx::Error> {
+                let rows = self.fetch(st).await?;
+                rows.first()
+                    .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
+                    .transpose()
+            }
+
+            async fn fetch_lease_rows(
+                &mut self,
+                st: Statement<'_>,
+            ) -> Result<Vec<LeaseRow>, sqlx::Error> {
+                let rows = self.fetch(st).await?;
+                rows.iter()
+                    .map(|row| {
+                        let node: i64 = row.try_get(0)?;
+                        LeaseRow::new(node, row.try_get(1)?, row.try_get(2)?, row.try_get(3)?)
+                            .ok_or_else(|| negative_node(node))
+                    })
+                    .collect()
+            }
+
+            async fn pause(&mut self, pause: Duration) {
+                tokio::time::sleep(pause).await;
+            }
+        }
+    };
+}
+
+sqlx_database!("postgres", sqlx::Postgres, Dialect::Postgres);
+sqlx_database!("mysql", sqlx::MySql, Dialect::MySql);
+sqlx_database!("sqlite", sqlx::Sqlite, Dialect::Sqlite);

@@ -1,0 +1,152 @@
+//! The `PublicId` column cases every database runs, written once: `public_id_cases!` expands
+//! them in a test file that has `db_with_orders_table()` (an empty `orders` table with a unique
+//! index `orders_public_id` on `public_id`).
+
+/// The shared cases for database `$db` with placeholders `$p` (`?` or `$1`…`$4`); with
+/// `names_index`, the unique violation must name the index; `stored` reads the known public
+/// ID's stored form as text (`$stored_sql`) and expects `$stored`.
+#[macro_export]
+macro_rules! public_id_cases {
+    (
+        $db:ty,
+        [$p1:literal, $p2:literal, $p3:literal, $p4:literal],
+        names_index: $names_index:expr,
+        stored: ($stored_sql:literal, $stored:expr)
+    ) => {
+        /// A thousand orders read back as written, and each is found by its public ID; an
+        /// unknown public ID finds nothing.
+        #[tokio::test]
+        async fn thousand_orders_round_trip_and_are_found_by_public_id() {
+            let db = db_with_orders_table().await;
+            let orders = common::orders::new_orders();
+            insert_orders!($db, db.pool(), orders);
+            let read: Vec<common::orders::OrderRow> = sqlx::query_as(common::orders::SELECT_ORDERS)
+                .fetch_all(db.pool())
+                .await
+                .unwrap();
+            common::orders::check_read_back(&orders, &read);
+
+            let by_public_id = concat!(
+                "SELECT id, public_id, customer_id, gift_card FROM orders WHERE public_id = ",
+                $p1
+            );
+            for order in &orders {
+                let found: common::orders::OrderRow = sqlx::query_as(by_public_id)
+                    .bind(order.public_id)
+                    .fetch_one(db.pool())
+                    .await
+                    .unwrap();
+                assert_eq!(&found, order);
+            }
+            let unknown: Option<common::orders::OrderRow> = sqlx::query_as(by_public_id)
+                .bind(idgen_sqlx::PublicId::<common::orders::Order>::new())
+                .fetch_optional(db.pool())
+                .await
+                .unwrap();
+            assert_eq!(unknown, None);
+        }
+
+        /// `None` is written as `NULL` and read back as `None`.
+        #[tokio::test]
+        async fn null_round_trips_as_none() {
+            let db = db_with_orders_table().await;
+            let order = common::orders::order_with(42, idgen_sqlx::PublicId::new());
+            sqlx::query(concat!(
+                "INSERT INTO orders VALUES (",
+                $p1,
+                ", ",
+                $p2,
+                ", ",
+                $p3,
+                ", ",
+                $p4,
+                ")"
+            ))
+            .bind(order.id)
+            .bind(order.public_id)
+            .bind(order.customer_id)
+            .bind(None::<idgen_sqlx::PublicId<common::orders::GiftCard>>)
+            .execute(db.pool())
+            .await
+            .unwrap();
+            let read: common::orders::OrderRow = sqlx::query_as(common::orders::SELECT_ORDERS)
+                .fetch_one(db.pool())
+                .await
+                .unwrap();
+            assert_eq!(read, order);
+            let gift_card: Option<idgen_sqlx::PublicId<common::orders::GiftCard>> =
+                sqlx::query_scalar("SELECT gift_card FROM orders WHERE gift_card IS NULL")
+                    .fetch_one(db.pool())
+                    .await
+                    .unwrap();
+            assert_eq!(gift_card, None);
+        }
+
+        /// A second order with the same public ID is refused by the unique index; one row stays.
+        #[tokio::test]
+        async fn duplicate_public_id_is_refused_by_the_unique_index() {
+            let db = db_with_orders_table().await;
+            let public_id = idgen_sqlx::PublicId::<common::orders::Order>::new();
+            insert_orders!($db, db.pool(), [common::orders::order_with(1, public_id)]);
+
+            let err = sqlx::query(concat!(
+                "INSERT INTO orders VALUES (",
+                $p1,
+                ", ",
+                $p2,
+                ", ",
+                $p3,
+                ", NULL)"
+            ))
+            .bind(2_i64)
+            .bind(public_id)
+            .bind(7_i64)
+            .execute(db.pool())
+            .await
+            .unwrap_err();
+            let db_err = err.as_database_error().expect("a database error");
+            assert!(db_err.is_unique_violation(), "{err}");
+            if $names_index {
+                assert!(
+                    db_err.constraint() == Some("orders_public_id")
+                        || err.to_string().contains("orders_public_id"),
+                    "{err}"
+                );
+            }
+            let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders")
+                .fetch_one(db.pool())
+                .await
+                .unwrap();
+            assert_eq!(count, 1);
+        }
+
+        /// The prefix is not stored: it comes from the Rust type the column is read as.
+        #[tokio::test]
+        async fn typed_prefix_comes_from_the_rust_type() {
+            let db = db_with_orders_table().await;
+            let order = common::orders::order_with(1, common::orders::known_public_id());
+            insert_orders!($db, db.pool(), [order]);
+
+            let stored: String = sqlx::query_scalar($stored_sql)
+                .fetch_one(db.pool())
+                .await
+                .unwrap();
+            assert_eq!(stored, $stored);
+
+            let read: common::orders::OrderRow = sqlx::query_as(common::orders::SELECT_ORDERS)
+                .fetch_one(db.pool())
+                .await
+                .unwrap();
+            let untyped: idgen_sqlx::PublicId = sqlx::query_scalar("SELECT public_id FROM orders")
+                .fetch_one(db.pool())
+                .await
+                .unwrap();
+            let as_gift_card: idgen_sqlx::PublicId<common::orders::GiftCard> =
+                sqlx::query_scalar("SELECT public_id FROM orders")
+                    .fetch_one(db.pool())
+                    .await
+                    .unwrap();
+            common::orders::check_prefix_from_type(&read, untyped, as_gift_card);
+        }
+    };
+}
