@@ -16,9 +16,9 @@ use std::error::Error;
 
 use diesel::prelude::*;
 use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool};
-use idgen_diesel::hilo::{DieselCounter, HiLo, HiLoConnection};
-use idgen_diesel::lease::{LeaseConnection, WorkerLease, create_lease_table};
-use idgen_diesel::{DieselPool, Id, Layout, PublicId, PublicIdPrefix, Snowflake};
+use idgen_diesel::hilo::HiLo;
+use idgen_diesel::lease::WorkerLease;
+use idgen_diesel::{DieselConnection, DieselPool, Id, Layout, PublicId, PublicIdPrefix, Snowflake};
 
 // The tables are named apart from the sqlx and sea-orm examples' `orders` and `order_lines`,
 // whose public IDs are `UUID` on PostgreSQL: one `table!` serves all three databases here, so
@@ -142,15 +142,17 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
 
 /// Start-up, three orders, a lookup by public ID, shutdown.
 async fn run_on<C: AppConnection>(url: &str) -> Result<Run, Box<dyn Error>> {
-    // Start-up: connect, create what is missing (every statement is idempotent, and safe when
-    // several instances start at once), lease a node ID, build the generators.
+    // Start-up: connect, create the application's tables, lease a node ID, build the
+    // generators. `create_if_missing(true)` creates the lease table and the hi-lo counter
+    // where they do not exist yet: idempotent, and safe when several instances start at once.
     let pool: DieselPool<C> = Pool::builder()
         .connection_customizer(Box::new(OnConnect))
         .build(ConnectionManager::new(url))?;
-    create_lease_table(&mut *pool.get()?)?;
-    DieselCounter::new(&pool, COUNTER)?.create(BLOCK)?;
     C::create_tables(&mut *pool.get()?)?;
-    let lease = WorkerLease::acquire(&pool, &Layout::TWITTER).await?;
+    let lease = WorkerLease::options()
+        .create_if_missing(true)
+        .acquire(&pool, &Layout::TWITTER)
+        .await?;
     let handle = lease.handle(); // to release the node ID at shutdown
     println!(
         "leased node ID {} (no other live process holds it)",
@@ -228,7 +230,7 @@ async fn run_on<C: AppConnection>(url: &str) -> Result<Run, Box<dyn Error>> {
 /// What the example does with a connection. diesel type-checks each query for one backend, so
 /// the queries are written once (in `app_connection!`) and implemented for each connection type;
 /// an application with one database writes them as plain functions.
-trait AppConnection: LeaseConnection + HiLoConnection {
+trait AppConnection: DieselConnection {
     /// Readies a new connection: on SQLite, wait up to 5 s for the one writer (the lease
     /// renewals and hi-lo refills write in the background) instead of failing at once with
     /// "database is locked".

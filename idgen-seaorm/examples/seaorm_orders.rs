@@ -14,8 +14,8 @@
 
 use std::error::Error;
 
-use idgen_seaorm::hilo::{HiLo, SeaOrmCounter};
-use idgen_seaorm::lease::{WorkerLease, create_lease_table};
+use idgen_seaorm::hilo::HiLo;
+use idgen_seaorm::lease::WorkerLease;
 use idgen_seaorm::{Layout, PublicId, Snowflake};
 use sea_orm::{
     ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, Database, DatabaseConnection,
@@ -132,14 +132,16 @@ fn database_url() -> (String, String) {
 
 /// Start-up, three orders, a lookup by public ID, shutdown.
 pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
-    // Start-up: connect, create what is missing (every statement is idempotent, and safe when
-    // several instances start at once), lease a node ID, build the generators.
+    // Start-up: connect, create the application's tables, lease a node ID, build the
+    // generators. `create_if_missing(true)` creates the lease table and the hi-lo counter
+    // where they do not exist yet: idempotent, and safe when several instances start at once.
     let db = Database::connect(url).await?;
-    create_lease_table(&db).await?;
-    SeaOrmCounter::new(&db, COUNTER)?.create(BLOCK).await?;
     create_table(&db, order::Entity).await?;
     create_table(&db, order_line::Entity).await?;
-    let lease = WorkerLease::acquire(&db, &Layout::TWITTER).await?;
+    let lease = WorkerLease::options()
+        .create_if_missing(true)
+        .acquire(&db, &Layout::TWITTER)
+        .await?;
     let handle = lease.handle(); // to release the node ID at shutdown
     println!(
         "leased node ID {} (no other live process holds it)",

@@ -14,8 +14,8 @@
 
 use std::error::Error;
 
-use idgen_sqlx::hilo::{HiLo, MySqlCounter, MySqlMode, PgSequence, SqliteCounter};
-use idgen_sqlx::lease::{WorkerLease, create_lease_table};
+use idgen_sqlx::hilo::HiLo;
+use idgen_sqlx::lease::WorkerLease;
 use idgen_sqlx::{Id, Layout, PublicId, PublicIdPrefix, Snowflake};
 use sqlx::{AssertSqlSafe, MySqlPool, PgPool, SqlitePool};
 
@@ -119,11 +119,14 @@ macro_rules! on_db {
 
 /// Start-up, three orders, a lookup by public ID, shutdown.
 pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
-    // Start-up: connect, create what is missing (every statement is idempotent, and safe when
-    // several instances start at once), lease a node ID, build the generators.
+    // Start-up: connect, create the application's tables, lease a node ID, build the
+    // generators. `create_if_missing(true)` creates the lease table and the hi-lo counter
+    // where they do not exist yet: idempotent, and safe when several instances start at once.
     let db = Db::connect(url).await?;
     db.create_tables().await?;
-    let lease = on_db!(&db, pool => WorkerLease::acquire(pool, &Layout::TWITTER).await?);
+    let lease = on_db!(&db, pool => {
+        WorkerLease::options().create_if_missing(true).acquire(pool, &Layout::TWITTER).await?
+    });
     let handle = lease.handle(); // to release the node ID at shutdown
     println!(
         "leased node ID {} (no other live process holds it)",
@@ -134,7 +137,7 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
         .lease(lease)
         .build()?;
     let line_ids = on_db!(&db, pool => {
-        HiLo::builder(pool.clone()).counter(COUNTER).block(BLOCK).build().await?
+        HiLo::builder(pool).counter(COUNTER).block(BLOCK).create_if_missing(true).build().await?
     });
 
     // The requests, in a block of their own so that the node ID is released below even when
@@ -214,18 +217,8 @@ impl Db {
         })
     }
 
-    /// The lease table, the hi-lo counter and the application's tables, where missing.
+    /// The application's tables, where missing.
     async fn create_tables(&self) -> Result<(), Box<dyn Error>> {
-        on_db!(self, pool => create_lease_table(pool).await?);
-        match self {
-            Db::Sqlite(pool) => SqliteCounter::new(pool, COUNTER)?.create(BLOCK).await?,
-            Db::Postgres(pool) => PgSequence::new(pool, COUNTER)?.create(BLOCK).await?,
-            Db::MySql(pool) => {
-                // A sequence on MariaDB ≥ 10.3, else a row of the table `idgen_hilo`.
-                let counter = MySqlCounter::new(pool, COUNTER, MySqlMode::Detect)?;
-                counter.create(BLOCK).await?
-            }
-        }
         let (public_id, text) = match self {
             Db::Sqlite(_) => ("BLOB", "TEXT"),
             Db::Postgres(_) => ("UUID", "TEXT"),
