@@ -165,6 +165,7 @@ async fn run_on<C: AppConnection>(url: &str) -> Result<Run, Box<dyn Error>> {
     let line_ids = HiLo::builder(&pool)
         .counter(COUNTER)
         .block(BLOCK)
+        .create_if_missing(true)
         .build()
         .await?;
 

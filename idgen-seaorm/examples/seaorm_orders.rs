@@ -154,6 +154,7 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
     let line_ids = HiLo::builder(&db)
         .counter(COUNTER)
         .block(BLOCK)
+        .create_if_missing(true)
         .build()
         .await?;
 

@@ -217,6 +217,6 @@ pub mod db_generator;
 pub mod hilo;
 
 /// The README's example, compiled and run as a doctest so it cannot drift from the API.
-#[cfg(all(doctest, feature = "sqlite", feature = "lease"))]
+#[cfg(all(doctest, feature = "sqlite", feature = "lease", feature = "hilo"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
