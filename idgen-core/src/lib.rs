@@ -159,3 +159,8 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The README's example, compiled and run as a doctest so it cannot drift from the API.
+#[cfg(all(doctest, feature = "lease", feature = "serde"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -157,3 +157,8 @@ pub mod hilo;
 #[cfg(feature = "lease")]
 #[cfg_attr(docsrs, doc(cfg(feature = "lease")))]
 pub mod lease;
+
+/// The README's example, compiled and run as a doctest so it cannot drift from the API.
+#[cfg(all(doctest, feature = "sqlite", feature = "lease", feature = "hilo"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

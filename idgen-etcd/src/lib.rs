@@ -96,3 +96,9 @@ mod last;
 pub mod lease;
 
 pub use connection::Etcd;
+
+/// The README's example, compiled as a doctest (it needs a server, so it is not run) so it
+/// cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

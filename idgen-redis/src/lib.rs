@@ -109,3 +109,9 @@ mod error;
 pub mod hilo;
 pub mod lease;
 mod scripts;
+
+/// The README's example, compiled as a doctest (it needs a server, so it is not run) so it
+/// cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -64,7 +64,7 @@ use sea_orm::{DatabaseConnection, DbErr};
 
 pub use idgen_core::lease::*;
 /// The lease table's default name (idgen-sqlx's).
-pub use idgen_sqlx::lease::DEFAULT_TABLE;
+pub use idgen_core::sql::DEFAULT_LEASE_TABLE as DEFAULT_TABLE;
 
 use crate::Error;
 pub use crate::SeaOrmConnection;
@@ -183,7 +183,7 @@ impl SeaOrmLeaseStore {
     /// # fn main() {}
     /// ```
     pub fn with_table(db: DatabaseConnection, table: &str) -> Result<Self, Error> {
-        #[allow(unused_imports)]
+        #[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
         use idgen_sqlx::lease::SqlxLeaseStore;
         let inner = match SqlxPool::of(&db)? {
             #[cfg(feature = "postgres")]
@@ -199,7 +199,7 @@ impl SeaOrmLeaseStore {
 
     /// A store whose name may be invalid: its calls then fail naming it (for `IntoLeaseStore`).
     fn named(db: &DatabaseConnection, table: &str) -> Self {
-        #[allow(unused_imports)]
+        #[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
         use idgen_sqlx::lease::SqlxPool as Marker;
         let inner = match SqlxPool::of(db) {
             #[cfg(feature = "postgres")]

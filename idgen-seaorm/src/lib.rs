@@ -180,3 +180,8 @@ pub use idgen_core::*;
 pub mod __private {
     pub use sea_orm;
 }
+
+/// The README's example, compiled and run as a doctest so it cannot drift from the API.
+#[cfg(all(doctest, feature = "sqlite", feature = "lease", feature = "hilo"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -215,3 +215,8 @@ pub mod db_generator;
 ))]
 #[cfg_attr(docsrs, doc(cfg(feature = "hilo")))]
 pub mod hilo;
+
+/// The README's example, compiled and run as a doctest so it cannot drift from the API.
+#[cfg(all(doctest, feature = "sqlite", feature = "lease", feature = "hilo"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -53,6 +53,7 @@ pub mod containers;
 mod error;
 pub mod key_value;
 pub mod local_server;
+mod orders_example;
 mod proxy;
 mod server;
 mod stale;
@@ -63,6 +64,10 @@ pub use error::Error;
 pub use key_value::KeyPrefix;
 pub use proxy::TcpProxy;
 pub use test_db::TestDb;
+
+/// idgen-core, for the macros' expansions.
+#[doc(hidden)]
+pub use idgen_core as __idgen_core;
 
 use server::Kind;
 use sqlx::{MySql, Postgres, Sqlite};

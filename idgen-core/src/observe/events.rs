@@ -12,6 +12,7 @@ pub(crate) fn clock_stepped_back(behind_ms: u64, now_ms: i64) {
 }
 
 /// A lease renewal failed.
+#[cfg(feature = "lease")]
 #[cold]
 pub(crate) fn lease_renewal_failed(
     namespace: &str,
@@ -26,6 +27,7 @@ pub(crate) fn lease_renewal_failed(
 }
 
 /// Renewals failed past the fence deadline: the generator issues nothing.
+#[cfg(feature = "lease")]
 #[cold]
 pub(crate) fn lease_fenced(namespace: &str, node: u64, valid_until_ms: i64) {
     #[cfg(feature = "tracing")]
@@ -34,6 +36,7 @@ pub(crate) fn lease_fenced(namespace: &str, node: u64, valid_until_ms: i64) {
 }
 
 /// A renewal succeeded after `failures` failures.
+#[cfg(feature = "lease")]
 #[cold]
 pub(crate) fn lease_renewed(namespace: &str, node: u64, failures: u64) {
     #[cfg(feature = "tracing")]
@@ -42,6 +45,7 @@ pub(crate) fn lease_renewed(namespace: &str, node: u64, failures: u64) {
 }
 
 /// Another holder has the node ID.
+#[cfg(feature = "lease")]
 #[cold]
 pub(crate) fn lease_lost(namespace: &str, node: u64, holder: &str) {
     #[cfg(feature = "tracing")]
@@ -51,6 +55,7 @@ pub(crate) fn lease_lost(namespace: &str, node: u64, holder: &str) {
 
 /// A claim got `node` of `capacity`; an event when it is in the top tenth (claims take the
 /// lowest free node ID, so the node ID tells how much of the space is held).
+#[cfg(feature = "lease")]
 #[cold]
 pub(crate) fn node_claimed(namespace: &str, node: u64, capacity: u64) {
     if u128::from(node) * 10 + 10 >= u128::from(capacity) * 9 {
@@ -61,6 +66,7 @@ pub(crate) fn node_claimed(namespace: &str, node: u64, capacity: u64) {
 }
 
 /// A block fetch failed (it is retried).
+#[cfg(feature = "hilo")]
 #[cold]
 pub(crate) fn hilo_counter_unavailable(
     counter: &str,
@@ -73,6 +79,7 @@ pub(crate) fn hilo_counter_unavailable(
 }
 
 /// A fetch succeeded after `failures` failures.
+#[cfg(feature = "hilo")]
 #[cold]
 pub(crate) fn hilo_counter_available(counter: &str, failures: u32) {
     #[cfg(feature = "tracing")]

@@ -1,7 +1,5 @@
 //! Exporting `stats()` snapshots through the `metrics` facade (feature `metrics`).
 
-use std::time::Duration;
-
 use metrics::{counter, gauge};
 
 use crate::{Clock, Snowflake};
@@ -62,7 +60,7 @@ pub fn export_hilo(ids: &crate::hilo::HiLo) {
             ("stat", stat.to_owned()),
         ];
         gauge!("idgen_hilo_fetch_latency_seconds", &labels)
-            .set(latency.unwrap_or(Duration::ZERO).as_secs_f64());
+            .set(latency.unwrap_or(std::time::Duration::ZERO).as_secs_f64());
     }
     gauge!("idgen_hilo_buffered_ids", &labels).set(stats.buffered as f64);
     gauge!("idgen_hilo_block_size", &labels).set(stats.block_size as f64);

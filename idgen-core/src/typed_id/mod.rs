@@ -16,4 +16,6 @@ mod id;
 pub(crate) mod serde_impl;
 
 pub use id::Id;
-pub(crate) use id::{short_type_name, type_label};
+#[cfg(any(feature = "schemars", feature = "utoipa"))]
+pub(crate) use id::short_type_name;
+pub(crate) use id::type_label;

@@ -1,0 +1,334 @@
+//! idgen-diesel from start-up to shutdown: an orders table keyed by Snowflake IDs with a
+//! public ID per order, order lines keyed by hi-lo IDs, on an empty database or on the one an
+//! earlier run left.
+//!
+//! ```sh
+//! cargo run -p idgen-diesel --example diesel_orders   # a SQLite file in the temp dir
+//! cargo run -p idgen-diesel --example diesel_orders -- postgres://postgres@127.0.0.1/shop
+//! DATABASE_URL=mysql://root@127.0.0.1/shop cargo run -p idgen-diesel --example diesel_orders
+//! ```
+//!
+//! The database is the first argument, else `DATABASE_URL`, else
+//! `<temp dir>/idgen-diesel-orders.sqlite`; the first line printed says which. Every run adds
+//! three orders, so run it twice and the second run starts on the tables the first one made.
+
+use std::error::Error;
+
+use diesel::prelude::*;
+use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool};
+use idgen_diesel::hilo::HiLo;
+use idgen_diesel::lease::WorkerLease;
+use idgen_diesel::{DieselConnection, DieselPool, Id, Layout, PublicId, PublicIdPrefix, Snowflake};
+
+// The tables are named apart from the sqlx and sea-orm examples' `orders` and `order_lines`,
+// whose public IDs are `UUID` on PostgreSQL: one `table!` serves all three databases here, so
+// the public ID is `Binary` (`BYTEA`), and both examples can run on one database.
+diesel::table! {
+    /// Orders.
+    diesel_orders (id) {
+        /// The order's Snowflake ID.
+        id -> BigInt,
+        /// Its public ID: 16 bytes. (A PostgreSQL-only application would declare `Uuid`, for a
+        /// `UUID` column.)
+        public_id -> Binary,
+        /// Who ordered.
+        customer -> Text,
+    }
+}
+
+diesel::table! {
+    /// Lines of orders.
+    diesel_order_lines (id) {
+        /// The line's hi-lo ID.
+        id -> BigInt,
+        /// The order's Snowflake ID.
+        order_id -> BigInt,
+        /// What was ordered.
+        item -> Text,
+    }
+}
+
+/// An order: its key is a Snowflake ID (time-ordered, made in this process without a round
+/// trip); the world sees only its public ID.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable, serde::Serialize)]
+#[diesel(table_name = diesel_orders)]
+pub struct Order {
+    /// `BIGINT` primary key; in JSON a string: `"112719806108546862"`.
+    pub id: Id<Order>,
+    /// 16 bytes (`BYTEA` / `BINARY(16)` / `BLOB`), unique; in JSON
+    /// `"ord_01h455vb4pex5vsknk084sn02q"`.
+    pub public_id: PublicId<Order>,
+    /// Who ordered.
+    pub customer: String,
+}
+
+impl PublicIdPrefix for Order {
+    const PREFIX: &'static str = "ord";
+}
+
+/// A line of an order, keyed by a hi-lo ID: blocks of 100 from one counter in the database.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable, serde::Serialize)]
+#[diesel(table_name = diesel_order_lines)]
+pub struct OrderLine {
+    /// `BIGINT` primary key, from the hi-lo counter.
+    pub id: Id<OrderLine>,
+    /// The order's key.
+    pub order_id: Id<Order>,
+    /// What was ordered.
+    pub item: String,
+}
+
+/// Hi-lo IDs per counter round trip.
+const BLOCK: u64 = 100;
+/// The hi-lo counter of the order lines (a sequence on PostgreSQL and MariaDB: tables and
+/// sequences share one namespace there, so it is not named `order_lines`).
+const COUNTER: &str = "order_line_ids";
+
+/// What one run did, for the test that runs this example.
+#[derive(Debug)]
+pub struct Run {
+    /// The node ID this run leased.
+    pub node: u64,
+    /// The orders it inserted.
+    pub orders: Vec<Order>,
+    /// Their lines.
+    pub lines: Vec<OrderLine>,
+    /// The order it looked up by public ID.
+    pub found: Order,
+    /// Orders in the table at the end, earlier runs' included.
+    pub orders_in_table: i64,
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn Error>> {
+    let (url, source) = database_url();
+    println!("database: {source}");
+    run(&url).await?;
+    Ok(())
+}
+
+/// The database URL, and which database it is and where the URL came from: the first argument,
+/// `DATABASE_URL`, or none (the default SQLite file).
+fn database_url() -> (String, String) {
+    let scheme = |url: &str| url.split(':').next().unwrap_or_default().to_owned();
+    if let Some(url) = std::env::args().nth(1) {
+        let source = format!("{}, URL from the first argument", scheme(&url));
+        return (url, source);
+    }
+    if let Ok(url) = std::env::var("DATABASE_URL") {
+        let source = format!("{}, URL from DATABASE_URL", scheme(&url));
+        return (url, source);
+    }
+    let file = std::env::temp_dir().join("idgen-diesel-orders.sqlite");
+    let source = format!(
+        "SQLite file {} (no URL given: pass one as the first argument or in DATABASE_URL)",
+        file.display()
+    );
+    (format!("sqlite://{}", file.display()), source)
+}
+
+/// Runs the example on the database of `url`, with diesel's connection type for it.
+pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
+    match url.split_once("://") {
+        // diesel takes a file name for SQLite (sqlx's `?mode=rwc` is dropped: diesel creates it).
+        Some(("sqlite", path)) => {
+            run_on::<SqliteConnection>(path.split('?').next().unwrap_or(path)).await
+        }
+        Some(("postgres" | "postgresql", _)) => run_on::<PgConnection>(url).await,
+        Some(("mysql" | "mariadb", _)) => run_on::<MysqlConnection>(url).await,
+        _ => Err("the URL is not sqlite://, postgres:// or mysql://".into()),
+    }
+}
+
+/// Start-up, three orders, a lookup by public ID, shutdown.
+async fn run_on<C: AppConnection>(url: &str) -> Result<Run, Box<dyn Error>> {
+    // Start-up: connect, create the application's tables, lease a node ID, build the
+    // generators. `create_if_missing(true)` creates the lease table and the hi-lo counter
+    // where they do not exist yet: idempotent, and safe when several instances start at once.
+    let pool: DieselPool<C> = Pool::builder()
+        .connection_customizer(Box::new(OnConnect))
+        .build(ConnectionManager::new(url))?;
+    C::create_tables(&mut *pool.get()?)?;
+    let lease = WorkerLease::options()
+        .create_if_missing(true)
+        .acquire(&pool, &Layout::TWITTER)
+        .await?;
+    let handle = lease.handle(); // to release the node ID at shutdown
+    println!(
+        "leased node ID {} (no other live process holds it)",
+        handle.node()
+    );
+    let order_ids = Snowflake::builder()
+        .layout(Layout::TWITTER)
+        .lease(lease)
+        .build()?;
+    let line_ids = HiLo::builder(&pool)
+        .counter(COUNTER)
+        .block(BLOCK)
+        .create_if_missing(true)
+        .build()
+        .await?;
+
+    // The requests, in a block of their own so that the node ID is released below even when
+    // one of them fails.
+    let requests = async {
+        // Three orders with two lines each. (diesel's calls block; a service would run
+        // them with `tokio::task::spawn_blocking`, or use diesel-async.)
+        let (mut orders, mut lines) = (Vec::new(), Vec::new());
+        for (customer, items) in [
+            ("ada", ["tea", "scones"]),
+            ("grace", ["coffee", "cake"]),
+            ("edsger", ["water", "bread"]),
+        ] {
+            let order = Order {
+                id: order_ids.next_typed_id()?,
+                public_id: PublicId::new(),
+                customer: customer.to_owned(),
+            };
+            let mut order_lines = Vec::new();
+            for item in items {
+                order_lines.push(OrderLine {
+                    id: line_ids.next_typed_id().await?,
+                    order_id: order.id,
+                    item: item.to_owned(),
+                });
+            }
+            C::insert_order(&mut *pool.get()?, &order, &order_lines)?;
+            println!(
+                "order {} (key {}) for {customer}: lines {} and {}",
+                order.public_id, order.id, order_lines[0].id, order_lines[1].id,
+            );
+            orders.push(order);
+            lines.extend(order_lines);
+        }
+
+        // A request names an order by its public ID, as text from a URL; the parse is strict (a
+        // `usr_…` ID, a changed letter or another spelling is refused).
+        let from_url: PublicId<Order> = orders[1].public_id.to_string().parse()?;
+        let found = C::find_order(&mut *pool.get()?, from_url)?
+            .ok_or_else(|| format!("order {from_url} not found"))?;
+        println!("found {from_url}: {}", serde_json::to_string(&found)?);
+        let orders_in_table = C::count_orders(&mut *pool.get()?)?;
+        println!("{orders_in_table} orders in the table");
+        Ok::<_, Box<dyn Error>>((orders, lines, found, orders_in_table))
+    }
+    .await;
+
+    // Shutdown: give the node ID back at once (otherwise it stays taken until the lease's TTL
+    // runs out).
+    handle.release().await?;
+    println!("released node ID {}", handle.node());
+    let (orders, lines, found, orders_in_table) = requests?;
+    Ok(Run {
+        node: handle.node(),
+        orders,
+        lines,
+        found,
+        orders_in_table,
+    })
+}
+
+/// What the example does with a connection. diesel type-checks each query for one backend, so
+/// the queries are written once (in `app_connection!`) and implemented for each connection type;
+/// an application with one database writes them as plain functions.
+trait AppConnection: DieselConnection {
+    /// Readies a new connection: on SQLite, wait up to 5 s for the one writer (the lease
+    /// renewals and hi-lo refills write in the background) instead of failing at once with
+    /// "database is locked".
+    fn on_connect(conn: &mut Self) -> QueryResult<()>;
+    /// The tables `diesel_orders` and `diesel_order_lines`, where missing.
+    fn create_tables(conn: &mut Self) -> QueryResult<()>;
+    /// One order and its lines, in one transaction.
+    fn insert_order(conn: &mut Self, order: &Order, lines: &[OrderLine]) -> QueryResult<()>;
+    /// The order with this public ID.
+    fn find_order(conn: &mut Self, public_id: PublicId<Order>) -> QueryResult<Option<Order>>;
+    /// How many orders there are.
+    fn count_orders(conn: &mut Self) -> QueryResult<i64>;
+}
+
+macro_rules! app_connection {
+    (
+        $connection:ty,
+        on_connect: $on_connect:literal,
+        public_id: $public_id:literal,
+        text: $text:literal
+    ) => {
+        impl AppConnection for $connection {
+            fn on_connect(conn: &mut Self) -> QueryResult<()> {
+                if !$on_connect.is_empty() {
+                    diesel::sql_query($on_connect).execute(conn)?;
+                }
+                Ok(())
+            }
+
+            fn create_tables(conn: &mut Self) -> QueryResult<()> {
+                diesel::sql_query(concat!(
+                    "CREATE TABLE IF NOT EXISTS diesel_orders (id BIGINT PRIMARY KEY, public_id ",
+                    $public_id,
+                    " NOT NULL UNIQUE, customer ",
+                    $text,
+                    " NOT NULL)"
+                ))
+                .execute(conn)?;
+                diesel::sql_query(concat!(
+                    "CREATE TABLE IF NOT EXISTS diesel_order_lines (id BIGINT PRIMARY KEY, ",
+                    "order_id BIGINT NOT NULL REFERENCES diesel_orders (id), item ",
+                    $text,
+                    " NOT NULL)"
+                ))
+                .execute(conn)?;
+                Ok(())
+            }
+
+            fn insert_order(
+                conn: &mut Self,
+                order: &Order,
+                lines: &[OrderLine],
+            ) -> QueryResult<()> {
+                conn.transaction(|conn| {
+                    diesel::insert_into(diesel_orders::table)
+                        .values(order)
+                        .execute(conn)?;
+                    diesel::insert_into(diesel_order_lines::table)
+                        .values(lines)
+                        .execute(conn)?;
+                    Ok(())
+                })
+            }
+
+            fn find_order(
+                conn: &mut Self,
+                public_id: PublicId<Order>,
+            ) -> QueryResult<Option<Order>> {
+                diesel_orders::table
+                    .filter(diesel_orders::public_id.eq(public_id))
+                    .select(Order::as_select())
+                    .first(conn)
+                    .optional()
+            }
+
+            fn count_orders(conn: &mut Self) -> QueryResult<i64> {
+                diesel_orders::table.count().get_result(conn)
+            }
+        }
+    };
+}
+
+app_connection!(
+    SqliteConnection,
+    on_connect: "PRAGMA busy_timeout = 5000",
+    public_id: "BLOB",
+    text: "TEXT"
+);
+app_connection!(PgConnection, on_connect: "", public_id: "BYTEA", text: "TEXT");
+app_connection!(MysqlConnection, on_connect: "", public_id: "BINARY(16)", text: "VARCHAR(255)");
+
+/// Runs [`AppConnection::on_connect`] on each connection the pool opens.
+#[derive(Debug)]
+struct OnConnect;
+
+impl<C: AppConnection> CustomizeConnection<C, diesel::r2d2::Error> for OnConnect {
+    fn on_acquire(&self, conn: &mut C) -> Result<(), diesel::r2d2::Error> {
+        C::on_connect(conn).map_err(diesel::r2d2::Error::QueryError)
+    }
+}
