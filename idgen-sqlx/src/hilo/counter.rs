@@ -65,6 +65,8 @@ impl<DB: SqlxDatabase> std::fmt::Debug for Counter<DB> {
 
 /// `HiLoSource` for a source wrapping a [`Counter`] (fields `counter` and `name`, methods
 /// `create` and `unchecked`), and `IntoHiLoSource` for its pool, by value and by reference.
+/// (PostgreSQL's and SQLite's sources; MySQL's picks its mode at start-up and has its own.)
+#[cfg(any(feature = "postgres", feature = "sqlite"))]
 macro_rules! counter_source {
     ($(#[$doc:meta])* $source:ident for $pool:ty) => {
         impl $crate::hilo::HiLoSource for $source {
@@ -106,4 +108,5 @@ macro_rules! counter_source {
     };
 }
 
+#[cfg(any(feature = "postgres", feature = "sqlite"))]
 pub(crate) use counter_source;
