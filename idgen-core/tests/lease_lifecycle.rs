@@ -564,6 +564,79 @@ fn a_lease_dropped_without_any_runtime_is_released() {
     assert_eq!(next.node(), 0);
 }
 
+/// Set when the thread that owns it has dropped it, after a pause (as a pool closing its
+/// connections takes a moment).
+struct SlowTeardown(Arc<AtomicBool>);
+
+impl Drop for SlowTeardown {
+    fn drop(&mut self) {
+        std::thread::sleep(Duration::from_millis(300));
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// A store whose release leaves a task behind in the runtime it ran on (as a driver's
+/// connection task does), holding something slow to tear down.
+#[derive(Clone)]
+struct LeavesATask {
+    inner: MemoryLeaseStore,
+    torn_down: Arc<AtomicBool>,
+}
+
+impl LeaseStore for LeavesATask {
+    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
+        self.inner.claim(req).await
+    }
+    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
+        self.inner.renew(req).await
+    }
+    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
+        let teardown = SlowTeardown(Arc::clone(&self.torn_down));
+        tokio::spawn(async move {
+            let _held = teardown;
+            std::future::pending::<()>().await
+        });
+        self.inner.release(req).await
+    }
+    fn detached(&self) -> Option<Self> {
+        Some(self.clone())
+    }
+}
+
+/// When a lease dropped without a runtime returns from `drop`, its release thread has torn down
+/// what it held (its runtime and the tasks left in it, its share of the store). A process on
+/// its way out of `main` must not exit under a thread still closing a pool's connections: with
+/// libpq, `exit`'s clean-up under such a thread killed a child process with SIGSEGV.
+#[test]
+fn a_dropped_lease_s_release_thread_has_torn_down_when_drop_returns() {
+    let layout = one_node();
+    let store = LeavesATask {
+        inner: MemoryLeaseStore::new(),
+        torn_down: Arc::new(AtomicBool::new(false)),
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let lease = runtime
+        .block_on(
+            WorkerLease::options()
+                .capacity(1)
+                .acquire(store.clone(), &layout),
+        )
+        .unwrap();
+    drop(runtime);
+    drop(lease);
+    assert!(
+        store.torn_down.load(Ordering::SeqCst),
+        "drop returned while the release thread was still tearing down its runtime"
+    );
+    let next = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        WorkerLease::options()
+            .capacity(1)
+            .acquire(store.inner.clone(), &layout)
+            .await
+    });
+    assert_eq!(next.expect("the node ID was not released").node(), 0);
+}
+
 /// The next holder after a dropped lease still starts after what the dropped one issued.
 #[test]
 fn a_dropped_generator_hands_its_last_tick_to_the_release() {

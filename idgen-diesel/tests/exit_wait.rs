@@ -98,3 +98,52 @@ fn child(path: &str) {
         println!("RETURNING");
     });
 }
+
+/// Two lease statements of one store at once (a dropped lease's release task and the release its
+/// `Drop` starts as the runtime shuts down) take turns on one connection: the second does not
+/// make r2d2 open another connection on its own worker thread, which nobody waits for — a
+/// process exiting under such a connect (OpenSSL's exit-time clean-up under libpq) died with
+/// SIGSEGV.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_statements_of_one_store_take_turns_on_one_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("turns.sqlite").to_str().unwrap().to_owned();
+    let store: DieselLeaseStore<SqliteConnection> = DieselLeaseStore::new(
+        Pool::builder()
+            .max_size(4)
+            .min_idle(Some(0))
+            .build_unchecked(ConnectionManager::new(&path)),
+    );
+    store.create_table().unwrap();
+    assert_eq!(store.pool().state().connections, 1);
+
+    // The first claim holds its connection, waiting for our write lock.
+    let mut lock = SqliteConnection::establish(&path).unwrap();
+    lock.batch_execute("BEGIN EXCLUSIVE").unwrap();
+    let claim = |namespace: &'static str| {
+        let store = store.clone();
+        tokio::spawn(async move {
+            WorkerLease::options()
+                .namespace(namespace)
+                .acquire(store, &Layout::TWITTER)
+                .await
+        })
+    };
+    let first = claim("first");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The second asks while the first still runs.
+    let second = claim("second");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    lock.batch_execute("COMMIT").unwrap();
+    let first = first.await.unwrap().expect("the first claim");
+    let second = second.await.unwrap().expect("the second claim");
+    // A connect r2d2 started in the background would have landed by now.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        store.pool().state().connections,
+        1,
+        "the second statement made the pool open a connection on r2d2's worker thread"
+    );
+    first.handle().release().await.unwrap();
+    second.handle().release().await.unwrap();
+}

@@ -553,7 +553,15 @@ fn release_without_runtime(shared: &Arc<Shared>, last: Option<i64>) {
                         let _ = tokio::time::timeout(limit, store.release(request)).await;
                     }
                 });
+                drop(runtime);
             }
+            // Everything this thread holds goes before the caller is told: the runtime (with
+            // any task the store left in it) and its share of the lease, which may be the last
+            // one and so own the store's pool. The caller may be a process on its way out of
+            // `main`; a pool closing its connections on this thread while `exit` runs the C
+            // libraries' clean-up (OpenSSL's `atexit` handler under libpq) kills the process
+            // with SIGSEGV. Torn down first, the caller's side is the last to hold anything.
+            drop(shared);
             let _ = done.send(());
         });
     if spawned.is_ok() {

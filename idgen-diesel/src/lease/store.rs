@@ -1,7 +1,7 @@
 //! [`DieselLeaseStore`]: node-ID leases in a table of the application's database, over an r2d2
 //! pool of diesel connections.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use diesel::r2d2::R2D2Connection;
@@ -32,7 +32,7 @@ const CONNECTION_WAIT: Duration = Duration::from_secs(5);
 /// the pool and runs in autocommit (a claim on MySQL/MariaDB in a short transaction of its own),
 /// never inside a transaction of the caller, on a short-lived thread of its own per call, so
 /// async executors never block on the database (and a release still runs while the runtime
-/// shuts down).
+/// shuts down). A store (with its clones) runs one call at a time.
 ///
 /// ```
 /// # #[cfg(feature = "sqlite")]
@@ -57,6 +57,10 @@ pub struct DieselLeaseStore<C: R2D2Connection + 'static> {
     pool: DieselPool<C>,
     /// The table's SQL, or why the given name was refused.
     sql: Result<Arc<LeaseSql>, Error>,
+    /// Taken by each lease statement's thread for its whole statement, so the statements of
+    /// one store (its clones and detached copies included) run one at a time (see
+    /// [`on_thread`](Self::on_thread)).
+    turn: Arc<Mutex<()>>,
 }
 
 /// Creates the lease table with its default name (`idgen_worker_lease`) if it does not exist,
@@ -125,7 +129,11 @@ impl<C: DieselConnection> DieselLeaseStore<C> {
     /// A store whose name may be invalid: its calls then fail naming it (for `IntoLeaseStore`).
     fn named(pool: DieselPool<C>, table: &str) -> Self {
         let sql = LeaseSql::new(C::DIALECT, table).map(Arc::new);
-        DieselLeaseStore { pool, sql }
+        DieselLeaseStore {
+            pool,
+            sql,
+            turn: Arc::default(),
+        }
     }
 
     /// The table name as written into the SQL (quoted), `None` if the name was refused.
@@ -235,6 +243,13 @@ impl<C: DieselConnection> DieselLeaseStore<C> {
     /// start, so a lease's release in its last moments would fail at once instead of reaching
     /// the database. A thread per call (a claim at start-up, a renewal every few seconds) always
     /// runs; if the caller stops waiting, the statement still completes on its own.
+    ///
+    /// One statement of this store at a time: two at once (a dropped lease's release task and
+    /// the release its `Drop` starts when the runtime shuts down, say) would find the pool's one
+    /// connection taken, and r2d2 would open another on its own worker thread, which nobody
+    /// waits for. A process returning from `main` then runs `exit` — OpenSSL's clean-up — under
+    /// a thread still inside libpq's connect, and dies with SIGSEGV. Taking turns, the second
+    /// statement gets the first one's connection back.
     async fn on_thread<T, F>(&self, op: F) -> Result<T, BoxError>
     where
         T: Send + 'static,
@@ -246,13 +261,17 @@ impl<C: DieselConnection> DieselLeaseStore<C> {
         // Counted from before the spawn to the thread's last step, so a process that exits
         // meanwhile waits for it (bounded) instead of tearing libpq down under it.
         let running = exit_wait::Running::start();
+        let turn = Arc::clone(&self.turn);
         std::thread::Builder::new()
             .name("idgen-diesel-lease".to_owned())
             .spawn(move || {
-                let outcome = run_on(&pool, &sql, |session, sql| {
-                    exit_wait::wait_at_exit();
-                    op(session, sql)
-                });
+                let outcome = {
+                    let _turn = turn.lock().unwrap_or_else(PoisonError::into_inner);
+                    run_on(&pool, &sql, |session, sql| {
+                        exit_wait::wait_at_exit();
+                        op(session, sql)
+                    })
+                };
                 // The pool's clone goes before the answer: when the caller has its answer, this
                 // thread no longer holds a connection (it may be the pool's last clone, whose
                 // drop closes them).
@@ -397,6 +416,7 @@ impl<C: R2D2Connection + 'static> Clone for DieselLeaseStore<C> {
         DieselLeaseStore {
             pool: self.pool.clone(),
             sql: self.sql.clone(),
+            turn: Arc::clone(&self.turn),
         }
     }
 }
