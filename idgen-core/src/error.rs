@@ -141,6 +141,9 @@ pub enum Error {
         operation: &'static str,
         /// The store's error.
         message: String,
+        /// The store's error itself, when it returned one (with the driver's error in its
+        /// chain, for the SQL stores), for callers that inspect it.
+        source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync + 'static>>,
     },
 
     /// Options that contradict each other.

@@ -96,11 +96,21 @@ pub const DEFAULT_STATE_TABLE: &str = "idgen_db_generator";
 /// The prefix of the holder label under which the database holds its node ID.
 pub const HOLDER_PREFIX: &str = "database:";
 
-/// Which database's SQL to write.
+/// Which database's SQL to write: the databases of [`sql::Dialect`](crate::sql::Dialect) that
+/// can host the function (not SQLite, which has no stored functions). It converts both ways, and
+/// its quoting and placeholders are `sql::Dialect`'s.
 ///
 /// ```
 /// use idgen_core::db_generator::SqlDialect;
+/// use idgen_core::sql::Dialect;
 /// assert_eq!(SqlDialect::MySql.to_string(), "MySQL/MariaDB");
+/// assert_eq!(Dialect::from(SqlDialect::Postgres), Dialect::Postgres);
+/// assert_eq!(SqlDialect::try_from(Dialect::MySql)?, SqlDialect::MySql);
+/// assert!(SqlDialect::try_from(Dialect::Sqlite)
+///     .unwrap_err()
+///     .to_string()
+///     .contains("SQLite"));
+/// # Ok::<(), idgen_core::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -113,27 +123,44 @@ pub enum SqlDialect {
 
 impl std::fmt::Display for SqlDialect {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            SqlDialect::Postgres => "PostgreSQL",
-            SqlDialect::MySql => "MySQL/MariaDB",
-        })
+        crate::sql::Dialect::from(*self).fmt(f)
+    }
+}
+
+impl From<SqlDialect> for crate::sql::Dialect {
+    fn from(dialect: SqlDialect) -> Self {
+        match dialect {
+            SqlDialect::Postgres => crate::sql::Dialect::Postgres,
+            SqlDialect::MySql => crate::sql::Dialect::MySql,
+        }
+    }
+}
+
+impl TryFrom<crate::sql::Dialect> for SqlDialect {
+    type Error = Error;
+
+    /// The same database, or [`Error::InvalidOptions`] for SQLite.
+    fn try_from(dialect: crate::sql::Dialect) -> Result<Self, Error> {
+        match dialect {
+            crate::sql::Dialect::Postgres => Ok(SqlDialect::Postgres),
+            crate::sql::Dialect::MySql => Ok(SqlDialect::MySql),
+            other => Err(Error::InvalidOptions {
+                reason: format!(
+                    "the database-side generator needs PostgreSQL or MySQL/MariaDB (stored functions); {other} has none"
+                ),
+            }),
+        }
     }
 }
 
 impl SqlDialect {
     fn quote(self) -> char {
-        match self {
-            SqlDialect::Postgres => '"',
-            SqlDialect::MySql => '`',
-        }
+        crate::sql::Dialect::from(self).quote()
     }
 
     /// The `n`-th (1-based) bind parameter.
     fn param(self, n: usize) -> String {
-        match self {
-            SqlDialect::Postgres => format!("${n}"),
-            SqlDialect::MySql => "?".to_owned(),
-        }
+        crate::sql::Dialect::from(self).param(n)
     }
 }
 

@@ -256,14 +256,38 @@ fn transient_pause(attempt: u32) -> Duration {
     Duration::from_millis(5 << attempt)
 }
 
-/// A store error naming the operation and the table, with a hint when the table is missing.
+/// A store error naming the operation and the table, with a hint when the table is missing,
+/// and the driver's error as its source.
 fn describe<S: Session>(session: &S, sql: &LeaseSql, operation: &str, err: S::Error) -> BoxError {
     let hint = if session.classify(&err) == ErrorClass::MissingRelation {
         " (create it: `create_if_missing(true)` on the lease options, `create_lease_table(&pool)`, or the migration SQL)"
     } else {
         ""
     };
-    format!("{operation} on lease table {}: {err}{hint}", sql.table()).into()
+    Box::new(StatementError {
+        context: format!("{operation} on lease table {}: {err}{hint}", sql.table()),
+        source: Box::new(err),
+    })
+}
+
+/// A lease statement that failed: what was done on which table (with the driver's message and
+/// a hint), and the driver's error itself as the source, for callers that inspect it.
+#[derive(Debug)]
+struct StatementError {
+    context: String,
+    source: BoxError,
+}
+
+impl std::fmt::Display for StatementError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.context)
+    }
+}
+
+impl std::error::Error for StatementError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.source)
+    }
 }
 
 #[cfg(test)]

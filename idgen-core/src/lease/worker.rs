@@ -348,6 +348,7 @@ impl LeaseOptions {
                     "node ID {} was claimed by another holder at once",
                     claim.node
                 ),
+                source: None,
             });
         }
         shared.fence.extend_until(deadline);
@@ -791,10 +792,12 @@ async fn timed<T>(
         Ok(Err(e)) => Err(Error::LeaseStore {
             operation,
             message: e.to_string(),
+            source: Some(std::sync::Arc::from(e)),
         }),
         Err(_) => Err(Error::LeaseStore {
             operation,
             message: format!("no answer within {limit:?}"),
+            source: None,
         }),
     }
 }

@@ -305,6 +305,7 @@ fn store_error(operation: &'static str) -> impl Fn(BoxError) -> Error {
     move |e| Error::LeaseStore {
         operation,
         message: e.to_string(),
+        source: Some(Arc::from(e)),
     }
 }
 

@@ -147,6 +147,7 @@ async fn install_locked<DB: DbGeneratorDialect>(
                         .map_err(|e| Error::LeaseStore {
                             operation: "claim",
                             message: e.to_string(),
+                            source: Some(std::sync::Arc::from(e)),
                         })?
                         .ok_or_else(|| Error::NoFreeNode {
                             namespace: namespace.to_owned(),
@@ -229,6 +230,7 @@ pub async fn uninstall<DB: DbGeneratorDialect>(
             .map_err(|e| Error::LeaseStore {
                 operation: "release",
                 message: e.to_string(),
+                source: Some(std::sync::Arc::from(e)),
             })?;
         DB::delete_state(&mut tx, generator.delete_state_sql(dialect), &key)
             .await

@@ -231,6 +231,7 @@ impl<DB: SqlxDatabase> SqlxLeaseStore<DB> {
                     "no connection for lease table {}: {e}",
                     self.table().unwrap_or("?")
                 ),
+                source: Some(std::sync::Arc::new(e)),
             })
     }
 
@@ -246,6 +247,7 @@ fn store_error(operation: &'static str) -> impl Fn(BoxError) -> Error {
     move |e| Error::LeaseStore {
         operation,
         message: e.to_string(),
+        source: Some(std::sync::Arc::from(e)),
     }
 }
 

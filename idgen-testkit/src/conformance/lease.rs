@@ -397,6 +397,12 @@ pub async fn a_missing_table_is_named_with_a_hint<S: LeaseSubject>() {
     let text = err.to_string();
     assert!(text.contains(&db.quoted(TABLE)), "{text}");
     assert!(text.contains("create_lease_table"), "{text}");
+    // The store's error is the source, and the driver's error the source of that.
+    let driver = std::error::Error::source(&err).and_then(|store| store.source());
+    assert!(
+        driver.is_some(),
+        "the driver's error is not kept as the source: {err:?}"
+    );
 }
 
 /// A table of another name in another schema works like the default one; a name that could
