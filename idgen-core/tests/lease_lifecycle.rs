@@ -604,9 +604,11 @@ impl LeaseStore for LeavesATask {
 }
 
 /// When a lease dropped without a runtime returns from `drop`, its release thread has torn down
-/// what it held (its runtime and the tasks left in it, its share of the store). A process on
-/// its way out of `main` must not exit under a thread still closing a pool's connections: with
-/// libpq, `exit`'s clean-up under such a thread killed a child process with SIGSEGV.
+/// its runtime and the tasks the store left in it (a driver's connection task, say). A process
+/// on its way out of `main` must not exit under a thread still closing connections: with libpq,
+/// `exit`'s clean-up under such a thread killed a child process with SIGSEGV. (That the thread
+/// also lets go of its share of the lease before answering is ordered in the code; no test can
+/// force the other order.)
 #[test]
 fn a_dropped_lease_s_release_thread_has_torn_down_when_drop_returns() {
     let layout = one_node();
