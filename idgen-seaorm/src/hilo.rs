@@ -162,7 +162,7 @@ impl SeaOrmCounter {
     /// use idgen_seaorm::hilo::SeaOrmCounter;
     /// let db = sea_orm::Database::connect("sqlite::memory:").await?;
     /// let counter = SeaOrmCounter::new(&db, "orders")?.with_table("counters")?;
-    /// assert!(counter.migration_sql(1000).await?.contains("counters"));
+    /// assert!(counter.migration_sql(1000)?.contains("counters"));
     /// # Ok(()) }
     /// # #[cfg(not(feature = "sqlite"))]
     /// # fn main() {}
@@ -184,36 +184,34 @@ impl SeaOrmCounter {
     }
 
     /// idgen-sqlx's statements that create this counter with increment `block` (for a
-    /// migration file): a sequence on PostgreSQL and MariaDB ≥ 10.3 (asks the server which it
-    /// is), else the counter table and this counter's row. Idempotent.
+    /// migration file; no connection needed): a sequence on PostgreSQL, and on MariaDB once a
+    /// `create` has found sequences there; else the counter table and this counter's row.
+    /// Idempotent.
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")]
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let db = sea_orm::Database::connect("sqlite::memory:").await?;
-    /// let sql = idgen_seaorm::hilo::SeaOrmCounter::new(&db, "orders")?.migration_sql(1000).await?;
+    /// let sql = idgen_seaorm::hilo::SeaOrmCounter::new(&db, "orders")?.migration_sql(1000)?;
     /// assert!(sql.contains("INSERT OR IGNORE INTO idgen_hilo (name, next_val) VALUES ('orders', 1)"));
     /// # Ok(()) }
     /// # #[cfg(not(feature = "sqlite"))]
     /// # fn main() {}
     /// ```
     #[cfg_attr(
-        not(any(feature = "postgres", feature = "mysql")),
+        not(any(feature = "postgres", feature = "mysql", feature = "sqlite")),
         allow(unused_variables)
     )]
-    pub async fn migration_sql(&self, block: u64) -> Result<String, Error> {
+    pub fn migration_sql(&self, block: u64) -> Result<String, Error> {
         #[allow(unused_variables)]
         match &self.inner {
             #[cfg(feature = "postgres")]
             Inner::Postgres(c) => Ok(c.migration_sql(block)?),
             #[cfg(feature = "mysql")]
-            Inner::MySql(c) => {
-                c.detect_mode().await?;
-                Ok(c.migration_sql(block)?)
-            }
+            Inner::MySql(c) => Ok(c.migration_sql(block)?),
             #[cfg(feature = "sqlite")]
-            Inner::Sqlite(c) => Ok(c.migration_sql()?),
+            Inner::Sqlite(c) => Ok(c.migration_sql(block)?),
             Inner::Unsupported { error, .. } => Err(error.clone()),
         }
     }

@@ -157,7 +157,7 @@ use idgen_core::sql::SqlName;
 /// use idgen_sqlx::hilo::{DEFAULT_TABLE, SqliteCounter};
 ///
 /// let pool = sqlx::SqlitePool::connect_lazy("sqlite::memory:").unwrap();
-/// let sql = SqliteCounter::new(&pool, "orders").unwrap().migration_sql().unwrap();
+/// let sql = SqliteCounter::new(&pool, "orders").unwrap().migration_sql(1000).unwrap();
 /// assert!(sql.starts_with(&format!("CREATE TABLE IF NOT EXISTS {DEFAULT_TABLE} (")));
 /// # }
 /// # #[cfg(not(feature = "sqlite"))]

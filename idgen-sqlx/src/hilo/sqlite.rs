@@ -71,7 +71,7 @@ impl SqliteCounter {
     /// # use idgen_sqlx::hilo::SqliteCounter;
     /// # let pool = sqlx::SqlitePool::connect_lazy("sqlite::memory:").unwrap();
     /// let orders = SqliteCounter::new(&pool, "orders").unwrap().with_table("counters").unwrap();
-    /// assert!(orders.migration_sql().unwrap().contains("counters"));
+    /// assert!(orders.migration_sql(1000).unwrap().contains("counters"));
     /// # }
     /// ```
     pub fn with_table(mut self, table: &str) -> Result<SqliteCounter, Error> {
@@ -79,24 +79,26 @@ impl SqliteCounter {
         Ok(self)
     }
 
-    /// The idempotent DDL that [`create`](Self::create) runs, for a migration file.
+    /// The idempotent DDL that [`create`](Self::create) runs, for a migration file. `block` is
+    /// not stored (a table counter takes any step per call); it is there so every source's
+    /// `migration_sql` reads alike.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// # use idgen_sqlx::hilo::SqliteCounter;
     /// # let pool = sqlx::SqlitePool::connect_lazy("sqlite::memory:").unwrap();
-    /// let sql = SqliteCounter::new(&pool, "orders").unwrap().migration_sql().unwrap();
+    /// let sql = SqliteCounter::new(&pool, "orders").unwrap().migration_sql(1000).unwrap();
     /// assert!(sql.ends_with("INSERT OR IGNORE INTO idgen_hilo (name, next_val) VALUES ('orders', 1)"));
     /// # }
     /// ```
-    pub fn migration_sql(&self) -> Result<String, Error> {
+    pub fn migration_sql(&self, block: u64) -> Result<String, Error> {
         Ok(self
             .counter
             .sql
             .as_ref()
             .map_err(Clone::clone)?
-            .migration_sql(1))
+            .migration_sql(block))
     }
 
     /// Creates the counter table and the counter's row (starting at 1) if they do not exist.
