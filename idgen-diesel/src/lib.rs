@@ -165,6 +165,12 @@ pub mod hilo;
 pub mod lease;
 
 /// The README's example, compiled and run as a doctest so it cannot drift from the API.
-#[cfg(all(doctest, feature = "sqlite", feature = "lease", feature = "hilo"))]
+#[cfg(all(
+    doctest,
+    feature = "sqlite",
+    feature = "lease",
+    feature = "hilo",
+    feature = "async"
+))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

@@ -187,7 +187,9 @@ mod marker {
             .block(10)
             .build()
             .await?;
-        assert_eq!(again.next_id().await?, 11);
+        // The first one's blocks (the one it serves and the one it fetched ahead) are not
+        // handed out again.
+        assert!(again.next_id().await? > 10);
         Ok(())
     }
 }

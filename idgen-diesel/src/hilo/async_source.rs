@@ -18,7 +18,7 @@ use crate::{AsyncDieselConnection, AsyncDieselPool, DeadpoolPool, Error};
 /// the catalog at start-up; one autocommit statement per block), so processes of any of them
 /// share one counter.
 ///
-/// Allocations run on the caller's runtime, on a connection the counter takes from the pool
+/// Allocations run as tasks of their own on the caller's runtime, on a connection the counter takes from the pool
 /// once and keeps (taken again after a failure): never a connection in a caller's
 /// transaction, and never waiting behind the callers for a pool slot once it holds one. This
 /// costs one connection of the pool per counter (clones share it).
@@ -67,13 +67,18 @@ where
 /// counter's SQL; a connection whose statement failed goes back to the pool's recycling check.
 macro_rules! on_connection {
     ($counter:expr, |$session:ident, $sql:ident| $op:expr) => {{
-        let counter = $counter;
-        async move {
+        let counter = $counter.clone();
+        // A task of its own: a caller that stops waiting neither cancels a statement half-way
+        // nor waits for it (diesel-async's `SyncConnectionWrapper` blocks the dropping thread
+        // until a cancelled statement ends).
+        let task = tokio::spawn(async move {
             counter.sql(CounterKind::Table)?;
             let mut slot = counter.conn.lock().await;
             let mut conn = match slot.take() {
                 Some(conn) => conn,
-                None => pooled::<C>(&counter.pool).await?,
+                None => pooled::<C>(&counter.pool)
+                    .await
+                    .map_err(|e| format!("no connection for the counter: {e}"))?,
             };
             let outcome: Result<_, BoxError> = async {
                 let mut session = AsyncDieselSession { conn: &mut *conn };
@@ -87,6 +92,10 @@ macro_rules! on_connection {
                 *slot = Some(conn);
             }
             outcome
+        });
+        async move {
+            task.await
+                .unwrap_or_else(|e| Err(format!("the hi-lo statement's task failed: {e}").into()))
         }
     }};
 }

@@ -1,12 +1,14 @@
 //! [`AsyncDieselLeaseStore`]: node-ID leases in a table of the application's database, over a
 //! diesel-async deadpool pool.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use idgen_core::lease::steps;
 use idgen_core::sql::LeaseSql;
 
 use crate::async_session::{AsyncDieselSession, pooled, unpooled};
+use crate::lease::store::{OwnedClaim, OwnedRenew};
 use crate::lease::{
     BoxError, Claim, ClaimRequest, DEFAULT_TABLE, IntoLeaseStore, LeaseRow, LeaseStore,
     RenewRequest,
@@ -24,7 +26,9 @@ use crate::{AsyncDieselConnection, AsyncDieselPool, DeadpoolPool, Error};
 /// and idgen-sqlx's store, so processes of any of them lease from one table without ever
 /// sharing a node ID. Each call takes a connection of its own from the pool (waiting at most
 /// 5 s) and runs in autocommit (a claim on MySQL/MariaDB in a short transaction of its own),
-/// never inside a transaction of the caller, on the caller's runtime.
+/// never inside a transaction of the caller, as a task of its own on the caller's runtime (a
+/// caller that stops waiting leaves the statement to complete). A store (with its clones) runs
+/// one call at a time.
 ///
 /// ```
 /// # #[cfg(feature = "sqlite")]
@@ -59,6 +63,12 @@ where
     /// through the pool's manager (never one of the pool's, which may belong to a runtime that
     /// has stopped).
     detached: bool,
+    /// Taken by each lease statement's task for its whole statement, so the statements of one
+    /// store (its clones and detached copies included) run one at a time, as the blocking
+    /// store's: a burst of claims then queues here on one connection instead of taking the
+    /// pool's, each holding a connection through the claim's retries while the others wait
+    /// for one.
+    turn: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl<C: AsyncDieselConnection> AsyncDieselLeaseStore<C>
@@ -119,6 +129,7 @@ where
             pool,
             sql,
             detached: false,
+            turn: Arc::default(),
         }
     }
 
@@ -285,6 +296,18 @@ where
     }
 }
 
+/// Runs `call` as a task of its own on the caller's runtime: a caller that stops waiting (the
+/// engine's time-out) neither cancels a statement half-way nor waits for it. (diesel-async's
+/// `SyncConnectionWrapper` blocks the dropping thread until a cancelled statement ends, up to
+/// SQLite's busy timeout: the engine's time-out would only fire after it.)
+async fn spawned<T: Send + 'static>(
+    call: impl Future<Output = Result<T, BoxError>> + Send + 'static,
+) -> Result<T, BoxError> {
+    tokio::spawn(call)
+        .await
+        .unwrap_or_else(|e| Err(format!("the lease statement's task failed: {e}").into()))
+}
+
 /// The store error of a direct call (not through the engine).
 fn store_error(operation: &'static str) -> impl Fn(BoxError) -> Error {
     move |e| Error::LeaseStore {
@@ -298,24 +321,44 @@ where
     AsyncDieselConnectionManager<C>: Manager<Type = C, Error = PoolError>,
 {
     async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
-        let (mut conn, sql) = self.start().await?;
-        steps::claim(&mut conn.session(), sql, req).await
+        let (store, owned) = (self.clone(), OwnedClaim::new(req));
+        spawned(async move {
+            let _turn = store.turn.lock().await;
+            let (mut conn, sql) = store.start().await?;
+            steps::claim(&mut conn.session(), sql, owned.request()).await
+        })
+        .await
     }
 
     async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
-        let (mut conn, sql) = self.start().await?;
-        steps::renew(&mut conn.session(), sql, req).await
+        let (store, owned) = (self.clone(), OwnedRenew::new(req));
+        spawned(async move {
+            let _turn = store.turn.lock().await;
+            let (mut conn, sql) = store.start().await?;
+            steps::renew(&mut conn.session(), sql, owned.request()).await
+        })
+        .await
     }
 
     async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
-        let (mut conn, sql) = self.start().await?;
-        steps::release(&mut conn.session(), sql, req).await
+        let (store, owned) = (self.clone(), OwnedRenew::new(req));
+        spawned(async move {
+            let _turn = store.turn.lock().await;
+            let (mut conn, sql) = store.start().await?;
+            steps::release(&mut conn.session(), sql, owned.request()).await
+        })
+        .await
     }
 
     /// Creates the lease table if it does not exist ([`create_table`](Self::create_table)).
     async fn create_if_missing(&self) -> Result<(), BoxError> {
-        let (mut conn, sql) = self.start().await?;
-        steps::create_table(&mut conn.session(), sql).await
+        let store = self.clone();
+        spawned(async move {
+            let _turn = store.turn.lock().await;
+            let (mut conn, sql) = store.start().await?;
+            steps::create_table(&mut conn.session(), sql).await
+        })
+        .await
     }
 
     /// The same table, each call on a connection of its own that the pool's manager opens (its
@@ -367,6 +410,7 @@ where
             pool: self.pool.clone(),
             sql: self.sql.clone(),
             detached: self.detached,
+            turn: Arc::clone(&self.turn),
         }
     }
 }

@@ -95,7 +95,7 @@
 #[cfg(feature = "async")]
 mod async_store;
 mod exit_wait;
-mod store;
+pub(crate) mod store;
 
 #[cfg(feature = "async")]
 pub use crate::DeadpoolPool;
