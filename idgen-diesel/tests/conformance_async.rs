@@ -193,3 +193,72 @@ mod marker {
         Ok(())
     }
 }
+
+/// A detached copy (what a dropped lease releases with after its runtime stopped) reaches the
+/// database on a new runtime even from a pool that hands out idle connections unchecked
+/// (`RecyclingMethod::Fast`), whose one connection belonged to the stopped runtime.
+mod detached {
+    use std::time::Duration;
+
+    use diesel_async::pooled_connection::{ManagerConfig, RecyclingMethod};
+    use idgen_diesel::lease::{ClaimRequest, LeaseStore, RenewRequest};
+
+    use super::*;
+
+    fn current_thread() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime")
+    }
+
+    #[test]
+    fn a_detached_copy_releases_from_an_unchecked_pool_of_a_stopped_runtime() {
+        let first = current_thread();
+        let (db, store, node) = first.block_on(async {
+            let db = idgen_testkit::postgres()
+                .await
+                .expect("a PostgreSQL database");
+            let mut config = ManagerConfig::default();
+            config.recycling_method = RecyclingMethod::Fast;
+            let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(
+                db.url(),
+                config,
+            );
+            let pool = Pool::builder(manager).max_size(1).build().expect("a pool");
+            let store = AsyncDieselLeaseStore::new(pool);
+            store.create_table().await.expect("the table");
+            let claim = store
+                .claim(ClaimRequest {
+                    namespace: "default",
+                    capacity: 4,
+                    holder: "gone",
+                    ttl: Duration::from_secs(600),
+                })
+                .await
+                .expect("a claim")
+                .expect("a free node ID");
+            (db, store, claim.node)
+        });
+        drop(first); // the pool's one connection is now dead
+
+        current_thread().block_on(async move {
+            let detached = store.detached().expect("a detached copy");
+            detached
+                .release(RenewRequest {
+                    namespace: "default",
+                    node,
+                    holder: "gone",
+                    ttl: Duration::ZERO,
+                    last_timestamp_ms: Some(5),
+                })
+                .await
+                .expect("the detached copy releases");
+            let rows = detached.rows("default").await.expect("the rows");
+            let row = rows.iter().find(|r| r.node == node).expect("the row");
+            assert_eq!((row.holder.clone(), row.last_timestamp_ms), (None, Some(5)));
+            drop((detached, store));
+        });
+        drop(db);
+    }
+}
