@@ -14,6 +14,8 @@
 
 use std::time::Duration;
 
+// `batch_execute` for MySQL's and SQLite's preparation (a supertrait method elsewhere).
+#[cfg(any(feature = "mysql", feature = "sqlite"))]
 use diesel::connection::SimpleConnection;
 use diesel::r2d2::R2D2Connection;
 use diesel::result::{DatabaseErrorKind, Error as QueryError, QueryResult};

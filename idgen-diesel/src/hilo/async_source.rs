@@ -6,11 +6,11 @@ use std::sync::{Arc, OnceLock};
 use idgen_core::sql::{CounterKind, CounterSql, Dialect, detect_mysql_kind};
 
 use crate::async_session::{AsyncDieselSession, pooled};
-use crate::hilo::{BoxError, DEFAULT_TABLE, HiLoSource, Increment, IntoHiLoSource};
+use crate::hilo::{BoxError, DEFAULT_TABLE, HiLoSource, Increment};
 use deadpool::managed::Manager;
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, PoolError};
 
-use crate::{AsyncDieselConnection, AsyncDieselPool, DeadpoolPool, Error};
+use crate::{AsyncDieselConnection, AsyncDieselPool, Error};
 
 /// A hi-lo counter over a diesel-async deadpool pool (feature `async`): the [`HiLoSource`]
 /// behind `HiLo::builder(&pool)`, with the SQL and semantics of
@@ -294,7 +294,7 @@ where
 macro_rules! into_hilo_source {
     ($feature:literal, $conn:ty) => {
         #[cfg(feature = $feature)]
-        impl IntoHiLoSource<DeadpoolPool> for AsyncDieselPool<$conn> {
+        impl crate::hilo::IntoHiLoSource<crate::DeadpoolPool> for AsyncDieselPool<$conn> {
             type Source = AsyncDieselCounter<$conn>;
             /// The counter `counter` on this pool; a refused name fails at start-up, naming it.
             fn into_hilo_source(self, counter: &str) -> AsyncDieselCounter<$conn> {
@@ -303,7 +303,7 @@ macro_rules! into_hilo_source {
         }
 
         #[cfg(feature = $feature)]
-        impl IntoHiLoSource<DeadpoolPool> for &AsyncDieselPool<$conn> {
+        impl crate::hilo::IntoHiLoSource<crate::DeadpoolPool> for &AsyncDieselPool<$conn> {
             type Source = AsyncDieselCounter<$conn>;
             /// The counter `counter` on a clone of this pool; a refused name fails at start-up.
             fn into_hilo_source(self, counter: &str) -> AsyncDieselCounter<$conn> {

@@ -10,13 +10,12 @@ use idgen_core::sql::LeaseSql;
 use crate::async_session::{AsyncDieselSession, pooled, unpooled};
 use crate::lease::store::{OwnedClaim, OwnedRenew};
 use crate::lease::{
-    BoxError, Claim, ClaimRequest, DEFAULT_TABLE, IntoLeaseStore, LeaseRow, LeaseStore,
-    RenewRequest,
+    BoxError, Claim, ClaimRequest, DEFAULT_TABLE, LeaseRow, LeaseStore, RenewRequest,
 };
 use deadpool::managed::Manager;
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, PoolError};
 
-use crate::{AsyncDieselConnection, AsyncDieselPool, DeadpoolPool, Error};
+use crate::{AsyncDieselConnection, AsyncDieselPool, Error};
 
 /// Node-ID leases kept in a table of a PostgreSQL, MySQL/MariaDB or SQLite database, over a
 /// diesel-async deadpool pool (feature `async`): the [`LeaseStore`] behind
@@ -375,7 +374,7 @@ where
 macro_rules! into_lease_store {
     ($feature:literal, $conn:ty) => {
         #[cfg(feature = $feature)]
-        impl IntoLeaseStore<DeadpoolPool> for AsyncDieselPool<$conn> {
+        impl crate::lease::IntoLeaseStore<crate::DeadpoolPool> for AsyncDieselPool<$conn> {
             type Store = AsyncDieselLeaseStore<$conn>;
             /// The store on this pool; a refused table name fails the first claim, naming it.
             fn into_lease_store(self, table: &str) -> AsyncDieselLeaseStore<$conn> {
@@ -384,7 +383,7 @@ macro_rules! into_lease_store {
         }
 
         #[cfg(feature = $feature)]
-        impl IntoLeaseStore<DeadpoolPool> for &AsyncDieselPool<$conn> {
+        impl crate::lease::IntoLeaseStore<crate::DeadpoolPool> for &AsyncDieselPool<$conn> {
             type Store = AsyncDieselLeaseStore<$conn>;
             /// The store on a clone of this pool; a refused table name fails the first claim.
             fn into_lease_store(self, table: &str) -> AsyncDieselLeaseStore<$conn> {
