@@ -107,6 +107,12 @@ mod session;
 #[cfg(any(feature = "lease", feature = "hilo"))]
 pub use session::DieselConnection;
 
+#[cfg(feature = "async")]
+mod async_session;
+#[cfg(feature = "async")]
+#[cfg_attr(docsrs, doc(cfg(feature = "async")))]
+pub use async_session::{AsyncDieselConnection, AsyncDieselPool, DeadpoolPool};
+
 #[cfg(any(feature = "lease", feature = "hilo"))]
 /// Marks idgen's implementations for r2d2 pools of diesel connections (`IntoLeaseStore`,
 /// `IntoHiLoSource`), so that `WorkerLease::acquire(&pool, &layout)` and
@@ -159,6 +165,12 @@ pub mod hilo;
 pub mod lease;
 
 /// The README's example, compiled and run as a doctest so it cannot drift from the API.
-#[cfg(all(doctest, feature = "sqlite", feature = "lease", feature = "hilo"))]
+#[cfg(all(
+    doctest,
+    feature = "sqlite",
+    feature = "lease",
+    feature = "hilo",
+    feature = "async"
+))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

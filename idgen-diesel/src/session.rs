@@ -14,6 +14,8 @@
 
 use std::time::Duration;
 
+// `batch_execute` for MySQL's and SQLite's preparation (a supertrait method elsewhere).
+#[cfg(any(feature = "mysql", feature = "sqlite"))]
 use diesel::connection::SimpleConnection;
 use diesel::r2d2::R2D2Connection;
 use diesel::result::{DatabaseErrorKind, Error as QueryError, QueryResult};
@@ -69,30 +71,30 @@ pub trait DieselConnection: R2D2Connection + sealed::Sealed + 'static {
 
 /// `… AS value`, a number.
 #[derive(QueryableByName)]
-struct Number {
+pub(crate) struct Number {
     #[diesel(sql_type = BigInt)]
-    value: i64,
+    pub(crate) value: i64,
 }
 
 /// `… AS value`, a text.
 #[derive(QueryableByName)]
-struct TextValue {
+pub(crate) struct TextValue {
     #[diesel(sql_type = Text)]
-    value: String,
+    pub(crate) value: String,
 }
 
 /// `node, last_timestamp`.
 #[derive(QueryableByName)]
-struct ClaimRow {
+pub(crate) struct ClaimRow {
     #[diesel(sql_type = BigInt)]
-    node: i64,
+    pub(crate) node: i64,
     #[diesel(sql_type = Nullable<BigInt>)]
-    last_timestamp: Option<i64>,
+    pub(crate) last_timestamp: Option<i64>,
 }
 
 /// `node, holder, expires_at_ms, last_timestamp`.
 #[derive(QueryableByName)]
-struct TableRow {
+pub(crate) struct TableRow {
     #[diesel(sql_type = BigInt)]
     node: i64,
     #[diesel(sql_type = Nullable<Text>)]
@@ -104,7 +106,7 @@ struct TableRow {
 }
 
 impl TableRow {
-    fn into_lease_row(self) -> QueryResult<LeaseRow> {
+    pub(crate) fn into_lease_row(self) -> QueryResult<LeaseRow> {
         LeaseRow::new(
             self.node,
             self.holder,
@@ -188,7 +190,7 @@ struct BusyTimeout {
 }
 
 /// `st`'s SQL with its values bound, for `DB`.
-fn bound<'a, DB>(
+pub(crate) fn bound<'a, DB>(
     st: Statement<'a>,
 ) -> diesel::query_builder::BoxedSqlQuery<'a, DB, diesel::query_builder::SqlQuery>
 where

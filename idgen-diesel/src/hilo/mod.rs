@@ -55,8 +55,15 @@
 //! INSERT OR IGNORE INTO idgen_hilo (name, next_val) VALUES ('orders', 1);
 //! ```
 
+#[cfg(feature = "async")]
+mod async_source;
 mod source;
 
+#[cfg(feature = "async")]
+pub use crate::DeadpoolPool;
 pub use crate::R2d2Pool;
+#[cfg(feature = "async")]
+#[cfg_attr(docsrs, doc(cfg(feature = "async")))]
+pub use async_source::AsyncDieselCounter;
 pub use idgen_core::hilo::*;
 pub use source::{DEFAULT_TABLE, DieselCounter};

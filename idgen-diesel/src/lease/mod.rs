@@ -92,9 +92,16 @@
 //!
 //! [`DieselLeaseStore::migration_sql`] returns the statement for a store's table name.
 
+#[cfg(feature = "async")]
+mod async_store;
 mod exit_wait;
-mod store;
+pub(crate) mod store;
 
+#[cfg(feature = "async")]
+pub use crate::DeadpoolPool;
 pub use crate::R2d2Pool;
+#[cfg(feature = "async")]
+#[cfg_attr(docsrs, doc(cfg(feature = "async")))]
+pub use async_store::AsyncDieselLeaseStore;
 pub use idgen_core::lease::*;
 pub use store::{DEFAULT_TABLE, DieselLeaseStore, LeaseRow, create_lease_table};

@@ -310,7 +310,7 @@ fn store_error(operation: &'static str) -> impl Fn(BoxError) -> Error {
 }
 
 /// An owned [`ClaimRequest`], for a thread of its own.
-struct OwnedClaim {
+pub(crate) struct OwnedClaim {
     namespace: String,
     capacity: u64,
     holder: String,
@@ -318,7 +318,16 @@ struct OwnedClaim {
 }
 
 impl OwnedClaim {
-    fn request(&self) -> ClaimRequest<'_> {
+    pub(crate) fn new(req: ClaimRequest<'_>) -> Self {
+        OwnedClaim {
+            namespace: req.namespace.to_owned(),
+            capacity: req.capacity,
+            holder: req.holder.to_owned(),
+            ttl: req.ttl,
+        }
+    }
+
+    pub(crate) fn request(&self) -> ClaimRequest<'_> {
         ClaimRequest {
             namespace: &self.namespace,
             capacity: self.capacity,
@@ -329,7 +338,7 @@ impl OwnedClaim {
 }
 
 /// An owned [`RenewRequest`], for a thread of its own.
-struct OwnedRenew {
+pub(crate) struct OwnedRenew {
     namespace: String,
     node: u64,
     holder: String,
@@ -338,7 +347,7 @@ struct OwnedRenew {
 }
 
 impl OwnedRenew {
-    fn new(req: RenewRequest<'_>) -> Self {
+    pub(crate) fn new(req: RenewRequest<'_>) -> Self {
         OwnedRenew {
             namespace: req.namespace.to_owned(),
             node: req.node,
@@ -348,7 +357,7 @@ impl OwnedRenew {
         }
     }
 
-    fn request(&self) -> RenewRequest<'_> {
+    pub(crate) fn request(&self) -> RenewRequest<'_> {
         RenewRequest {
             namespace: &self.namespace,
             node: self.node,
@@ -361,12 +370,7 @@ impl OwnedRenew {
 
 impl<C: DieselConnection + Send> LeaseStore for DieselLeaseStore<C> {
     async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
-        let owned = OwnedClaim {
-            namespace: req.namespace.to_owned(),
-            capacity: req.capacity,
-            holder: req.holder.to_owned(),
-            ttl: req.ttl,
-        };
+        let owned = OwnedClaim::new(req);
         self.on_thread(move |session, sql| block_on(steps::claim(session, sql, owned.request())))
             .await
     }

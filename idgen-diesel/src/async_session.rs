@@ -1,0 +1,291 @@
+//! [`AsyncDieselConnection`]: the diesel-async connections idgen keeps its tables in, and the
+//! [`Session`](idgen_core::sql::Session) on one of them that idgen-core's shared lease and
+//! hi-lo procedures run on (on the caller's runtime, no thread of its own). The statements are
+//! bound and their rows decoded by the same code as the blocking session's
+//! ([`crate::session`]); only the way a statement is run differs.
+
+// Without a database feature no connection type implements `AsyncDieselConnection`.
+#![cfg_attr(
+    not(any(feature = "postgres", feature = "mysql", feature = "sqlite")),
+    allow(dead_code, unused_imports)
+)]
+
+use std::future::Future;
+use std::time::Duration;
+
+use diesel::result::{Error as QueryError, QueryResult};
+use diesel_async::SimpleAsyncConnection;
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, PoolError};
+use idgen_core::sql::{Dialect, ErrorClass, LeaseRow, Statement};
+
+use crate::session::{ClaimRow, Number, TableRow, TextValue, bound, classify};
+
+mod sealed {
+    #[allow(unreachable_pub)]
+    pub trait Sealed {}
+    #[cfg(feature = "postgres")]
+    impl Sealed for diesel_async::AsyncPgConnection {}
+    #[cfg(feature = "mysql")]
+    impl Sealed for diesel_async::AsyncMysqlConnection {}
+    #[cfg(feature = "sqlite")]
+    impl Sealed
+        for diesel_async::sync_connection_wrapper::SyncConnectionWrapper<diesel::SqliteConnection>
+    {
+    }
+}
+
+/// Marks idgen's implementations for diesel-async's deadpool pools (`IntoLeaseStore`,
+/// `IntoHiLoSource`), so that `WorkerLease::acquire(&pool, &layout)` and
+/// `HiLo::builder(&pool)` take a `diesel_async::pooled_connection::deadpool::Pool`. Never named
+/// by callers (the r2d2 pools' is [`R2d2Pool`](crate::R2d2Pool)).
+///
+/// ```no_run
+/// # #[cfg(all(feature = "async", feature = "postgres"))]
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use diesel_async::AsyncPgConnection;
+/// use diesel_async::pooled_connection::AsyncDieselConnectionManager;
+/// use diesel_async::pooled_connection::deadpool::Pool;
+/// use idgen_diesel::lease::WorkerLease;
+/// use idgen_diesel::Layout;
+///
+/// let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new("postgres://localhost/app");
+/// let pool = Pool::builder(manager).build()?;
+/// let by_reference = WorkerLease::options().create_if_missing(true)
+///     .acquire(&pool, &Layout::TWITTER).await?;
+/// let by_value = WorkerLease::acquire(pool.clone(), &Layout::TWITTER).await?;
+/// assert_ne!(by_reference.node(), by_value.node());
+/// # Ok(()) }
+/// # #[cfg(not(all(feature = "async", feature = "postgres")))]
+/// # fn main() {}
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub enum DeadpoolPool {}
+
+/// A diesel-async deadpool pool of connections of type `C`: what
+/// [`AsyncDieselLeaseStore`](crate::lease::AsyncDieselLeaseStore) and
+/// [`AsyncDieselCounter`](crate::hilo::AsyncDieselCounter) take. The same type as
+/// `diesel_async::pooled_connection::deadpool::Pool<C>`.
+///
+/// ```
+/// # #[cfg(feature = "sqlite")]
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use diesel::SqliteConnection;
+/// use diesel_async::pooled_connection::AsyncDieselConnectionManager;
+/// use diesel_async::pooled_connection::deadpool::Pool;
+/// use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
+///
+/// type Sqlite = SyncConnectionWrapper<SqliteConnection>;
+/// let pool: idgen_diesel::AsyncDieselPool<Sqlite> =
+///     Pool::builder(AsyncDieselConnectionManager::<Sqlite>::new(":memory:")).build()?;
+/// assert_eq!(pool.status().size, 0); // connects on first use
+/// # Ok(()) }
+/// # #[cfg(not(feature = "sqlite"))]
+/// # fn main() {}
+/// ```
+pub type AsyncDieselPool<C> = deadpool::managed::Pool<AsyncDieselConnectionManager<C>>;
+
+/// A diesel-async connection idgen keeps lease tables and hi-lo counters in:
+/// `AsyncPgConnection`, `AsyncMysqlConnection` (MariaDB too) and
+/// `SyncConnectionWrapper<SqliteConnection>`, with the crate features `async` and
+/// `postgres`, `mysql`, `sqlite`. Sealed.
+///
+/// ```
+/// fn takes_an_idgen_connection<C: idgen_diesel::AsyncDieselConnection>(_conn: &mut C) {}
+/// # #[cfg(feature = "postgres")]
+/// # let _ = takes_an_idgen_connection::<diesel_async::AsyncPgConnection>;
+/// ```
+pub trait AsyncDieselConnection:
+    SimpleAsyncConnection + Send + Sized + sealed::Sealed + 'static
+{
+    /// The SQL dialect.
+    const DIALECT: Dialect;
+    /// Readies a connection taken from the pool: autocommit on MySQL/MariaDB, a 5 s busy
+    /// timeout on SQLite when it has none (as the blocking connections).
+    #[doc(hidden)]
+    fn prepare(&mut self) -> impl Future<Output = QueryResult<()>> + Send;
+    /// Runs `st` with its values bound; the rows it affected.
+    #[doc(hidden)]
+    fn run(&mut self, st: Statement<'_>) -> impl Future<Output = QueryResult<usize>> + Send;
+    /// The `value` column of each row of `st`, a number.
+    #[doc(hidden)]
+    fn load_numbers(
+        &mut self,
+        st: Statement<'_>,
+    ) -> impl Future<Output = QueryResult<Vec<i64>>> + Send;
+    /// The `value` column of each row of `st`, a text.
+    #[doc(hidden)]
+    fn load_texts(
+        &mut self,
+        st: Statement<'_>,
+    ) -> impl Future<Output = QueryResult<Vec<String>>> + Send;
+    /// `node, last_timestamp` of each row of `st`.
+    #[doc(hidden)]
+    fn load_claims(
+        &mut self,
+        st: Statement<'_>,
+    ) -> impl Future<Output = QueryResult<Vec<(i64, Option<i64>)>>> + Send;
+    /// `node, holder, expires_at_ms, last_timestamp` of each row of `st`.
+    #[doc(hidden)]
+    fn load_lease_rows(
+        &mut self,
+        st: Statement<'_>,
+    ) -> impl Future<Output = QueryResult<Vec<LeaseRow>>> + Send;
+}
+
+/// One connection as an idgen-core [`Session`](idgen_core::sql::Session); async.
+pub(crate) struct AsyncDieselSession<'c, C> {
+    pub(crate) conn: &'c mut C,
+}
+
+impl<C: AsyncDieselConnection> idgen_core::sql::Session for AsyncDieselSession<'_, C> {
+    type Error = QueryError;
+
+    fn dialect(&self) -> Dialect {
+        C::DIALECT
+    }
+
+    fn classify(&self, err: &QueryError) -> ErrorClass {
+        classify(C::DIALECT, err)
+    }
+
+    async fn execute(&mut self, st: Statement<'_>) -> QueryResult<u64> {
+        if st.params.is_empty() {
+            // One simple query: it may hold several statements.
+            return self.conn.batch_execute(&st.sql).await.map(|()| 0);
+        }
+        self.conn.run(st).await.map(|rows| rows as u64)
+    }
+
+    async fn fetch_i64(&mut self, st: Statement<'_>) -> QueryResult<Option<i64>> {
+        Ok(self.conn.load_numbers(st).await?.first().copied())
+    }
+
+    async fn fetch_text(&mut self, st: Statement<'_>) -> QueryResult<Option<String>> {
+        Ok(self.conn.load_texts(st).await?.into_iter().next())
+    }
+
+    async fn fetch_claim(&mut self, st: Statement<'_>) -> QueryResult<Option<(i64, Option<i64>)>> {
+        Ok(self.conn.load_claims(st).await?.first().copied())
+    }
+
+    async fn fetch_lease_rows(&mut self, st: Statement<'_>) -> QueryResult<Vec<LeaseRow>> {
+        self.conn.load_lease_rows(st).await
+    }
+
+    async fn pause(&mut self, pause: Duration) {
+        tokio::time::sleep(pause).await;
+    }
+}
+
+/// The longest a call waits for a connection of the pool (or a new one, for a detached lease
+/// store): idgen-core's default store time-out, so a call does not outlive the engine's.
+pub(crate) const CONNECTION_WAIT: Duration = Duration::from_secs(5);
+
+/// A readied connection of `pool`, waiting at most [`CONNECTION_WAIT`].
+pub(crate) async fn pooled<C: AsyncDieselConnection>(
+    pool: &AsyncDieselPool<C>,
+) -> Result<deadpool::managed::Object<AsyncDieselConnectionManager<C>>, String>
+where
+    AsyncDieselConnectionManager<C>: deadpool::managed::Manager<Type = C, Error = PoolError>,
+{
+    let mut conn = match tokio::time::timeout(CONNECTION_WAIT, pool.get()).await {
+        Ok(Ok(conn)) => conn,
+        Ok(Err(e)) => return Err(e.to_string()),
+        Err(_) => return Err(format!("none free within {CONNECTION_WAIT:?}")),
+    };
+    conn.prepare().await.map_err(|e| e.to_string())?;
+    Ok(conn)
+}
+
+/// A readied connection of its own made by `pool`'s manager (its URL and setup), outside the
+/// pool, waiting at most [`CONNECTION_WAIT`].
+pub(crate) async fn unpooled<C: AsyncDieselConnection>(
+    pool: &AsyncDieselPool<C>,
+) -> Result<C, String>
+where
+    AsyncDieselConnectionManager<C>: deadpool::managed::Manager<Type = C, Error = PoolError>,
+{
+    use deadpool::managed::Manager;
+    let mut conn = match tokio::time::timeout(CONNECTION_WAIT, pool.manager().create()).await {
+        Ok(Ok(conn)) => conn,
+        Ok(Err(e)) => return Err(e.to_string()),
+        Err(_) => return Err(format!("not connected within {CONNECTION_WAIT:?}")),
+    };
+    conn.prepare().await.map_err(|e| e.to_string())?;
+    Ok(conn)
+}
+
+/// The future of a connection's preparation.
+type Preparing<'c> = std::pin::Pin<Box<dyn Future<Output = QueryResult<()>> + Send + 'c>>;
+
+macro_rules! async_diesel_connection {
+    ($feature:literal, $conn:ty, $backend:ty, $dialect:expr, $prepare:expr) => {
+        #[cfg(feature = $feature)]
+        impl AsyncDieselConnection for $conn {
+            const DIALECT: Dialect = $dialect;
+
+            async fn prepare(&mut self) -> QueryResult<()> {
+                let prepare: fn(&mut $conn) -> Preparing<'_> = $prepare;
+                prepare(self).await
+            }
+
+            async fn run(&mut self, st: Statement<'_>) -> QueryResult<usize> {
+                diesel_async::RunQueryDsl::execute(bound::<$backend>(st), self).await
+            }
+
+            async fn load_numbers(&mut self, st: Statement<'_>) -> QueryResult<Vec<i64>> {
+                let rows: Vec<Number> =
+                    diesel_async::RunQueryDsl::load(bound::<$backend>(st), self).await?;
+                Ok(rows.into_iter().map(|row| row.value).collect())
+            }
+
+            async fn load_texts(&mut self, st: Statement<'_>) -> QueryResult<Vec<String>> {
+                let rows: Vec<TextValue> =
+                    diesel_async::RunQueryDsl::load(bound::<$backend>(st), self).await?;
+                Ok(rows.into_iter().map(|row| row.value).collect())
+            }
+
+            async fn load_claims(
+                &mut self,
+                st: Statement<'_>,
+            ) -> QueryResult<Vec<(i64, Option<i64>)>> {
+                let rows: Vec<ClaimRow> =
+                    diesel_async::RunQueryDsl::load(bound::<$backend>(st), self).await?;
+                Ok(rows
+                    .into_iter()
+                    .map(|row| (row.node, row.last_timestamp))
+                    .collect())
+            }
+
+            async fn load_lease_rows(&mut self, st: Statement<'_>) -> QueryResult<Vec<LeaseRow>> {
+                let rows: Vec<TableRow> =
+                    diesel_async::RunQueryDsl::load(bound::<$backend>(st), self).await?;
+                rows.into_iter().map(TableRow::into_lease_row).collect()
+            }
+        }
+    };
+}
+
+async_diesel_connection!(
+    "postgres",
+    diesel_async::AsyncPgConnection,
+    diesel::pg::Pg,
+    Dialect::Postgres,
+    |_| Box::pin(async { Ok(()) })
+);
+async_diesel_connection!(
+    "mysql",
+    diesel_async::AsyncMysqlConnection,
+    diesel::mysql::Mysql,
+    Dialect::MySql,
+    |conn| Box::pin(conn.batch_execute("SET autocommit = 1"))
+);
+async_diesel_connection!(
+    "sqlite",
+    diesel_async::sync_connection_wrapper::SyncConnectionWrapper<diesel::SqliteConnection>,
+    diesel::sqlite::Sqlite,
+    Dialect::Sqlite,
+    // The blocking connection's own preparation, on the wrapper's blocking thread.
+    |conn| conn.spawn_blocking(<diesel::SqliteConnection as crate::DieselConnection>::prepare)
+);

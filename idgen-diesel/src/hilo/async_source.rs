@@ -1,0 +1,349 @@
+//! [`AsyncDieselCounter`]: a hi-lo counter (sequence or counter table) over a diesel-async
+//! deadpool pool, on a connection of its own.
+
+use std::sync::{Arc, OnceLock};
+
+use idgen_core::sql::{CounterKind, CounterSql, Dialect, detect_mysql_kind};
+
+use crate::async_session::{AsyncDieselSession, pooled};
+use crate::hilo::{BoxError, DEFAULT_TABLE, HiLoSource, Increment};
+use deadpool::managed::Manager;
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, PoolError};
+
+use crate::{AsyncDieselConnection, AsyncDieselPool, Error};
+
+/// A hi-lo counter over a diesel-async deadpool pool (feature `async`): the [`HiLoSource`]
+/// behind `HiLo::builder(&pool)`, with the SQL and semantics of
+/// [`DieselCounter`](super::DieselCounter) and idgen-sqlx (pooled-lo; the increment read from
+/// the catalog at start-up; one autocommit statement per block), so processes of any of them
+/// share one counter.
+///
+/// Allocations run as tasks of their own on the caller's runtime, on a connection the counter takes from the pool
+/// once and keeps (taken again after a failure): never a connection in a caller's
+/// transaction, and never waiting behind the callers for a pool slot once it holds one. This
+/// costs one connection of the pool per counter (clones share it).
+///
+/// ```
+/// # #[cfg(feature = "sqlite")]
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use diesel_async::pooled_connection::AsyncDieselConnectionManager;
+/// use diesel_async::pooled_connection::deadpool::Pool;
+/// use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
+/// use idgen_diesel::hilo::{AsyncDieselCounter, HiLo};
+///
+/// type Sqlite = SyncConnectionWrapper<diesel::SqliteConnection>;
+/// # let dir = tempfile::tempdir()?;
+/// # let path = dir.path().join("app.db").display().to_string();
+/// let pool = Pool::builder(AsyncDieselConnectionManager::<Sqlite>::new(path)).build()?;
+/// AsyncDieselCounter::new(&pool, "hilo")?.create(1000).await?; // once, or a migration
+///
+/// let ids = HiLo::new(&pool, 1000).await?; // the counter "hilo"
+/// assert_eq!(ids.next_id().await?, 1);
+/// assert_eq!(ids.next_id().await?, 2);
+///
+/// let orders = HiLo::builder(&pool).counter("orders").block(1000).build().await;
+/// assert!(orders.unwrap_err().to_string().contains("no row 'orders' in table idgen_hilo"));
+/// # Ok(()) }
+/// # #[cfg(not(feature = "sqlite"))]
+/// # fn main() {}
+/// ```
+pub struct AsyncDieselCounter<C: AsyncDieselConnection>
+where
+    AsyncDieselConnectionManager<C>: Manager<Type = C, Error = PoolError>,
+{
+    pool: AsyncDieselPool<C>,
+    name: String,
+    table: String,
+    /// MySQL/MariaDB: a sequence (MariaDB ≥ 10.3) or a table row, decided once from
+    /// `SELECT VERSION()`; PostgreSQL always a sequence, SQLite always a table row.
+    kind: Arc<OnceLock<CounterKind>>,
+    /// The counter's own connection, taken from the pool on first use.
+    conn:
+        Arc<tokio::sync::Mutex<Option<deadpool::managed::Object<AsyncDieselConnectionManager<C>>>>>,
+}
+
+/// Runs `$op` (an expression of `session` and `sql`) on the counter's own connection with the
+/// counter's SQL; a connection whose statement failed goes back to the pool's recycling check.
+macro_rules! on_connection {
+    ($counter:expr, |$session:ident, $sql:ident| $op:expr) => {{
+        let counter = $counter.clone();
+        // A task of its own: a caller that stops waiting neither cancels a statement half-way
+        // nor waits for it (diesel-async's `SyncConnectionWrapper` blocks the dropping thread
+        // until a cancelled statement ends).
+        let task = tokio::spawn(async move {
+            counter.sql(CounterKind::Table)?;
+            let mut slot = counter.conn.lock().await;
+            let mut conn = match slot.take() {
+                Some(conn) => conn,
+                None => pooled::<C>(&counter.pool)
+                    .await
+                    .map_err(|e| format!("no connection for the counter: {e}"))?,
+            };
+            let outcome: Result<_, BoxError> = async {
+                let mut session = AsyncDieselSession { conn: &mut *conn };
+                let kind = counter.kind(&mut session).await?;
+                let $sql = counter.sql(kind)?;
+                let $session = &mut session;
+                $op.await
+            }
+            .await;
+            if outcome.is_ok() {
+                *slot = Some(conn);
+            }
+            outcome
+        });
+        async move {
+            task.await
+                .unwrap_or_else(|e| Err(format!("the hi-lo statement's task failed: {e}").into()))
+        }
+    }};
+}
+
+impl<C: AsyncDieselConnection> AsyncDieselCounter<C>
+where
+    AsyncDieselConnectionManager<C>: Manager<Type = C, Error = PoolError>,
+{
+    /// The counter `name` (a sequence on PostgreSQL and MariaDB ≥ 10.3, else the row `name` of
+    /// the table `idgen_hilo`). Fails with [`Error::InvalidSqlName`] when `name` is not a plain
+    /// identifier.
+    ///
+    /// ```
+    /// # #[cfg(feature = "sqlite")]
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use diesel_async::pooled_connection::AsyncDieselConnectionManager;
+    /// use diesel_async::pooled_connection::deadpool::Pool;
+    /// use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
+    /// use idgen_diesel::hilo::AsyncDieselCounter;
+    /// type Sqlite = SyncConnectionWrapper<diesel::SqliteConnection>;
+    /// let pool = Pool::builder(AsyncDieselConnectionManager::<Sqlite>::new(":memory:")).build()?;
+    /// assert!(AsyncDieselCounter::new(&pool, "orders_id_seq").is_ok());
+    /// assert!(AsyncDieselCounter::new(&pool, "orders'); DROP TABLE orders; --").is_err());
+    /// # Ok(()) }
+    /// # #[cfg(not(feature = "sqlite"))]
+    /// # fn main() {}
+    /// ```
+    pub fn new(pool: &AsyncDieselPool<C>, name: &str) -> Result<Self, Error> {
+        let counter = Self::unchecked(pool, name);
+        counter.sql(CounterKind::Table)?;
+        Ok(counter)
+    }
+
+    /// The same counter kept in the table `table` instead of `idgen_hilo` (table counters only).
+    ///
+    /// ```
+    /// # #[cfg(feature = "sqlite")]
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use diesel_async::pooled_connection::AsyncDieselConnectionManager;
+    /// use diesel_async::pooled_connection::deadpool::Pool;
+    /// use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
+    /// use idgen_diesel::hilo::AsyncDieselCounter;
+    /// type Sqlite = SyncConnectionWrapper<diesel::SqliteConnection>;
+    /// let pool = Pool::builder(AsyncDieselConnectionManager::<Sqlite>::new(":memory:")).build()?;
+    /// let counter = AsyncDieselCounter::new(&pool, "orders")?.with_table("counters")?;
+    /// assert_eq!(counter.table(), "counters");
+    /// assert!(AsyncDieselCounter::new(&pool, "orders")?.with_table("counters;").is_err());
+    /// # Ok(()) }
+    /// # #[cfg(not(feature = "sqlite"))]
+    /// # fn main() {}
+    /// ```
+    pub fn with_table(self, table: &str) -> Result<Self, Error> {
+        let counter = AsyncDieselCounter {
+            table: table.to_owned(),
+            conn: Arc::default(),
+            kind: Arc::default(),
+            ..self
+        };
+        counter.sql(CounterKind::Table)?;
+        Ok(counter)
+    }
+
+    fn unchecked(pool: &AsyncDieselPool<C>, name: &str) -> Self {
+        AsyncDieselCounter {
+            pool: pool.clone(),
+            name: name.to_owned(),
+            table: DEFAULT_TABLE.to_owned(),
+            kind: Arc::default(),
+            conn: Arc::default(),
+        }
+    }
+
+    /// The counter table's name (used by table counters).
+    ///
+    /// ```
+    /// # #[cfg(feature = "sqlite")]
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use diesel_async::pooled_connection::AsyncDieselConnectionManager;
+    /// use diesel_async::pooled_connection::deadpool::Pool;
+    /// use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
+    /// type Sqlite = SyncConnectionWrapper<diesel::SqliteConnection>;
+    /// let pool = Pool::builder(AsyncDieselConnectionManager::<Sqlite>::new(":memory:")).build()?;
+    /// assert_eq!(idgen_diesel::hilo::AsyncDieselCounter::new(&pool, "orders")?.table(), "idgen_hilo");
+    /// # Ok(()) }
+    /// # #[cfg(not(feature = "sqlite"))]
+    /// # fn main() {}
+    /// ```
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
+    /// The counter's SQL as a `kind` counter, on the database's terms (PostgreSQL: sequence,
+    /// SQLite: table).
+    fn sql(&self, kind: CounterKind) -> Result<CounterSql, Error> {
+        match (C::DIALECT, kind) {
+            (Dialect::Postgres, _) | (Dialect::MySql, CounterKind::Sequence) => {
+                CounterSql::sequence(C::DIALECT, &self.name)
+            }
+            _ => CounterSql::table(C::DIALECT, &self.name, &self.table),
+        }
+    }
+
+    /// The idempotent DDL that [`create`](Self::create) runs, for a diesel migration's `up.sql`
+    /// (no connection needed): on MySQL/MariaDB the table form until the counter has met its
+    /// server (`create`, or the first allocation), which decides between sequence and table.
+    ///
+    /// ```
+    /// # #[cfg(feature = "sqlite")]
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use diesel_async::pooled_connection::AsyncDieselConnectionManager;
+    /// use diesel_async::pooled_connection::deadpool::Pool;
+    /// use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
+    /// use idgen_diesel::hilo::AsyncDieselCounter;
+    /// type Sqlite = SyncConnectionWrapper<diesel::SqliteConnection>;
+    /// let pool = Pool::builder(AsyncDieselConnectionManager::<Sqlite>::new(":memory:")).build()?;
+    /// let sql = AsyncDieselCounter::new(&pool, "orders")?.migration_sql(1000)?;
+    /// assert!(sql.ends_with("INSERT OR IGNORE INTO idgen_hilo (name, next_val) VALUES ('orders', 1)"));
+    /// # Ok(()) }
+    /// # #[cfg(not(feature = "sqlite"))]
+    /// # fn main() {}
+    /// ```
+    pub fn migration_sql(&self, block: u64) -> Result<String, Error> {
+        let kind = self.kind.get().copied().unwrap_or(CounterKind::Table);
+        Ok(self.sql(kind)?.migration_sql(block))
+    }
+
+    /// Creates the sequence (`INCREMENT BY block`) or the table and row if they do not exist
+    /// (an existing sequence is left as it is; start-up then checks its increment), safely when
+    /// other processes do the same at the same moment.
+    ///
+    /// ```
+    /// # #[cfg(feature = "sqlite")]
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use diesel_async::pooled_connection::AsyncDieselConnectionManager;
+    /// use diesel_async::pooled_connection::deadpool::Pool;
+    /// use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
+    /// use idgen_diesel::hilo::AsyncDieselCounter;
+    /// type Sqlite = SyncConnectionWrapper<diesel::SqliteConnection>;
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("app.db").display().to_string();
+    /// let pool = Pool::builder(AsyncDieselConnectionManager::<Sqlite>::new(path)).build()?;
+    /// let orders = AsyncDieselCounter::new(&pool, "orders")?;
+    /// orders.create(1000).await?;
+    /// orders.create(1000).await?; // idempotent
+    /// # Ok(()) }
+    /// # #[cfg(not(feature = "sqlite"))]
+    /// # fn main() {}
+    /// ```
+    pub async fn create(&self, block: u64) -> Result<(), Error> {
+        on_connection!(self, |session, sql| sql.create_on(session, block))
+            .await
+            .map_err(|source| Error::HiLoSource {
+                counter: self.name.clone(),
+                source: source.into(),
+            })
+    }
+
+    /// Sequence or table: decided once (MySQL/MariaDB by the server's version).
+    async fn kind(&self, session: &mut AsyncDieselSession<'_, C>) -> Result<CounterKind, BoxError> {
+        if let Some(kind) = self.kind.get() {
+            return Ok(*kind);
+        }
+        let kind = match C::DIALECT {
+            Dialect::Postgres => CounterKind::Sequence,
+            Dialect::Sqlite => CounterKind::Table,
+            Dialect::MySql => detect_mysql_kind(session).await?,
+        };
+        Ok(*self.kind.get_or_init(|| kind))
+    }
+}
+
+impl<C: AsyncDieselConnection> HiLoSource for AsyncDieselCounter<C>
+where
+    AsyncDieselConnectionManager<C>: Manager<Type = C, Error = PoolError>,
+{
+    async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
+        on_connection!(self, |session, sql| sql.allocate_on(session, size)).await
+    }
+
+    async fn increment(&self) -> Result<Increment, BoxError> {
+        let step = on_connection!(self, |session, sql| sql.increment_on(session)).await?;
+        Ok(step.map_or(Increment::PerCall, Increment::Fixed))
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// [`create`](Self::create).
+    async fn create_if_missing(&self, block: u64) -> Result<(), BoxError> {
+        on_connection!(self, |session, sql| sql.create_on(session, block)).await
+    }
+}
+
+macro_rules! into_hilo_source {
+    ($feature:literal, $conn:ty) => {
+        #[cfg(feature = $feature)]
+        impl crate::hilo::IntoHiLoSource<crate::DeadpoolPool> for AsyncDieselPool<$conn> {
+            type Source = AsyncDieselCounter<$conn>;
+            /// The counter `counter` on this pool; a refused name fails at start-up, naming it.
+            fn into_hilo_source(self, counter: &str) -> AsyncDieselCounter<$conn> {
+                AsyncDieselCounter::unchecked(&self, counter)
+            }
+        }
+
+        #[cfg(feature = $feature)]
+        impl crate::hilo::IntoHiLoSource<crate::DeadpoolPool> for &AsyncDieselPool<$conn> {
+            type Source = AsyncDieselCounter<$conn>;
+            /// The counter `counter` on a clone of this pool; a refused name fails at start-up.
+            fn into_hilo_source(self, counter: &str) -> AsyncDieselCounter<$conn> {
+                AsyncDieselCounter::unchecked(self, counter)
+            }
+        }
+    };
+}
+
+into_hilo_source!("postgres", diesel_async::AsyncPgConnection);
+into_hilo_source!("mysql", diesel_async::AsyncMysqlConnection);
+into_hilo_source!(
+    "sqlite",
+    diesel_async::sync_connection_wrapper::SyncConnectionWrapper<diesel::SqliteConnection>
+);
+
+impl<C: AsyncDieselConnection> Clone for AsyncDieselCounter<C>
+where
+    AsyncDieselConnectionManager<C>: Manager<Type = C, Error = PoolError>,
+{
+    fn clone(&self) -> Self {
+        AsyncDieselCounter {
+            pool: self.pool.clone(),
+            name: self.name.clone(),
+            table: self.table.clone(),
+            kind: Arc::clone(&self.kind),
+            conn: Arc::clone(&self.conn),
+        }
+    }
+}
+
+impl<C: AsyncDieselConnection> std::fmt::Debug for AsyncDieselCounter<C>
+where
+    AsyncDieselConnectionManager<C>: Manager<Type = C, Error = PoolError>,
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AsyncDieselCounter")
+            .field("connection", &std::any::type_name::<C>())
+            .field("name", &self.name)
+            .field("table", &self.table)
+            .finish()
+    }
+}
