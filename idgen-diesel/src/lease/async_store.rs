@@ -8,7 +8,7 @@ use idgen_core::lease::steps;
 use idgen_core::sql::LeaseSql;
 
 use crate::async_session::{AsyncDieselSession, pooled, unpooled};
-use crate::lease::store::{OwnedClaim, OwnedRenew};
+use crate::lease::store::{OwnedClaim, OwnedRenew, store_error};
 use crate::lease::{
     BoxError, Claim, ClaimRequest, DEFAULT_TABLE, LeaseRow, LeaseStore, RenewRequest,
 };
@@ -305,14 +305,6 @@ async fn spawned<T: Send + 'static>(
     tokio::spawn(call)
         .await
         .unwrap_or_else(|e| Err(format!("the lease statement's task failed: {e}").into()))
-}
-
-/// The store error of a direct call (not through the engine).
-fn store_error(operation: &'static str) -> impl Fn(BoxError) -> Error {
-    move |e| Error::LeaseStore {
-        operation,
-        message: e.to_string(),
-    }
 }
 
 impl<C: AsyncDieselConnection> LeaseStore for AsyncDieselLeaseStore<C>

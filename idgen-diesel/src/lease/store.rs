@@ -301,7 +301,7 @@ fn run_on<C: DieselConnection, T>(
 }
 
 /// The store error of a direct call (not through the engine).
-fn store_error(operation: &'static str) -> impl Fn(BoxError) -> Error {
+pub(crate) fn store_error(operation: &'static str) -> impl Fn(BoxError) -> Error {
     move |e| Error::LeaseStore {
         operation,
         message: e.to_string(),
