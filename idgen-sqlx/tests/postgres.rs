@@ -5,14 +5,11 @@ mod common;
 use idgen_sqlx::SnowflakeId;
 
 async fn db_with_ids_table() -> idgen_testkit::TestDb<sqlx::Postgres> {
-    let db = idgen_testkit::postgres()
-        .await
-        .expect("a PostgreSQL database");
-    sqlx::query("CREATE TABLE ids (id BIGINT PRIMARY KEY, generator INT NOT NULL, seq INT NOT NULL, parent BIGINT NULL)")
-        .execute(db.pool())
-        .await
-        .unwrap();
-    db
+    common::with_tables(
+        idgen_testkit::postgres(),
+        "CREATE TABLE ids (id BIGINT PRIMARY KEY, generator INT NOT NULL, seq INT NOT NULL, parent BIGINT NULL)",
+    )
+    .await
 }
 
 snowflake_cases!(sqlx::Postgres, db_with_ids_table(), ["$1", "$2"]);

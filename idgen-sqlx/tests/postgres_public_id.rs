@@ -6,17 +6,12 @@ use common::orders::Order;
 use idgen_sqlx::PublicId;
 
 async fn db_with_orders_table() -> idgen_testkit::TestDb<sqlx::Postgres> {
-    let db = idgen_testkit::postgres()
-        .await
-        .expect("a PostgreSQL database");
-    sqlx::raw_sql(
+    common::with_tables(
+        idgen_testkit::postgres(),
         "CREATE TABLE orders (id BIGINT PRIMARY KEY, public_id UUID NOT NULL, customer_id BIGINT NOT NULL, gift_card UUID NULL);
          CREATE UNIQUE INDEX orders_public_id ON orders (public_id);",
     )
-    .execute(db.pool())
     .await
-    .unwrap();
-    db
 }
 
 public_id_cases!(sqlx::Postgres, ["$1", "$2", "$3", "$4"], names_index: true, stored: ("SELECT public_id::TEXT FROM orders", "01890a5d-ac96-774b-bcce-b302099a8057"));

@@ -3,12 +3,11 @@
 mod common;
 
 async fn db_with_ids_table() -> idgen_testkit::TestDb<sqlx::Sqlite> {
-    let db = idgen_testkit::sqlite().await.expect("an SQLite database");
-    sqlx::query("CREATE TABLE ids (id INTEGER PRIMARY KEY, generator INTEGER NOT NULL, seq INTEGER NOT NULL, parent INTEGER NULL)")
-        .execute(db.pool())
-        .await
-        .unwrap();
-    db
+    common::with_tables(
+        idgen_testkit::sqlite(),
+        "CREATE TABLE ids (id INTEGER PRIMARY KEY, generator INTEGER NOT NULL, seq INTEGER NOT NULL, parent INTEGER NULL)",
+    )
+    .await
 }
 
 snowflake_cases!(sqlx::Sqlite, db_with_ids_table(), ["?", "?"]);

@@ -6,6 +6,24 @@ pub mod orders;
 pub mod public_id_cases;
 pub mod snowflake_cases;
 
+/// A fresh test database from `db` (`idgen_testkit::postgres()`, `mysql()` or `sqlite()`) with
+/// `ddl` run on it.
+pub async fn with_tables<DB>(
+    db: impl std::future::Future<Output = Result<idgen_testkit::TestDb<DB>, idgen_testkit::Error>>,
+    ddl: impl sqlx::SqlSafeStr,
+) -> idgen_testkit::TestDb<DB>
+where
+    DB: sqlx::Database,
+    for<'c> &'c sqlx::Pool<DB>: sqlx::Executor<'c, Database = DB>,
+{
+    let db = db.await.expect("a test database");
+    sqlx::raw_sql(ddl)
+        .execute(db.pool())
+        .await
+        .expect("the test's tables");
+    db
+}
+
 /// Every row of `ids` in ID order.
 pub const SELECT_IDS: &str = "SELECT id, generator, seq, parent FROM ids ORDER BY id";
 
