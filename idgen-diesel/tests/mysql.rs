@@ -5,13 +5,7 @@ mod common;
 use diesel::prelude::*;
 use idgen_diesel::SnowflakeId;
 
-column_cases! {
-    connection: MysqlConnection = idgen_testkit::mysql(),
-    public: diesel::sql_types::Binary,
-    create: "CREATE TABLE orders (id BIGINT PRIMARY KEY, parent BIGINT NULL, seq INT NOT NULL, public BINARY(16) NOT NULL UNIQUE)",
-    insert_negative: "INSERT INTO orders (id, parent, seq, public) VALUES (-5, NULL, 0, RANDOM_BYTES(16)), (6, -7, 1, RANDOM_BYTES(16))",
-    two_bytes: "x'0102'",
-}
+column_cases!(mysql);
 
 #[tokio::test]
 async fn unsigned_decimal_and_floating_values_are_checked_not_truncated() {

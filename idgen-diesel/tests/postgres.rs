@@ -6,13 +6,7 @@ use diesel::dsl::sql;
 use diesel::prelude::*;
 use idgen_diesel::SnowflakeId;
 
-column_cases! {
-    connection: PgConnection = idgen_testkit::postgres(),
-    public: diesel::sql_types::Uuid,
-    create: "CREATE TABLE orders (id BIGINT PRIMARY KEY, parent BIGINT NULL, seq INT NOT NULL, public UUID NOT NULL UNIQUE)",
-    insert_negative: "INSERT INTO orders (id, parent, seq, public) VALUES (-5, NULL, 0, gen_random_uuid()), (6, -7, 1, gen_random_uuid())",
-    two_bytes: "'\\x0102'::bytea",
-}
+column_cases!(postgres);
 
 #[tokio::test]
 async fn a_value_of_the_wrong_width_is_an_error() {

@@ -5,13 +5,7 @@ mod common;
 use diesel::prelude::*;
 use idgen_diesel::SnowflakeId;
 
-column_cases! {
-    connection: SqliteConnection = idgen_testkit::sqlite(),
-    public: diesel::sql_types::Binary,
-    create: "CREATE TABLE orders (id INTEGER PRIMARY KEY, parent INTEGER NULL, seq INTEGER NOT NULL, public BLOB NOT NULL UNIQUE)",
-    insert_negative: "INSERT INTO orders (id, parent, seq, public) VALUES (-5, NULL, 0, randomblob(16)), (6, -7, 1, randomblob(16))",
-    two_bytes: "x'0102'",
-}
+column_cases!(sqlite);
 
 #[tokio::test]
 async fn text_real_and_blob_values_are_checked_not_coerced() {

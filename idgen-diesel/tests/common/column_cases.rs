@@ -2,7 +2,10 @@
 //! test file, with the `orders` table and its model (diesel's query traits are per backend, so
 //! the cases are a macro over the connection type rather than generic functions).
 
-/// The shared cases on a diesel connection `$conn` to a database from `$db`
+/// `column_cases!(postgres)`, `(mysql)` or `(sqlite)`: the cases on that database, with its
+/// `orders` table (`public` is a `UUID` on PostgreSQL, 16 bytes of binary elsewhere).
+///
+/// The general form: the shared cases on a diesel connection `$conn` to a database from `$db`
 /// (`idgen_testkit::postgres()`, …): `$create` makes `orders` (`id`, nullable `parent`, `seq`,
 /// unique `public` of SQL type `$public`), `$insert_negative` writes the rows `(-5, NULL, 0, …)`
 /// and `(6, -7, 1, …)` behind the types' back, and `$two_bytes` is an SQL literal of 2 bytes of
@@ -13,6 +16,33 @@
 /// `negative_values_are_refused_by_name` and `a_public_id_of_the_wrong_length_is_an_error_naming_it`.
 #[macro_export]
 macro_rules! column_cases {
+    (postgres) => {
+        $crate::column_cases! {
+            connection: PgConnection = idgen_testkit::postgres(),
+            public: diesel::sql_types::Uuid,
+            create: "CREATE TABLE orders (id BIGINT PRIMARY KEY, parent BIGINT NULL, seq INT NOT NULL, public UUID NOT NULL UNIQUE)",
+            insert_negative: "INSERT INTO orders (id, parent, seq, public) VALUES (-5, NULL, 0, gen_random_uuid()), (6, -7, 1, gen_random_uuid())",
+            two_bytes: "'\\x0102'::bytea",
+        }
+    };
+    (mysql) => {
+        $crate::column_cases! {
+            connection: MysqlConnection = idgen_testkit::mysql(),
+            public: diesel::sql_types::Binary,
+            create: "CREATE TABLE orders (id BIGINT PRIMARY KEY, parent BIGINT NULL, seq INT NOT NULL, public BINARY(16) NOT NULL UNIQUE)",
+            insert_negative: "INSERT INTO orders (id, parent, seq, public) VALUES (-5, NULL, 0, RANDOM_BYTES(16)), (6, -7, 1, RANDOM_BYTES(16))",
+            two_bytes: "x'0102'",
+        }
+    };
+    (sqlite) => {
+        $crate::column_cases! {
+            connection: SqliteConnection = idgen_testkit::sqlite(),
+            public: diesel::sql_types::Binary,
+            create: "CREATE TABLE orders (id INTEGER PRIMARY KEY, parent INTEGER NULL, seq INTEGER NOT NULL, public BLOB NOT NULL UNIQUE)",
+            insert_negative: "INSERT INTO orders (id, parent, seq, public) VALUES (-5, NULL, 0, randomblob(16)), (6, -7, 1, randomblob(16))",
+            two_bytes: "x'0102'",
+        }
+    };
     (
         connection: $conn:ty = $db:expr,
         public: $public:ty,
@@ -204,20 +234,15 @@ macro_rules! column_cases {
             let (_db, mut conn) = connection().await;
             let conn = &mut conn;
             diesel::sql_query($insert_negative).execute(conn).unwrap();
-            let err = orders::table
-                .filter(orders::seq.eq(0))
-                .select(Order::as_select())
-                .load(conn)
-                .unwrap_err();
-            let err = common::error_chain(&err);
-            assert!(err.contains("-5 is not a Snowflake ID"), "{err}");
-            let err = orders::table
-                .filter(orders::seq.eq(1))
-                .select(Order::as_select())
-                .load(conn)
-                .unwrap_err();
-            let err = common::error_chain(&err);
-            assert!(err.contains("-7 is not a Snowflake ID"), "{err}");
+            for (seq, value) in [(0, "-5"), (1, "-7")] {
+                let err = orders::table
+                    .filter(orders::seq.eq(seq))
+                    .select(Order::as_select())
+                    .load(conn)
+                    .unwrap_err();
+                let err = common::error_chain(&err);
+                assert!(err.contains(&format!("{value} is not a Snowflake ID")), "{err}");
+            }
         }
 
         #[tokio::test]

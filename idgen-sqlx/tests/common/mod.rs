@@ -24,6 +24,44 @@ where
     db
 }
 
+/// `wanted` bound as one PostgreSQL array: `any_sql` (`… = ANY($1)`) finds exactly those values,
+/// in any order, and `echo_sql` (`SELECT $1::…[]`) returns the array as bound.
+pub async fn check_pg_arrays<T>(
+    pool: &sqlx::PgPool,
+    any_sql: &'static str,
+    echo_sql: &'static str,
+    wanted: &[T],
+) where
+    T: for<'q> sqlx::Encode<'q, sqlx::Postgres>
+        + for<'r> sqlx::Decode<'r, sqlx::Postgres>
+        + sqlx::Type<sqlx::Postgres>
+        + sqlx::postgres::PgHasArrayType
+        + Ord
+        + Clone
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + Unpin
+        + 'static,
+{
+    let mut found: Vec<T> = sqlx::query_scalar(any_sql)
+        .bind(wanted)
+        .fetch_all(pool)
+        .await
+        .unwrap();
+    found.sort();
+    let mut expected = wanted.to_vec();
+    expected.sort();
+    assert_eq!(found, expected);
+
+    let echoed: Vec<T> = sqlx::query_scalar(echo_sql)
+        .bind(wanted)
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    assert_eq!(echoed, wanted);
+}
+
 /// Every row of `ids` in ID order.
 pub const SELECT_IDS: &str = "SELECT id, generator, seq, parent FROM ids ORDER BY id";
 
