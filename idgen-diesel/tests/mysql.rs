@@ -10,29 +10,30 @@ column_cases!(mysql);
 #[tokio::test]
 async fn unsigned_decimal_and_floating_values_are_checked_not_truncated() {
     let (_db, mut conn) = connection().await;
-    let conn = &mut conn;
-    assert_eq!(select(conn, "CAST(42 AS UNSIGNED)").unwrap().get(), 42);
-    assert_eq!(select(conn, "CAST(42 AS DECIMAL(20,0))").unwrap().get(), 42);
-    assert_eq!(
-        select(conn, "CAST(9223372036854775807 AS UNSIGNED)").unwrap(),
-        SnowflakeId::MAX
+    check_reads(
+        &mut conn,
+        &[
+            ("CAST(42 AS UNSIGNED)", 42),
+            ("CAST(42 AS DECIMAL(20,0))", 42),
+            (
+                "CAST(9223372036854775807 AS UNSIGNED)",
+                SnowflakeId::MAX.get(),
+            ),
+        ],
+        &[
+            (
+                "CAST(18446744073709551615 AS UNSIGNED)",
+                "18446744073709551615 is not a Snowflake ID",
+            ),
+            (
+                "CAST(1.5 AS DOUBLE)",
+                "1.5 is not a Snowflake ID: the database returned a floating-point value",
+            ),
+            (
+                "CAST(1.5 AS DECIMAL(10,1))",
+                "\"1.5\" is not a Snowflake ID",
+            ),
+            ("CAST(-3 AS SIGNED)", "-3 is not a Snowflake ID"),
+        ],
     );
-    for (expr, needle) in [
-        (
-            "CAST(18446744073709551615 AS UNSIGNED)",
-            "18446744073709551615 is not a Snowflake ID",
-        ),
-        (
-            "CAST(1.5 AS DOUBLE)",
-            "1.5 is not a Snowflake ID: the database returned a floating-point value",
-        ),
-        (
-            "CAST(1.5 AS DECIMAL(10,1))",
-            "\"1.5\" is not a Snowflake ID",
-        ),
-        ("CAST(-3 AS SIGNED)", "-3 is not a Snowflake ID"),
-    ] {
-        let err = select(conn, expr).unwrap_err();
-        assert!(err.contains(needle), "{expr}: {err}");
-    }
 }

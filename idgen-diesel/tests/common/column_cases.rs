@@ -11,8 +11,7 @@
 /// and `(6, -7, 1, …)` behind the types' back, and `$two_bytes` is an SQL literal of 2 bytes of
 /// the binary type.
 ///
-/// Expands `connection()`, `select()` (a `BigInt` expression read as a `SnowflakeId`, its error
-/// as text) and the tests `model_round_trips_ten_thousand_rows_with_filters_order_and_nulls`,
+/// Expands `connection()`, `check_reads()` (`BigInt` expressions read as `SnowflakeId`s) and the tests `model_round_trips_ten_thousand_rows_with_filters_order_and_nulls`,
 /// `negative_values_are_refused_by_name` and `a_public_id_of_the_wrong_length_is_an_error_naming_it`.
 #[macro_export]
 macro_rules! column_cases {
@@ -104,12 +103,22 @@ macro_rules! column_cases {
             common::open::<_, $conn>($db, $create).await
         }
 
-        /// `expr` (of SQL type `BigInt`) read as a `SnowflakeId`; an error as its whole chain.
-        fn select(conn: &mut $conn, expr: &str) -> Result<idgen_diesel::SnowflakeId, String> {
+        /// Each `(expr, id)` of `accepted` (SQL of type `BigInt`) reads as the `SnowflakeId`
+        /// `id`; each `(expr, needle)` of `refused` is an error whose chain contains `needle`.
+        fn check_reads(conn: &mut $conn, accepted: &[(&str, i64)], refused: &[(&str, &str)]) {
             use diesel::prelude::*;
-            diesel::select(diesel::dsl::sql::<diesel::sql_types::BigInt>(expr))
-                .get_result::<idgen_diesel::SnowflakeId>(conn)
-                .map_err(|e| common::error_chain(&e))
+            let mut select = |expr: &str| {
+                diesel::select(diesel::dsl::sql::<diesel::sql_types::BigInt>(expr))
+                    .get_result::<idgen_diesel::SnowflakeId>(&mut *conn)
+                    .map_err(|e| common::error_chain(&e))
+            };
+            for &(expr, id) in accepted {
+                assert_eq!(select(expr).map(idgen_diesel::SnowflakeId::get), Ok(id), "{expr}");
+            }
+            for &(expr, needle) in refused {
+                let err = select(expr).unwrap_err();
+                assert!(err.contains(needle), "{expr}: {err}");
+            }
         }
 
         /// The round trip, filters, `eq_any`, ordering and NULLs.

@@ -62,6 +62,15 @@ pub async fn check_pg_arrays<T>(
     assert_eq!(echoed, wanted);
 }
 
+/// `err` is a column decode error whose message contains each of `needles`.
+pub fn check_decode_error(err: &sqlx::Error, needles: &[&str]) {
+    assert!(matches!(err, sqlx::Error::ColumnDecode { .. }), "{err:?}");
+    let text = err.to_string();
+    for needle in needles {
+        assert!(text.contains(needle), "{needle:?} not in {text}");
+    }
+}
+
 /// Every row of `ids` in ID order.
 pub const SELECT_IDS: &str = "SELECT id, generator, seq, parent FROM ids ORDER BY id";
 
