@@ -62,7 +62,7 @@ macro_rules! column_cases {
                 /// The order's position in creation order.
                 seq -> Integer,
                 /// The order's public ID (`$public`).
-                public -> crate::PublicSqlType,
+                public -> $crate::PublicSqlType,
             }
         }
 

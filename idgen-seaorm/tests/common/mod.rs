@@ -69,6 +69,19 @@ pub fn new_order(task: i32, seq: i32, parent: Option<SnowflakeId>) -> order::Act
     }
 }
 
+/// An order of task 0 built with every ID column `NotSet` (without `Default`, so `new()` has
+/// filled nothing).
+fn order_without_ids(customer: &str, seq: i32, parent: Option<SnowflakeId>) -> order::ActiveModel {
+    order::ActiveModel {
+        id: NotSet,
+        public_id: NotSet,
+        customer: Set(customer.into()),
+        task: Set(0),
+        seq: Set(seq),
+        parent: Set(parent),
+    }
+}
+
 /// 10,000 orders through `insert_many` from concurrent tasks, IDs filled by `new()`; read back,
 /// found by ID, filtered and ordered.
 pub async fn insert_many_fills_ids(db: &DatabaseConnection) {
@@ -221,32 +234,15 @@ pub async fn insert_paths_fill_ids(db: &DatabaseConnection) {
     assert_eq!(a.id, preset);
 
     // ActiveModel path, built with every column NotSet: before_save fills the ID.
-    let b = order::ActiveModel {
-        id: NotSet,
-        public_id: NotSet,
-        customer: Set("b".into()),
-        task: Set(0),
-        seq: Set(1),
-        parent: Set(Some(a.id)),
-    }
-    .insert(db)
-    .await
-    .unwrap();
+    let b = order_without_ids("b", 1, Some(a.id))
+        .insert(db)
+        .await
+        .unwrap();
     assert!(b.id > a.id);
     assert_ne!(b.public_id, a.public_id);
 
     // save() of a new ActiveModel with no ID inserts, and before_save fills the ID.
-    let c = order::ActiveModel {
-        id: NotSet,
-        public_id: NotSet,
-        customer: Set("c".into()),
-        task: Set(0),
-        seq: Set(2),
-        parent: Set(None),
-    }
-    .save(db)
-    .await
-    .unwrap();
+    let c = order_without_ids("c", 2, None).save(db).await.unwrap();
     let c_id = c.id.clone().unwrap();
     assert!(c_id > b.id);
 
@@ -266,12 +262,8 @@ pub async fn insert_paths_fill_ids(db: &DatabaseConnection) {
 
     // Not covered: Entity::insert of an ActiveModel with the ID NotSet bypasses before_save.
     let no_id = order::ActiveModel {
-        id: NotSet,
         public_id: Set(PublicId::new()),
-        customer: Set("e".into()),
-        task: Set(0),
-        seq: Set(5),
-        parent: Set(None),
+        ..order_without_ids("e", 5, None)
     };
     let result = order::Entity::insert(no_id).exec(db).await;
     let mut expected = vec![a.id, b.id, c_id, d_id, mine];
