@@ -3,6 +3,9 @@
 
 #![allow(missing_docs)] // diesel's `table!` items
 
+mod common;
+
+use common::{OrderTag, error_chain};
 use diesel::prelude::*;
 use idgen_diesel::{Id, Layout, Snowflake};
 
@@ -12,10 +15,6 @@ diesel::table! {
         parent -> Nullable<BigInt>,
     }
 }
-
-/// The entity the IDs belong to.
-#[derive(Debug)]
-struct OrderTag;
 
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
 #[diesel(table_name = orders)]
@@ -35,18 +34,6 @@ fn new_orders() -> Vec<Order> {
             Order { id, parent }
         })
         .collect()
-}
-
-/// The error's message with its sources (diesel's MySQL backend wraps a field's error).
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(err) = source {
-        text.push_str(": ");
-        text.push_str(&err.to_string());
-        source = err.source();
-    }
-    text
 }
 
 /// Insert, read back, filter with `eq`, `eq_any` and `find`, NULL parents, then a negative
@@ -112,30 +99,23 @@ const CREATE: &str = "CREATE TABLE orders (id BIGINT PRIMARY KEY, parent BIGINT 
 
 #[tokio::test]
 async fn postgres() {
-    let db = idgen_testkit::postgres()
-        .await
-        .expect("a PostgreSQL database");
-    let mut conn = PgConnection::establish(db.url()).unwrap();
-    diesel::sql_query(CREATE).execute(&mut conn).unwrap();
+    let (_db, mut conn) = common::open::<_, PgConnection>(idgen_testkit::postgres(), CREATE).await;
     check_typed_ids!(&mut conn);
 }
 
 #[tokio::test]
 async fn mariadb() {
-    let db = idgen_testkit::mysql().await.expect("a MariaDB database");
-    let mut conn = MysqlConnection::establish(db.url()).unwrap();
-    diesel::sql_query(CREATE).execute(&mut conn).unwrap();
+    let (_db, mut conn) = common::open::<_, MysqlConnection>(idgen_testkit::mysql(), CREATE).await;
     check_typed_ids!(&mut conn);
 }
 
 #[tokio::test]
 async fn sqlite() {
-    let db = idgen_testkit::sqlite().await.expect("a SQLite database");
-    let path = db.url().trim_start_matches("sqlite://").to_owned();
-    let mut conn = SqliteConnection::establish(&path).unwrap();
-    diesel::sql_query("CREATE TABLE orders (id INTEGER PRIMARY KEY, parent INTEGER NULL)")
-        .execute(&mut conn)
-        .unwrap();
+    let (_db, mut conn) = common::open::<_, SqliteConnection>(
+        idgen_testkit::sqlite(),
+        "CREATE TABLE orders (id INTEGER PRIMARY KEY, parent INTEGER NULL)",
+    )
+    .await;
     check_typed_ids!(&mut conn);
 
     // A REAL is refused, naming it and the type.

@@ -2,14 +2,10 @@
 
 mod common;
 
-use sea_orm::{Database, DatabaseConnection};
+use sea_orm::DatabaseConnection;
 
 async fn connect() -> (idgen_testkit::TestDb<sqlx::MySql>, DatabaseConnection) {
-    let db = idgen_testkit::mysql()
-        .await
-        .expect("a MySQL/MariaDB database");
-    let conn = Database::connect(db.url()).await.expect("sea-orm connects");
-    (db, conn)
+    common::connect_to(idgen_testkit::mysql()).await
 }
 
 scenarios!(connect);

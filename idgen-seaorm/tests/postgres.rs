@@ -4,14 +4,10 @@ mod common;
 
 use common::entities::order;
 use idgen_seaorm::SnowflakeId;
-use sea_orm::{ColumnTrait, Database, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 
 async fn connect() -> (idgen_testkit::TestDb<sqlx::Postgres>, DatabaseConnection) {
-    let db = idgen_testkit::postgres()
-        .await
-        .expect("a PostgreSQL database");
-    let conn = Database::connect(db.url()).await.expect("sea-orm connects");
-    (db, conn)
+    common::connect_to(idgen_testkit::postgres()).await
 }
 
 scenarios!(connect);

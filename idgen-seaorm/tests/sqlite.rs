@@ -2,12 +2,10 @@
 
 mod common;
 
-use sea_orm::{Database, DatabaseConnection};
+use sea_orm::DatabaseConnection;
 
 async fn connect() -> (idgen_testkit::TestDb<sqlx::Sqlite>, DatabaseConnection) {
-    let db = idgen_testkit::sqlite().await.expect("an SQLite database");
-    let conn = Database::connect(db.url()).await.expect("sea-orm connects");
-    (db, conn)
+    common::connect_to(idgen_testkit::sqlite()).await
 }
 
 scenarios!(connect);

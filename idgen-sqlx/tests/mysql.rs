@@ -9,17 +9,25 @@ use sqlx::Row;
 use common::SELECT_IDS as SELECT_ALL;
 
 async fn db_with_ids_table(id_type: &str) -> idgen_testkit::TestDb<sqlx::MySql> {
-    let db = idgen_testkit::mysql()
-        .await
-        .expect("a MySQL/MariaDB database");
     let ddl = format!(
         "CREATE TABLE ids (id {id_type} PRIMARY KEY, generator INT NOT NULL, seq INT NOT NULL, parent {id_type} NULL)"
     );
-    sqlx::raw_sql(sqlx::AssertSqlSafe(ddl))
-        .execute(db.pool())
+    common::with_tables(idgen_testkit::mysql(), sqlx::AssertSqlSafe(ddl)).await
+}
+
+/// `insert` written through the text protocol, then `ids.parent` read back through it: the error.
+async fn text_protocol_parent_error(
+    db: &idgen_testkit::TestDb<sqlx::MySql>,
+    insert: &'static str,
+) -> String {
+    sqlx::raw_sql(insert).execute(db.pool()).await.unwrap();
+    let row = sqlx::raw_sql("SELECT parent FROM ids")
+        .fetch_one(db.pool())
         .await
         .unwrap();
-    db
+    row.try_get::<Option<SnowflakeId>, _>(0)
+        .unwrap_err()
+        .to_string()
 }
 
 snowflake_cases!(sqlx::MySql, db_with_ids_table("BIGINT"), ["?", "?"]);
@@ -55,49 +63,27 @@ async fn bigint_unsigned_columns_round_trip_too() {
 #[tokio::test]
 async fn unsigned_value_above_i64_max_is_a_decode_error_naming_it() {
     let db = db_with_ids_table("BIGINT UNSIGNED").await;
-    sqlx::raw_sql("INSERT INTO ids VALUES (9223372036854775808, 0, 0, 18446744073709551615)")
-        .execute(db.pool())
-        .await
-        .unwrap();
+    let err = text_protocol_parent_error(
+        &db,
+        "INSERT INTO ids VALUES (9223372036854775808, 0, 0, 18446744073709551615)",
+    )
+    .await;
+    assert!(
+        err.contains("18446744073709551615 is not a Snowflake ID"),
+        "{err}"
+    );
 
     let err = sqlx::query_as::<_, IdRow>(SELECT_ALL)
         .fetch_one(db.pool())
         .await
         .unwrap_err();
-    assert!(matches!(err, sqlx::Error::ColumnDecode { .. }), "{err:?}");
-    assert!(
-        err.to_string()
-            .contains("9223372036854775808 is not a Snowflake ID"),
-        "{err}"
-    );
-
-    let row = sqlx::raw_sql("SELECT parent FROM ids")
-        .fetch_one(db.pool())
-        .await
-        .unwrap();
-    let err = row.try_get::<Option<SnowflakeId>, _>(0).unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("18446744073709551615 is not a Snowflake ID"),
-        "{err}"
-    );
+    common::check_decode_error(&err, &["9223372036854775808 is not a Snowflake ID"]);
 }
 
 /// The text protocol (unprepared statements) checks stored values as the binary one does.
 #[tokio::test]
 async fn the_text_protocol_refuses_a_negative_value_too() {
     let db = db_with_ids_table("BIGINT").await;
-    sqlx::raw_sql("INSERT INTO ids VALUES (-5, 0, 0, -6)")
-        .execute(db.pool())
-        .await
-        .unwrap();
-    let row = sqlx::raw_sql("SELECT parent FROM ids")
-        .fetch_one(db.pool())
-        .await
-        .unwrap();
-    let err = row.try_get::<Option<SnowflakeId>, _>(0).unwrap_err();
-    assert!(
-        err.to_string().contains("-6 is not a Snowflake ID"),
-        "{err}"
-    );
+    let err = text_protocol_parent_error(&db, "INSERT INTO ids VALUES (-5, 0, 0, -6)").await;
+    assert!(err.contains("-6 is not a Snowflake ID"), "{err}");
 }

@@ -5,18 +5,12 @@ mod common;
 use common::orders::Order;
 use idgen_sqlx::PublicId;
 
+/// The `orders` table, with a unique index `orders_public_id` on `public_id`.
+const ORDERS_TABLE: &str = "CREATE TABLE orders (id BIGINT PRIMARY KEY, public_id UUID NOT NULL, customer_id BIGINT NOT NULL, gift_card UUID NULL);
+         CREATE UNIQUE INDEX orders_public_id ON orders (public_id);";
+
 async fn db_with_orders_table() -> idgen_testkit::TestDb<sqlx::Postgres> {
-    let db = idgen_testkit::postgres()
-        .await
-        .expect("a PostgreSQL database");
-    sqlx::raw_sql(
-        "CREATE TABLE orders (id BIGINT PRIMARY KEY, public_id UUID NOT NULL, customer_id BIGINT NOT NULL, gift_card UUID NULL);
-         CREATE UNIQUE INDEX orders_public_id ON orders (public_id);",
-    )
-    .execute(db.pool())
-    .await
-    .unwrap();
-    db
+    common::with_tables(idgen_testkit::postgres(), ORDERS_TABLE).await
 }
 
 public_id_cases!(sqlx::Postgres, ["$1", "$2", "$3", "$4"], names_index: true, stored: ("SELECT public_id::TEXT FROM orders", "01890a5d-ac96-774b-bcce-b302099a8057"));
@@ -44,23 +38,13 @@ async fn arrays_bind_to_any_and_decode() {
     insert_orders!(sqlx::Postgres, db.pool(), orders);
     let wanted: Vec<PublicId<Order>> = orders.iter().step_by(97).map(|o| o.public_id).collect();
 
-    let mut found: Vec<PublicId<Order>> =
-        sqlx::query_scalar("SELECT public_id FROM orders WHERE public_id = ANY($1)")
-            .bind(&wanted)
-            .fetch_all(db.pool())
-            .await
-            .unwrap();
-    found.sort();
-    let mut expected = wanted.clone();
-    expected.sort();
-    assert_eq!(found, expected);
-
-    let echoed: Vec<PublicId<Order>> = sqlx::query_scalar("SELECT $1::UUID[]")
-        .bind(&wanted)
-        .fetch_one(db.pool())
-        .await
-        .unwrap();
-    assert_eq!(echoed, wanted);
+    common::check_pg_arrays(
+        db.pool(),
+        "SELECT public_id FROM orders WHERE public_id = ANY($1)",
+        "SELECT $1::UUID[]",
+        &wanted,
+    )
+    .await;
     let with_null: Vec<Option<PublicId<Order>>> =
         sqlx::query_scalar("SELECT ARRAY['01890a5d-ac96-774b-bcce-b302099a8057', NULL]::UUID[]")
             .fetch_one(db.pool())
@@ -89,9 +73,7 @@ async fn bytea_and_text_are_type_mismatches() {
             .fetch_one(db.pool())
             .await
             .unwrap_err();
-        assert!(matches!(err, sqlx::Error::ColumnDecode { .. }), "{err:?}");
-        assert!(err.to_string().contains("mismatched types"), "{err}");
-        assert!(err.to_string().contains(sql_type), "{err}");
+        common::check_decode_error(&err, &["mismatched types", sql_type]);
     }
 }
 

@@ -2,13 +2,11 @@
 
 mod common;
 
+/// The `ids` table.
+const IDS_TABLE: &str = "CREATE TABLE ids (id INTEGER PRIMARY KEY, generator INTEGER NOT NULL, seq INTEGER NOT NULL, parent INTEGER NULL)";
+
 async fn db_with_ids_table() -> idgen_testkit::TestDb<sqlx::Sqlite> {
-    let db = idgen_testkit::sqlite().await.expect("an SQLite database");
-    sqlx::query("CREATE TABLE ids (id INTEGER PRIMARY KEY, generator INTEGER NOT NULL, seq INTEGER NOT NULL, parent INTEGER NULL)")
-        .execute(db.pool())
-        .await
-        .unwrap();
-    db
+    common::with_tables(idgen_testkit::sqlite(), IDS_TABLE).await
 }
 
 snowflake_cases!(sqlx::Sqlite, db_with_ids_table(), ["?", "?"]);

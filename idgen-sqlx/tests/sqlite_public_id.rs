@@ -5,16 +5,12 @@ mod common;
 use common::orders::{GiftCard, Order, OrderRow, SELECT_ORDERS};
 use idgen_sqlx::PublicId;
 
+/// The `orders` table, with a unique index `orders_public_id` on `public_id`.
+const ORDERS_TABLE: &str = "CREATE TABLE orders (id INTEGER PRIMARY KEY, public_id BLOB NOT NULL, customer_id INTEGER NOT NULL, gift_card BLOB NULL);
+         CREATE UNIQUE INDEX orders_public_id ON orders (public_id);";
+
 async fn db_with_orders_table() -> idgen_testkit::TestDb<sqlx::Sqlite> {
-    let db = idgen_testkit::sqlite().await.expect("an SQLite database");
-    sqlx::raw_sql(
-        "CREATE TABLE orders (id INTEGER PRIMARY KEY, public_id BLOB NOT NULL, customer_id INTEGER NOT NULL, gift_card BLOB NULL);
-         CREATE UNIQUE INDEX orders_public_id ON orders (public_id);",
-    )
-    .execute(db.pool())
-    .await
-    .unwrap();
-    db
+    common::with_tables(idgen_testkit::sqlite(), ORDERS_TABLE).await
 }
 
 public_id_cases!(sqlx::Sqlite, ["?", "?", "?", "?"], names_index: false, stored: ("SELECT hex(public_id) FROM orders", common::orders::KNOWN_HEX));
@@ -49,23 +45,13 @@ async fn wrong_length_blob_is_a_decode_error_naming_the_length() {
         .fetch_one(db.pool())
         .await
         .unwrap_err();
-    assert!(matches!(err, sqlx::Error::ColumnDecode { .. }), "{err:?}");
-    assert!(
-        err.to_string().contains(
-            "a 15-byte value is not a public ID: a public ID is stored as exactly 16 bytes"
-        ),
-        "{err}"
-    );
+    common::orders::check_wrong_length(&err, 15);
 
     let err = sqlx::query_scalar::<_, Option<PublicId<GiftCard>>>("SELECT gift_card FROM orders")
         .fetch_one(db.pool())
         .await
         .unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("a 17-byte value is not a public ID"),
-        "{err}"
-    );
+    common::orders::check_wrong_length(&err, 17);
 }
 
 #[tokio::test]
@@ -80,7 +66,5 @@ async fn text_is_a_type_mismatch_not_sixteen_bytes() {
         .fetch_one(db.pool())
         .await
         .unwrap_err();
-    assert!(matches!(err, sqlx::Error::ColumnDecode { .. }), "{err:?}");
-    assert!(err.to_string().contains("mismatched types"), "{err}");
-    assert!(err.to_string().contains("TEXT"), "{err}");
+    common::check_decode_error(&err, &["mismatched types", "TEXT"]);
 }

@@ -1,6 +1,8 @@
 //! `Id<T>` as an sqlx column type on real PostgreSQL, MariaDB and SQLite servers (through
 //! idgen-testkit): the same column as `SnowflakeId`, with decode errors naming `T`.
 
+mod common;
+
 use idgen_sqlx::{Id, Layout, Snowflake};
 use sqlx::{Database, Decode, Encode, Executor, IntoArguments, Pool, Type};
 
@@ -13,9 +15,12 @@ struct OrderRow {
     parent: Option<Id<Order>>,
 }
 
-/// Inserts 1000 typed IDs (half with a parent), reads them back in order, and checks a NULL
-/// parent reads as `None`.
-async fn round_trip<DB>(pool: &Pool<DB>, insert: &str, select: &str)
+/// Every row of `orders`, in ID order.
+const SELECT: &str = "SELECT id, parent FROM orders ORDER BY id";
+
+/// Creates `orders` with `create`, inserts 1000 typed IDs (half with a parent) with `insert`,
+/// reads them back in order, and checks a NULL parent reads as `None`.
+async fn round_trip<DB>(pool: &Pool<DB>, create: &'static str, insert: &'static str)
 where
     DB: Database,
     for<'q> Id<Order>: Encode<'q, DB> + Type<DB>,
@@ -25,6 +30,7 @@ where
     for<'q> <DB as Database>::Arguments: IntoArguments<DB>,
     for<'r> OrderRow: sqlx::FromRow<'r, DB::Row>,
 {
+    sqlx::raw_sql(create).execute(pool).await.unwrap();
     let ids = Snowflake::new(Layout::TWITTER, 3).unwrap();
     let mut written = Vec::new();
     for n in 0..1000 {
@@ -32,7 +38,7 @@ where
         let parent = (n % 2 == 0)
             .then(|| written.last().map(|r: &OrderRow| r.id))
             .flatten();
-        sqlx::query(sqlx::AssertSqlSafe(insert.to_owned()))
+        sqlx::query(insert)
             .bind(id)
             .bind(parent)
             .execute(pool)
@@ -40,35 +46,31 @@ where
             .unwrap();
         written.push(OrderRow { id, parent });
     }
-    let read: Vec<OrderRow> = sqlx::query_as(sqlx::AssertSqlSafe(select.to_owned()))
-        .fetch_all(pool)
-        .await
-        .unwrap();
+    let read: Vec<OrderRow> = sqlx::query_as(SELECT).fetch_all(pool).await.unwrap();
     assert_eq!(read, written);
     assert!(read.iter().any(|r| r.parent.is_none()));
 }
 
-/// A negative value written behind the type's back is a decode error naming it and the type.
-async fn negative_is_refused<DB>(pool: &Pool<DB>, raw_insert: &str, select: &str)
+/// A negative value written behind the type's back (in place of every row of `orders`) is a
+/// decode error naming it and the type.
+async fn negative_is_refused<DB>(pool: &Pool<DB>)
 where
     DB: Database,
     for<'c> &'c Pool<DB>: Executor<'c, Database = DB>,
     for<'q> <DB as Database>::Arguments: IntoArguments<DB>,
     for<'r> OrderRow: sqlx::FromRow<'r, DB::Row>,
 {
-    sqlx::raw_sql(sqlx::AssertSqlSafe(raw_insert.to_owned()))
+    sqlx::raw_sql("DELETE FROM orders; INSERT INTO orders VALUES (-5, NULL)")
         .execute(pool)
         .await
         .unwrap();
-    let err = sqlx::query_as::<_, OrderRow>(sqlx::AssertSqlSafe(select.to_owned()))
+    let err = sqlx::query_as::<_, OrderRow>(SELECT)
         .fetch_one(pool)
         .await
         .unwrap_err();
-    assert!(matches!(err, sqlx::Error::ColumnDecode { .. }), "{err:?}");
-    assert!(
-        err.to_string()
-            .contains("-5 is not an ID of type Order: an ID is between 0 and 9223372036854775807"),
-        "{err}"
+    common::check_decode_error(
+        &err,
+        &["-5 is not an ID of type Order: an ID is between 0 and 9223372036854775807"],
     );
 }
 
@@ -78,14 +80,10 @@ async fn postgres_round_trip_arrays_and_negative_values() {
         .await
         .expect("a PostgreSQL database");
     let pool = db.pool();
-    sqlx::query("CREATE TABLE orders (id BIGINT PRIMARY KEY, parent BIGINT NULL)")
-        .execute(pool)
-        .await
-        .unwrap();
     round_trip(
         pool,
+        "CREATE TABLE orders (id BIGINT PRIMARY KEY, parent BIGINT NULL)",
         "INSERT INTO orders VALUES ($1, $2)",
-        "SELECT id, parent FROM orders ORDER BY id",
     )
     .await;
 
@@ -103,16 +101,7 @@ async fn postgres_round_trip_arrays_and_negative_values() {
             .unwrap();
     assert_eq!(found, wanted);
 
-    sqlx::query("DELETE FROM orders")
-        .execute(pool)
-        .await
-        .unwrap();
-    negative_is_refused(
-        pool,
-        "INSERT INTO orders VALUES (-5, NULL)",
-        "SELECT id, parent FROM orders",
-    )
-    .await;
+    negative_is_refused(pool).await;
     db.cleanup().await.unwrap();
 }
 
@@ -120,14 +109,10 @@ async fn postgres_round_trip_arrays_and_negative_values() {
 async fn mariadb_round_trip_unsigned_columns_and_negative_values() {
     let db = idgen_testkit::mysql().await.expect("a MariaDB database");
     let pool = db.pool();
-    sqlx::query("CREATE TABLE orders (id BIGINT PRIMARY KEY, parent BIGINT NULL)")
-        .execute(pool)
-        .await
-        .unwrap();
     round_trip(
         pool,
+        "CREATE TABLE orders (id BIGINT PRIMARY KEY, parent BIGINT NULL)",
         "INSERT INTO orders VALUES (?, ?)",
-        "SELECT id, parent FROM orders ORDER BY id",
     )
     .await;
 
@@ -160,16 +145,7 @@ async fn mariadb_round_trip_unsigned_columns_and_negative_values() {
         "{err}"
     );
 
-    sqlx::query("DELETE FROM orders")
-        .execute(pool)
-        .await
-        .unwrap();
-    negative_is_refused(
-        pool,
-        "INSERT INTO orders VALUES (-5, NULL)",
-        "SELECT id, parent FROM orders",
-    )
-    .await;
+    negative_is_refused(pool).await;
     db.cleanup().await.unwrap();
 }
 
@@ -177,26 +153,13 @@ async fn mariadb_round_trip_unsigned_columns_and_negative_values() {
 async fn sqlite_round_trip_and_negative_values() {
     let db = idgen_testkit::sqlite().await.expect("a SQLite database");
     let pool = db.pool();
-    sqlx::query("CREATE TABLE orders (id INTEGER PRIMARY KEY, parent INTEGER NULL)")
-        .execute(pool)
-        .await
-        .unwrap();
     round_trip(
         pool,
+        "CREATE TABLE orders (id INTEGER PRIMARY KEY, parent INTEGER NULL)",
         "INSERT INTO orders VALUES (?, ?)",
-        "SELECT id, parent FROM orders ORDER BY id",
     )
     .await;
-    sqlx::query("DELETE FROM orders")
-        .execute(pool)
-        .await
-        .unwrap();
-    negative_is_refused(
-        pool,
-        "INSERT INTO orders VALUES (-5, NULL)",
-        "SELECT id, parent FROM orders",
-    )
-    .await;
+    negative_is_refused(pool).await;
 }
 
 /// Hi-lo hands out typed IDs from a real counter.

@@ -12,18 +12,10 @@ pub const BLOCK: u64 = 1000;
 #[macro_export]
 macro_rules! hilo_scenarios {
     ($connect:ident) => {
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn hilo_ids_filled_on_insert() {
-            let (_keep, db) = $connect().await;
-            common::hilo::hilo_ids_filled_on_insert(&db).await;
-        }
-
-        #[cfg(feature = "migration")]
-        #[tokio::test]
-        async fn migrations_create_what_the_stores_use() {
-            let (_keep, db) = $connect().await;
-            common::hilo::migrations_create_what_the_stores_use(&db).await;
-        }
+        $crate::scenarios!(@test $connect, #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            hilo_ids_filled_on_insert = common::hilo::hilo_ids_filled_on_insert);
+        $crate::scenarios!(@test $connect, #[cfg(feature = "migration")] #[tokio::test]
+            migrations_create_what_the_stores_use = common::hilo::migrations_create_what_the_stores_use);
     };
 }
 

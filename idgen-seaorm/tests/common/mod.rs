@@ -24,6 +24,18 @@ pub const ROWS_PER_TASK: i32 = 2_500;
 /// Rows per `insert_many`.
 pub const BATCH: i32 = 500;
 
+/// A fresh test database from `db` (`idgen_testkit::postgres()`, `mysql()` or `sqlite()`) and a
+/// sea-orm connection to it.
+pub async fn connect_to<DB: sqlx::Database>(
+    db: impl std::future::Future<Output = Result<idgen_testkit::TestDb<DB>, idgen_testkit::Error>>,
+) -> (idgen_testkit::TestDb<DB>, DatabaseConnection) {
+    let db = db.await.expect("a test database");
+    let conn = sea_orm::Database::connect(db.url())
+        .await
+        .expect("sea-orm connects");
+    (db, conn)
+}
+
 /// Sets the process-wide generator (node 11) unless a test of this binary already did.
 pub fn use_generator() {
     match idgen_seaorm::set_generator(Snowflake::new(Layout::TWITTER, 11).unwrap()) {
@@ -54,6 +66,19 @@ pub fn new_order(task: i32, seq: i32, parent: Option<SnowflakeId>) -> order::Act
         seq: Set(seq),
         parent: Set(parent),
         ..Default::default()
+    }
+}
+
+/// An order of task 0 built with every ID column `NotSet` (without `Default`, so `new()` has
+/// filled nothing).
+fn order_without_ids(customer: &str, seq: i32, parent: Option<SnowflakeId>) -> order::ActiveModel {
+    order::ActiveModel {
+        id: NotSet,
+        public_id: NotSet,
+        customer: Set(customer.into()),
+        task: Set(0),
+        seq: Set(seq),
+        parent: Set(parent),
     }
 }
 
@@ -209,32 +234,15 @@ pub async fn insert_paths_fill_ids(db: &DatabaseConnection) {
     assert_eq!(a.id, preset);
 
     // ActiveModel path, built with every column NotSet: before_save fills the ID.
-    let b = order::ActiveModel {
-        id: NotSet,
-        public_id: NotSet,
-        customer: Set("b".into()),
-        task: Set(0),
-        seq: Set(1),
-        parent: Set(Some(a.id)),
-    }
-    .insert(db)
-    .await
-    .unwrap();
+    let b = order_without_ids("b", 1, Some(a.id))
+        .insert(db)
+        .await
+        .unwrap();
     assert!(b.id > a.id);
     assert_ne!(b.public_id, a.public_id);
 
     // save() of a new ActiveModel with no ID inserts, and before_save fills the ID.
-    let c = order::ActiveModel {
-        id: NotSet,
-        public_id: NotSet,
-        customer: Set("c".into()),
-        task: Set(0),
-        seq: Set(2),
-        parent: Set(None),
-    }
-    .save(db)
-    .await
-    .unwrap();
+    let c = order_without_ids("c", 2, None).save(db).await.unwrap();
     let c_id = c.id.clone().unwrap();
     assert!(c_id > b.id);
 
@@ -254,12 +262,8 @@ pub async fn insert_paths_fill_ids(db: &DatabaseConnection) {
 
     // Not covered: Entity::insert of an ActiveModel with the ID NotSet bypasses before_save.
     let no_id = order::ActiveModel {
-        id: NotSet,
         public_id: Set(PublicId::new()),
-        customer: Set("e".into()),
-        task: Set(0),
-        seq: Set(5),
-        parent: Set(None),
+        ..order_without_ids("e", 5, None)
     };
     let result = order::Entity::insert(no_id).exec(db).await;
     let mut expected = vec![a.id, b.id, c_id, d_id, mine];
@@ -481,40 +485,25 @@ pub async fn public_id_primary_key(db: &DatabaseConnection) {
 #[macro_export]
 macro_rules! scenarios {
     ($connect:ident) => {
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn insert_many_of_ten_thousand_rows_fills_ids() {
+        $crate::scenarios!(@test $connect, #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            insert_many_of_ten_thousand_rows_fills_ids = common::insert_many_fills_ids);
+        $crate::scenarios!(@test $connect, #[tokio::test]
+            every_insert_path_fills_ids_except_entity_insert_of_not_set = common::insert_paths_fill_ids);
+        $crate::scenarios!(@test $connect, #[tokio::test]
+            relations_follow_snowflake_foreign_keys = common::relations_follow_snowflake_foreign_keys);
+        $crate::scenarios!(@test $connect, #[tokio::test]
+            nulls_round_trip_as_none = common::nulls_round_trip_as_none);
+        $crate::scenarios!(@test $connect, #[tokio::test]
+            public_id_primary_key = common::public_id_primary_key);
+        $crate::scenarios!(@test $connect, #[tokio::test]
+            negative_value_is_an_error_naming_it = common::negative_value_is_an_error_naming_it);
+    };
+    // One test `$name`: `$case` on a fresh database.
+    (@test $connect:ident, $(#[$attr:meta])+ $name:ident = $case:path) => {
+        $(#[$attr])+
+        async fn $name() {
             let (_keep, db) = $connect().await;
-            common::insert_many_fills_ids(&db).await;
-        }
-
-        #[tokio::test]
-        async fn every_insert_path_fills_ids_except_entity_insert_of_not_set() {
-            let (_keep, db) = $connect().await;
-            common::insert_paths_fill_ids(&db).await;
-        }
-
-        #[tokio::test]
-        async fn relations_follow_snowflake_foreign_keys() {
-            let (_keep, db) = $connect().await;
-            common::relations_follow_snowflake_foreign_keys(&db).await;
-        }
-
-        #[tokio::test]
-        async fn nulls_round_trip_as_none() {
-            let (_keep, db) = $connect().await;
-            common::nulls_round_trip_as_none(&db).await;
-        }
-
-        #[tokio::test]
-        async fn public_id_primary_key() {
-            let (_keep, db) = $connect().await;
-            common::public_id_primary_key(&db).await;
-        }
-
-        #[tokio::test]
-        async fn negative_value_is_an_error_naming_it() {
-            let (_keep, db) = $connect().await;
-            common::negative_value_is_an_error_naming_it(&db).await;
+            $case(&db).await;
         }
     };
 }

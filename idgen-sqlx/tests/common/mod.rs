@@ -6,6 +6,71 @@ pub mod orders;
 pub mod public_id_cases;
 pub mod snowflake_cases;
 
+/// A fresh test database from `db` (`idgen_testkit::postgres()`, `mysql()` or `sqlite()`) with
+/// `ddl` run on it.
+pub async fn with_tables<DB>(
+    db: impl std::future::Future<Output = Result<idgen_testkit::TestDb<DB>, idgen_testkit::Error>>,
+    ddl: impl sqlx::SqlSafeStr,
+) -> idgen_testkit::TestDb<DB>
+where
+    DB: sqlx::Database,
+    for<'c> &'c sqlx::Pool<DB>: sqlx::Executor<'c, Database = DB>,
+{
+    let db = db.await.expect("a test database");
+    sqlx::raw_sql(ddl)
+        .execute(db.pool())
+        .await
+        .expect("the test's tables");
+    db
+}
+
+/// `wanted` bound as one PostgreSQL array: `any_sql` (`… = ANY($1)`) finds exactly those values,
+/// in any order, and `echo_sql` (`SELECT $1::…[]`) returns the array as bound.
+pub async fn check_pg_arrays<T>(
+    pool: &sqlx::PgPool,
+    any_sql: &'static str,
+    echo_sql: &'static str,
+    wanted: &[T],
+) where
+    T: for<'q> sqlx::Encode<'q, sqlx::Postgres>
+        + for<'r> sqlx::Decode<'r, sqlx::Postgres>
+        + sqlx::Type<sqlx::Postgres>
+        + sqlx::postgres::PgHasArrayType
+        + Ord
+        + Clone
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + Unpin
+        + 'static,
+{
+    let mut found: Vec<T> = sqlx::query_scalar(any_sql)
+        .bind(wanted)
+        .fetch_all(pool)
+        .await
+        .unwrap();
+    found.sort();
+    let mut expected = wanted.to_vec();
+    expected.sort();
+    assert_eq!(found, expected);
+
+    let echoed: Vec<T> = sqlx::query_scalar(echo_sql)
+        .bind(wanted)
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    assert_eq!(echoed, wanted);
+}
+
+/// `err` is a column decode error whose message contains each of `needles`.
+pub fn check_decode_error(err: &sqlx::Error, needles: &[&str]) {
+    assert!(matches!(err, sqlx::Error::ColumnDecode { .. }), "{err:?}");
+    let text = err.to_string();
+    for needle in needles {
+        assert!(text.contains(needle), "{needle:?} not in {text}");
+    }
+}
+
 /// Every row of `ids` in ID order.
 pub const SELECT_IDS: &str = "SELECT id, generator, seq, parent FROM ids ORDER BY id";
 

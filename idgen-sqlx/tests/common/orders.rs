@@ -127,3 +127,10 @@ macro_rules! insert_orders {
         }
     }};
 }
+
+/// `err` is a decode error naming a public ID of `len` bytes (a column written by other code).
+pub fn check_wrong_length(err: &sqlx::Error, len: usize) {
+    let expected =
+        format!("a {len}-byte value is not a public ID: a public ID is stored as exactly 16 bytes");
+    super::check_decode_error(err, &[&expected]);
+}

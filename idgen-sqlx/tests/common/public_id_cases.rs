@@ -13,6 +13,19 @@ macro_rules! public_id_cases {
         names_index: $names_index:expr,
         stored: ($stored_sql:literal, $stored:expr)
     ) => {
+        /// One order: `id`, `public_id`, `customer_id`, `gift_card`.
+        const INSERT_ORDER: &str = concat!(
+            "INSERT INTO orders VALUES (",
+            $p1,
+            ", ",
+            $p2,
+            ", ",
+            $p3,
+            ", ",
+            $p4,
+            ")"
+        );
+
         /// A thousand orders read back as written, and each is found by its public ID; an
         /// unknown public ID finds nothing.
         #[tokio::test]
@@ -51,24 +64,14 @@ macro_rules! public_id_cases {
         async fn null_round_trips_as_none() {
             let db = db_with_orders_table().await;
             let order = common::orders::order_with(42, idgen_sqlx::PublicId::new());
-            sqlx::query(concat!(
-                "INSERT INTO orders VALUES (",
-                $p1,
-                ", ",
-                $p2,
-                ", ",
-                $p3,
-                ", ",
-                $p4,
-                ")"
-            ))
-            .bind(order.id)
-            .bind(order.public_id)
-            .bind(order.customer_id)
-            .bind(None::<idgen_sqlx::PublicId<common::orders::GiftCard>>)
-            .execute(db.pool())
-            .await
-            .unwrap();
+            sqlx::query(INSERT_ORDER)
+                .bind(order.id)
+                .bind(order.public_id)
+                .bind(order.customer_id)
+                .bind(None::<idgen_sqlx::PublicId<common::orders::GiftCard>>)
+                .execute(db.pool())
+                .await
+                .unwrap();
             let read: common::orders::OrderRow = sqlx::query_as(common::orders::SELECT_ORDERS)
                 .fetch_one(db.pool())
                 .await
@@ -89,21 +92,14 @@ macro_rules! public_id_cases {
             let public_id = idgen_sqlx::PublicId::<common::orders::Order>::new();
             insert_orders!($db, db.pool(), [common::orders::order_with(1, public_id)]);
 
-            let err = sqlx::query(concat!(
-                "INSERT INTO orders VALUES (",
-                $p1,
-                ", ",
-                $p2,
-                ", ",
-                $p3,
-                ", NULL)"
-            ))
-            .bind(2_i64)
-            .bind(public_id)
-            .bind(7_i64)
-            .execute(db.pool())
-            .await
-            .unwrap_err();
+            let err = sqlx::query(INSERT_ORDER)
+                .bind(2_i64)
+                .bind(public_id)
+                .bind(7_i64)
+                .bind(None::<idgen_sqlx::PublicId<common::orders::GiftCard>>)
+                .execute(db.pool())
+                .await
+                .unwrap_err();
             let db_err = err.as_database_error().expect("a database error");
             assert!(db_err.is_unique_violation(), "{err}");
             if $names_index {
