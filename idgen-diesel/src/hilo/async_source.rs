@@ -1,12 +1,13 @@
 //! [`AsyncDieselCounter`]: a hi-lo counter (sequence or counter table) over a diesel-async
 //! deadpool pool, on a connection of its own.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use idgen_core::sql::{CounterKind, CounterSql, Dialect, detect_mysql_kind};
+use idgen_core::sql::{CounterKind, detect_mysql_kind};
 
 use crate::async_session::{AsyncDieselSession, pooled};
-use crate::hilo::{BoxError, DEFAULT_TABLE, HiLoSource, Increment};
+use crate::hilo::spec::CounterSpec;
+use crate::hilo::{BoxError, HiLoSource, Increment};
 use deadpool::managed::Manager;
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, PoolError};
 
@@ -53,11 +54,9 @@ where
     AsyncDieselConnectionManager<C>: Manager<Type = C, Error = PoolError>,
 {
     pool: AsyncDieselPool<C>,
-    name: String,
-    table: String,
-    /// MySQL/MariaDB: a sequence (MariaDB ≥ 10.3) or a table row, decided once from
-    /// `SELECT VERSION()`; PostgreSQL always a sequence, SQLite always a table row.
-    kind: Arc<OnceLock<CounterKind>>,
+    /// Name, table, and sequence or table row (on MySQL/MariaDB decided once from
+    /// `SELECT VERSION()`).
+    spec: CounterSpec,
     /// The counter's own connection, taken from the pool on first use.
     conn:
         Arc<tokio::sync::Mutex<Option<deadpool::managed::Object<AsyncDieselConnectionManager<C>>>>>,
@@ -72,7 +71,7 @@ macro_rules! on_connection {
         // nor waits for it (diesel-async's `SyncConnectionWrapper` blocks the dropping thread
         // until a cancelled statement ends).
         let task = tokio::spawn(async move {
-            counter.sql(CounterKind::Table)?;
+            counter.spec.check(C::DIALECT)?;
             let mut slot = counter.conn.lock().await;
             let mut conn = match slot.take() {
                 Some(conn) => conn,
@@ -83,7 +82,7 @@ macro_rules! on_connection {
             let outcome: Result<_, BoxError> = async {
                 let mut session = AsyncDieselSession { conn: &mut *conn };
                 let kind = counter.kind(&mut session).await?;
-                let $sql = counter.sql(kind)?;
+                let $sql = counter.spec.sql(C::DIALECT, kind)?;
                 let $session = &mut session;
                 $op.await
             }
@@ -125,7 +124,7 @@ where
     /// ```
     pub fn new(pool: &AsyncDieselPool<C>, name: &str) -> Result<Self, Error> {
         let counter = Self::unchecked(pool, name);
-        counter.sql(CounterKind::Table)?;
+        counter.spec.check(C::DIALECT)?;
         Ok(counter)
     }
 
@@ -148,22 +147,17 @@ where
     /// # fn main() {}
     /// ```
     pub fn with_table(self, table: &str) -> Result<Self, Error> {
-        let counter = AsyncDieselCounter {
-            table: table.to_owned(),
+        Ok(AsyncDieselCounter {
+            spec: self.spec.with_table(C::DIALECT, table)?,
             conn: Arc::default(),
-            kind: Arc::default(),
-            ..self
-        };
-        counter.sql(CounterKind::Table)?;
-        Ok(counter)
+            pool: self.pool,
+        })
     }
 
     fn unchecked(pool: &AsyncDieselPool<C>, name: &str) -> Self {
         AsyncDieselCounter {
             pool: pool.clone(),
-            name: name.to_owned(),
-            table: DEFAULT_TABLE.to_owned(),
-            kind: Arc::default(),
+            spec: CounterSpec::unchecked(name),
             conn: Arc::default(),
         }
     }
@@ -184,18 +178,7 @@ where
     /// # fn main() {}
     /// ```
     pub fn table(&self) -> &str {
-        &self.table
-    }
-
-    /// The counter's SQL as a `kind` counter, on the database's terms (PostgreSQL: sequence,
-    /// SQLite: table).
-    fn sql(&self, kind: CounterKind) -> Result<CounterSql, Error> {
-        match (C::DIALECT, kind) {
-            (Dialect::Postgres, _) | (Dialect::MySql, CounterKind::Sequence) => {
-                CounterSql::sequence(C::DIALECT, &self.name)
-            }
-            _ => CounterSql::table(C::DIALECT, &self.name, &self.table),
-        }
+        &self.spec.table
     }
 
     /// The idempotent DDL that [`create`](Self::create) runs, for a diesel migration's `up.sql`
@@ -218,8 +201,7 @@ where
     /// # fn main() {}
     /// ```
     pub fn migration_sql(&self, block: u64) -> Result<String, Error> {
-        let kind = self.kind.get().copied().unwrap_or(CounterKind::Table);
-        Ok(self.sql(kind)?.migration_sql(block))
+        self.spec.migration_sql(C::DIALECT, block)
     }
 
     /// Creates the sequence (`INCREMENT BY block`) or the table and row if they do not exist
@@ -249,22 +231,17 @@ where
         on_connection!(self, |session, sql| sql.create_on(session, block))
             .await
             .map_err(|source| Error::HiLoSource {
-                counter: self.name.clone(),
+                counter: self.spec.name.clone(),
                 source: source.into(),
             })
     }
 
     /// Sequence or table: decided once (MySQL/MariaDB by the server's version).
     async fn kind(&self, session: &mut AsyncDieselSession<'_, C>) -> Result<CounterKind, BoxError> {
-        if let Some(kind) = self.kind.get() {
-            return Ok(*kind);
+        if let Some(kind) = self.spec.known_kind(C::DIALECT) {
+            return Ok(kind);
         }
-        let kind = match C::DIALECT {
-            Dialect::Postgres => CounterKind::Sequence,
-            Dialect::Sqlite => CounterKind::Table,
-            Dialect::MySql => detect_mysql_kind(session).await?,
-        };
-        Ok(*self.kind.get_or_init(|| kind))
+        Ok(self.spec.decided(detect_mysql_kind(session).await?))
     }
 }
 
@@ -282,7 +259,7 @@ where
     }
 
     fn name(&self) -> &str {
-        &self.name
+        &self.spec.name
     }
 
     /// [`create`](Self::create).
@@ -327,9 +304,7 @@ where
     fn clone(&self) -> Self {
         AsyncDieselCounter {
             pool: self.pool.clone(),
-            name: self.name.clone(),
-            table: self.table.clone(),
-            kind: Arc::clone(&self.kind),
+            spec: self.spec.clone(),
             conn: Arc::clone(&self.conn),
         }
     }
@@ -342,8 +317,8 @@ where
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AsyncDieselCounter")
             .field("connection", &std::any::type_name::<C>())
-            .field("name", &self.name)
-            .field("table", &self.table)
+            .field("name", &self.spec.name)
+            .field("table", &self.spec.table)
             .finish()
     }
 }

@@ -58,6 +58,7 @@
 #[cfg(feature = "async")]
 mod async_source;
 mod source;
+mod spec;
 
 #[cfg(feature = "async")]
 pub use crate::DeadpoolPool;

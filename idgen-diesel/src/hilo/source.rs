@@ -1,12 +1,13 @@
 //! [`DieselCounter`]: a hi-lo counter (sequence or counter table) over an r2d2 pool of diesel
 //! connections, on a connection of its own.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use diesel::r2d2::{ConnectionManager, PooledConnection, R2D2Connection};
-use idgen_core::sql::{CounterKind, CounterSql, Dialect, block_on, detect_mysql_kind};
+use idgen_core::sql::{CounterKind, CounterSql, block_on, detect_mysql_kind};
 
+use crate::hilo::spec::CounterSpec;
 use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
 use crate::session::DieselSession;
 use crate::{DieselConnection, DieselPool, Error, R2d2Pool};
@@ -50,11 +51,9 @@ const CONNECTION_WAIT: Duration = Duration::from_secs(5);
 /// ```
 pub struct DieselCounter<C: R2D2Connection + 'static> {
     pool: DieselPool<C>,
-    name: String,
-    table: String,
-    /// MySQL/MariaDB: a sequence (MariaDB ≥ 10.3) or a table row, decided once from
-    /// `SELECT VERSION()`; PostgreSQL always a sequence, SQLite always a table row.
-    kind: Arc<OnceLock<CounterKind>>,
+    /// Name, table, and sequence or table row (on MySQL/MariaDB decided once from
+    /// `SELECT VERSION()`).
+    spec: CounterSpec,
     /// The counter's own connection, taken from the pool on first use.
     conn: Arc<Mutex<Option<PooledConnection<ConnectionManager<C>>>>>,
 }
@@ -78,7 +77,7 @@ impl<C: DieselConnection> DieselCounter<C> {
     /// ```
     pub fn new(pool: &DieselPool<C>, name: &str) -> Result<Self, Error> {
         let counter = Self::unchecked(pool, name);
-        counter.sql(CounterKind::Table)?;
+        counter.spec.check(C::DIALECT)?;
         Ok(counter)
     }
 
@@ -97,22 +96,17 @@ impl<C: DieselConnection> DieselCounter<C> {
     /// # fn main() {}
     /// ```
     pub fn with_table(self, table: &str) -> Result<Self, Error> {
-        let counter = DieselCounter {
-            table: table.to_owned(),
+        Ok(DieselCounter {
+            spec: self.spec.with_table(C::DIALECT, table)?,
             conn: Arc::new(Mutex::new(None)),
-            kind: Arc::new(OnceLock::new()),
-            ..self
-        };
-        counter.sql(CounterKind::Table)?;
-        Ok(counter)
+            pool: self.pool,
+        })
     }
 
     fn unchecked(pool: &DieselPool<C>, name: &str) -> Self {
         DieselCounter {
             pool: pool.clone(),
-            name: name.to_owned(),
-            table: DEFAULT_TABLE.to_owned(),
-            kind: Arc::new(OnceLock::new()),
+            spec: CounterSpec::unchecked(name),
             conn: Arc::new(Mutex::new(None)),
         }
     }
@@ -130,18 +124,7 @@ impl<C: DieselConnection> DieselCounter<C> {
     /// # fn main() {}
     /// ```
     pub fn table(&self) -> &str {
-        &self.table
-    }
-
-    /// The counter's SQL as a `kind` counter, on the database's terms (PostgreSQL: sequence,
-    /// SQLite: table).
-    fn sql(&self, kind: CounterKind) -> Result<CounterSql, Error> {
-        match (C::DIALECT, kind) {
-            (Dialect::Postgres, _) | (Dialect::MySql, CounterKind::Sequence) => {
-                CounterSql::sequence(C::DIALECT, &self.name)
-            }
-            _ => CounterSql::table(C::DIALECT, &self.name, &self.table),
-        }
+        &self.spec.table
     }
 
     /// The idempotent DDL that [`create`](Self::create) runs, for a diesel migration's `up.sql`
@@ -161,8 +144,7 @@ impl<C: DieselConnection> DieselCounter<C> {
     /// # fn main() {}
     /// ```
     pub fn migration_sql(&self, block: u64) -> Result<String, Error> {
-        let kind = self.kind.get().copied().unwrap_or(CounterKind::Table);
-        Ok(self.sql(kind)?.migration_sql(block))
+        self.spec.migration_sql(C::DIALECT, block)
     }
 
     /// Creates the sequence (`INCREMENT BY block`) or the table and row if they do not exist
@@ -187,7 +169,7 @@ impl<C: DieselConnection> DieselCounter<C> {
     pub fn create(&self, block: u64) -> Result<(), Error> {
         self.with_session(|session, sql| block_on(sql.create_on(session, block)))
             .map_err(|source| Error::HiLoSource {
-                counter: self.name.clone(),
+                counter: self.spec.name.clone(),
                 source: source.into(),
             })
     }
@@ -198,7 +180,7 @@ impl<C: DieselConnection> DieselCounter<C> {
         &self,
         op: impl FnOnce(&mut DieselSession<'_, C>, &CounterSql) -> Result<T, BoxError>,
     ) -> Result<T, BoxError> {
-        self.sql(CounterKind::Table)?;
+        self.spec.check(C::DIALECT)?;
         let mut slot = self
             .conn
             .lock()
@@ -214,7 +196,7 @@ impl<C: DieselConnection> DieselCounter<C> {
         };
         let mut session = DieselSession { conn: &mut **conn };
         let outcome = self.kind(&mut session).and_then(|kind| {
-            let sql = self.sql(kind)?;
+            let sql = self.spec.sql(C::DIALECT, kind)?;
             op(&mut session, &sql)
         });
         if outcome.is_err() {
@@ -225,15 +207,10 @@ impl<C: DieselConnection> DieselCounter<C> {
 
     /// Sequence or table: decided once (MySQL/MariaDB by the server's version).
     fn kind(&self, session: &mut DieselSession<'_, C>) -> Result<CounterKind, BoxError> {
-        if let Some(kind) = self.kind.get() {
-            return Ok(*kind);
+        if let Some(kind) = self.spec.known_kind(C::DIALECT) {
+            return Ok(kind);
         }
-        let kind = match C::DIALECT {
-            Dialect::Postgres => CounterKind::Sequence,
-            Dialect::Sqlite => CounterKind::Table,
-            Dialect::MySql => block_on(detect_mysql_kind(session))?,
-        };
-        Ok(*self.kind.get_or_init(|| kind))
+        Ok(self.spec.decided(block_on(detect_mysql_kind(session))?))
     }
 
     async fn blocking<T: Send + 'static>(
@@ -263,7 +240,7 @@ impl<C: DieselConnection + Send> HiLoSource for DieselCounter<C> {
     }
 
     fn name(&self) -> &str {
-        &self.name
+        &self.spec.name
     }
 
     /// [`create`](Self::create), on a blocking thread.
@@ -293,9 +270,7 @@ impl<C: R2D2Connection + 'static> Clone for DieselCounter<C> {
     fn clone(&self) -> Self {
         DieselCounter {
             pool: self.pool.clone(),
-            name: self.name.clone(),
-            table: self.table.clone(),
-            kind: Arc::clone(&self.kind),
+            spec: self.spec.clone(),
             conn: Arc::clone(&self.conn),
         }
     }
@@ -305,8 +280,8 @@ impl<C: R2D2Connection + 'static> std::fmt::Debug for DieselCounter<C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DieselCounter")
             .field("connection", &std::any::type_name::<C>())
-            .field("name", &self.name)
-            .field("table", &self.table)
+            .field("name", &self.spec.name)
+            .field("table", &self.spec.table)
             .finish()
     }
 }
