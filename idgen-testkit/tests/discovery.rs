@@ -1,38 +1,50 @@
 //! The discovery order's first step: with `IDGEN_POSTGRES_URL` / `IDGEN_MYSQL_URL` set, tests
 //! get databases on those servers. (Without them this checks whichever path is found.)
 
+use std::future::Future;
+
 mod common;
 
-use common::assert_on_its_database;
+use common::{Queries, assert_on_its_database};
+use idgen_testkit::{Error, TestDb};
 
-/// With `var` set, `url` (a test database's) is on that server: it ends in a fresh database name
-/// instead of the variable's.
-fn assert_on_the_server_of(var: &str, url: &str) {
+/// A database from `new` (the discovery order) is a fresh one of its own; with `var` set, on
+/// that server (its URL ends in the fresh database's name instead of the variable's).
+async fn found_on_the_server_of<DB, F>(var: &str, new: impl FnOnce() -> F, what: &str)
+where
+    DB: Queries,
+    F: Future<Output = Result<TestDb<DB>, Error>>,
+{
+    let db = new().await.expect(what);
     if let Ok(server_url) = std::env::var(var) {
         let server = server_url
             .rsplit_once('/')
             .map_or(server_url.as_str(), |(server, _)| server);
         assert!(
-            url.starts_with(&format!("{server}/idgen_test_")),
-            "{url} vs {server_url}"
+            db.url().starts_with(&format!("{server}/idgen_test_")),
+            "{} vs {server_url}",
+            db.url()
         );
     }
+    assert_on_its_database(&db).await;
 }
 
 #[tokio::test]
 async fn postgres_uses_the_url_from_the_environment() {
-    let db = idgen_testkit::postgres()
-        .await
-        .expect("a PostgreSQL server");
-    assert_on_the_server_of("IDGEN_POSTGRES_URL", db.url());
-    assert_on_its_database(&db).await;
+    found_on_the_server_of(
+        "IDGEN_POSTGRES_URL",
+        idgen_testkit::postgres,
+        "a PostgreSQL server",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn mysql_uses_the_url_from_the_environment() {
-    let db = idgen_testkit::mysql()
-        .await
-        .expect("a MySQL/MariaDB server");
-    assert_on_the_server_of("IDGEN_MYSQL_URL", db.url());
-    assert_on_its_database(&db).await;
+    found_on_the_server_of(
+        "IDGEN_MYSQL_URL",
+        idgen_testkit::mysql,
+        "a MySQL/MariaDB server",
+    )
+    .await;
 }
