@@ -9,33 +9,28 @@ use crate::server::Kind;
 pub(crate) async fn execute(kind: Kind, url: &str, sql: String) -> Result<(), Error> {
     let action = sql.clone();
     let result = match kind {
-        Kind::Postgres => match PgConnection::connect(url).await {
-            Ok(mut conn) => {
-                let r = sqlx::raw_sql(AssertSqlSafe(sql))
-                    .execute(&mut conn)
-                    .await
-                    .map(drop);
-                let _ = conn.close().await;
-                r
-            }
-            Err(err) => Err(err),
-        },
-        Kind::MySql => match MySqlConnection::connect(url).await {
-            Ok(mut conn) => {
-                let r = sqlx::raw_sql(AssertSqlSafe(sql))
-                    .execute(&mut conn)
-                    .await
-                    .map(drop);
-                let _ = conn.close().await;
-                r
-            }
-            Err(err) => Err(err),
-        },
+        Kind::Postgres => execute_on::<PgConnection>(url, sql).await,
+        Kind::MySql => execute_on::<MySqlConnection>(url, sql).await,
         Kind::Etcd | Kind::Redis => {
             return Err(Error::database(action, url, "not an SQL server"));
         }
     };
     result.map_err(|err| Error::database(action, url, err))
+}
+
+/// Runs `sql` on a new connection of type `C` to `url`, closed afterwards.
+async fn execute_on<C>(url: &str, sql: String) -> Result<(), sqlx::Error>
+where
+    C: Connection,
+    for<'c> &'c mut C: sqlx::Executor<'c, Database = C::Database>,
+{
+    let mut conn = C::connect(url).await?;
+    let result = sqlx::raw_sql(AssertSqlSafe(sql))
+        .execute(&mut conn)
+        .await
+        .map(drop);
+    let _ = conn.close().await;
+    result
 }
 
 /// Whether the server at `url` answers a query.

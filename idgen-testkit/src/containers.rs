@@ -19,7 +19,8 @@
 //! "port: 3306" (stderr); MySQL with `MYSQL_ALLOW_EMPTY_PASSWORD`, ready at "X Plugin ready for
 //! connections. Bind-address" and "/usr/sbin/mysqld: ready for connections." (stderr). The
 //! data directory is a tmpfs, and 300 connections are allowed. A local image is never pulled;
-//! an official one is pulled if missing.
+//! an official one is pulled if missing. These facts (and those of the etcd and Redis images)
+//! are one table, a row per image, that a single start-up function reads.
 //!
 //! The container is removed when the process ends, however it ends (even on SIGKILL): a
 //! watchdog shell waits for the end of a pipe only this process holds, then runs `docker rm -f`
@@ -48,7 +49,6 @@ use testcontainers_modules::testcontainers::runners::AsyncRunner;
 use testcontainers_modules::testcontainers::{
     ContainerAsync, ContainerRequest, GenericImage, Image, ImageExt,
 };
-use testcontainers_modules::{mariadb::Mariadb, mysql::Mysql, postgres::Postgres as PostgresImage};
 
 use crate::server::{Kind, Server, SharedServers};
 use crate::{Error, TestDb, admin};
@@ -85,26 +85,166 @@ pub(crate) async fn shared(kind: Kind) -> Result<Arc<Server>, Error> {
         .await
 }
 
-/// The local PostgreSQL image made by `scripts/test-images`.
-pub(crate) const LOCAL_POSTGRES: (&str, &str) = ("idgen-test/postgres", "15");
-/// The local MariaDB image made by `scripts/test-images`.
-pub(crate) const LOCAL_MARIADB: (&str, &str) = ("idgen-test/mariadb", "10.11");
-/// The official PostgreSQL image, used when the local one is missing.
-pub(crate) const OFFICIAL_POSTGRES: (&str, &str) = ("postgres", "15-alpine");
-/// The official MySQL image, used when the local MariaDB image is missing.
-pub(crate) const OFFICIAL_MYSQL: (&str, &str) = ("mysql", "8.1");
-
-/// The local etcd image made by `scripts/test-images` (Debian's etcd-server).
-pub(crate) const LOCAL_ETCD: (&str, &str) = ("idgen-test/etcd", "3.4");
-/// The local Redis image made by `scripts/test-images` (Debian's redis-server).
-pub(crate) const LOCAL_REDIS: (&str, &str) = ("idgen-test/redis", "7.0");
-/// The official etcd image, used when the local one is missing.
-pub(crate) const OFFICIAL_ETCD: (&str, &str) = ("quay.io/coreos/etcd", "v3.5.17");
-/// The official Redis image, used when the local one is missing.
-pub(crate) const OFFICIAL_REDIS: (&str, &str) = ("redis", "7-alpine");
-
 /// How long a container may take to be ready (a pull of an official image included).
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Where a container logs a line the kit waits for.
+#[derive(Clone, Copy)]
+enum Log {
+    Stdout,
+    Stderr,
+    Either,
+}
+
+impl Log {
+    fn wait_for(self, line: &str) -> WaitFor {
+        match self {
+            Log::Stdout => WaitFor::message_on_stdout(line),
+            Log::Stderr => WaitFor::message_on_stderr(line),
+            Log::Either => WaitFor::message_on_either_std(line),
+        }
+    }
+}
+
+/// One image the kit starts, with everything that differs between images: the one function
+/// [`start`] reads these facts.
+struct ImageSpec {
+    /// Name and tag.
+    image: (&'static str, &'static str),
+    /// The port the server listens on inside the container.
+    port: u16,
+    env: &'static [(&'static str, &'static str)],
+    cmd: &'static [&'static str],
+    /// The lines that say the server is ready, each on its stream.
+    ready: &'static [(Log, &'static str)],
+    /// The data directory, mounted as a tmpfs (none: the server keeps no files).
+    tmpfs: Option<&'static str>,
+    /// The administrator URL for a host and the mapped port.
+    url: fn(&str, u16) -> String,
+}
+
+/// The local PostgreSQL image made by `scripts/test-images`, run like the official one.
+const LOCAL_POSTGRES: ImageSpec = ImageSpec {
+    image: ("idgen-test/postgres", "15"),
+    port: 5432,
+    env: &[
+        ("POSTGRES_DB", "postgres"),
+        ("POSTGRES_USER", "postgres"),
+        ("POSTGRES_PASSWORD", "postgres"),
+        ("POSTGRES_INITDB_ARGS", "--no-sync"),
+    ],
+    cmd: &["-c", "fsync=off", "-c", "max_connections=300"],
+    // The init server logs it on stdout, the real one on stderr.
+    ready: &[
+        (
+            Log::Stderr,
+            "database system is ready to accept connections",
+        ),
+        (
+            Log::Stdout,
+            "database system is ready to accept connections",
+        ),
+    ],
+    tmpfs: Some("/var/lib/postgresql/data"),
+    url: |host, port| format!("postgres://postgres:postgres@{host}:{port}/postgres"),
+};
+/// The official PostgreSQL image, used when the local one is missing.
+const OFFICIAL_POSTGRES: ImageSpec = ImageSpec {
+    image: ("postgres", "15-alpine"),
+    ..LOCAL_POSTGRES
+};
+
+/// The local MariaDB image made by `scripts/test-images`, run like the official one.
+const LOCAL_MARIADB: ImageSpec = ImageSpec {
+    image: ("idgen-test/mariadb", "10.11"),
+    port: 3306,
+    env: &[
+        ("MARIADB_DATABASE", "test"),
+        ("MARIADB_ALLOW_EMPTY_ROOT_PASSWORD", "1"),
+    ],
+    cmd: &["mariadbd", "--max-connections=300"],
+    ready: &[
+        (Log::Stderr, "mariadbd: ready for connections."),
+        (Log::Stderr, "port: 3306"),
+    ],
+    tmpfs: Some("/var/lib/mysql"),
+    url: |host, port| format!("mysql://root@{host}:{port}/test"),
+};
+/// The official MySQL image, used when the local MariaDB image is missing.
+const OFFICIAL_MYSQL: ImageSpec = ImageSpec {
+    image: ("mysql", "8.1"),
+    env: &[
+        ("MYSQL_DATABASE", "test"),
+        ("MYSQL_ALLOW_EMPTY_PASSWORD", "yes"),
+    ],
+    cmd: &["mysqld", "--max-connections=300"],
+    ready: &[
+        (Log::Stderr, "X Plugin ready for connections. Bind-address"),
+        (Log::Stderr, "/usr/sbin/mysqld: ready for connections."),
+    ],
+    ..LOCAL_MARIADB
+};
+
+/// The local etcd image made by `scripts/test-images` (Debian's etcd-server).
+const LOCAL_ETCD: ImageSpec = ImageSpec {
+    image: ("idgen-test/etcd", "3.4"),
+    port: 2379,
+    env: &[],
+    cmd: &[
+        "etcd",
+        "--name=idgen",
+        "--data-dir=/var/lib/etcd/data",
+        "--listen-client-urls=http://0.0.0.0:2379",
+        "--advertise-client-urls=http://127.0.0.1:2379",
+        "--listen-peer-urls=http://127.0.0.1:2380",
+        "--initial-advertise-peer-urls=http://127.0.0.1:2380",
+        "--initial-cluster=idgen=http://127.0.0.1:2380",
+    ],
+    ready: &[(Log::Either, "ready to serve client requests")],
+    tmpfs: Some("/var/lib/etcd"),
+    url: |host, port| format!("http://{host}:{port}"),
+};
+/// The official etcd image, used when the local one is missing.
+const OFFICIAL_ETCD: ImageSpec = ImageSpec {
+    image: ("quay.io/coreos/etcd", "v3.5.17"),
+    ..LOCAL_ETCD
+};
+
+/// The local Redis image made by `scripts/test-images` (Debian's redis-server).
+const LOCAL_REDIS: ImageSpec = ImageSpec {
+    image: ("idgen-test/redis", "7.0"),
+    port: 6379,
+    env: &[],
+    cmd: &[
+        "redis-server",
+        "--bind",
+        "0.0.0.0",
+        "--protected-mode",
+        "no",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+    ],
+    ready: &[(Log::Stdout, "Ready to accept connections")],
+    tmpfs: None,
+    url: |host, port| format!("redis://{host}:{port}/"),
+};
+/// The official Redis image, used when the local one is missing.
+const OFFICIAL_REDIS: ImageSpec = ImageSpec {
+    image: ("redis", "7-alpine"),
+    ..LOCAL_REDIS
+};
+
+/// The local image of `kind` and the official one used in its place when it is missing.
+fn images(kind: Kind) -> (&'static ImageSpec, &'static ImageSpec) {
+    match kind {
+        Kind::Postgres => (&LOCAL_POSTGRES, &OFFICIAL_POSTGRES),
+        Kind::MySql => (&LOCAL_MARIADB, &OFFICIAL_MYSQL),
+        Kind::Etcd => (&LOCAL_ETCD, &OFFICIAL_ETCD),
+        Kind::Redis => (&LOCAL_REDIS, &OFFICIAL_REDIS),
+    }
+}
 
 async fn start(kind: Kind) -> Result<Server, Error> {
     let what = format!("a {} container", kind.name());
@@ -114,135 +254,30 @@ async fn start(kind: Kind) -> Result<Server, Error> {
             "no Docker engine answers (DOCKER_HOST is unset and no socket at /var/run/docker.sock or ~/.docker/run/docker.sock)",
         ));
     }
-    let local = match kind {
-        Kind::Postgres => LOCAL_POSTGRES,
-        Kind::MySql => LOCAL_MARIADB,
-        Kind::Etcd => LOCAL_ETCD,
-        Kind::Redis => LOCAL_REDIS,
-    };
-    let has_local = image_present(local, &what).await?;
-    match (kind, has_local) {
-        (Kind::Postgres, local_image) => {
-            let (name, tag) = if local_image {
-                LOCAL_POSTGRES
-            } else {
-                OFFICIAL_POSTGRES
-            };
-            let request = common(PostgresImage::default().with_name(name).with_tag(tag))
-                .with_env_var("POSTGRES_INITDB_ARGS", "--no-sync")
-                .with_cmd(["-c", "fsync=off", "-c", "max_connections=300"])
-                .with_mount(Mount::tmpfs_mount("/var/lib/postgresql/data"));
-            let url = |host: &str, port: u16| {
-                format!("postgres://postgres:postgres@{host}:{port}/postgres")
-            };
-            finish(
-                kind,
-                run(request, &what).await?,
-                5432,
-                url,
-                image_note(name, tag, local_image),
-                &what,
-            )
-            .await
-        }
-        (Kind::MySql, true) => {
-            let (name, tag) = LOCAL_MARIADB;
-            let request = common(Mariadb::default().with_name(name).with_tag(tag))
-                .with_cmd(["mariadbd", "--max-connections=300"])
-                .with_mount(Mount::tmpfs_mount("/var/lib/mysql"));
-            let url = |host: &str, port: u16| format!("mysql://root@{host}:{port}/test");
-            finish(
-                kind,
-                run(request, &what).await?,
-                3306,
-                url,
-                image_note(name, tag, true),
-                &what,
-            )
-            .await
-        }
-        (Kind::Etcd, local_image) => {
-            let (name, tag) = if local_image {
-                LOCAL_ETCD
-            } else {
-                OFFICIAL_ETCD
-            };
-            let image = GenericImage::new(name, tag)
-                .with_exposed_port(2379.tcp())
-                .with_wait_for(WaitFor::message_on_either_std(
-                    "ready to serve client requests",
-                ));
-            let request = common(image.into())
-                .with_cmd([
-                    "etcd",
-                    "--name=idgen",
-                    "--data-dir=/var/lib/etcd/data",
-                    "--listen-client-urls=http://0.0.0.0:2379",
-                    "--advertise-client-urls=http://127.0.0.1:2379",
-                    "--listen-peer-urls=http://127.0.0.1:2380",
-                    "--initial-advertise-peer-urls=http://127.0.0.1:2380",
-                    "--initial-cluster=idgen=http://127.0.0.1:2380",
-                ])
-                .with_mount(Mount::tmpfs_mount("/var/lib/etcd"));
-            let url = |host: &str, port: u16| format!("http://{host}:{port}");
-            finish(
-                kind,
-                run(request, &what).await?,
-                2379,
-                url,
-                image_note(name, tag, local_image),
-                &what,
-            )
-            .await
-        }
-        (Kind::Redis, local_image) => {
-            let (name, tag) = if local_image {
-                LOCAL_REDIS
-            } else {
-                OFFICIAL_REDIS
-            };
-            let image = GenericImage::new(name, tag)
-                .with_exposed_port(6379.tcp())
-                .with_wait_for(WaitFor::message_on_stdout("Ready to accept connections"));
-            let request = common(image.into()).with_cmd([
-                "redis-server",
-                "--bind",
-                "0.0.0.0",
-                "--protected-mode",
-                "no",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ]);
-            let url = |host: &str, port: u16| format!("redis://{host}:{port}/");
-            finish(
-                kind,
-                run(request, &what).await?,
-                6379,
-                url,
-                image_note(name, tag, local_image),
-                &what,
-            )
-            .await
-        }
-        (Kind::MySql, false) => {
-            let (name, tag) = OFFICIAL_MYSQL;
-            let request = common(Mysql::default().with_name(name).with_tag(tag))
-                .with_cmd(["mysqld", "--max-connections=300"])
-                .with_mount(Mount::tmpfs_mount("/var/lib/mysql"));
-            let url = |host: &str, port: u16| format!("mysql://root@{host}:{port}/test");
-            finish(
-                kind,
-                run(request, &what).await?,
-                3306,
-                url,
-                image_note(name, tag, false),
-                &what,
-            )
-            .await
-        }
+    let (local, official) = images(kind);
+    let has_local = image_present(local.image, &what).await?;
+    let spec = if has_local { local } else { official };
+    let (name, tag) = spec.image;
+    let mut image = GenericImage::new(name, tag).with_exposed_port(spec.port.tcp());
+    for &(log, line) in spec.ready {
+        image = image.with_wait_for(log.wait_for(line));
     }
+    let mut request = common(image.into()).with_cmd(spec.cmd.iter().copied());
+    for &(var, value) in spec.env {
+        request = request.with_env_var(var, value);
+    }
+    if let Some(dir) = spec.tmpfs {
+        request = request.with_mount(Mount::tmpfs_mount(dir));
+    }
+    let container = run(request, &what).await?;
+    finish(
+        kind,
+        container,
+        spec,
+        image_note(name, tag, has_local),
+        &what,
+    )
+    .await
 }
 
 /// What every container of the kit gets: a label naming this process, and a start-up bound.
@@ -287,8 +322,7 @@ async fn run<I: Image>(image: impl AsyncRunner<I>, what: &str) -> Result<Contain
 async fn finish<I: Image + 'static>(
     kind: Kind,
     container: ContainerAsync<I>,
-    internal_port: u16,
-    url: impl Fn(&str, u16) -> String,
+    spec: &ImageSpec,
     image: String,
     what: &str,
 ) -> Result<Server, Error> {
@@ -299,7 +333,7 @@ async fn finish<I: Image + 'static>(
         .await
         .map_err(|err| Error::start(what, err.to_string()))?;
     let port = container
-        .get_host_port_ipv4(internal_port)
+        .get_host_port_ipv4(spec.port)
         .await
         .map_err(|err| Error::start(what, err.to_string()))?;
     // MySQL's C client (diesel) takes `localhost` for its Unix socket, not TCP.
@@ -307,7 +341,7 @@ async fn finish<I: Image + 'static>(
         local if local == "localhost" => "127.0.0.1".to_owned(),
         other => other,
     };
-    let admin_url = url(&host, port);
+    let admin_url = (spec.url)(&host, port);
     admin::ping(kind, &admin_url).await?;
     let id = container.id().chars().take(12).collect::<String>();
     Ok(

@@ -8,7 +8,9 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use sqlx::Row;
+mod common;
+
+use common::{assert_cleanup_drops, assert_isolated, assert_on_its_database, two, version};
 
 /// Whether a Docker engine answers the `docker` command; panics when one is required.
 fn docker_answers(test: &str) -> bool {
@@ -37,35 +39,15 @@ async fn postgres_container_gives_isolated_databases() {
     if !docker_answers("postgres_container_gives_isolated_databases") {
         return;
     }
-    let a = idgen_testkit::containers::postgres()
-        .await
-        .expect("a PostgreSQL container");
-    let b = idgen_testkit::containers::postgres()
-        .await
-        .expect("a PostgreSQL container");
-    assert_ne!(a.name(), b.name());
-    let version: String = sqlx::query_scalar("SELECT version()")
-        .fetch_one(a.pool())
-        .await
-        .unwrap();
+    let (a, b) = two(
+        idgen_testkit::containers::postgres,
+        "a PostgreSQL container",
+    )
+    .await;
+    let version = version(&a).await;
     assert!(version.starts_with("PostgreSQL 15"), "{version}");
-    sqlx::query("CREATE TABLE t (x INT8)")
-        .execute(a.pool())
-        .await
-        .unwrap();
-    let err = sqlx::query("SELECT x FROM t")
-        .fetch_all(b.pool())
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("does not exist"), "{err}");
-    let name = a.name().to_owned();
-    a.cleanup().await.expect("explicit cleanup");
-    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM pg_database WHERE datname = $1")
-        .bind(&name)
-        .fetch_one(b.pool())
-        .await
-        .unwrap();
-    assert_eq!(count, 0, "database {name} is still there after cleanup");
+    assert_isolated(&a, &b).await;
+    assert_cleanup_drops(a, &b).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -73,34 +55,18 @@ async fn mysql_container_gives_isolated_databases() {
     if !docker_answers("mysql_container_gives_isolated_databases") {
         return;
     }
-    let a = idgen_testkit::containers::mysql()
-        .await
-        .expect("a MySQL/MariaDB container");
-    let b = idgen_testkit::containers::mysql()
-        .await
-        .expect("a MySQL/MariaDB container");
-    let version: String = sqlx::query_scalar("SELECT VERSION()")
-        .fetch_one(a.pool())
-        .await
-        .unwrap();
+    let (a, b) = two(
+        idgen_testkit::containers::mysql,
+        "a MySQL/MariaDB container",
+    )
+    .await;
+    let version = version(&a).await;
     assert!(
         version.contains("MariaDB") || version.starts_with("8."),
         "{version}"
     );
-    sqlx::query("CREATE TABLE t (x BIGINT)")
-        .execute(a.pool())
-        .await
-        .unwrap();
-    let err = sqlx::query("SELECT x FROM t")
-        .fetch_all(b.pool())
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("doesn't exist"), "{err}");
-    let current = sqlx::query("SELECT DATABASE()")
-        .fetch_one(b.pool())
-        .await
-        .unwrap();
-    assert_eq!(current.get::<String, _>(0), b.name());
+    assert_isolated(&a, &b).await;
+    assert_on_its_database(&b).await;
 }
 
 /// Run by [`a_killed_test_process_leaves_no_container`] in a child process.

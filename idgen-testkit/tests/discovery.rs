@@ -1,46 +1,50 @@
 //! The discovery order's first step: with `IDGEN_POSTGRES_URL` / `IDGEN_MYSQL_URL` set, tests
 //! get databases on those servers. (Without them this checks whichever path is found.)
 
-#[tokio::test]
-async fn postgres_uses_the_url_from_the_environment() {
-    let db = idgen_testkit::postgres()
-        .await
-        .expect("a PostgreSQL server");
-    if let Ok(url) = std::env::var("IDGEN_POSTGRES_URL") {
-        let server = url
+use std::future::Future;
+
+mod common;
+
+use common::{Queries, assert_on_its_database};
+use idgen_testkit::{Error, TestDb};
+
+/// A database from `new` (the discovery order) is a fresh one of its own; with `var` set, on
+/// that server (its URL ends in the fresh database's name instead of the variable's).
+async fn found_on_the_server_of<DB, F>(var: &str, new: impl FnOnce() -> F, what: &str)
+where
+    DB: Queries,
+    F: Future<Output = Result<TestDb<DB>, Error>>,
+{
+    let db = new().await.expect(what);
+    if let Ok(server_url) = std::env::var(var) {
+        let server = server_url
             .rsplit_once('/')
-            .map_or(url.as_str(), |(server, _)| server);
+            .map_or(server_url.as_str(), |(server, _)| server);
         assert!(
             db.url().starts_with(&format!("{server}/idgen_test_")),
-            "{} vs {url}",
+            "{} vs {server_url}",
             db.url()
         );
     }
-    let one: i32 = sqlx::query_scalar("SELECT 1")
-        .fetch_one(db.pool())
-        .await
-        .unwrap();
-    assert_eq!(one, 1);
+    assert_on_its_database(&db).await;
+}
+
+#[tokio::test]
+async fn postgres_uses_the_url_from_the_environment() {
+    found_on_the_server_of(
+        "IDGEN_POSTGRES_URL",
+        idgen_testkit::postgres,
+        "a PostgreSQL server",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn mysql_uses_the_url_from_the_environment() {
-    let db = idgen_testkit::mysql()
-        .await
-        .expect("a MySQL/MariaDB server");
-    if let Ok(url) = std::env::var("IDGEN_MYSQL_URL") {
-        let server = url
-            .rsplit_once('/')
-            .map_or(url.as_str(), |(server, _)| server);
-        assert!(
-            db.url().starts_with(&format!("{server}/idgen_test_")),
-            "{} vs {url}",
-            db.url()
-        );
-    }
-    let current: String = sqlx::query_scalar("SELECT DATABASE()")
-        .fetch_one(db.pool())
-        .await
-        .unwrap();
-    assert_eq!(current, db.name());
+    found_on_the_server_of(
+        "IDGEN_MYSQL_URL",
+        idgen_testkit::mysql,
+        "a MySQL/MariaDB server",
+    )
+    .await;
 }

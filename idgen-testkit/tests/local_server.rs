@@ -1,56 +1,38 @@
 //! Path 3, forced: throwaway PostgreSQL and MariaDB servers from the local binaries, even when
 //! `IDGEN_POSTGRES_URL` / `IDGEN_MYSQL_URL` are set.
 
-use sqlx::Row;
+mod common;
+
+use std::future::Future;
+
+use common::{Queries, assert_cleanup_drops, assert_gone, assert_isolated, two};
+use idgen_testkit::{Error, TestDb};
+
+/// Two databases from `new` (URLs starting with `url_start`) are isolated; one is gone after
+/// `cleanup()`, another after being dropped.
+async fn isolated_and_dropped<DB, F>(new: impl Fn() -> F, url_start: &str)
+where
+    DB: Queries,
+    F: Future<Output = Result<TestDb<DB>, Error>>,
+{
+    let (a, b) = two(&new, "a local server").await;
+    assert!(a.url().starts_with(url_start), "{}", a.url());
+    assert_isolated(&a, &b).await;
+    assert_cleanup_drops(a, &b).await;
+
+    let c = new().await.unwrap();
+    let c_name = c.name().to_owned();
+    drop(c);
+    assert_gone(&b, &c_name, "drop").await;
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_databases_are_isolated_and_dropped() {
-    let a = idgen_testkit::local_server::postgres()
-        .await
-        .expect("local PostgreSQL");
-    let b = idgen_testkit::local_server::postgres()
-        .await
-        .expect("local PostgreSQL");
-    assert!(
-        a.url().starts_with("postgres://postgres@127.0.0.1:"),
-        "{}",
-        a.url()
-    );
-    assert_ne!(a.name(), b.name());
-
-    sqlx::query("CREATE TABLE t (x INT8)")
-        .execute(a.pool())
-        .await
-        .unwrap();
-    sqlx::query("INSERT INTO t VALUES (1)")
-        .execute(a.pool())
-        .await
-        .unwrap();
-    let err = sqlx::query("SELECT x FROM t")
-        .fetch_all(b.pool())
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("does not exist"), "{err}");
-
-    let exists = "SELECT count(*) FROM pg_database WHERE datname = $1";
-    let name = a.name().to_owned();
-    a.cleanup().await.expect("explicit cleanup");
-    let count: i64 = sqlx::query_scalar(exists)
-        .bind(&name)
-        .fetch_one(b.pool())
-        .await
-        .unwrap();
-    assert_eq!(count, 0, "database {name} is still there after cleanup");
-
-    let c = idgen_testkit::local_server::postgres().await.unwrap();
-    let c_name = c.name().to_owned();
-    drop(c);
-    let count: i64 = sqlx::query_scalar(exists)
-        .bind(&c_name)
-        .fetch_one(b.pool())
-        .await
-        .unwrap();
-    assert_eq!(count, 0, "database {c_name} is still there after drop");
+    isolated_and_dropped(
+        idgen_testkit::local_server::postgres,
+        "postgres://postgres@127.0.0.1:",
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -89,56 +71,11 @@ async fn postgres_url_works_from_a_child_process() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mariadb_databases_are_isolated_and_dropped() {
-    let a = idgen_testkit::local_server::mysql()
-        .await
-        .expect("local MariaDB");
-    let b = idgen_testkit::local_server::mysql()
-        .await
-        .expect("local MariaDB");
-    assert!(
-        a.url().starts_with("mysql://root@127.0.0.1:"),
-        "{}",
-        a.url()
-    );
-    assert_ne!(a.name(), b.name());
-
-    sqlx::query("CREATE TABLE t (x BIGINT)")
-        .execute(a.pool())
-        .await
-        .unwrap();
-    let err = sqlx::query("SELECT x FROM t")
-        .fetch_all(b.pool())
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("doesn't exist"), "{err}");
-
-    let exists = "SELECT count(*) FROM information_schema.schemata WHERE schema_name = ?";
-    let name = a.name().to_owned();
-    a.cleanup().await.expect("explicit cleanup");
-    let row = sqlx::query(exists)
-        .bind(&name)
-        .fetch_one(b.pool())
-        .await
-        .unwrap();
-    assert_eq!(
-        row.get::<i64, _>(0),
-        0,
-        "database {name} is still there after cleanup"
-    );
-
-    let c = idgen_testkit::local_server::mysql().await.unwrap();
-    let c_name = c.name().to_owned();
-    drop(c);
-    let row = sqlx::query(exists)
-        .bind(&c_name)
-        .fetch_one(b.pool())
-        .await
-        .unwrap();
-    assert_eq!(
-        row.get::<i64, _>(0),
-        0,
-        "database {c_name} is still there after drop"
-    );
+    isolated_and_dropped(
+        idgen_testkit::local_server::mysql,
+        "mysql://root@127.0.0.1:",
+    )
+    .await;
 }
 
 #[tokio::test]

@@ -158,6 +158,17 @@ pub(crate) async fn open_source<H: HiLoSubject>(url: &str) -> H::Source {
     H::source(url, COUNTER).await.expect("a hi-lo source")
 }
 
+/// Hi-lo on `source` with blocks of `block` taken only when one is used up (no look-ahead), so
+/// a case knows which blocks the counter has given.
+async fn without_prefetch<S: HiLoSource>(source: S, block: u64) -> HiLo {
+    HiLo::builder(source)
+        .block(block)
+        .prefetch(false)
+        .build()
+        .await
+        .expect("start hi-lo without prefetch")
+}
+
 /// A sequence whose increment differs from the block size is refused, naming both numbers, or
 /// adopted on request; a counter table takes any block.
 pub async fn the_increment_is_checked_at_start_up<H: HiLoSubject>() {
@@ -222,12 +233,7 @@ pub async fn a_missing_counter_and_a_refused_name_are_named<H: HiLoSubject>() {
 /// [1, 8) and [8, 15), and the next block anyone takes starts at 15.
 pub async fn blocks_follow_pooled_lo_arithmetic<H: HiLoSubject>() {
     let (db, source, kind) = setup::<H>(7).await;
-    let ids = HiLo::builder(source)
-        .block(7)
-        .prefetch(false)
-        .build()
-        .await
-        .unwrap();
+    let ids = without_prefetch(source, 7).await;
     let mut got = Vec::new();
     for _ in 0..9 {
         got.push(ids.next_id().await.unwrap());
@@ -251,12 +257,7 @@ pub async fn a_rolled_back_caller_transaction_does_not_return_a_block<H: HiLoSub
 /// generator fails closed instead of handing out IDs again.
 pub async fn a_counter_set_back_fails_closed<H: HiLoSubject>() {
     let (db, source, kind) = setup::<H>(10).await;
-    let ids = HiLo::builder(source)
-        .block(10)
-        .prefetch(false)
-        .build()
-        .await
-        .unwrap();
+    let ids = without_prefetch(source, 10).await;
     for expected in 1..=15 {
         assert_eq!(ids.next_id().await.unwrap(), expected);
     }
@@ -361,12 +362,7 @@ pub async fn blocks_are_committed_on_a_server_without_autocommit<H: HiLoSubject>
     let source = open_source::<H>(db.url()).await;
     H::create(&source, 10).await.unwrap();
     let kind = counter_kind::<H>(&db).await;
-    let ids = HiLo::builder(source)
-        .block(10)
-        .prefetch(false)
-        .build()
-        .await
-        .unwrap();
+    let ids = without_prefetch(source, 10).await;
     assert_eq!(ids.next_id().await.unwrap(), 1);
     let committed = match kind {
         CounterKind::Sequence => format!("SELECT next_not_cached_value FROM {COUNTER}"),
@@ -378,12 +374,7 @@ pub async fn blocks_are_committed_on_a_server_without_autocommit<H: HiLoSubject>
         "the block [1, 11) is not committed"
     );
     drop(ids);
-    let again = HiLo::builder(open_source::<H>(db.url()).await)
-        .block(10)
-        .prefetch(false)
-        .build()
-        .await
-        .unwrap();
+    let again = without_prefetch(open_source::<H>(db.url()).await, 10).await;
     assert_eq!(again.next_id().await.unwrap(), 11);
 }
 

@@ -14,6 +14,31 @@ use crate::server::Kind;
 /// The hi-lo counters' key prefix (the SQL counter table's default name).
 const COUNTER_PREFIX: &str = "idgen_hilo";
 
+/// What separates the parts of a key: `/` on etcd, `:` on Redis.
+fn separator(keys: &KeyPrefix) -> char {
+    match keys.kind() {
+        Kind::Etcd => '/',
+        _ => ':',
+    }
+}
+
+/// The start of every lease key of `namespace` in `table` (the store's key prefix is
+/// `<test prefix><table>`): `…table/namespace/` on etcd, `…table:namespace:` on Redis.
+fn lease_keys(keys: &KeyPrefix, table: &str, namespace: &str) -> String {
+    let sep = separator(keys);
+    format!("{}{table}{sep}{namespace}{sep}", keys.prefix())
+}
+
+/// The counter `counter`'s key (Redis), or the start of its keys (etcd: `…/next`,
+/// `…/increment`).
+fn counter_key(keys: &KeyPrefix, counter: &str) -> String {
+    format!(
+        "{}{COUNTER_PREFIX}{}{counter}",
+        keys.prefix(),
+        separator(keys)
+    )
+}
+
 /// The rows of `namespace` in the lease keys of `table` (the store's key prefix is
 /// `<test prefix><table>`): a node ID with a holder key or a `last` key. `holder` is the holder
 /// key's value, else the owner still named (a lease that expired unclaimed), and
@@ -22,9 +47,9 @@ const COUNTER_PREFIX: &str = "idgen_hilo";
 pub(crate) async fn lease_rows(keys: &KeyPrefix, table: &str, namespace: &str) -> Vec<LeaseRow> {
     match keys.kind() {
         #[cfg(feature = "etcd")]
-        Kind::Etcd => etcd::lease_rows(keys, table, namespace).await,
+        Kind::Etcd => etcd::lease_rows(keys, &lease_keys(keys, table, namespace)).await,
         #[cfg(feature = "redis")]
-        Kind::Redis => redis::lease_rows(keys, table, namespace).await,
+        Kind::Redis => redis::lease_rows(keys, &lease_keys(keys, table, namespace)).await,
         other => panic!("no lease rows on {}", other.name()),
     }
 }
@@ -38,9 +63,9 @@ pub(crate) async fn hold(
 ) {
     match keys.kind() {
         #[cfg(feature = "etcd")]
-        Kind::Etcd => etcd::hold(keys, table, namespace, nodes).await,
+        Kind::Etcd => etcd::hold(keys, &lease_keys(keys, table, namespace), nodes).await,
         #[cfg(feature = "redis")]
-        Kind::Redis => redis::hold(keys, table, namespace, nodes).await,
+        Kind::Redis => redis::hold(keys, &lease_keys(keys, table, namespace), nodes).await,
         other => panic!("no lease keys on {}", other.name()),
     }
 }
@@ -49,9 +74,9 @@ pub(crate) async fn hold(
 pub(crate) async fn raw_allocate(keys: &KeyPrefix, counter: &str, step: u64) -> i64 {
     match keys.kind() {
         #[cfg(feature = "etcd")]
-        Kind::Etcd => etcd::raw_allocate(keys, counter).await,
+        Kind::Etcd => etcd::raw_allocate(keys, &counter_key(keys, counter)).await,
         #[cfg(feature = "redis")]
-        Kind::Redis => redis::raw_allocate(keys, counter, step).await,
+        Kind::Redis => redis::raw_allocate(keys, &counter_key(keys, counter), step).await,
         other => panic!("no counters on {} ({step})", other.name()),
     }
 }
@@ -60,18 +85,19 @@ pub(crate) async fn raw_allocate(keys: &KeyPrefix, counter: &str, step: u64) -> 
 pub(crate) async fn set_back(keys: &KeyPrefix, counter: &str) {
     match keys.kind() {
         #[cfg(feature = "etcd")]
-        Kind::Etcd => etcd::set_back(keys, counter).await,
+        Kind::Etcd => etcd::set_back(keys, &counter_key(keys, counter)).await,
         #[cfg(feature = "redis")]
-        Kind::Redis => redis::set_back(keys, counter).await,
+        Kind::Redis => redis::set_back(keys, &counter_key(keys, counter)).await,
         other => panic!("no counters on {}", other.name()),
     }
 }
 
 /// The words a store's missing-counter error uses for `counter`.
 pub(crate) fn missing_counter(keys: &KeyPrefix, counter: &str) -> String {
+    let key = counter_key(keys, counter);
     match keys.kind() {
-        Kind::Etcd => format!("no key {}{COUNTER_PREFIX}/{counter}/next", keys.prefix()),
-        _ => format!("no key {}{COUNTER_PREFIX}:{counter}", keys.prefix()),
+        Kind::Etcd => format!("no key {key}/next"),
+        _ => format!("no key {key}"),
     }
 }
 
@@ -86,19 +112,15 @@ mod etcd {
 
     use etcd_client::{Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp};
 
-    use super::{COUNTER_PREFIX, LeaseRow, now_ms};
+    use super::{LeaseRow, now_ms};
     use crate::KeyPrefix;
     use crate::key_value::etcd::client;
 
-    pub(super) async fn lease_rows(
-        keys: &KeyPrefix,
-        table: &str,
-        namespace: &str,
-    ) -> Vec<LeaseRow> {
+    /// The rows of the lease keys that start with `base`.
+    pub(super) async fn lease_rows(keys: &KeyPrefix, base: &str) -> Vec<LeaseRow> {
         let mut client = client(keys.server_url()).await.expect("an etcd client");
-        let base = format!("{}{table}/{namespace}/", keys.prefix());
         let read = client
-            .get(base.as_str(), Some(GetOptions::new().with_prefix()))
+            .get(base, Some(GetOptions::new().with_prefix()))
             .await
             .expect("read the lease keys");
         let mut rows: BTreeMap<u64, LeaseRow> = BTreeMap::new();
@@ -146,15 +168,9 @@ mod etcd {
         rows.into_values().collect()
     }
 
-    pub(super) async fn hold(
-        keys: &KeyPrefix,
-        table: &str,
-        namespace: &str,
-        nodes: std::ops::Range<u64>,
-    ) {
+    pub(super) async fn hold(keys: &KeyPrefix, base: &str, nodes: std::ops::Range<u64>) {
         let mut client = client(keys.server_url()).await.expect("an etcd client");
         let lease = client.lease_grant(3600, None).await.expect("a lease").id();
-        let base = format!("{}{table}/{namespace}/", keys.prefix());
         let nodes: Vec<u64> = nodes.collect();
         for chunk in nodes.chunks(50) {
             let mut ops = Vec::new();
@@ -173,10 +189,11 @@ mod etcd {
         }
     }
 
-    pub(super) async fn raw_allocate(keys: &KeyPrefix, counter: &str) -> i64 {
+    /// A block from the counter whose keys start with `counter_key`.
+    pub(super) async fn raw_allocate(keys: &KeyPrefix, counter_key: &str) -> i64 {
         let mut client = client(keys.server_url()).await.expect("an etcd client");
-        let base = format!("{}{COUNTER_PREFIX}/{counter}/", keys.prefix());
-        let (next_key, inc_key) = (format!("{base}next"), format!("{base}increment"));
+        let next_key = format!("{counter_key}/next");
+        let inc_key = format!("{counter_key}/increment");
         loop {
             let next = client
                 .get(next_key.as_str(), None)
@@ -206,11 +223,10 @@ mod etcd {
         }
     }
 
-    pub(super) async fn set_back(keys: &KeyPrefix, counter: &str) {
+    pub(super) async fn set_back(keys: &KeyPrefix, counter_key: &str) {
         let mut client = client(keys.server_url()).await.expect("an etcd client");
-        let key = format!("{}{COUNTER_PREFIX}/{counter}/next", keys.prefix());
         client
-            .put(key, "1", None)
+            .put(format!("{counter_key}/next"), "1", None)
             .await
             .expect("set the counter back");
     }
@@ -222,18 +238,14 @@ mod redis {
 
     use ::redis::cmd;
 
-    use super::{COUNTER_PREFIX, LeaseRow, now_ms};
+    use super::{LeaseRow, now_ms};
     use crate::KeyPrefix;
     use crate::key_value::redis::{connection, query};
 
-    pub(super) async fn lease_rows(
-        keys: &KeyPrefix,
-        table: &str,
-        namespace: &str,
-    ) -> Vec<LeaseRow> {
+    /// The rows of the lease keys that start with `base`.
+    pub(super) async fn lease_rows(keys: &KeyPrefix, base: &str) -> Vec<LeaseRow> {
         let url = keys.server_url();
         let mut conn = connection(url).await.expect("a Redis connection");
-        let base = format!("{}{table}:{namespace}:", keys.prefix());
         let found: Vec<String> = query(&mut conn, url, cmd("KEYS").arg(format!("{base}*")).clone())
             .await
             .expect("KEYS");
@@ -287,15 +299,9 @@ mod redis {
         rows.into_values().collect()
     }
 
-    pub(super) async fn hold(
-        keys: &KeyPrefix,
-        table: &str,
-        namespace: &str,
-        nodes: std::ops::Range<u64>,
-    ) {
+    pub(super) async fn hold(keys: &KeyPrefix, base: &str, nodes: std::ops::Range<u64>) {
         let url = keys.server_url();
         let mut conn = connection(url).await.expect("a Redis connection");
-        let base = format!("{}{table}:{namespace}:", keys.prefix());
         let mut pipe = ::redis::pipe();
         for node in nodes {
             pipe.cmd("SET")
@@ -315,21 +321,24 @@ mod redis {
             .expect("hold the node IDs");
     }
 
-    pub(super) async fn raw_allocate(keys: &KeyPrefix, counter: &str, step: u64) -> i64 {
+    /// A block of `step` from the counter at `counter_key`.
+    pub(super) async fn raw_allocate(keys: &KeyPrefix, counter_key: &str, step: u64) -> i64 {
         let url = keys.server_url();
         let mut conn = connection(url).await.expect("a Redis connection");
-        let key = format!("{}{COUNTER_PREFIX}:{counter}", keys.prefix());
-        let next: i64 = query(&mut conn, url, cmd("INCRBY").arg(&key).arg(step).clone())
-            .await
-            .expect("INCRBY");
+        let next: i64 = query(
+            &mut conn,
+            url,
+            cmd("INCRBY").arg(counter_key).arg(step).clone(),
+        )
+        .await
+        .expect("INCRBY");
         next - step as i64
     }
 
-    pub(super) async fn set_back(keys: &KeyPrefix, counter: &str) {
+    pub(super) async fn set_back(keys: &KeyPrefix, counter_key: &str) {
         let url = keys.server_url();
         let mut conn = connection(url).await.expect("a Redis connection");
-        let key = format!("{}{COUNTER_PREFIX}:{counter}", keys.prefix());
-        query::<()>(&mut conn, url, cmd("SET").arg(&key).arg(1).clone())
+        query::<()>(&mut conn, url, cmd("SET").arg(counter_key).arg(1).clone())
             .await
             .expect("set the counter back");
     }

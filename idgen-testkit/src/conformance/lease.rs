@@ -9,7 +9,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use idgen_core::lease::{
-    BoxError, ClaimRequest, LeaseOptions, LeaseStore, RenewRequest, WorkerLease,
+    BoxError, ClaimRequest, LeaseHandle, LeaseOptions, LeaseStore, RenewRequest, WorkerLease,
 };
 use idgen_core::{Clock, ClockPolicy, Error, Layout, Snowflake, SystemClock};
 
@@ -96,7 +96,30 @@ pub(crate) async fn release_all(leases: &[WorkerLease]) {
     }
 }
 
-fn claim<'a>(holder: &'a str, capacity: u64) -> ClaimRequest<'a> {
+/// A generator on `lease` with `layout` and the default clock policy, and the lease's handle
+/// (the generator owns the lease; the case releases through the handle).
+pub(crate) fn generator(lease: WorkerLease, layout: Layout) -> (Snowflake, LeaseHandle) {
+    generator_with_policy(lease, layout, ClockPolicy::default())
+}
+
+/// [`generator`] with the clock policy `policy`.
+pub(crate) fn generator_with_policy(
+    lease: WorkerLease,
+    layout: Layout,
+    policy: ClockPolicy,
+) -> (Snowflake, LeaseHandle) {
+    let handle = lease.handle();
+    let ids = Snowflake::builder()
+        .layout(layout)
+        .clock_policy(policy)
+        .lease(lease)
+        .build()
+        .expect("a generator on the lease");
+    (ids, handle)
+}
+
+/// A claim of `holder` in the namespace `default` for a minute.
+pub(crate) fn claim<'a>(holder: &'a str, capacity: u64) -> ClaimRequest<'a> {
     ClaimRequest {
         namespace: "default",
         capacity,
@@ -105,7 +128,8 @@ fn claim<'a>(holder: &'a str, capacity: u64) -> ClaimRequest<'a> {
     }
 }
 
-fn renewal<'a>(node: u64, holder: &'a str, last: Option<i64>) -> RenewRequest<'a> {
+/// A renewal (or release) of `node` by `holder` in the namespace `default` for a minute.
+pub(crate) fn renewal<'a>(node: u64, holder: &'a str, last: Option<i64>) -> RenewRequest<'a> {
     RenewRequest {
         namespace: "default",
         node,
@@ -300,12 +324,7 @@ pub async fn a_released_node_id_is_free_at_once_and_keeps_its_last_timestamp<S: 
     let (db, store) = setup::<S>().await;
     let one = layout(0);
     let lease = WorkerLease::acquire(store.clone(), &one).await.unwrap();
-    let handle = lease.handle();
-    let ids = Snowflake::builder()
-        .layout(one)
-        .lease(lease)
-        .build()
-        .unwrap();
+    let (ids, handle) = generator(lease, one);
     let mut last = ids.next_id().unwrap();
     for _ in 0..1000 {
         last = ids.next_id().unwrap();
@@ -321,12 +340,7 @@ pub async fn a_released_node_id_is_free_at_once_and_keeps_its_last_timestamp<S: 
 
     let next = WorkerLease::acquire(store.clone(), &one).await.unwrap();
     assert_eq!(next.previous_timestamp_ms(), Some(last_ms));
-    let handle = next.handle();
-    let ids = Snowflake::builder()
-        .layout(one)
-        .lease(next)
-        .build()
-        .unwrap();
+    let (ids, handle) = generator(next, one);
     assert!(ids.next_id().unwrap() > last);
     handle.release().await.unwrap();
 }
@@ -340,18 +354,15 @@ pub async fn a_new_holder_never_issues_at_or_below_the_rows_last_timestamp<S: Le
     let ahead = now_ms() + 600;
     let previous = store.claim(claim("previous", 1)).await.unwrap().unwrap();
     assert_eq!(previous.node, 0);
-    let mut crashed = renewal(0, "previous", Some(ahead));
-    crashed.ttl = Duration::ZERO;
+    let crashed = RenewRequest {
+        ttl: Duration::ZERO,
+        ..renewal(0, "previous", Some(ahead))
+    };
     assert!(store.renew(crashed).await.unwrap());
 
     let lease = WorkerLease::acquire(store.clone(), &one).await.unwrap();
     assert_eq!(lease.previous_timestamp_ms(), Some(ahead));
-    let handle = lease.handle();
-    let ids = Snowflake::builder()
-        .layout(one)
-        .lease(lease)
-        .build()
-        .unwrap();
+    let (ids, handle) = generator(lease, one);
     match ids.next_id() {
         Err(Error::ClockMovedBackwards { behind_ms, .. }) => {
             assert!((1..=600).contains(&behind_ms), "behind {behind_ms} ms")
@@ -363,15 +374,10 @@ pub async fn a_new_holder_never_issues_at_or_below_the_rows_last_timestamp<S: Le
     assert_eq!(row.last_timestamp_ms, Some(ahead), "release lost the floor");
 
     let lease = WorkerLease::acquire(store.clone(), &one).await.unwrap();
-    let handle = lease.handle();
-    let ids = Snowflake::builder()
-        .layout(one)
-        .clock_policy(ClockPolicy::Wait {
-            max: Duration::from_secs(10),
-        })
-        .lease(lease)
-        .build()
-        .unwrap();
+    let wait = ClockPolicy::Wait {
+        max: Duration::from_secs(10),
+    };
+    let (ids, handle) = generator_with_policy(lease, one, wait);
     let first = ids.next_id_async().await.unwrap();
     assert!(one.decompose(first).unwrap().unix_ms > ahead);
     handle.release().await.unwrap();

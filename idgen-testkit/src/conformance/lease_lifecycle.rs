@@ -3,11 +3,13 @@
 
 use std::time::{Duration, Instant};
 
+use idgen_core::Error;
 use idgen_core::lease::{ClaimRequest, LeaseStore, RenewRequest, WorkerLease};
-use idgen_core::{Error, Snowflake};
 
 use super::gate::GatedStore;
-use super::lease::{LeaseSubject, TABLE, layout, now_ms, open_store, setup, short};
+use super::lease::{
+    LeaseSubject, TABLE, claim, generator, layout, now_ms, open_store, renewal, setup, short,
+};
 use super::{Database, DbKind};
 
 /// A renewal the heartbeat sent before `release()` is held at a gate and answered after it:
@@ -49,10 +51,8 @@ pub async fn a_detached_store_releases_after_the_runtime_stopped<S: LeaseSubject
     let (db, store_now) = setup::<S>().await;
     let url = db.url().to_owned();
     let request = |holder| ClaimRequest {
-        namespace: "default",
-        capacity: 1,
-        holder,
         ttl: Duration::from_secs(600),
+        ..claim(holder, 1)
     };
     // On a runtime that then stops, as `#[tokio::main]`'s does when `main` returns.
     let (store_then, node) = std::thread::spawn(move || {
@@ -75,11 +75,8 @@ pub async fn a_detached_store_releases_after_the_runtime_stopped<S: LeaseSubject
                 .expect("the store gives a copy that does not depend on its runtime");
             let released = detached
                 .release(RenewRequest {
-                    namespace: "default",
-                    node,
-                    holder: "gone",
                     ttl: Duration::ZERO,
-                    last_timestamp_ms: Some(5),
+                    ..renewal(node, "gone", Some(5))
                 })
                 .await;
             drop((detached, store_then));
@@ -120,12 +117,7 @@ pub async fn a_generator_stops_before_its_lease_expires_when_the_database_is_unr
         .expect("the table, through the proxy");
     let one = layout(0);
     let lease = short(3_000).acquire(store, &one).await.unwrap();
-    let handle = lease.handle();
-    let ids = Snowflake::builder()
-        .layout(one)
-        .lease(lease)
-        .build()
-        .unwrap();
+    let (ids, handle) = generator(lease, one);
     let started = Instant::now();
     while handle.status().renewals == 0 {
         assert!(started.elapsed() < Duration::from_secs(30), "never renewed");
@@ -213,12 +205,7 @@ pub async fn every_write_is_committed_on_a_server_without_autocommit<S: LeaseSub
         "the renewal is not committed: {rows:?}"
     );
 
-    let handle = lease.handle();
-    let ids = Snowflake::builder()
-        .layout(one)
-        .lease(lease)
-        .build()
-        .unwrap();
+    let (ids, handle) = generator(lease, one);
     let last_ms = one.decompose(ids.next_id().unwrap()).unwrap().unix_ms;
     handle.release().await.unwrap();
     let rows = db.lease_rows(TABLE, "default").await;

@@ -8,7 +8,7 @@ use idgen_core::lease::WorkerLease;
 use idgen_core::{Error, Layout, Snowflake, SnowflakeId};
 
 use super::child::{self, Child, Children, Orders, say};
-use super::lease::{LeaseSubject, TABLE, layout, open_store, release_all, setup, short};
+use super::lease::{LeaseSubject, TABLE, generator, layout, open_store, release_all, setup, short};
 
 /// What a holding child does: `leases` acquirers at once in `namespace` of a layout with
 /// `node_bits` node bits, then `count` IDs from the first lease (written to `out`, 8 bytes
@@ -86,12 +86,7 @@ pub async fn a_killed_holder_loses_its_node_id_after_the_ttl<S: LeaseSubject>(ch
         }
     };
     assert_eq!(lease.node(), 0);
-    let handle = lease.handle();
-    let ids = Snowflake::builder()
-        .layout(layout(0))
-        .lease(lease)
-        .build()
-        .unwrap();
+    let (ids, handle) = generator(lease, layout(0));
     assert!(ids.next_id().unwrap().get() > child_last);
     handle.release().await.unwrap();
 }

@@ -7,40 +7,28 @@
 /// the custom table in a schema).
 ///
 /// ```
-/// # use idgen_core::hilo::{BoxError, MemorySource};
-/// # use idgen_core::lease::MemoryLeaseStore;
-/// # use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
 /// # // A stand-in subject (an adapter's test file opens a pool to `url` instead).
-/// # struct Memory;
-/// # impl LeaseSubject for Memory {
-/// #     type Store = MemoryLeaseStore;
-/// #     const DATABASE: DbKind = DbKind::MySql;
-/// #     async fn store(_: &str, _: &str) -> Result<MemoryLeaseStore, BoxError> { Ok(MemoryLeaseStore::new()) }
-/// #     async fn create_table(_: &MemoryLeaseStore) -> Result<(), BoxError> { Ok(()) }
-/// # }
-/// # impl HiLoSubject for Memory {
-/// #     type Source = MemorySource;
-/// #     const DATABASE: DbKind = DbKind::MySql;
-/// #     const COUNTER: CounterKind = CounterKind::Table;
-/// #     async fn source(_: &str, c: &str) -> Result<MemorySource, BoxError> { Ok(MemorySource::named(c)) }
-/// #     async fn create(_: &MemorySource, _: u64) -> Result<(), BoxError> { Ok(()) }
-/// # }
+/// # use idgen_testkit::conformance::MemorySubject as Memory;
 /// // tests mysql_lease::sixty_four_tasks_get_distinct_node_ids, … and mysql_lease::lease_child
 /// idgen_testkit::lease_suite!(mysql_lease, Memory, mysql);
 /// # fn main() {}
 /// ```
 #[macro_export]
 macro_rules! lease_suite {
+    (@extra sql $subject:ty) => {
+        $crate::__conformance_cases!(lease<$subject>:
+            a_missing_table_is_named_with_a_hint,
+            a_custom_table_in_a_schema_and_a_refused_name,
+        );
+    };
     (@extra mysql $subject:ty) => {
         $crate::__conformance_cases!(lease_lifecycle<$subject>:
             every_write_is_committed_on_a_server_without_autocommit,
         );
     };
-    ($name:ident, $subject:ty, key_value) => {
-        mod $name {
-            #[allow(unused_imports)]
-            use super::*;
-
+    // The module, with the cases of every store and those of the `@extra` groups named.
+    (@module $name:ident, $subject:ty; $($extra:ident)*) => {
+        $crate::__conformance_module!($name {
             $crate::__conformance_cases!(lease<$subject>:
                 sixty_four_tasks_get_distinct_node_ids,
                 the_ninth_of_eight_node_ids_gets_the_capacity_error,
@@ -60,48 +48,11 @@ macro_rules! lease_suite {
                 four_processes_hold_distinct_node_ids_and_issue_distinct_ids,
                 a_process_that_returns_from_main_without_release_frees_its_node_id_within_a_second,
             );
-
-            /// The child process of the cases above (nothing to do in a normal run).
-            #[test]
-            fn lease_child() {
-                $crate::conformance::lease_processes::child_main::<$subject>();
-            }
-        }
+            $($crate::lease_suite!(@extra $extra $subject);)*
+        } lease_child => lease_processes::<$subject>;);
     };
     ($name:ident, $subject:ty $(, $extra:ident)?) => {
-        mod $name {
-            #[allow(unused_imports)]
-            use super::*;
-
-            $crate::__conformance_cases!(lease<$subject>:
-                sixty_four_tasks_get_distinct_node_ids,
-                the_ninth_of_eight_node_ids_gets_the_capacity_error,
-                rows_are_created_as_the_node_space_fills,
-                the_store_claims_renews_and_releases,
-                a_renewal_answered_after_release_leaves_the_node_id_free,
-                a_released_node_id_is_free_at_once_and_keeps_its_last_timestamp,
-                a_new_holder_never_issues_at_or_below_the_rows_last_timestamp,
-                a_missing_table_is_named_with_a_hint,
-                a_custom_table_in_a_schema_and_a_refused_name,
-            );
-            $crate::__conformance_cases!(lease_lifecycle<$subject>:
-                a_renewal_in_flight_during_release_leaves_the_node_id_free,
-                a_detached_store_releases_after_the_runtime_stopped,
-                a_generator_stops_before_its_lease_expires_when_the_database_is_unreachable,
-            );
-            $crate::__conformance_child_cases!(lease_processes<$subject>("lease_child"):
-                a_killed_holder_loses_its_node_id_after_the_ttl,
-                four_processes_hold_distinct_node_ids_and_issue_distinct_ids,
-                a_process_that_returns_from_main_without_release_frees_its_node_id_within_a_second,
-            );
-            $($crate::lease_suite!(@extra $extra $subject);)?
-
-            /// The child process of the cases above (nothing to do in a normal run).
-            #[test]
-            fn lease_child() {
-                $crate::conformance::lease_processes::child_main::<$subject>();
-            }
-        }
+        $crate::__conformance_groups!(lease_suite, $name, $subject $(, $extra)?);
     };
 }
 
@@ -111,40 +62,27 @@ macro_rules! lease_suite {
 /// Redis), the cases that are not about SQL (not the caller's rolled-back transaction).
 ///
 /// ```
-/// # use idgen_core::hilo::{BoxError, MemorySource};
-/// # use idgen_core::lease::MemoryLeaseStore;
-/// # use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
 /// # // A stand-in subject (an adapter's test file opens a pool to `url` instead).
-/// # struct Memory;
-/// # impl LeaseSubject for Memory {
-/// #     type Store = MemoryLeaseStore;
-/// #     const DATABASE: DbKind = DbKind::MySql;
-/// #     async fn store(_: &str, _: &str) -> Result<MemoryLeaseStore, BoxError> { Ok(MemoryLeaseStore::new()) }
-/// #     async fn create_table(_: &MemoryLeaseStore) -> Result<(), BoxError> { Ok(()) }
-/// # }
-/// # impl HiLoSubject for Memory {
-/// #     type Source = MemorySource;
-/// #     const DATABASE: DbKind = DbKind::MySql;
-/// #     const COUNTER: CounterKind = CounterKind::Table;
-/// #     async fn source(_: &str, c: &str) -> Result<MemorySource, BoxError> { Ok(MemorySource::named(c)) }
-/// #     async fn create(_: &MemorySource, _: u64) -> Result<(), BoxError> { Ok(()) }
-/// # }
+/// # use idgen_testkit::conformance::MemorySubject as Memory;
 /// // tests mysql_hilo::the_increment_is_checked_at_start_up, … and mysql_hilo::hilo_child
 /// idgen_testkit::hilo_suite!(mysql_hilo, Memory, mysql);
 /// # fn main() {}
 /// ```
 #[macro_export]
 macro_rules! hilo_suite {
+    (@extra sql $subject:ty) => {
+        $crate::__conformance_cases!(hilo<$subject>:
+            a_rolled_back_caller_transaction_does_not_return_a_block,
+        );
+    };
     (@extra mysql $subject:ty) => {
         $crate::__conformance_cases!(hilo<$subject>:
             blocks_are_committed_on_a_server_without_autocommit,
         );
     };
-    ($name:ident, $subject:ty, key_value) => {
-        mod $name {
-            #[allow(unused_imports)]
-            use super::*;
-
+    // The module, with the cases of every source and those of the `@extra` groups named.
+    (@module $name:ident, $subject:ty; $($extra:ident)*) => {
+        $crate::__conformance_module!($name {
             $crate::__conformance_cases!(hilo<$subject>:
                 the_increment_is_checked_at_start_up,
                 a_missing_counter_and_a_refused_name_are_named,
@@ -155,38 +93,11 @@ macro_rules! hilo_suite {
             $crate::__conformance_child_cases!(hilo<$subject>("hilo_child"):
                 four_processes_and_a_script_share_one_counter,
             );
-
-            /// The child process of the cases above (nothing to do in a normal run).
-            #[test]
-            fn hilo_child() {
-                $crate::conformance::hilo::child_main::<$subject>();
-            }
-        }
+            $($crate::hilo_suite!(@extra $extra $subject);)*
+        } hilo_child => hilo::<$subject>;);
     };
     ($name:ident, $subject:ty $(, $extra:ident)?) => {
-        mod $name {
-            #[allow(unused_imports)]
-            use super::*;
-
-            $crate::__conformance_cases!(hilo<$subject>:
-                the_increment_is_checked_at_start_up,
-                a_missing_counter_and_a_refused_name_are_named,
-                blocks_follow_pooled_lo_arithmetic,
-                a_rolled_back_caller_transaction_does_not_return_a_block,
-                a_counter_set_back_fails_closed,
-                the_database_going_away_and_coming_back,
-            );
-            $crate::__conformance_child_cases!(hilo<$subject>("hilo_child"):
-                four_processes_and_a_script_share_one_counter,
-            );
-            $($crate::hilo_suite!(@extra $extra $subject);)?
-
-            /// The child process of the cases above (nothing to do in a normal run).
-            #[test]
-            fn hilo_child() {
-                $crate::conformance::hilo::child_main::<$subject>();
-            }
-        }
+        $crate::__conformance_groups!(hilo_suite, $name, $subject $(, $extra)?);
     };
 }
 
@@ -194,44 +105,19 @@ macro_rules! hilo_suite {
 /// one adapter on one database: a module `$name` with the case and its child entry.
 ///
 /// ```
-/// # use idgen_core::hilo::{BoxError, MemorySource};
-/// # use idgen_core::lease::MemoryLeaseStore;
-/// # use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
 /// # // A stand-in subject (an adapter's test file opens a pool to `url` instead).
-/// # struct Memory;
-/// # impl LeaseSubject for Memory {
-/// #     type Store = MemoryLeaseStore;
-/// #     const DATABASE: DbKind = DbKind::MySql;
-/// #     async fn store(_: &str, _: &str) -> Result<MemoryLeaseStore, BoxError> { Ok(MemoryLeaseStore::new()) }
-/// #     async fn create_table(_: &MemoryLeaseStore) -> Result<(), BoxError> { Ok(()) }
-/// # }
-/// # impl HiLoSubject for Memory {
-/// #     type Source = MemorySource;
-/// #     const DATABASE: DbKind = DbKind::MySql;
-/// #     const COUNTER: CounterKind = CounterKind::Table;
-/// #     async fn source(_: &str, c: &str) -> Result<MemorySource, BoxError> { Ok(MemorySource::named(c)) }
-/// #     async fn create(_: &MemorySource, _: u64) -> Result<(), BoxError> { Ok(()) }
-/// # }
+/// # use idgen_testkit::conformance::MemorySubject as Memory;
 /// idgen_testkit::startup_suite!(mysql_startup, Memory, Memory);
 /// # fn main() {}
 /// ```
 #[macro_export]
 macro_rules! startup_suite {
     ($name:ident, $lease:ty, $hilo:ty) => {
-        mod $name {
-            #[allow(unused_imports)]
-            use super::*;
-
+        $crate::__conformance_module!($name {
             $crate::__conformance_child_cases!(startup<$lease, $hilo>("startup_child"):
                 eight_processes_start_together_on_twenty_empty_databases,
             );
-
-            /// The child process of the case above (nothing to do in a normal run).
-            #[test]
-            fn startup_child() {
-                $crate::conformance::startup::child_main::<$lease, $hilo>();
-            }
-        }
+        } startup_child => startup::<$lease, $hilo>;);
     };
 }
 
@@ -239,24 +125,8 @@ macro_rules! startup_suite {
 /// this process on the second, sharing one lease table and one hi-lo counter.
 ///
 /// ```
-/// # use idgen_core::hilo::{BoxError, MemorySource};
-/// # use idgen_core::lease::MemoryLeaseStore;
-/// # use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
 /// # // A stand-in subject (an adapter's test file opens a pool to `url` instead).
-/// # struct Memory;
-/// # impl LeaseSubject for Memory {
-/// #     type Store = MemoryLeaseStore;
-/// #     const DATABASE: DbKind = DbKind::MySql;
-/// #     async fn store(_: &str, _: &str) -> Result<MemoryLeaseStore, BoxError> { Ok(MemoryLeaseStore::new()) }
-/// #     async fn create_table(_: &MemoryLeaseStore) -> Result<(), BoxError> { Ok(()) }
-/// # }
-/// # impl HiLoSubject for Memory {
-/// #     type Source = MemorySource;
-/// #     const DATABASE: DbKind = DbKind::MySql;
-/// #     const COUNTER: CounterKind = CounterKind::Table;
-/// #     async fn source(_: &str, c: &str) -> Result<MemorySource, BoxError> { Ok(MemorySource::named(c)) }
-/// #     async fn create(_: &MemorySource, _: u64) -> Result<(), BoxError> { Ok(()) }
-/// # }
+/// # use idgen_testkit::conformance::MemorySubject as Memory;
 /// // (An adapter's file names two adapters' subjects: children first, this process second.)
 /// idgen_testkit::cross_adapter_suite!(mysql_with_itself, lease: Memory, Memory; hilo: Memory, Memory);
 /// # fn main() {}
@@ -264,27 +134,52 @@ macro_rules! startup_suite {
 #[macro_export]
 macro_rules! cross_adapter_suite {
     ($name:ident, lease: $child_lease:ty, $here_lease:ty; hilo: $child_hilo:ty, $here_hilo:ty) => {
-        mod $name {
-            #[allow(unused_imports)]
-            use super::*;
-
+        $crate::__conformance_module!($name {
             $crate::__conformance_child_cases!(lease_processes<$child_lease, $here_lease>("lease_child"):
                 processes_of_two_adapters_never_share_a_node_id,
             );
             $crate::__conformance_child_cases!(hilo<$child_hilo, $here_hilo>("hilo_child"):
                 processes_of_two_adapters_share_one_counter,
             );
+        }
+            lease_child => lease_processes::<$child_lease>;
+            hilo_child => hilo::<$child_hilo>;
+        );
+    };
+}
 
-            /// The child processes of the cases above (nothing to do in a normal run).
-            #[test]
-            fn lease_child() {
-                $crate::conformance::lease_processes::child_main::<$child_lease>();
-            }
+/// The groups of cases a subject gets: on etcd and Redis (`key_value`), those of every store;
+/// on an SQL database, also the `sql` group, and the group its third argument names (`mysql`).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __conformance_groups {
+    ($suite:ident, $name:ident, $subject:ty, key_value) => {
+        $crate::$suite!(@module $name, $subject;);
+    };
+    ($suite:ident, $name:ident, $subject:ty $(, $extra:ident)?) => {
+        $crate::$suite!(@module $name, $subject; sql $($extra)?);
+    };
+}
 
-            #[test]
-            fn hilo_child() {
-                $crate::conformance::hilo::child_main::<$child_hilo>();
-            }
+/// A suite instance's module `$name`: the `$cases`, and each child entry (`lease_child`, …) as a
+/// `#[test]` that runs `child_main` of its suite module in a child process (and does nothing in
+/// a normal run).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __conformance_module {
+    ($name:ident { $($cases:tt)* } $($child:ident => $module:ident::<$($subject:ty),+>;)+) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            $($cases)*
+
+            $(
+                #[test]
+                fn $child() {
+                    $crate::conformance::$module::child_main::<$($subject),+>();
+                }
+            )+
         }
     };
 }

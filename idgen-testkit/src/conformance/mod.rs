@@ -84,3 +84,31 @@ pub fn run<F: std::future::Future<Output = ()>>(case: F) {
         .expect("a tokio runtime")
         .block_on(case);
 }
+
+/// A stand-in subject for the macros' examples: idgen-core's memory store and source, posing as
+/// a MySQL subject with a counter table (an adapter's subject opens a pool to the URL instead).
+#[doc(hidden)]
+pub struct MemorySubject;
+
+impl LeaseSubject for MemorySubject {
+    type Store = idgen_core::lease::MemoryLeaseStore;
+    const DATABASE: DbKind = DbKind::MySql;
+    async fn store(_url: &str, _table: &str) -> Result<Self::Store, idgen_core::hilo::BoxError> {
+        Ok(idgen_core::lease::MemoryLeaseStore::new())
+    }
+    async fn create_table(_store: &Self::Store) -> Result<(), idgen_core::hilo::BoxError> {
+        Ok(())
+    }
+}
+
+impl HiLoSubject for MemorySubject {
+    type Source = idgen_core::hilo::MemorySource;
+    const DATABASE: DbKind = DbKind::MySql;
+    const COUNTER: CounterKind = CounterKind::Table;
+    async fn source(_url: &str, counter: &str) -> Result<Self::Source, idgen_core::hilo::BoxError> {
+        Ok(idgen_core::hilo::MemorySource::named(counter))
+    }
+    async fn create(_source: &Self::Source, _block: u64) -> Result<(), idgen_core::hilo::BoxError> {
+        Ok(())
+    }
+}

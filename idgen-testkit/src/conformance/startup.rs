@@ -108,11 +108,12 @@ pub fn child_main<L: LeaseSubject, H: HiLoSubject>() {
                 .strip_prefix("GO ")
                 .and_then(|i| i.parse().ok())
                 .expect("GO <database>");
-            let started = if i.is_multiple_of(2) {
-                start_up::<L, H>(&urls[i]).await
+            let how = if i.is_multiple_of(2) {
+                StartUp::Explicit
             } else {
-                start_up_creating_what_is_missing::<L, H>(&urls[i]).await
+                StartUp::CreatingWhatIsMissing
             };
+            let started = start_up::<L, H>(&urls[i], how).await;
             match started {
                 Ok((lease, ids, id)) => {
                     say(&format!("DONE{i}"), format!("ok {} {id}", lease.node()));
@@ -124,54 +125,58 @@ pub fn child_main<L: LeaseSubject, H: HiLoSubject>() {
     });
 }
 
-/// The README's start-up: create the table, acquire, create the counter, start hi-lo, draw.
-async fn start_up<L: LeaseSubject, H: HiLoSubject>(
-    url: &str,
-) -> Result<(WorkerLease, HiLo, i64), String> {
-    let store = L::store(url, TABLE)
-        .await
-        .map_err(|e| format!("a lease store: {e}"))?;
-    L::create_table(&store)
-        .await
-        .map_err(|e| format!("create the lease table: {e}"))?;
-    let lease = WorkerLease::acquire(store, &Layout::TWITTER)
-        .await
-        .map_err(|e| format!("acquire: {e}"))?;
-    let source = H::source(url, COUNTER)
-        .await
-        .map_err(|e| format!("a hi-lo source: {e}"))?;
-    H::create(&source, BLOCK)
-        .await
-        .map_err(|e| format!("create the counter: {e}"))?;
-    let ids = HiLo::new(source, BLOCK)
-        .await
-        .map_err(|e| format!("start hi-lo: {e}"))?;
-    let id = ids.next_id().await.map_err(|e| format!("draw: {e}"))?;
-    Ok((lease, ids, id))
+/// The two start-ups of the README.
+#[derive(Clone, Copy)]
+enum StartUp {
+    /// Create the table, acquire, create the counter, start hi-lo, draw.
+    Explicit,
+    /// Acquire and start hi-lo with `create_if_missing(true)` (the block size given once), draw.
+    CreatingWhatIsMissing,
 }
 
-/// The README's one-call start-up on an empty database: acquire and start hi-lo with
-/// `create_if_missing(true)`, the block size given once; draw.
-async fn start_up_creating_what_is_missing<L: LeaseSubject, H: HiLoSubject>(
+/// One process's start-up on the database at `url`, the way `how` says: the lease, hi-lo, and
+/// the first ID drawn; or what failed.
+async fn start_up<L: LeaseSubject, H: HiLoSubject>(
     url: &str,
+    how: StartUp,
 ) -> Result<(WorkerLease, HiLo, i64), String> {
     let store = L::store(url, TABLE)
         .await
         .map_err(|e| format!("a lease store: {e}"))?;
-    let lease = WorkerLease::options()
-        .create_if_missing(true)
-        .acquire(store, &Layout::TWITTER)
-        .await
-        .map_err(|e| format!("acquire, creating the table: {e}"))?;
+    let lease = match how {
+        StartUp::Explicit => {
+            L::create_table(&store)
+                .await
+                .map_err(|e| format!("create the lease table: {e}"))?;
+            WorkerLease::acquire(store, &Layout::TWITTER)
+                .await
+                .map_err(|e| format!("acquire: {e}"))?
+        }
+        StartUp::CreatingWhatIsMissing => WorkerLease::options()
+            .create_if_missing(true)
+            .acquire(store, &Layout::TWITTER)
+            .await
+            .map_err(|e| format!("acquire, creating the table: {e}"))?,
+    };
     let source = H::source(url, COUNTER)
         .await
         .map_err(|e| format!("a hi-lo source: {e}"))?;
-    let ids = HiLo::builder(source)
-        .block(BLOCK)
-        .create_if_missing(true)
-        .build()
-        .await
-        .map_err(|e| format!("start hi-lo, creating the counter: {e}"))?;
+    let ids = match how {
+        StartUp::Explicit => {
+            H::create(&source, BLOCK)
+                .await
+                .map_err(|e| format!("create the counter: {e}"))?;
+            HiLo::new(source, BLOCK)
+                .await
+                .map_err(|e| format!("start hi-lo: {e}"))?
+        }
+        StartUp::CreatingWhatIsMissing => HiLo::builder(source)
+            .block(BLOCK)
+            .create_if_missing(true)
+            .build()
+            .await
+            .map_err(|e| format!("start hi-lo, creating the counter: {e}"))?,
+    };
     let id = ids.next_id().await.map_err(|e| format!("draw: {e}"))?;
     Ok((lease, ids, id))
 }

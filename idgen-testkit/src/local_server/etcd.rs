@@ -10,28 +10,18 @@ const WHAT: &str = "a local etcd server";
 
 /// Where `etcd` is: PATH, or Debian's `/usr/bin`.
 pub(crate) fn binary() -> Result<PathBuf, Error> {
-    let dirs = ["/usr/bin", "/usr/local/bin", "/usr/sbin"].map(PathBuf::from);
-    binaries::find(&["etcd"], &dirs).ok_or_else(|| {
-        Error::start(
-            WHAT,
-            "`etcd` is neither on PATH nor in /usr/bin (Debian: apt-get install etcd-server)",
-        )
-    })
+    binaries::find_debian("etcd", "etcd-server", WHAT)
 }
 
 pub(super) async fn start() -> Result<Server, Error> {
-    super::launch(LaunchSpec {
-        kind: Kind::Etcd,
-        what: WHAT,
-        dir_tag: "etcd",
-        init: None,
-        init_args: |_| Vec::new(),
-        server: binary()?,
+    super::launch(LaunchSpec::new(
+        Kind::Etcd,
+        WHAT,
+        "etcd",
+        binary()?,
         server_args,
-        extra_server_args: Vec::new(),
-        stop_signal: "TERM",
-        admin_url: |port| format!("http://127.0.0.1:{port}"),
-    })
+        |port| format!("http://127.0.0.1:{port}"),
+    ))
     .await
 }
 

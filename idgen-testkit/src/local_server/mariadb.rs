@@ -31,18 +31,13 @@ pub(super) async fn start(extra: &[&str]) -> Result<Server, Error> {
             "neither `mariadbd` nor `mysqld` is on PATH or in /usr/sbin",
         )
     })?;
-    super::launch(LaunchSpec {
-        kind: Kind::MySql,
-        what: WHAT,
-        dir_tag: "mariadb",
-        init: Some(init),
-        init_args,
-        server,
-        server_args,
-        extra_server_args: extra.iter().map(|a| (*a).to_owned()).collect(),
-        stop_signal: "TERM",
-        admin_url: |port| format!("mysql://root@127.0.0.1:{port}/mysql"),
-    })
+    let spec = LaunchSpec::new(Kind::MySql, WHAT, "mariadb", server, server_args, |port| {
+        format!("mysql://root@127.0.0.1:{port}/mysql")
+    });
+    super::launch(
+        spec.with_init(init, init_args)
+            .with_extra_server_args(extra),
+    )
     .await
 }
 

@@ -154,6 +154,51 @@ struct LaunchSpec {
     admin_url: fn(u16) -> String,
 }
 
+impl LaunchSpec {
+    /// The server `server` of `kind`, which makes its own data directory, takes no more
+    /// arguments than `server_args` and stops on SIGTERM; the methods below change that.
+    fn new(
+        kind: Kind,
+        what: &'static str,
+        dir_tag: &'static str,
+        server: PathBuf,
+        server_args: fn(&Path, u16) -> Vec<String>,
+        admin_url: fn(u16) -> String,
+    ) -> Self {
+        LaunchSpec {
+            kind,
+            what,
+            dir_tag,
+            init: None,
+            init_args: |_| Vec::new(),
+            server,
+            server_args,
+            extra_server_args: Vec::new(),
+            stop_signal: "TERM",
+            admin_url,
+        }
+    }
+
+    /// The data directory is made first by `init` with `init_args`.
+    fn with_init(mut self, init: PathBuf, init_args: fn(&Path) -> Vec<String>) -> Self {
+        self.init = Some(init);
+        self.init_args = init_args;
+        self
+    }
+
+    /// `extra` after the server's usual arguments.
+    fn with_extra_server_args(mut self, extra: &[&str]) -> Self {
+        self.extra_server_args = extra.iter().map(|a| (*a).to_owned()).collect();
+        self
+    }
+
+    /// The server stops on `signal` (a `kill -s` name) instead of SIGTERM.
+    fn stopped_by(mut self, signal: &'static str) -> Self {
+        self.stop_signal = signal;
+        self
+    }
+}
+
 /// Starts the server of `spec`, retrying with a new directory and port a few times.
 async fn launch(spec: LaunchSpec) -> Result<Server, Error> {
     let runner = unprivileged::Runner::for_this_process(spec.what)?;

@@ -43,18 +43,10 @@ pub(super) fn spec() -> Result<LaunchSpec, Error> {
         .filter(|p| p.is_file())
         .or_else(|| binaries::find(&["postgres"], &dirs))
         .ok_or_else(|| missing("postgres"))?;
-    Ok(LaunchSpec {
-        kind: Kind::Postgres,
-        what: WHAT,
-        dir_tag: "pg",
-        init: Some(init),
-        init_args,
-        server,
-        server_args,
-        extra_server_args: Vec::new(),
-        stop_signal: "INT",
-        admin_url: |port| format!("postgres://postgres@127.0.0.1:{port}/postgres"),
-    })
+    let spec = LaunchSpec::new(Kind::Postgres, WHAT, "pg", server, server_args, |port| {
+        format!("postgres://postgres@127.0.0.1:{port}/postgres")
+    });
+    Ok(spec.with_init(init, init_args).stopped_by("INT"))
 }
 
 fn init_args(dir: &Path) -> Vec<String> {
