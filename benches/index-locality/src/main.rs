@@ -28,8 +28,9 @@ use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
 
-use database::Database;
+use database::{Bench, Dialect};
 use keys::KeyKind;
+use sqlx::{MySql, Postgres};
 use writers::Workload;
 
 /// Errors of the benchmark: anything, with its message.
@@ -121,42 +122,40 @@ async fn run(args: Args) -> BoxResult<()> {
     );
     let name = format!("idgen_index_locality_{}", std::process::id());
     for server in &args.servers {
-        let connections = u32::from(args.writers) + 1;
-        let (db, title, innodb) = match server {
+        let section = match server {
             Server::Postgres => {
-                let db = postgres::PgBench::create(&args.postgres_url, &name, connections).await?;
-                let version: String = sqlx::query_scalar("SHOW server_version")
-                    .fetch_one(&db.pool)
-                    .await?;
-                (
-                    Database::Postgres(db),
-                    format!("PostgreSQL {version}"),
-                    false,
-                )
+                run_server::<Postgres>(&args.postgres_url, &name, &kinds, workload).await?
             }
-            Server::Mysql => {
-                let db = mysql::MyBench::create(&args.mysql_url, &name, connections).await?;
-                let version: String = sqlx::query_scalar("SELECT VERSION()")
-                    .fetch_one(&db.pool)
-                    .await?;
-                (
-                    Database::MySql(db),
-                    format!("MariaDB/MySQL {version} (InnoDB)"),
-                    true,
-                )
-            }
+            Server::Mysql => run_server::<MySql>(&args.mysql_url, &name, &kinds, workload).await?,
         };
-        let db = Arc::new(db);
-        let outcome = run_kinds(&db, &kinds, workload).await;
-        let db = Arc::into_inner(db).ok_or("a writer still holds the database")?;
-        db.drop().await?;
-        println!("### {title}\n\n{}", report::table(&outcome?, innodb));
+        println!("{section}");
     }
     Ok(())
 }
 
-async fn run_kinds(
-    db: &Arc<Database>,
+/// Every kind on the server at `url`, in a database `name` created for the run and dropped
+/// after it (also when a kind failed); returns the report's section.
+async fn run_server<DB: Dialect>(
+    url: &str,
+    name: &str,
+    kinds: &[KeyKind],
+    workload: Workload,
+) -> BoxResult<String> {
+    // One connection per writer, and one for the measurements.
+    let connections = u32::try_from(workload.writers)? + 1;
+    let db = Arc::new(Bench::<DB>::create(url, name, connections).await?);
+    let title = db.title().await?;
+    let outcome = run_kinds(&db, kinds, workload).await;
+    let db = Arc::into_inner(db).ok_or("a writer still holds the database")?;
+    db.drop().await?;
+    Ok(format!(
+        "### {title}\n\n{}",
+        report::table(&outcome?, DB::INNODB)
+    ))
+}
+
+async fn run_kinds<DB: Dialect>(
+    db: &Arc<Bench<DB>>,
     kinds: &[KeyKind],
     workload: Workload,
 ) -> BoxResult<Vec<(KeyKind, measure::KindResult)>> {

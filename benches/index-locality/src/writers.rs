@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::BoxResult;
-use crate::database::Database;
+use crate::database::{Bench, Dialect};
 use crate::keys::{KeyKind, KeySource};
 
 /// The shape of the workload, the same for every key kind.
@@ -37,8 +37,8 @@ fn payload(state: &mut u64, bytes: usize) -> String {
 }
 
 /// Inserts `workload.rows` rows into `kind`'s table and returns the rows per second.
-pub(crate) async fn insert_all(
-    db: &Arc<Database>,
+pub(crate) async fn insert_all<DB: Dialect>(
+    db: &Arc<Bench<DB>>,
     kind: KeyKind,
     workload: Workload,
 ) -> BoxResult<f64> {

@@ -124,75 +124,70 @@ where
         n,
     )
     .await;
-    vec![
-        Row {
-            store: name,
-            case: "claim",
-            nanos: claim_nanos,
-        },
-        Row {
-            store: name,
-            case: "renewal",
-            nanos: renew_nanos,
-        },
-        Row {
-            store: name,
-            case: "hi-lo block of 1000",
-            nanos: block_nanos,
-        },
+    [
+        ("claim", claim_nanos),
+        ("renewal", renew_nanos),
+        ("hi-lo block of 1000", block_nanos),
     ]
+    .into_iter()
+    .map(|(case, nanos)| Row {
+        store: name,
+        case,
+        nanos,
+    })
+    .collect()
 }
 
-fn main() {
+#[tokio::main(worker_threads = 2)]
+async fn main() {
     let n: usize = std::env::args()
         .nth(1)
         .map(|n| n.parse().expect("calls per case"))
         .unwrap_or(500);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
+    let mut rows = Vec::new();
+
+    let pg = idgen_testkit::postgres()
+        .await
+        .expect("a PostgreSQL database");
+    let store = idgen_sqlx::lease::SqlxLeaseStore::new(pg.pool().clone());
+    store.create_table().await.expect("the lease table");
+    let sequence = idgen_sqlx::hilo::PgSequence::new(pg.pool(), "bench").unwrap();
+    sequence.create(BLOCK).await.expect("the sequence");
+    rows.extend(measure("PostgreSQL", store, sequence, n).await);
+
+    let etcd_keys = idgen_testkit::etcd().await.expect("an etcd server");
+    let etcd = idgen_etcd::Etcd::new(etcd_keys.server_url().split(','));
+    let prefix = etcd_keys.prefix();
+    let store = idgen_etcd::lease::EtcdLeaseStore::new(&etcd)
+        .with_prefix(&format!("{prefix}leases"))
         .unwrap();
-    runtime.block_on(async {
-        let mut rows = Vec::new();
+    let counter = idgen_etcd::hilo::EtcdCounter::new(&etcd, "bench")
+        .unwrap()
+        .with_prefix(&format!("{prefix}hilo"))
+        .unwrap();
+    counter.create(BLOCK).await.expect("the counter");
+    rows.extend(measure("etcd", store, counter, n).await);
 
-        let pg = idgen_testkit::postgres().await.expect("a PostgreSQL database");
-        let store = idgen_sqlx::lease::SqlxLeaseStore::new(pg.pool().clone());
-        store.create_table().await.expect("the lease table");
-        let sequence = idgen_sqlx::hilo::PgSequence::new(pg.pool(), "bench").unwrap();
-        sequence.create(BLOCK).await.expect("the sequence");
-        rows.extend(measure("PostgreSQL", store, sequence, n).await);
+    let redis_keys = idgen_testkit::redis().await.expect("a Redis server");
+    let client = redis::Client::open(redis_keys.server_url()).unwrap();
+    let prefix = redis_keys.prefix();
+    let store = idgen_redis::lease::RedisLeaseStore::new(client.clone())
+        .with_prefix(&format!("{prefix}leases"))
+        .unwrap();
+    let counter = idgen_redis::hilo::RedisCounter::new(&client, "bench")
+        .unwrap()
+        .with_prefix(&format!("{prefix}hilo"))
+        .unwrap();
+    counter.create().await.expect("the counter");
+    rows.extend(measure("Redis", store, counter, n).await);
 
-        let etcd_keys = idgen_testkit::etcd().await.expect("an etcd server");
-        let etcd = idgen_etcd::Etcd::new(etcd_keys.server_url().split(','));
-        let prefix = etcd_keys.prefix();
-        let store = idgen_etcd::lease::EtcdLeaseStore::new(&etcd)
-            .with_prefix(&format!("{prefix}leases"))
-            .unwrap();
-        let counter = idgen_etcd::hilo::EtcdCounter::new(&etcd, "bench")
-            .unwrap()
-            .with_prefix(&format!("{prefix}hilo"))
-            .unwrap();
-        counter.create(BLOCK).await.expect("the counter");
-        rows.extend(measure("etcd", store, counter, n).await);
-
-        let redis_keys = idgen_testkit::redis().await.expect("a Redis server");
-        let client = redis::Client::open(redis_keys.server_url()).unwrap();
-        let prefix = redis_keys.prefix();
-        let store = idgen_redis::lease::RedisLeaseStore::new(client.clone())
-            .with_prefix(&format!("{prefix}leases"))
-            .unwrap();
-        let counter = idgen_redis::hilo::RedisCounter::new(&client, "bench")
-            .unwrap()
-            .with_prefix(&format!("{prefix}hilo"))
-            .unwrap();
-        counter.create().await.expect("the counter");
-        rows.extend(measure("Redis", store, counter, n).await);
-
-        println!("\n| store      | case                         | p50 (µs) | p99 (µs) | mean (µs) | calls |");
-        println!("|------------|------------------------------|---------:|---------:|---------:|------:|");
-        for row in &mut rows {
-            row.print();
-        }
-    });
+    println!(
+        "\n| store      | case                         | p50 (µs) | p99 (µs) | mean (µs) | calls |"
+    );
+    println!(
+        "|------------|------------------------------|---------:|---------:|---------:|------:|"
+    );
+    for row in &mut rows {
+        row.print();
+    }
 }

@@ -116,6 +116,17 @@ mod tests {
         }
     }
 
+    /// The message of a failed PostgreSQL connect to `url` (at `port`).
+    async fn postgres_error(port: u16, url: &str) -> String {
+        connect(
+            &endpoint("PostgreSQL", port),
+            sqlx::PgConnection::connect(url),
+        )
+        .await
+        .unwrap_err()
+        .to_string()
+    }
+
     /// A port nothing listens on (bound, then closed).
     async fn closed_port() -> u16 {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -126,13 +137,7 @@ mod tests {
     async fn a_refused_connection_names_the_server_the_database_and_the_user() {
         let port = closed_port().await;
         let url = format!("postgres://app:secret@127.0.0.1:{port}/shop");
-        let err = connect(
-            &endpoint("PostgreSQL", port),
-            sqlx::PgConnection::connect(&url),
-        )
-        .await
-        .unwrap_err();
-        let text = err.to_string();
+        let text = postgres_error(port, &url).await;
         assert!(
             text.starts_with(&format!(
                 "cannot connect to PostgreSQL at 127.0.0.1:{port} (database \"shop\", user \"app\"): "
@@ -156,13 +161,7 @@ mod tests {
             }
         });
         let url = format!("postgres://app@127.0.0.1:{port}/shop");
-        let err = connect(
-            &endpoint("PostgreSQL", port),
-            sqlx::PgConnection::connect(&url),
-        )
-        .await
-        .unwrap_err();
-        let text = err.to_string();
+        let text = postgres_error(port, &url).await;
         assert!(text.contains("does not answer like PostgreSQL"), "{text}");
     }
 

@@ -6,8 +6,9 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::ConnectOptions;
-use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions};
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::mysql::{MySqlConnectOptions, MySqlPool};
+use sqlx::pool::PoolOptions;
+use sqlx::postgres::{PgConnectOptions, PgPool};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 
 use crate::Result;
@@ -155,28 +156,49 @@ impl Cluster {
 async fn open_sqlite(dir: &Path) -> Result<Cluster> {
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("cannot create the data directory {}: {e}", dir.display()))?;
-    let open = |file: String| {
+    let files = std::iter::once("control.sqlite".to_owned())
+        .chain((0..SHARDS).map(|n| format!("shard-{n}.sqlite")))
+        .collect::<Vec<_>>();
+    let location = format!("SQLite files in {}", dir.display());
+    open_all(&files, location, async |file: &str| {
         let options = SqliteConnectOptions::new()
             .filename(dir.join(file))
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .busy_timeout(Duration::from_secs(30));
-        SqlitePoolOptions::new()
+        let pool = SqlitePoolOptions::new()
             .max_connections(4)
             .connect_with(options)
-    };
-    let control = Pool::Sqlite(open("control.sqlite".into()).await?);
+            .await?;
+        Ok(Pool::Sqlite(pool))
+    })
+    .await
+}
+
+/// The control database (`names[0]`) and the shards (the rest), each opened by `open`.
+async fn open_all(
+    names: &[String],
+    location: String,
+    open: impl AsyncFn(&str) -> Result<Pool>,
+) -> Result<Cluster> {
+    let control = open(&names[0]).await?;
     let mut shards = Vec::with_capacity(SHARDS);
-    for n in 0..SHARDS {
-        shards.push(Pool::Sqlite(open(format!("shard-{n}.sqlite")).await?));
+    for name in &names[1..] {
+        shards.push(open(name).await?);
     }
-    let location = format!("SQLite files in {}", dir.display());
     Ok(Cluster {
         control,
         shards,
         location,
         leases: Leases::default(),
     })
+}
+
+/// The pool settings of a server's databases, PostgreSQL or MariaDB.
+fn server_pool<DB: sqlx::Database>() -> PoolOptions<DB> {
+    PoolOptions::new()
+        .max_connections(8)
+        .acquire_timeout(CONNECT_TIMEOUT)
 }
 
 /// `url` with its password replaced by `***`, for messages.
@@ -243,25 +265,12 @@ async fn open_postgres(url: &str) -> Result<Cluster> {
             }
         }
     }
-    let pool = async |name: &str| {
-        let pool = PgPoolOptions::new()
-            .max_connections(8)
-            .acquire_timeout(CONNECT_TIMEOUT)
-            .connect_with(options.clone().database(name));
-        connect(&endpoint(name), pool).await
-    };
-    let control = Pool::Postgres(pool(&names[0]).await?);
-    let mut shards = Vec::with_capacity(SHARDS);
-    for name in &names[1..] {
-        shards.push(Pool::Postgres(pool(name).await?));
-    }
     let location = format!("PostgreSQL databases {}", names.join(", "));
-    Ok(Cluster {
-        control,
-        shards,
-        location,
-        leases: Leases::default(),
+    open_all(&names, location, async |name: &str| {
+        let pool = server_pool().connect_with(options.clone().database(name));
+        Ok(Pool::Postgres(connect(&endpoint(name), pool).await?))
     })
+    .await
 }
 
 async fn open_mysql(url: &str) -> Result<Cluster> {
@@ -288,25 +297,12 @@ async fn open_mysql(url: &str) -> Result<Cluster> {
             .execute(&mut admin)
             .await?;
     }
-    let pool = async |name: &str| {
-        let pool = MySqlPoolOptions::new()
-            .max_connections(8)
-            .acquire_timeout(CONNECT_TIMEOUT)
-            .connect_with(options.clone().database(name));
-        connect(&endpoint(name), pool).await
-    };
-    let control = Pool::MySql(pool(&names[0]).await?);
-    let mut shards = Vec::with_capacity(SHARDS);
-    for name in &names[1..] {
-        shards.push(Pool::MySql(pool(name).await?));
-    }
     let location = format!("MariaDB/MySQL databases {}", names.join(", "));
-    Ok(Cluster {
-        control,
-        shards,
-        location,
-        leases: Leases::default(),
+    open_all(&names, location, async |name: &str| {
+        let pool = server_pool().connect_with(options.clone().database(name));
+        Ok(Pool::MySql(connect(&endpoint(name), pool).await?))
     })
+    .await
 }
 
 #[cfg(test)]
@@ -349,7 +345,7 @@ mod tests {
 
     #[tokio::test]
     async fn postgres_placeholders_are_numbered() {
-        let lazy = PgPoolOptions::new()
+        let lazy = sqlx::postgres::PgPoolOptions::new()
             .connect_lazy("postgres://localhost/x")
             .unwrap();
         let pg = Pool::Postgres(lazy);

@@ -12,6 +12,9 @@ pub fn shard_of(customer_id: Id<Customer>) -> usize {
     (customer_id.as_u64() % SHARDS as u64) as usize
 }
 
+/// The `SELECT` of [`OrderRow`]s; a `WHERE` clause and an order follow.
+const SELECT_ORDERS: &str = "SELECT id, public_id, customer_id, total_cents FROM orders";
+
 #[derive(sqlx::FromRow)]
 struct OrderRow {
     id: Id<Order>,
@@ -106,18 +109,15 @@ impl Shards {
         customer_id: Id<Customer>,
     ) -> Result<Option<Order>> {
         let pool = &self.pools[shard_of(customer_id)];
-        let sql = pool.sql(
-            "SELECT id, public_id, customer_id, total_cents FROM orders WHERE public_id = ? AND customer_id = ?",
-        );
+        let sql = pool.sql(&format!(
+            "{SELECT_ORDERS} WHERE public_id = ? AND customer_id = ?"
+        ));
         let row: Option<OrderRow> = on_pool!(pool, p => sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(public_id)
             .bind(customer_id)
             .fetch_optional(p)
             .await?);
-        match row {
-            Some(row) => Ok(Some(with_lines(pool, row).await?)),
-            None => Ok(None),
-        }
+        with_lines_if_any(pool, row).await
     }
 
     /// The order with primary key `id` in shard `shard` (for routing by ID alone, see
@@ -126,16 +126,12 @@ impl Shards {
         let Some(pool) = self.pools.get(shard) else {
             return Err(format!("there is no shard {shard}: there are {SHARDS}").into());
         };
-        let sql =
-            pool.sql("SELECT id, public_id, customer_id, total_cents FROM orders WHERE id = ?");
+        let sql = pool.sql(&format!("{SELECT_ORDERS} WHERE id = ?"));
         let row: Option<OrderRow> = on_pool!(pool, p => sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(id)
             .fetch_optional(p)
             .await?);
-        match row {
-            Some(row) => Ok(Some(with_lines(pool, row).await?)),
-            None => Ok(None),
-        }
+        with_lines_if_any(pool, row).await
     }
 
     /// The internal key of the order with this public ID, **if it belongs to `customer_id`**
@@ -167,8 +163,7 @@ impl Shards {
     ) -> Result<Vec<Order>> {
         let pool = &self.pools[shard_of(customer_id)];
         let sql = pool.sql(&format!(
-            "SELECT id, public_id, customer_id, total_cents FROM orders \
-             WHERE customer_id = ? AND id < ? ORDER BY id DESC LIMIT {limit}"
+            "{SELECT_ORDERS} WHERE customer_id = ? AND id < ? ORDER BY id DESC LIMIT {limit}"
         ));
         let before = before.unwrap_or(Id::MAX);
         let rows: Vec<OrderRow> = on_pool!(pool, p => sqlx::query_as(sqlx::AssertSqlSafe(sql))
@@ -187,9 +182,7 @@ impl Shards {
     pub async fn newest(&self, n: u32) -> Result<Vec<(usize, Order)>> {
         let mut all = Vec::new();
         for (shard, pool) in self.pools.iter().enumerate() {
-            let sql = format!(
-                "SELECT id, public_id, customer_id, total_cents FROM orders ORDER BY id DESC LIMIT {n}"
-            );
+            let sql = format!("{SELECT_ORDERS} ORDER BY id DESC LIMIT {n}");
             let rows: Vec<OrderRow> =
                 on_pool!(pool, p => sqlx::query_as(sqlx::AssertSqlSafe(sql)).fetch_all(p).await?);
             all.extend(rows.into_iter().map(|row| (shard, row)));
@@ -248,6 +241,14 @@ impl Shards {
             });
         }
         Ok(keys)
+    }
+}
+
+/// `row`'s order with its lines, when there is a row.
+async fn with_lines_if_any(pool: &Pool, row: Option<OrderRow>) -> Result<Option<Order>> {
+    match row {
+        Some(row) => Ok(Some(with_lines(pool, row).await?)),
+        None => Ok(None),
     }
 }
 

@@ -95,6 +95,42 @@ fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> 
     s.serialize_f64(d.as_secs_f64())
 }
 
+/// When a run started: its clock and the smallest key it can make.
+struct Start {
+    at: Instant,
+    first_key: Id<Order>,
+}
+
+impl Start {
+    fn now() -> Result<Start> {
+        Ok(Start {
+            at: Instant::now(),
+            first_key: first_key_from_now()?,
+        })
+    }
+
+    /// The run's summary from its instances' runs, or its first error: the stop request's when
+    /// there was one (the other errors followed from it).
+    fn summary(
+        self,
+        mut runs: Vec<InstanceRun>,
+        first_error: Option<Error>,
+        shutdown: &Shutdown,
+        processes: bool,
+    ) -> Result<RunSummary> {
+        if let Some(e) = first_error {
+            return Err(shutdown.reason().map(stopped).unwrap_or(e));
+        }
+        runs.sort_by_key(|r| r.node);
+        Ok(RunSummary {
+            instances: runs,
+            elapsed: self.at.elapsed(),
+            processes,
+            first_key: self.first_key,
+        })
+    }
+}
+
 /// The smallest key an order created from now on can have.
 fn first_key_from_now() -> Result<Id<Order>> {
     let now_ms = SystemTime::now()
@@ -166,8 +202,7 @@ pub async fn run_tasks(
     shutdown: &Shutdown,
 ) -> Result<RunSummary> {
     work.check()?;
-    let started = Instant::now();
-    let first_key = first_key_from_now()?;
+    let start = Start::now()?;
     let n = work.instances;
     let mut instances = Vec::with_capacity(n as usize);
     for _ in 0..n {
@@ -223,16 +258,7 @@ pub async fn run_tasks(
             }
         }
     }
-    if let Some(e) = first_error {
-        return Err(shutdown.reason().map(stopped).unwrap_or(e));
-    }
-    runs.sort_by_key(|r| r.node);
-    Ok(RunSummary {
-        instances: runs,
-        elapsed: started.elapsed(),
-        processes: false,
-        first_key,
-    })
+    start.summary(runs, first_error, shutdown, false)
 }
 
 /// Creates `count` orders, calling `done` after each; an error from `done` stops the run.
@@ -307,8 +333,7 @@ pub async fn run_processes(
     shutdown: &Shutdown,
 ) -> Result<RunSummary> {
     work.check()?;
-    let started = Instant::now();
-    let first_key = first_key_from_now()?;
+    let start = Start::now()?;
     let exe = std::env::current_exe()?;
     let n = work.instances;
     let mut children = tokio::task::JoinSet::new();
@@ -386,16 +411,7 @@ pub async fn run_processes(
             }
         }
     }
-    if let Some(e) = first_error {
-        return Err(shutdown.reason().map(stopped).unwrap_or(e));
-    }
-    runs.sort_by_key(|r| r.node);
-    Ok(RunSummary {
-        instances: runs,
-        elapsed: started.elapsed(),
-        processes: true,
-        first_key,
-    })
+    start.summary(runs, first_error, shutdown, true)
 }
 
 #[cfg(test)]

@@ -13,6 +13,16 @@ use serde_json::Value;
 
 const ORDER: &str = r#"{"customer_id":"7","lines":[{"title":"Dune","quantity":2,"price_cents":1250},{"title":"Kindred","quantity":1,"price_cents":1199}]}"#;
 
+/// The names of a JSON object's fields, in order.
+fn field_names(object: &Value) -> Vec<&str> {
+    object
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect()
+}
+
 /// Asserts no internal key is in `body`: the order's Snowflake key nowhere (it is long and
 /// unique), the line keys (small hi-lo numbers) not as any string value.
 fn assert_no_internal_key(body: &str, keys: &[String]) {
@@ -66,14 +76,8 @@ async fn create_then_fetch_by_public_id_without_internal_keys() {
     let created_at: jiff::Timestamp = order["created_at"].as_str().unwrap().parse().unwrap();
     assert!((jiff::Timestamp::now() - created_at).get_seconds().abs() < 60);
     // Exactly these fields: no `id`, and lines without IDs.
-    let keys: Vec<&str> = order
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
     assert_eq!(
-        keys,
+        field_names(&order),
         [
             "created_at",
             "customer_id",
@@ -85,13 +89,7 @@ async fn create_then_fetch_by_public_id_without_internal_keys() {
     let lines = order["lines"].as_array().unwrap();
     assert_eq!(lines.len(), 2);
     for line in lines {
-        let keys: Vec<&str> = line
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(String::as_str)
-            .collect();
-        assert_eq!(keys, ["price_cents", "quantity", "title"]);
+        assert_eq!(field_names(line), ["price_cents", "quantity", "title"]);
     }
     // No internal key appears anywhere in the answer.
     let internal = internal_keys(&server, &public_id, 7).await;

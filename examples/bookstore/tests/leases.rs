@@ -5,6 +5,8 @@
 //! Each test runs the real binary on SQLite files in a temporary directory and reads the lease
 //! rows of the control database (`SqliteLeaseStore::rows`).
 
+mod common;
+
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -27,6 +29,18 @@ fn bookstore(dir: &Path) -> Command {
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     cmd
+}
+
+/// Starts the bookstore with `args` on a fresh data directory.
+fn start(args: &[&str]) -> (tempfile::TempDir, Child) {
+    let dir = tempfile::tempdir().unwrap();
+    let child = bookstore(dir.path()).args(args).spawn().unwrap();
+    (dir, child)
+}
+
+/// Runs the bookstore with `args` to its end.
+async fn run(dir: &Path, args: &[&str]) -> std::process::Output {
+    bookstore(dir).args(args).output().await.unwrap()
 }
 
 async fn store(dir: &Path) -> SqliteLeaseStore {
@@ -89,11 +103,7 @@ async fn finish(child: Child) -> (Option<i32>, String) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_while_serving_releases_the_node_id() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = bookstore(dir.path())
-        .args(["--orders", "20", "--serve", "--port", "0"])
-        .spawn()
-        .unwrap();
+    let (dir, mut child) = start(&["--orders", "20", "--serve", "--port", "0"]);
     let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
     while let Some(line) = stdout.next_line().await.unwrap() {
         if line.contains("Serving the API on") {
@@ -120,50 +130,44 @@ async fn sigterm_while_serving_releases_the_node_id() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn ctrl_c_during_a_run_of_tasks_releases_every_node_id() {
-    let dir = tempfile::tempdir().unwrap();
-    let child = bookstore(dir.path())
-        .args(["--orders", "4000000"])
-        .spawn()
-        .unwrap();
-    wait_for_held(dir.path(), 4).await;
-    signal(&child, "INT");
+/// Runs the bookstore with `args` until `leases` node IDs are held, then sends it `signal`:
+/// it must stop with exit code 1 and `message`, holding no node ID.
+async fn signal_during_a_run(args: &[&str], leases: usize, signal_name: &str, message: &str) {
+    let (dir, child) = start(args);
+    wait_for_held(dir.path(), leases).await;
+    signal(&child, signal_name);
     let (code, stderr) = finish(child).await;
     assert_eq!(code, Some(1), "{stderr}");
-    assert!(
-        stderr.contains("stopped by Ctrl-C (SIGINT) before the run finished"),
-        "{stderr}"
-    );
+    assert!(stderr.contains(message), "{stderr}");
     assert_eq!(held(dir.path()).await, [], "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_during_a_run_of_tasks_releases_every_node_id() {
+    signal_during_a_run(
+        &["--orders", "4000000"],
+        4,
+        "INT",
+        "stopped by Ctrl-C (SIGINT) before the run finished",
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_during_a_run_of_processes_releases_every_node_id() {
-    let dir = tempfile::tempdir().unwrap();
-    let child = bookstore(dir.path())
-        .args(["--processes", "--instances", "3", "--orders", "3000000"])
-        .spawn()
-        .unwrap();
-    wait_for_held(dir.path(), 3).await;
     // Only the parent gets the signal; it stops its workers by closing their stdin.
-    signal(&child, "TERM");
-    let (code, stderr) = finish(child).await;
-    assert_eq!(code, Some(1), "{stderr}");
-    assert!(
-        stderr.contains("stopped by SIGTERM before the run finished"),
-        "{stderr}"
-    );
-    assert_eq!(held(dir.path()).await, [], "{stderr}");
+    signal_during_a_run(
+        &["--processes", "--instances", "3", "--orders", "3000000"],
+        3,
+        "TERM",
+        "stopped by SIGTERM before the run finished",
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_worker_whose_parent_dies_releases_its_node_id() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut parent = bookstore(dir.path())
-        .args(["--processes", "--instances", "2", "--orders", "3000000"])
-        .spawn()
-        .unwrap();
+    let (dir, mut parent) = start(&["--processes", "--instances", "2", "--orders", "3000000"]);
     wait_for_held(dir.path(), 2).await;
     // SIGKILL: the parent cannot do anything; its workers see their stdin end (and their
     // progress lines hit a broken pipe). They must release well before the lease's 30 s TTL
@@ -192,7 +196,7 @@ async fn more_instances_than_node_ids_is_a_usage_error_before_any_lease() {
         (&["--instances", "0"], "0 instances would create no orders"),
         (&["--customers", "0"], "0 customers: orders need at least 1"),
     ] {
-        let out = bookstore(dir.path()).args(args).output().await.unwrap();
+        let out = run(dir.path(), args).await;
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(want), "{args:?}: {stderr}");
@@ -206,12 +210,7 @@ async fn more_instances_than_node_ids_is_a_usage_error_before_any_lease() {
 async fn a_lease_that_fails_half_way_releases_the_ones_taken() {
     let dir = tempfile::tempdir().unwrap();
     // Create the databases with a short run, then let another holder take all but 2 node IDs.
-    let out = bookstore(dir.path())
-        .args(["--orders", "4"])
-        .output()
-        .await
-        .unwrap();
-    assert!(out.status.success());
+    common::succeeded(run(dir.path(), &["--orders", "4"]).await);
     let store = store(dir.path()).await;
     let mut others = Vec::new();
     for _ in 0..Layout::TWITTER.max_node() + 1 - 2 {
@@ -225,11 +224,7 @@ async fn a_lease_that_fails_half_way_releases_the_ones_taken() {
         others.push(lease);
     }
     // 4 instances, 2 free node IDs: the third lease fails.
-    let out = bookstore(dir.path())
-        .args(["--orders", "100"])
-        .output()
-        .await
-        .unwrap();
+    let out = run(dir.path(), &["--orders", "100"]).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("no free node ID"), "{stderr}");
@@ -243,15 +238,6 @@ async fn a_lease_that_fails_half_way_releases_the_ones_taken() {
         "{held:?}"
     );
     // And a plain run works at once with the 2 free node IDs.
-    let out = bookstore(dir.path())
-        .args(["--orders", "10", "--instances", "2"])
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::succeeded(run(dir.path(), &["--orders", "10", "--instances", "2"]).await);
     drop(others);
 }

@@ -1,10 +1,12 @@
 //! The report end to end on SQLite in a temporary directory: every key distinct across the
 //! shards, orders routed by customer, the newest orders in ID order.
 
+mod common;
+
 use std::collections::HashSet;
 use std::process::Command;
 
-use bookstore::db::{Cluster, SHARDS, Target};
+use bookstore::db::SHARDS;
 use bookstore::shards::shard_of;
 use bookstore::shutdown::Shutdown;
 use bookstore::workload::{Workload, run_tasks};
@@ -12,11 +14,7 @@ use indicatif::ProgressBar;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn four_instances_four_shards_no_duplicates() {
-    let dir = tempfile::tempdir().unwrap();
-    let cluster = Cluster::open(&Target::Dir(dir.path().to_owned()))
-        .await
-        .unwrap();
-    let shards = bookstore::prepare(&cluster).await.unwrap();
+    let (_dir, cluster, shards) = common::sqlite_cluster().await;
     let work = Workload {
         instances: 4,
         orders: 400,
@@ -101,19 +99,15 @@ async fn four_instances_four_shards_no_duplicates() {
 }
 
 fn run_binary(dir: &std::path::Path, extra: &[&str]) -> std::process::Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_bookstore"))
-        .arg("--data-dir")
-        .arg(dir)
-        .args(extra)
-        .env_remove("DATABASE_URL")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    common::succeeded(
+        Command::new(env!("CARGO_BIN_EXE_bookstore"))
+            .arg("--data-dir")
+            .arg(dir)
+            .args(extra)
+            .env_remove("DATABASE_URL")
+            .output()
+            .unwrap(),
+    )
 }
 
 #[test]

@@ -2,19 +2,32 @@
 //! asking one shard, with no directory table; an ID naming a shard that does not exist is a
 //! typed error. On SQLite files in a temporary directory.
 
-use bookstore::db::{Cluster, SHARDS, Target};
+mod common;
+
+use bookstore::db::SHARDS;
 use bookstore::model::Order;
 use bookstore::routing::{self, RoutedIds, routed_layout};
 use bookstore::shards::shard_of;
 use idgen_sqlx::{Error, Id, Parts, PublicId, SnowflakeId};
 
+/// An order ID of the routed layout naming `shard` (worker 0, the epoch's first tick).
+fn id_naming_shard(shard: u64) -> Id<Order> {
+    let layout = routed_layout();
+    let node = layout.node_from_fields(&[shard, 0]).unwrap();
+    Id::from(
+        layout
+            .compose(Parts {
+                ticks: 1,
+                node,
+                sequence: 0,
+            })
+            .unwrap(),
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_order_is_found_from_its_id_alone() {
-    let dir = tempfile::tempdir().unwrap();
-    let cluster = Cluster::open(&Target::Dir(dir.path().to_owned()))
-        .await
-        .unwrap();
-    let shards = bookstore::prepare(&cluster).await.unwrap();
+    let (_dir, cluster, shards) = common::sqlite_cluster().await;
     let ids = RoutedIds::acquire(&cluster.control).await.unwrap();
 
     let mut orders = Vec::new();
@@ -50,14 +63,7 @@ async fn an_order_is_found_from_its_id_alone() {
     }
 
     // An ID that names shard 6 of 4: an error naming both, not a search of every shard.
-    let forged = routed_layout()
-        .compose(Parts {
-            ticks: 1,
-            node: routed_layout().node_from_fields(&[6, 0]).unwrap(),
-            sequence: 0,
-        })
-        .unwrap();
-    let err = routing::find_by_id(&shards, Id::from(forged))
+    let err = routing::find_by_id(&shards, id_naming_shard(6))
         .await
         .unwrap_err();
     let err = err.downcast::<Error>().unwrap();
@@ -66,15 +72,8 @@ async fn an_order_is_found_from_its_id_alone() {
         "{err}"
     );
     // An ID of the right shape that no order has: not found, in its one shard.
-    let unknown = routed_layout()
-        .compose(Parts {
-            ticks: 1,
-            node: routed_layout().node_from_fields(&[2, 0]).unwrap(),
-            sequence: 0,
-        })
-        .unwrap();
     assert!(
-        routing::find_by_id(&shards, Id::from(unknown))
+        routing::find_by_id(&shards, id_naming_shard(2))
             .await
             .unwrap()
             .is_none()

@@ -1,9 +1,11 @@
 //! The report on PostgreSQL and MariaDB, from a URL: the shard and control databases are
 //! created, filled and checked the same way as on SQLite.
 
+mod common;
+
 use std::process::Command;
 
-use bookstore::db::database_names;
+use bookstore::db::{Pool, database_names};
 
 fn run_report(url: &str, extra: &[&str]) -> serde_json::Value {
     let out = Command::new(env!("CARGO_BIN_EXE_bookstore"))
@@ -11,12 +13,7 @@ fn run_report(url: &str, extra: &[&str]) -> serde_json::Value {
         .args(extra)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    serde_json::from_slice(&common::succeeded(out).stdout).unwrap()
 }
 
 /// Checks a report after `runs` runs of 300 orders each.
@@ -37,40 +34,38 @@ fn check(report: &serde_json::Value, runs: u64) {
     assert_eq!(report["newest"].as_array().unwrap().len(), 10);
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn postgres_from_a_url() {
-    let db = idgen_testkit::postgres().await.unwrap();
-    check(&run_report(db.url(), &[]), 1);
-    // Then 4 OS processes, each leasing its node ID from the same control database.
-    let report = run_report(db.url(), &["--processes"]);
+/// A run on the server at `url`, then a run of 4 OS processes, each leasing its node ID from
+/// the same control database; then the bookstore's databases (named after `base`) are dropped
+/// on `admin` with the statement `drop` writes for each name.
+async fn two_runs_then_drop(url: &str, base: &str, admin: Pool, drop: fn(&str) -> String) {
+    check(&run_report(url, &[]), 1);
+    let report = run_report(url, &["--processes"]);
     check(&report, 2);
     let nodes = report["run"]["instances"].as_array().unwrap();
     assert_eq!(nodes.len(), 4);
-    for name in database_names(db.name()).unwrap() {
-        let drop = format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)");
-        sqlx::query(sqlx::AssertSqlSafe(drop))
-            .execute(db.pool())
-            .await
-            .unwrap();
+    for name in database_names(base).unwrap() {
+        admin.execute(&drop(&name)).await.unwrap();
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn postgres_from_a_url() {
+    let db = idgen_testkit::postgres().await.unwrap();
+    let admin = Pool::Postgres(db.pool().clone());
+    two_runs_then_drop(db.url(), db.name(), admin, |name| {
+        format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)")
+    })
+    .await;
     db.cleanup().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn mariadb_from_a_url() {
     let db = idgen_testkit::mysql().await.unwrap();
-    check(&run_report(db.url(), &[]), 1);
-    // Then 4 OS processes, each leasing its node ID from the same control database.
-    let report = run_report(db.url(), &["--processes"]);
-    check(&report, 2);
-    let nodes = report["run"]["instances"].as_array().unwrap();
-    assert_eq!(nodes.len(), 4);
-    for name in database_names(db.name()).unwrap() {
-        let drop = format!("DROP DATABASE IF EXISTS `{name}`");
-        sqlx::query(sqlx::AssertSqlSafe(drop))
-            .execute(db.pool())
-            .await
-            .unwrap();
-    }
+    let admin = Pool::MySql(db.pool().clone());
+    two_runs_then_drop(db.url(), db.name(), admin, |name| {
+        format!("DROP DATABASE IF EXISTS `{name}`")
+    })
+    .await;
     db.cleanup().await.unwrap();
 }

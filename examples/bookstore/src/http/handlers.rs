@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use idgen_sqlx::{Id, PublicId};
@@ -16,6 +17,18 @@ use crate::model::{Customer, CustomerId, NewLine, Order, OrderPublicId, OrderVie
 
 /// The header naming the caller.
 pub const CUSTOMER_HEADER: &str = "x-customer-id";
+
+/// The caller, from `X-Customer-Id`. A handler that takes one answers 401, before looking at
+/// anything else, when the header is missing or not a customer ID.
+pub(super) struct Caller(Id<Customer>);
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Caller, Response> {
+        caller(&parts.headers).map(Caller).map_err(unauthorized)
+    }
+}
 
 /// The caller from `X-Customer-Id`: a customer ID, which starts at 1; else what is wrong
 /// with the header (answered with 401).
@@ -88,13 +101,9 @@ fn check_lines(lines: &[NewLine]) -> Result<(), String> {
 )]
 pub(super) async fn create_order(
     State(app): State<Arc<Instance>>,
-    headers: HeaderMap,
+    Caller(customer): Caller,
     body: Result<Json<CreateOrder>, JsonRejection>,
 ) -> Response {
-    let customer = match caller(&headers) {
-        Ok(c) => c,
-        Err(message) => return unauthorized(message),
-    };
     let Json(body) = match body {
         Ok(b) => b,
         Err(rejection) => return rejected_body(rejection),
@@ -139,13 +148,9 @@ pub(super) async fn create_order(
 )]
 pub(super) async fn get_order(
     State(app): State<Arc<Instance>>,
-    headers: HeaderMap,
+    Caller(customer): Caller,
     path: Result<Path<String>, PathRejection>,
 ) -> Response {
-    let customer = match caller(&headers) {
-        Ok(c) => c,
-        Err(message) => return unauthorized(message),
-    };
     // A malformed or tampered ID is answered exactly like an unknown one.
     let Some(public_id) = path
         .ok()
@@ -180,14 +185,10 @@ pub(super) async fn get_order(
 )]
 pub(super) async fn customer_orders(
     State(app): State<Arc<Instance>>,
-    headers: HeaderMap,
+    Caller(customer): Caller,
     path: Result<Path<String>, PathRejection>,
     query: Result<Query<PageQuery>, QueryRejection>,
 ) -> Response {
-    let customer = match caller(&headers) {
-        Ok(c) => c,
-        Err(message) => return unauthorized(message),
-    };
     // Someone else's list, or a malformed customer ID: the same 404.
     let own = path
         .ok()

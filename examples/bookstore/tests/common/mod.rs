@@ -1,5 +1,5 @@
-//! Shared by the bookstore tests: a server on an ephemeral port, a plain HTTP/1.1 client, and
-//! `node`.
+//! Shared by the bookstore tests: a prepared SQLite cluster, a server on an ephemeral port, a
+//! plain HTTP/1.1 client, a check of a program's exit, and `node`.
 
 #![allow(dead_code, unreachable_pub)]
 
@@ -11,10 +11,32 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use bookstore::db::{Cluster, Target};
 use bookstore::instance::Instance;
+use bookstore::shards::Shards;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
+
+/// SQLite files in a fresh temporary directory, opened and prepared as the binary does (tables
+/// created); they last as long as the returned directory.
+pub async fn sqlite_cluster() -> (tempfile::TempDir, Cluster, Shards) {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = Cluster::open(&Target::Dir(dir.path().to_owned()))
+        .await
+        .unwrap();
+    let shards = bookstore::prepare(&cluster).await.unwrap();
+    (dir, cluster, shards)
+}
+
+/// `out`, from a program that must have succeeded (else its stderr is the failure's message).
+pub fn succeeded(out: std::process::Output) -> std::process::Output {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
 
 /// A bookstore API served from SQLite files in a temporary directory.
 pub struct Server {
@@ -26,11 +48,7 @@ pub struct Server {
 
 impl Server {
     pub async fn start() -> Server {
-        let dir = tempfile::tempdir().unwrap();
-        let cluster = Cluster::open(&Target::Dir(dir.path().to_owned()))
-            .await
-            .unwrap();
-        let shards = bookstore::prepare(&cluster).await.unwrap();
+        let (dir, cluster, shards) = sqlite_cluster().await;
         let instance = Arc::new(Instance::start(&cluster, shards).await.unwrap());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
