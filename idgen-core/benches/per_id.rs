@@ -8,7 +8,9 @@
 //!
 //! Wall clock: each case runs in 7 rounds of about 20 ms (the iteration count is calibrated
 //! first); the table gives the minimum and the median of the 7 rounds' ns per call. The ratio
-//! is ours over the peer's (below 1: ours is cheaper), from the minimums.
+//! is ours over the peer's (below 1: ours is cheaper), from the minimums. The harness (table,
+//! callgrind mode, the short pass of `cargo test --benches`) is `case_table`, shared with
+//! `benches/uuid-without-fast-rng`.
 //!
 //! Callgrind mode: `per_id --run <case> <iterations>` runs only that case, once. The script
 //! runs it twice with different counts and divides the difference of the instruction totals
@@ -22,9 +24,13 @@
 //! own, `benches/uuid-without-fast-rng`, which the script and BENCHMARKS.md run next to this one.
 #![allow(missing_docs)]
 
+mod case_table;
+
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
+
+use case_table::{Case, timed};
 
 use idgen_core::hilo::{HiLo, MemorySource};
 use idgen_core::{PublicId, PublicIdPrefix, Uuid7Generator};
@@ -32,22 +38,6 @@ use idgen_core::{PublicId, PublicIdPrefix, Uuid7Generator};
 struct Order;
 impl PublicIdPrefix for Order {
     const PREFIX: &'static str = "ord";
-}
-
-/// One benchmark: runs `n` iterations and returns the time they took.
-struct Case {
-    name: &'static str,
-    /// The case this one is compared with (ours ÷ peer), if any.
-    peer: Option<&'static str>,
-    run: fn(u64) -> Duration,
-}
-
-fn timed(n: u64, mut f: impl FnMut()) -> Duration {
-    let began = Instant::now();
-    for _ in 0..n {
-        f();
-    }
-    began.elapsed()
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -63,14 +53,18 @@ fn runtime() -> tokio::runtime::Runtime {
 /// which run on other threads, would make it depend on scheduling).
 static ONE_BLOCK: AtomicBool = AtomicBool::new(false);
 
-fn hilo(rt: &tokio::runtime::Runtime) -> HiLo {
+/// A runtime, and an in-memory hi-lo started on it.
+fn hilo() -> (tokio::runtime::Runtime, HiLo) {
     let block = if ONE_BLOCK.load(Ordering::Relaxed) {
         1 << 24
     } else {
         1000
     };
-    rt.block_on(HiLo::new(MemorySource::new(), block))
-        .expect("hilo")
+    let rt = runtime();
+    let ids = rt
+        .block_on(HiLo::new(MemorySource::new(), block))
+        .expect("hilo");
+    (rt, ids)
 }
 
 const CASES: &[Case] = &[
@@ -169,8 +163,7 @@ const CASES: &[Case] = &[
         name: "idgen HiLo next_id().await (in memory, block 1000)",
         peer: Some("AtomicI64::fetch_add"),
         run: |n| {
-            let rt = runtime();
-            let ids = hilo(&rt);
+            let (rt, ids) = hilo();
             rt.block_on(async {
                 let began = Instant::now();
                 for _ in 0..n {
@@ -184,8 +177,7 @@ const CASES: &[Case] = &[
         name: "idgen HiLo try_next_id (in memory, block 1000)",
         peer: Some("AtomicI64::fetch_add"),
         run: |n| {
-            let rt = runtime();
-            let ids = hilo(&rt);
+            let (rt, ids) = hilo();
             let _guard = rt.enter();
             timed(n, || _ = black_box(ids.try_next_id()))
         },
@@ -200,72 +192,6 @@ const CASES: &[Case] = &[
     },
 ];
 
-fn ns_per_call(case: &Case, n: u64) -> f64 {
-    (case.run)(n).as_nanos() as f64 / n as f64
-}
-
-/// (minimum, median) ns per call over 7 rounds of about 20 ms.
-fn measure(case: &Case) -> (f64, f64) {
-    let mut n = 1_000u64;
-    loop {
-        let took = (case.run)(n);
-        if took >= Duration::from_millis(5) || n >= 1 << 30 {
-            let per = took.as_nanos() as f64 / n as f64;
-            n = ((20e6 / per.max(0.1)) as u64).max(1_000);
-            break;
-        }
-        n *= 4;
-    }
-    let mut rounds: Vec<f64> = (0..7).map(|_| ns_per_call(case, n)).collect();
-    rounds.sort_by(f64::total_cmp);
-    (rounds[0], rounds[3])
-}
-
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if let Some(at) = args.iter().position(|a| a == "--run") {
-        let name = &args[at + 1];
-        let n: u64 = args[at + 2].parse().expect("iterations");
-        let case = CASES
-            .iter()
-            .find(|c| c.name == name)
-            .unwrap_or_else(|| panic!("no case {name:?}"));
-        ONE_BLOCK.store(true, Ordering::Relaxed);
-        (case.run)(n);
-        return;
-    }
-    if args.iter().any(|a| a == "--list") {
-        for case in CASES {
-            println!("{}", case.name);
-        }
-        return;
-    }
-    // `cargo test --benches` runs this without `--bench`: one short pass, no table.
-    if !args.iter().any(|a| a == "--bench") {
-        for case in CASES {
-            ns_per_call(case, 1_000);
-        }
-        return;
-    }
-    let results: Vec<(f64, f64)> = CASES.iter().map(measure).collect();
-    println!("| case | ns/call min | ns/call median | peer | peer ns min | ours ÷ peer |");
-    println!("|---|---:|---:|---|---:|---:|");
-    for (case, (min, median)) in CASES.iter().zip(&results) {
-        let (peer, peer_min, ratio) = match case.peer {
-            Some(peer) => {
-                let at = CASES.iter().position(|c| c.name == peer).expect("peer");
-                let peer_min = results[at].0;
-                (
-                    peer,
-                    format!("{peer_min:.1}"),
-                    format!("{:.2}", min / peer_min),
-                )
-            }
-            None => ("—", "—".to_owned(), "—".to_owned()),
-        };
-        println!(
-            "| {} | {min:.1} | {median:.1} | {peer} | {peer_min} | {ratio} |",
-            case.name
-        );
-    }
+    case_table::main(CASES, || ONE_BLOCK.store(true, Ordering::Relaxed));
 }

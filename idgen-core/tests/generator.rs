@@ -5,20 +5,56 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use idgen_core::{ClockPolicy, Error, Fence, Layout, ManualClock, Snowflake, SnowflakeId};
+use idgen_core::{
+    ClockPolicy, Error, Fence, Layout, ManualClock, Snowflake, SnowflakeBuilder, SnowflakeId,
+};
 
 const T0: i64 = 1_800_000_000_000; // 2027-01-15, well inside every preset's range
 
+/// A generator's builder: `layout`, `node`, on `clock`.
+fn builder(layout: Layout, node: u64, clock: &ManualClock) -> SnowflakeBuilder<ManualClock> {
+    Snowflake::builder()
+        .layout(layout)
+        .node(node)
+        .clock(clock.clone())
+}
+
 fn manual(policy: ClockPolicy) -> (Snowflake<ManualClock>, ManualClock) {
     let clock = ManualClock::new(T0);
-    let ids = Snowflake::builder()
-        .layout(Layout::TWITTER)
-        .node(1)
-        .clock(clock.clone())
+    let ids = builder(Layout::TWITTER, 1, &clock)
         .clock_policy(policy)
         .build()
         .unwrap();
     (ids, clock)
+}
+
+/// A generator (`layout`, node 1, `policy`) on a manual clock at [`T0`], stopped by a fence
+/// valid until `valid_until_ms`.
+fn fenced(
+    layout: Layout,
+    policy: ClockPolicy,
+    valid_until_ms: i64,
+) -> (Snowflake<ManualClock>, ManualClock, Fence) {
+    let clock = ManualClock::new(T0);
+    let fence = Fence::new(valid_until_ms);
+    let ids = builder(layout, 1, &clock)
+        .fence(fence.clone())
+        .clock_policy(policy)
+        .build()
+        .unwrap();
+    (ids, clock, fence)
+}
+
+fn wait_ms(ms: u64) -> ClockPolicy {
+    ClockPolicy::Wait {
+        max: Duration::from_millis(ms),
+    }
+}
+
+fn borrow_ms(ms: u64) -> ClockPolicy {
+    ClockPolicy::Borrow {
+        max: Duration::from_millis(ms),
+    }
 }
 
 #[test]
@@ -104,9 +140,7 @@ fn refuse_names_how_far_the_clock_went_back() {
 
 #[test]
 fn wait_policy_waits_out_a_small_step_back() {
-    let (ids, clock) = manual(ClockPolicy::Wait {
-        max: Duration::from_millis(10),
-    });
+    let (ids, clock) = manual(wait_ms(10));
     let before = ids.next_id().unwrap();
     clock.step_back(Duration::from_millis(3));
     let after = ids.next_id().unwrap();
@@ -122,9 +156,7 @@ fn wait_policy_waits_out_a_small_step_back() {
 
 #[test]
 fn wait_policy_refuses_a_two_second_step_back() {
-    let (ids, clock) = manual(ClockPolicy::Wait {
-        max: Duration::from_millis(10),
-    });
+    let (ids, clock) = manual(wait_ms(10));
     ids.next_id().unwrap();
     clock.step_back(Duration::from_secs(2));
     let err = ids.next_id().unwrap_err();
@@ -143,9 +175,7 @@ fn wait_policy_refuses_a_two_second_step_back() {
 
 #[test]
 fn borrow_policy_keeps_issuing_from_the_last_timestamp() {
-    let (ids, clock) = manual(ClockPolicy::Borrow {
-        max: Duration::from_millis(50),
-    });
+    let (ids, clock) = manual(borrow_ms(50));
     let first = ids.next_id().unwrap();
     clock.step_back(Duration::from_millis(20));
     let mut last = first;
@@ -245,13 +275,8 @@ async fn the_async_path_uses_simulated_waits_on_a_manual_clock() {
 fn a_floor_from_a_previous_holder_is_never_issued_at_or_below() {
     // The node ID's previous holder issued up to T0 + 2000; our clock reads T0.
     let clock = ManualClock::new(T0);
-    let strict = Snowflake::builder()
-        .layout(Layout::TWITTER)
-        .node(3)
-        .clock(clock.clone())
-        .clock_policy(ClockPolicy::Wait {
-            max: Duration::from_millis(100),
-        })
+    let strict = builder(Layout::TWITTER, 3, &clock)
+        .clock_policy(wait_ms(100))
         .not_before_ms(T0 + 2000)
         .build()
         .unwrap();
@@ -263,13 +288,8 @@ fn a_floor_from_a_previous_holder_is_never_issued_at_or_below() {
         })
     ));
 
-    let patient = Snowflake::builder()
-        .layout(Layout::TWITTER)
-        .node(3)
-        .clock(clock.clone())
-        .clock_policy(ClockPolicy::Wait {
-            max: Duration::from_secs(3),
-        })
+    let patient = builder(Layout::TWITTER, 3, &clock)
+        .clock_policy(wait_ms(3_000))
         .not_before_ms(T0 + 2000)
         .build()
         .unwrap();
@@ -283,15 +303,7 @@ fn a_floor_from_a_previous_holder_is_never_issued_at_or_below() {
 
 #[test]
 fn a_fenced_generator_stops_and_resumes() {
-    let clock = ManualClock::new(T0);
-    let fence = Fence::new(T0 + 10);
-    let ids = Snowflake::builder()
-        .layout(Layout::TWITTER)
-        .node(1)
-        .clock(clock.clone())
-        .fence(fence.clone())
-        .build()
-        .unwrap();
+    let (ids, clock, fence) = fenced(Layout::TWITTER, ClockPolicy::default(), T0 + 10);
     let a = ids.next_id().unwrap();
     clock.advance(Duration::from_millis(10));
     let err = ids.next_id().unwrap_err();
@@ -361,13 +373,8 @@ impl NowForTest for ManualClock {
 #[test]
 fn borrow_moves_on_to_the_following_ticks_within_its_bound() {
     let clock = ManualClock::new(T0);
-    let ids = Snowflake::builder()
-        .layout(Layout::SONYFLAKE)
-        .node(1)
-        .clock(clock.clone())
-        .clock_policy(ClockPolicy::Borrow {
-            max: Duration::from_secs(1),
-        })
+    let ids = builder(Layout::SONYFLAKE, 1, &clock)
+        .clock_policy(borrow_ms(1_000))
         .build()
         .unwrap();
     let first = ids.next_id().unwrap();
@@ -413,18 +420,7 @@ fn borrow_moves_on_to_the_following_ticks_within_its_bound() {
 /// deadline (a lease's renewal bound covers only timestamps up to the deadline).
 #[test]
 fn borrowed_ticks_never_pass_the_fence_deadline() {
-    let clock = ManualClock::new(T0);
-    let fence = Fence::new(T0 + 100);
-    let ids = Snowflake::builder()
-        .layout(Layout::SONYFLAKE)
-        .node(1)
-        .clock(clock.clone())
-        .fence(fence.clone())
-        .clock_policy(ClockPolicy::Borrow {
-            max: Duration::from_secs(1),
-        })
-        .build()
-        .unwrap();
+    let (ids, clock, _fence) = fenced(Layout::SONYFLAKE, borrow_ms(1_000), T0 + 100);
     ids.next_id().unwrap();
     clock.step_back(Duration::from_millis(50));
     let mut max_ms = 0;
@@ -515,15 +511,10 @@ fn a_generator_built_on_a_revoked_fence_never_issues() {
 fn the_issue_count_is_exact_across_ticks_floors_and_borrowing() {
     let clock = ManualClock::new(T0);
     let fence = Fence::new(i64::MAX);
-    let ids = Snowflake::builder()
-        .layout(Layout::SONYFLAKE)
-        .node(1)
-        .clock(clock.clone())
+    let ids = builder(Layout::SONYFLAKE, 1, &clock)
         .fence(fence.clone())
         .not_before_ms(T0 + 20)
-        .clock_policy(ClockPolicy::Borrow {
-            max: Duration::from_secs(1),
-        })
+        .clock_policy(borrow_ms(1_000))
         .build()
         .unwrap();
     assert_eq!(ids.stats().ids_issued, 0, "the floor is not an issued ID");

@@ -10,9 +10,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use idgen_core::lease::{
-    BoxError, Claim, ClaimRequest, LeaseStore, MemoryLeaseStore, RenewRequest, WorkerLease,
+    BoxError, Claim, ClaimRequest, LeaseOptions, LeaseStore, MemoryLeaseStore, RenewRequest,
+    WorkerLease,
 };
-use idgen_core::{Clock, ClockPolicy, Error, Layout, ManualClock, Snowflake, SnowflakeId};
+use idgen_core::{
+    Clock, ClockPolicy, Error, Layout, ManualClock, Snowflake, SnowflakeId, SystemClock,
+};
 use tokio::sync::Notify;
 
 const T0: i64 = 1_800_000_000_000;
@@ -34,9 +37,51 @@ impl Clock for TickingClock {
     }
 }
 
-/// A TTL long enough that the ticking clock (1 ms a read) never reaches the fence deadline.
-fn long_lived() -> idgen_core::lease::LeaseOptions {
-    WorkerLease::options().ttl(Duration::from_secs(24 * 3600))
+/// On `clock`, with a TTL long enough that the ticking clock (1 ms a read) never reaches the
+/// fence deadline.
+fn long_lived(clock: impl Clock + 'static) -> LeaseOptions {
+    WorkerLease::options()
+        .ttl(Duration::from_secs(24 * 3600))
+        .clock(clock)
+}
+
+/// A generator on `layout` and `clock` that issues under `lease`.
+fn leased<C: Clock>(layout: Layout, clock: C, lease: WorkerLease) -> Snowflake<C> {
+    Snowflake::builder()
+        .layout(layout)
+        .clock(clock)
+        .lease(lease)
+        .build()
+        .unwrap()
+}
+
+/// Starts two threads that take IDs from `ids` with `next` until it answers `None`, and returns
+/// once both are about to take their first; the function it returns joins them and gives
+/// every ID they took.
+fn issue_on_two_threads<F>(
+    ids: &Arc<Snowflake<TickingClock>>,
+    next: F,
+) -> impl FnOnce() -> Vec<SnowflakeId>
+where
+    F: Fn(&Snowflake<TickingClock>) -> Option<SnowflakeId> + Clone + Send + 'static,
+{
+    let started = Arc::new(std::sync::Barrier::new(3));
+    let issuers: Vec<_> = (0..2)
+        .map(|_| {
+            let (ids, next, started) = (Arc::clone(ids), next.clone(), Arc::clone(&started));
+            std::thread::spawn(move || {
+                started.wait();
+                std::iter::from_fn(|| next(&ids)).collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    started.wait();
+    move || {
+        issuers
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect()
+    }
 }
 
 fn one_node() -> Layout {
@@ -66,59 +111,36 @@ fn release_while_threads_issue_never_lets_the_next_holder_reissue() {
         let store = MemoryLeaseStore::with_clock(clock.clone());
         let lease = runtime
             .block_on(
-                long_lived()
+                long_lived(clock.clone())
                     .capacity(1)
-                    .clock(clock.clone())
                     .acquire(store.clone(), &layout),
             )
             .unwrap();
         let handle = lease.handle();
-        let ids = Arc::new(
-            Snowflake::builder()
-                .layout(layout)
-                .clock(clock.clone())
-                .lease(lease)
-                .build()
-                .unwrap(),
-        );
+        let ids = Arc::new(leased(layout, clock.clone(), lease));
         let releasing = Arc::new(AtomicBool::new(false));
         let issued_while_releasing = Arc::new(AtomicUsize::new(0));
-        let started = Arc::new(std::sync::Barrier::new(3));
-        let issuers: Vec<_> = (0..2)
-            .map(|_| {
-                let ids = Arc::clone(&ids);
-                let started = Arc::clone(&started);
-                let releasing = Arc::clone(&releasing);
-                let late = Arc::clone(&issued_while_releasing);
-                std::thread::spawn(move || {
-                    let mut mine = Vec::new();
-                    started.wait();
-                    loop {
-                        match ids.next_id() {
-                            Ok(id) => {
-                                if releasing.load(Ordering::SeqCst) {
-                                    late.fetch_add(1, Ordering::Relaxed);
-                                }
-                                mine.push(id);
-                            }
-                            Err(Error::Fenced { .. }) => return mine,
-                            Err(e) => panic!("round {round}: {e}"),
-                        }
+        let join = issue_on_two_threads(&ids, {
+            let releasing = Arc::clone(&releasing);
+            let late = Arc::clone(&issued_while_releasing);
+            move |ids| match ids.next_id() {
+                Ok(id) => {
+                    if releasing.load(Ordering::SeqCst) {
+                        late.fetch_add(1, Ordering::Relaxed);
                     }
-                })
-            })
-            .collect();
-        started.wait();
+                    Some(id)
+                }
+                Err(Error::Fenced { .. }) => None,
+                Err(e) => panic!("round {round}: {e}"),
+            }
+        });
         // Let the threads run a little (varying with the round), then release mid-flight.
         for _ in 0..(round % 7) * 10 {
             std::hint::spin_loop();
         }
         releasing.store(true, Ordering::SeqCst);
         runtime.block_on(handle.release()).unwrap();
-        let first: Vec<SnowflakeId> = issuers
-            .into_iter()
-            .flat_map(|t| t.join().unwrap())
-            .collect();
+        let first = join();
         if issued_while_releasing.load(Ordering::Relaxed) > 0 {
             rounds_with_ids_after_release_began += 1;
         }
@@ -131,9 +153,8 @@ fn release_while_threads_issue_never_lets_the_next_holder_reissue() {
         let behind = ManualClock::new(T0);
         let next = runtime
             .block_on(
-                long_lived()
+                long_lived(behind.clone())
                     .capacity(1)
-                    .clock(behind.clone())
                     .acquire(store.clone(), &layout),
             )
             .expect("the released node ID is free at once");
@@ -175,50 +196,26 @@ fn no_id_is_issued_after_release_returns() {
         let clock = TickingClock::new();
         let store = Recording::new(MemoryLeaseStore::with_clock(clock.clone()));
         let lease = runtime
-            .block_on(
-                long_lived()
-                    .clock(clock.clone())
-                    .acquire(store.clone(), &layout),
-            )
+            .block_on(long_lived(clock.clone()).acquire(store.clone(), &layout))
             .unwrap();
         let handle = lease.handle();
-        let ids = Arc::new(
-            Snowflake::builder()
-                .layout(layout)
-                .clock(clock.clone())
-                .lease(lease)
-                .build()
-                .unwrap(),
-        );
+        let ids = Arc::new(leased(layout, clock.clone(), lease));
         let after_release = Arc::new(AtomicBool::new(false));
-        let issuers: Vec<_> = (0..2)
-            .map(|_| {
-                let ids = Arc::clone(&ids);
-                let after_release = Arc::clone(&after_release);
-                std::thread::spawn(move || {
-                    let mut mine = Vec::new();
-                    loop {
-                        // Read before the call: if release() had returned by then, the call
-                        // must not issue.
-                        let released = after_release.load(Ordering::SeqCst);
-                        match ids.next_id() {
-                            Ok(id) => {
-                                assert!(!released, "an ID was issued after release() returned");
-                                mine.push(id);
-                            }
-                            Err(_) => return mine,
-                        }
-                    }
-                })
-            })
-            .collect();
+        let join = issue_on_two_threads(&ids, {
+            let after_release = Arc::clone(&after_release);
+            move |ids| {
+                // Read before the call: if release() had returned by then, the call must not
+                // issue.
+                let released = after_release.load(Ordering::SeqCst);
+                let id = ids.next_id().ok()?;
+                assert!(!released, "an ID was issued after release() returned");
+                Some(id)
+            }
+        });
         std::thread::sleep(Duration::from_micros(200));
         runtime.block_on(handle.release()).unwrap();
         after_release.store(true, Ordering::SeqCst);
-        let all: Vec<SnowflakeId> = issuers
-            .into_iter()
-            .flat_map(|t| t.join().unwrap())
-            .collect();
+        let all = join();
         let stored = store.released_with();
         let issued = all
             .iter()
@@ -230,6 +227,29 @@ fn no_id_is_issued_after_release_returns() {
             "release stored {stored:?}, issued up to {issued:?}"
         );
     }
+}
+
+/// The [`LeaseStore`] methods a test store passes straight on to its `inner` store, so each
+/// store below spells out only what it does differently.
+macro_rules! pass_to_inner {
+    ($($method:ident),+) => {
+        $(pass_to_inner!(@ $method);)+
+    };
+    (@ claim) => {
+        async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
+            self.inner.claim(req).await
+        }
+    };
+    (@ renew) => {
+        async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
+            self.inner.renew(req).await
+        }
+    };
+    (@ release) => {
+        async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
+            self.inner.release(req).await
+        }
+    };
 }
 
 /// A store that records the last timestamp of its release.
@@ -256,12 +276,7 @@ impl Recording {
 }
 
 impl LeaseStore for Recording {
-    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
-        self.inner.claim(req).await
-    }
-    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
-        self.inner.renew(req).await
-    }
+    pass_to_inner!(claim, renew);
     async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
         *self.released.lock().unwrap() = Some(req.last_timestamp_ms);
         self.inner.release(req).await
@@ -292,12 +307,26 @@ impl Gated {
             late_renewals: Arc::default(),
         }
     }
+
+    /// A gated store over a fresh memory store, and a lease on it (with [`gated_options`]).
+    async fn with_lease(answer_early: bool) -> (Gated, WorkerLease) {
+        let store = Gated::new(MemoryLeaseStore::new(), answer_early);
+        let lease = gated_options()
+            .acquire(store.clone(), &one_node())
+            .await
+            .unwrap();
+        (store, lease)
+    }
+
+    /// Holds the next renewal at the gate; returns once it is there.
+    async fn hold_next_renewal(&self) {
+        self.hold.store(true, Ordering::SeqCst);
+        self.reached.notified().await;
+    }
 }
 
 impl LeaseStore for Gated {
-    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
-        self.inner.claim(req).await
-    }
+    pass_to_inner!(claim);
     async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
         if !self.hold.swap(false, Ordering::SeqCst) {
             return self.inner.renew(req).await;
@@ -329,9 +358,7 @@ impl LeaseStore for Gated {
         self.gate.notified().await;
         self.inner.renew(req).await
     }
-    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
-        self.inner.release(req).await
-    }
+    pass_to_inner!(release);
 }
 
 fn gated_options() -> idgen_core::lease::LeaseOptions {
@@ -348,21 +375,12 @@ fn gated_options() -> idgen_core::lease::LeaseOptions {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_renewal_answered_after_release_neither_reopens_nor_reholds() {
     let layout = one_node();
-    let store = Gated::new(MemoryLeaseStore::new(), false);
-    let lease = gated_options()
-        .acquire(store.clone(), &layout)
-        .await
-        .unwrap();
+    let (store, lease) = Gated::with_lease(false).await;
     let handle = lease.handle();
-    let ids = Snowflake::builder()
-        .layout(layout)
-        .lease(lease)
-        .build()
-        .unwrap();
+    let ids = leased(layout, SystemClock::new(), lease);
     ids.next_id().unwrap();
 
-    store.hold.store(true, Ordering::SeqCst);
-    store.reached.notified().await; // the heartbeat's renewal is at the gate
+    store.hold_next_renewal().await; // the heartbeat's renewal is at the gate
     let release = tokio::spawn({
         let handle = handle.clone();
         async move { handle.release().await }
@@ -390,15 +408,9 @@ async fn a_renewal_answered_after_release_neither_reopens_nor_reholds() {
 /// nothing to renew and the node ID stays free.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_renewal_that_lands_after_the_release_does_not_rehold_the_node() {
-    let layout = one_node();
-    let store = Gated::new(MemoryLeaseStore::new(), true);
-    let lease = gated_options()
-        .acquire(store.clone(), &layout)
-        .await
-        .unwrap();
+    let (store, lease) = Gated::with_lease(true).await;
     let handle = lease.handle();
-    store.hold.store(true, Ordering::SeqCst);
-    store.reached.notified().await;
+    store.hold_next_renewal().await;
     tokio::time::sleep(Duration::from_millis(10)).await; // the heartbeat saw its "time-out"
     handle.release().await.unwrap();
     store.gate.notify_one();
@@ -406,7 +418,7 @@ async fn a_renewal_that_lands_after_the_release_does_not_rehold_the_node() {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
     assert_eq!(*store.late_renewals.lock().unwrap(), [false]);
-    let next = gated_options().acquire(store.clone(), &layout).await;
+    let next = gated_options().acquire(store.clone(), &one_node()).await;
     assert!(
         next.is_ok(),
         "the late renewal re-held the node: {:?}",
@@ -417,25 +429,23 @@ async fn a_renewal_that_lands_after_the_release_does_not_rehold_the_node() {
 /// A store whose release takes a moment (as a database round trip does), so a runtime that
 /// shuts down right after spawning the release task drops it unfinished.
 #[derive(Clone)]
-struct SlowRelease(MemoryLeaseStore);
+struct SlowRelease {
+    inner: MemoryLeaseStore,
+}
 
 impl LeaseStore for SlowRelease {
-    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
-        self.0.claim(req).await
-    }
-    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
-        self.0.renew(req).await
-    }
+    pass_to_inner!(claim, renew);
     async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
         tokio::time::sleep(Duration::from_millis(20)).await;
-        self.0.release(req).await
+        self.inner.release(req).await
     }
     fn detached(&self) -> Option<Self> {
         Some(self.clone())
     }
 }
 
-fn acquire_again(store: SlowRelease, layout: Layout) -> Result<WorkerLease, Error> {
+/// A lease on the single node ID of `layout`, acquired on a runtime of its own.
+fn acquire_again(store: impl LeaseStore, layout: Layout) -> Result<WorkerLease, Error> {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         WorkerLease::options()
             .capacity(1)
@@ -450,7 +460,9 @@ fn acquire_again(store: SlowRelease, layout: Layout) -> Result<WorkerLease, Erro
 #[test]
 fn a_lease_dropped_as_its_runtime_shuts_down_is_released() {
     let layout = one_node();
-    let store = SlowRelease(MemoryLeaseStore::new());
+    let store = SlowRelease {
+        inner: MemoryLeaseStore::new(),
+    };
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let node = runtime.block_on(async {
         let lease = WorkerLease::options()
@@ -458,11 +470,7 @@ fn a_lease_dropped_as_its_runtime_shuts_down_is_released() {
             .acquire(store.clone(), &layout)
             .await
             .unwrap();
-        let ids = Snowflake::builder()
-            .layout(layout)
-            .lease(lease)
-            .build()
-            .unwrap();
+        let ids = leased(layout, SystemClock::new(), lease);
         ids.next_id().unwrap();
         layout.decompose(ids.next_id().unwrap()).unwrap().node
         // `ids` and its lease are dropped here, inside the runtime, without release().
@@ -482,12 +490,7 @@ struct BrokenForRelease {
 }
 
 impl LeaseStore for BrokenForRelease {
-    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
-        self.inner.claim(req).await
-    }
-    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
-        self.inner.renew(req).await
-    }
+    pass_to_inner!(claim, renew);
     async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
         if !self.detached {
             return Err("the connection was dropped".into());
@@ -540,20 +543,23 @@ fn a_dropped_lease_whose_release_fails_is_released_on_the_detached_store() {
     });
 }
 
+/// A lease on the single node ID of `layout`, acquired on a runtime that is dropped before this
+/// returns.
+fn acquired_on_a_dropped_runtime(store: impl LeaseStore, layout: Layout) -> WorkerLease {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let lease = runtime.block_on(WorkerLease::options().capacity(1).acquire(store, &layout));
+    drop(runtime);
+    lease.unwrap()
+}
+
 /// A lease dropped on a thread with no runtime at all (its runtime was dropped first).
 #[test]
 fn a_lease_dropped_without_any_runtime_is_released() {
     let layout = one_node();
-    let store = SlowRelease(MemoryLeaseStore::new());
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let lease = runtime
-        .block_on(
-            WorkerLease::options()
-                .capacity(1)
-                .acquire(store.clone(), &layout),
-        )
-        .unwrap();
-    drop(runtime);
+    let store = SlowRelease {
+        inner: MemoryLeaseStore::new(),
+    };
+    let lease = acquired_on_a_dropped_runtime(store.clone(), layout);
     let started = std::time::Instant::now();
     drop(lease);
     assert!(
@@ -584,12 +590,7 @@ struct LeavesATask {
 }
 
 impl LeaseStore for LeavesATask {
-    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
-        self.inner.claim(req).await
-    }
-    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
-        self.inner.renew(req).await
-    }
+    pass_to_inner!(claim, renew);
     async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
         let teardown = SlowTeardown(Arc::clone(&self.torn_down));
         tokio::spawn(async move {
@@ -616,26 +617,13 @@ fn a_dropped_lease_s_release_thread_has_torn_down_when_drop_returns() {
         inner: MemoryLeaseStore::new(),
         torn_down: Arc::new(AtomicBool::new(false)),
     };
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let lease = runtime
-        .block_on(
-            WorkerLease::options()
-                .capacity(1)
-                .acquire(store.clone(), &layout),
-        )
-        .unwrap();
-    drop(runtime);
+    let lease = acquired_on_a_dropped_runtime(store.clone(), layout);
     drop(lease);
     assert!(
         store.torn_down.load(Ordering::SeqCst),
         "drop returned while the release thread was still tearing down its runtime"
     );
-    let next = tokio::runtime::Runtime::new().unwrap().block_on(async {
-        WorkerLease::options()
-            .capacity(1)
-            .acquire(store.inner.clone(), &layout)
-            .await
-    });
+    let next = acquire_again(store.inner.clone(), layout);
     assert_eq!(next.expect("the node ID was not released").node(), 0);
 }
 
@@ -652,12 +640,7 @@ fn a_dropped_generator_hands_its_last_tick_to_the_release() {
         let lease = runtime
             .block_on(options().acquire(store.clone(), &layout))
             .unwrap();
-        let ids = Snowflake::builder()
-            .layout(layout)
-            .clock(clock.clone())
-            .lease(lease)
-            .build()
-            .unwrap();
+        let ids = leased(layout, clock.clone(), lease);
         for _ in 0..10 {
             assert!(seen.insert(ids.next_id().unwrap()), "an ID was reissued");
         }
@@ -677,9 +660,7 @@ struct FirstRenewal {
 }
 
 impl LeaseStore for FirstRenewal {
-    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
-        self.inner.claim(req).await
-    }
+    pass_to_inner!(claim);
     async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
         if self.renewals.fetch_add(1, Ordering::SeqCst) == 0 {
             if self.hang {
@@ -689,9 +670,7 @@ impl LeaseStore for FirstRenewal {
         }
         self.inner.renew(req).await
     }
-    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
-        self.inner.release(req).await
-    }
+    pass_to_inner!(release);
 }
 
 /// An `acquire` that fails after its claim, or is abandoned by its caller, gives the node ID
@@ -736,20 +715,16 @@ async fn an_acquire_that_fails_or_is_abandoned_after_its_claim_gives_the_node_ba
 async fn a_holder_label_is_never_enough_to_renew_someone_else_s_node() {
     let layout = one_node();
     let store = MemoryLeaseStore::new();
-    let stale = WorkerLease::options()
-        .holder("orders-0")
-        .capacity(1)
-        .acquire(store.clone(), &layout)
-        .await
-        .unwrap();
+    let as_orders_0 = || {
+        WorkerLease::options()
+            .holder("orders-0")
+            .capacity(1)
+            .acquire(store.clone(), &layout)
+    };
+    let stale = as_orders_0().await.unwrap();
     let stale_holder = stale.holder().to_owned();
     stale.handle().release().await.unwrap();
-    let fresh = WorkerLease::options()
-        .holder("orders-0")
-        .capacity(1)
-        .acquire(store.clone(), &layout)
-        .await
-        .unwrap();
+    let fresh = as_orders_0().await.unwrap();
     assert_ne!(fresh.holder(), stale_holder);
     let renewed = store
         .renew(RenewRequest {

@@ -65,36 +65,6 @@ fn main() {
     println!("\n{}", tally.table());
 }
 
-/// Registers one benchmark whose routine `run(n)` issues `n` IDs and returns the time it took.
-fn bench_ids(
-    group: &mut BenchmarkGroup<'_, WallTime>,
-    tally: &Tally,
-    spec: Spec,
-    mut run: impl FnMut(u64) -> Timed,
-) {
-    group.bench_function(spec.name, |b| {
-        b.iter_custom(|n| {
-            let timed = run(n);
-            tally.add(spec, n, &timed);
-            timed.elapsed
-        })
-    });
-}
-
-fn spec(
-    section: &'static str,
-    name: &'static str,
-    cap_per_s: Option<f64>,
-    versus: Option<&'static str>,
-) -> Spec {
-    Spec {
-        section,
-        name,
-        cap_per_s,
-        versus,
-    }
-}
-
 /// `n` calls of `next` on this thread.
 fn time_loop<T>(n: u64, mut next: impl FnMut() -> T) -> Timed {
     let waited_before = tally::runqueue_wait();
@@ -200,218 +170,229 @@ fn wide_layout() -> Layout {
         .expect("41 + 0 + 22 = 63 bits")
 }
 
+/// How a benchmark's `n` IDs are timed on this thread.
+#[derive(Clone, Copy)]
+enum Timing {
+    /// One loop of `n` calls: [`time_loop`].
+    Loop,
+    /// Bursts at fresh milliseconds: [`time_bursts`].
+    Bursts,
+}
+
+impl Timing {
+    /// `n` calls of `next`, timed this way (chosen once, outside the loop: the per-ID path is
+    /// the same as calling [`time_loop`] or [`time_bursts`] directly).
+    fn time<T>(self, n: u64, next: impl FnMut() -> T) -> Timed {
+        match self {
+            Timing::Loop => time_loop(n, next),
+            Timing::Bursts => time_bursts(n, next),
+        }
+    }
+}
+
+/// One criterion group, printed as one section of the table: its benchmarks share a cap and a
+/// way of timing, and the peers in it are compared with one of our rows.
+struct Section<'a> {
+    group: BenchmarkGroup<'a, WallTime>,
+    tally: &'a Tally,
+    name: &'static str,
+    cap_per_s: Option<f64>,
+    timing: Timing,
+}
+
+impl<'a> Section<'a> {
+    fn new(
+        c: &'a mut Criterion,
+        tally: &'a Tally,
+        name: &'static str,
+        cap_per_s: Option<f64>,
+        timing: Timing,
+    ) -> Self {
+        let mut group = c.benchmark_group(name);
+        group.throughput(Throughput::Elements(1));
+        Section {
+            group,
+            tally,
+            name,
+            cap_per_s,
+            timing,
+        }
+    }
+
+    /// Registers one benchmark whose routine `run(n)` issues `n` IDs and returns the time it
+    /// took; `versus` is the row of ours it is compared with (`None` for our own rows).
+    fn bench(
+        &mut self,
+        name: &'static str,
+        versus: Option<&'static str>,
+        mut run: impl FnMut(u64) -> Timed,
+    ) {
+        let spec = Spec {
+            section: self.name,
+            name,
+            cap_per_s: self.cap_per_s,
+            versus,
+        };
+        let tally = self.tally;
+        self.group.bench_function(name, |b| {
+            b.iter_custom(|n| {
+                let timed = run(n);
+                tally.add(spec, n, &timed);
+                timed.elapsed
+            })
+        });
+    }
+
+    /// A benchmark of `n` calls of `next` on this thread, timed the section's way.
+    fn ids<T>(
+        &mut self,
+        name: &'static str,
+        versus: Option<&'static str>,
+        mut next: impl FnMut() -> T,
+    ) {
+        let timing = self.timing;
+        self.bench(name, versus, |n| timing.time(n, &mut next));
+    }
+
+    /// Our generator on `layout` (node 1), a row others are compared with.
+    fn ours(&mut self, name: &'static str, layout: Layout) -> Snowflake {
+        let ids = ours(layout);
+        self.ids(name, None, || ids.next_id().expect("next_id"));
+        ids
+    }
+
+    /// The capped single-thread peers of Twitter's layout (rs-snowflake and snowflaked, both
+    /// with 4,096 IDs per ms), compared with `versus`.
+    fn twitter_peers(&mut self, versus: &'static str) {
+        let vs = Some(versus);
+        let mut rs = snowflake::SnowflakeIdGenerator::new(1, 1);
+        self.ids("rs-snowflake generate", vs, || rs.generate());
+        let mut rs = snowflake::SnowflakeIdGenerator::new(1, 1);
+        self.ids("rs-snowflake real_time_generate", vs, || {
+            rs.real_time_generate()
+        });
+        let mut sf = snowflaked::Generator::new(1);
+        self.ids("snowflaked Generator", vs, || sf.generate::<u64>());
+        let sf = snowflaked::sync::Generator::new(1);
+        self.ids("snowflaked sync::Generator", vs, || sf.generate::<u64>());
+    }
+
+    fn finish(self) {
+        self.group.finish();
+    }
+}
+
 fn capped(c: &mut Criterion, tally: &Tally) {
-    const S: &str = "a_capped";
-    let mut g = c.benchmark_group(S);
+    let mut s = Section::new(c, tally, "a_capped", Some(TWITTER_CAP), Timing::Loop);
     // Few, large samples: the smallest spans tens of ms, so every sample is bound by the cap.
-    g.sample_size(10).throughput(Throughput::Elements(1));
-    let cap = Some(TWITTER_CAP);
-    let vs = Some(OURS_TWITTER);
-
-    let ids = ours(Layout::TWITTER);
-    bench_ids(&mut g, tally, spec(S, OURS_TWITTER, cap, None), |n| {
-        time_loop(n, || ids.next_id().expect("next_id"))
-    });
-
-    let mut rs = snowflake::SnowflakeIdGenerator::new(1, 1);
-    bench_ids(
-        &mut g,
-        tally,
-        spec(S, "rs-snowflake generate", cap, vs),
-        |n| time_loop(n, || rs.generate()),
-    );
-    let mut rs = snowflake::SnowflakeIdGenerator::new(1, 1);
-    bench_ids(
-        &mut g,
-        tally,
-        spec(S, "rs-snowflake real_time_generate", cap, vs),
-        |n| time_loop(n, || rs.real_time_generate()),
-    );
-
-    let mut sf = snowflaked::Generator::new(1);
-    bench_ids(
-        &mut g,
-        tally,
-        spec(S, "snowflaked Generator", cap, vs),
-        |n| time_loop(n, || sf.generate::<u64>()),
-    );
-    let sf = snowflaked::sync::Generator::new(1);
-    bench_ids(
-        &mut g,
-        tally,
-        spec(S, "snowflaked sync::Generator", cap, vs),
-        |n| time_loop(n, || sf.generate::<u64>()),
-    );
-    g.finish();
+    s.group.sample_size(10);
+    s.ours(OURS_TWITTER, Layout::TWITTER);
+    s.twitter_peers(OURS_TWITTER);
+    s.finish();
 }
 
 fn capped_sonyflake(c: &mut Criterion, tally: &Tally) {
-    const S: &str = "a_capped_sonyflake";
-    let mut g = c.benchmark_group(S);
+    let mut s = Section::new(
+        c,
+        tally,
+        "a_capped_sonyflake",
+        Some(SONYFLAKE_CAP),
+        Timing::Loop,
+    );
     // At 25,600 IDs/s the time is spent sleeping: short runs of a few thousand IDs suffice.
-    g.sample_size(10)
+    s.group
+        .sample_size(10)
         .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2))
-        .throughput(Throughput::Elements(1));
-    let cap = Some(SONYFLAKE_CAP);
-
-    let ids = ours(Layout::SONYFLAKE);
-    bench_ids(&mut g, tally, spec(S, OURS_SONYFLAKE, cap, None), |n| {
-        time_loop(n, || ids.next_id().expect("next_id"))
-    });
+        .measurement_time(Duration::from_secs(2));
+    s.ours(OURS_SONYFLAKE, Layout::SONYFLAKE);
 
     let machine_id = || Ok(1);
     let sony = sonyflake::Sonyflake::builder()
         .machine_id(&machine_id)
         .finalize()
         .expect("sonyflake");
-    bench_ids(
-        &mut g,
-        tally,
-        spec(S, "sonyflake next_id", cap, Some(OURS_SONYFLAKE)),
-        |n| time_loop(n, || sony.next_id().expect("next_id")),
-    );
-    g.finish();
+    s.ids("sonyflake next_id", Some(OURS_SONYFLAKE), || {
+        sony.next_id().expect("next_id")
+    });
+    s.finish();
 }
 
 fn unbound(c: &mut Criterion, tally: &Tally) {
-    const S: &str = "b_unbound";
-    let mut g = c.benchmark_group(S);
-    g.throughput(Throughput::Elements(1));
+    let mut s = Section::new(c, tally, "b_unbound", None, Timing::Loop);
     let vs = Some(OURS_WIDE);
-
-    let ids = ours(wide_layout());
-    bench_ids(&mut g, tally, spec(S, OURS_WIDE, None, None), |n| {
-        time_loop(n, || ids.next_id().expect("next_id"))
-    });
+    s.ours(OURS_WIDE, wide_layout());
 
     // Without reading a clock: a ManualClock that moves on by one ms whenever a tick's 4,096
     // IDs are used up, which is what rs-snowflake's lazy_generate does.
     let clock = ManualClock::new(SystemClock::new().now_ms());
     let simulated = Snowflake::with_clock(Layout::TWITTER, 1, clock).expect("node 1 fits");
-    bench_ids(&mut g, tally, spec(S, OURS_NO_CLOCK, None, None), |n| {
-        time_loop(n, || simulated.next_id().expect("next_id"))
+    s.ids(OURS_NO_CLOCK, None, || {
+        simulated.next_id().expect("next_id")
     });
     let no_clock = Some(OURS_NO_CLOCK);
     let mut rs = snowflake::SnowflakeIdGenerator::new(1, 1);
-    bench_ids(
-        &mut g,
-        tally,
-        spec(S, "rs-snowflake lazy_generate", None, no_clock),
-        |n| time_loop(n, || rs.lazy_generate()),
-    );
+    s.ids("rs-snowflake lazy_generate", no_clock, || {
+        rs.lazy_generate()
+    });
     let mut bucket = snowflake::SnowflakeIdBucket::new(1, 1);
-    bench_ids(
-        &mut g,
-        tally,
-        spec(S, "rs-snowflake SnowflakeIdBucket", None, no_clock),
-        |n| time_loop(n, || bucket.get_id()),
-    );
+    s.ids("rs-snowflake SnowflakeIdBucket", no_clock, || {
+        bucket.get_id()
+    });
 
-    bench_ids(&mut g, tally, spec(S, "uuid Uuid::now_v7", None, vs), |n| {
-        time_loop(n, uuid::Uuid::now_v7)
-    });
+    s.ids("uuid Uuid::now_v7", vs, uuid::Uuid::now_v7);
     let mut ulids = ulid::Generator::new();
-    bench_ids(&mut g, tally, spec(S, "ulid Generator", None, vs), |n| {
-        time_loop(n, || ulids.generate().expect("ulid"))
-    });
+    s.ids("ulid Generator", vs, || ulids.generate().expect("ulid"));
     // The floor of any thread-safe generator that reads the clock: one atomic read-modify-write
     // and one monotonic clock read per ID.
     let counter = std::sync::atomic::AtomicU64::new(0);
-    bench_ids(
-        &mut g,
-        tally,
-        spec(S, "baseline: AtomicU64::fetch_add + Instant::now", None, vs),
-        |n| {
-            time_loop(n, || {
-                black_box(counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
-                Instant::now()
-            })
-        },
-    );
-    g.finish();
+    s.ids("baseline: AtomicU64::fetch_add + Instant::now", vs, || {
+        black_box(counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        Instant::now()
+    });
+    s.finish();
 }
 
 fn burst(c: &mut Criterion, tally: &Tally) {
-    const S: &str = BURSTS;
-    let mut g = c.benchmark_group(S);
+    let mut s = Section::new(c, tally, BURSTS, None, Timing::Bursts);
     // Only the bursts count as measured time, and a burst is ~1/20 of the ms it starts in:
     // the real time is ~20 times the measurement time.
-    g.sample_size(10)
+    s.group
+        .sample_size(10)
         .warm_up_time(Duration::from_millis(100))
-        .measurement_time(Duration::from_millis(300))
-        .throughput(Throughput::Elements(1));
-    let vs = Some(OURS_TWITTER);
+        .measurement_time(Duration::from_millis(300));
 
-    let ids = ours(Layout::TWITTER);
-    bench_ids(&mut g, tally, spec(S, OURS_TWITTER, None, None), |n| {
-        time_bursts(n, || ids.next_id().expect("next_id"))
-    });
+    let ids = s.ours(OURS_TWITTER, Layout::TWITTER);
     let waits = ids.stats().exhaustion_waits;
     if waits > 0 {
         eprintln!("warning: {OURS_TWITTER} waited for the next tick {waits} times in bursts");
     }
-
-    let mut rs = snowflake::SnowflakeIdGenerator::new(1, 1);
-    bench_ids(
-        &mut g,
-        tally,
-        spec(S, "rs-snowflake generate", None, vs),
-        |n| time_bursts(n, || rs.generate()),
-    );
-    let mut rs = snowflake::SnowflakeIdGenerator::new(1, 1);
-    bench_ids(
-        &mut g,
-        tally,
-        spec(S, "rs-snowflake real_time_generate", None, vs),
-        |n| time_bursts(n, || rs.real_time_generate()),
-    );
-    let mut sf = snowflaked::Generator::new(1);
-    bench_ids(
-        &mut g,
-        tally,
-        spec(S, "snowflaked Generator", None, vs),
-        |n| time_bursts(n, || sf.generate::<u64>()),
-    );
-    let sf = snowflaked::sync::Generator::new(1);
-    bench_ids(
-        &mut g,
-        tally,
-        spec(S, "snowflaked sync::Generator", None, vs),
-        |n| time_bursts(n, || sf.generate::<u64>()),
-    );
-    g.finish();
+    s.twitter_peers(OURS_TWITTER);
+    s.finish();
 }
 
 fn two_threads(c: &mut Criterion, tally: &Tally) {
-    const S: &str = TWO_THREADS;
-    let mut g = c.benchmark_group(S);
-    g.sample_size(10).throughput(Throughput::Elements(1));
-    let cap = Some(TWITTER_CAP);
+    let mut s = Section::new(c, tally, TWO_THREADS, Some(TWITTER_CAP), Timing::Loop);
+    s.group.sample_size(10);
     let vs = Some(OURS_TWITTER);
 
     let ids = ours(Layout::TWITTER);
-    bench_ids(&mut g, tally, spec(S, OURS_TWITTER, cap, None), |n| {
+    s.bench(OURS_TWITTER, None, |n| {
         time_two_threads(n, &ids, |g| g.next_id().expect("next_id"))
     });
     let sf = snowflaked::sync::Generator::new(1);
-    bench_ids(
-        &mut g,
-        tally,
-        spec(S, "snowflaked sync::Generator", cap, vs),
-        |n| time_two_threads(n, &sf, |g| g.generate::<u64>()),
-    );
+    s.bench("snowflaked sync::Generator", vs, |n| {
+        time_two_threads(n, &sf, |g| g.generate::<u64>())
+    });
     let rs = Mutex::new(snowflake::SnowflakeIdGenerator::new(1, 1));
-    bench_ids(
-        &mut g,
-        tally,
-        spec(S, "rs-snowflake Mutex<generator> generate", cap, vs),
-        |n| time_two_threads(n, &rs, |g| g.lock().expect("lock").generate()),
-    );
+    s.bench("rs-snowflake Mutex<generator> generate", vs, |n| {
+        time_two_threads(n, &rs, |g| g.lock().expect("lock").generate())
+    });
 
+    // The wide layout has no cap to reach.
+    s.cap_per_s = None;
     let ids = ours(wide_layout());
-    bench_ids(&mut g, tally, spec(S, OURS_WIDE, None, None), |n| {
+    s.bench(OURS_WIDE, None, |n| {
         time_two_threads(n, &ids, |g| g.next_id().expect("next_id"))
     });
-    g.finish();
+    s.finish();
 }

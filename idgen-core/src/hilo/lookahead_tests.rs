@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
+use super::tests::{assert_went_backwards, take};
 use super::*;
-use crate::Error;
 
 const MS: Duration = Duration::from_millis(1);
 
@@ -62,6 +62,27 @@ struct OneBlockPerCall {
     most: Arc<AtomicUsize>,
 }
 
+impl OneBlockPerCall {
+    /// Over a sequence of blocks of 100, 5 ms per round trip.
+    fn new() -> Self {
+        OneBlockPerCall {
+            counter: MemorySource::sequence(100).with_latency(5 * MS),
+            running: Arc::default(),
+            most: Arc::default(),
+        }
+    }
+
+    /// Blocks of 100 from this source, with at most `fetches` fetches in flight.
+    async fn hilo(&self, fetches: usize) -> HiLo {
+        HiLo::builder(self.clone())
+            .block(100)
+            .max_fetches_in_flight(fetches)
+            .build()
+            .await
+            .unwrap()
+    }
+}
+
 impl HiLoSource for OneBlockPerCall {
     async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
         let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
@@ -80,17 +101,8 @@ impl HiLoSource for OneBlockPerCall {
 
 #[tokio::test(start_paused = true)]
 async fn a_source_giving_one_block_per_round_trip_gets_several_fetches_at_once() {
-    let source = OneBlockPerCall {
-        counter: MemorySource::sequence(100).with_latency(5 * MS),
-        running: Arc::default(),
-        most: Arc::default(),
-    };
-    let ids = HiLo::builder(source.clone())
-        .block(100)
-        .max_fetches_in_flight(4)
-        .build()
-        .await
-        .unwrap();
+    let source = OneBlockPerCall::new();
+    let ids = source.hilo(4).await;
     let mut got = steady(&ids, 50, 100).await;
     let warm = ids.stats();
     got.extend(steady(&ids, 50, 400).await);
@@ -105,17 +117,8 @@ async fn a_source_giving_one_block_per_round_trip_gets_several_fetches_at_once()
 
 #[tokio::test(start_paused = true)]
 async fn one_fetch_at_a_time_when_so_configured() {
-    let source = OneBlockPerCall {
-        counter: MemorySource::sequence(100).with_latency(5 * MS),
-        running: Arc::default(),
-        most: Arc::default(),
-    };
-    let ids = HiLo::builder(source.clone())
-        .block(100)
-        .max_fetches_in_flight(1)
-        .build()
-        .await
-        .unwrap();
+    let source = OneBlockPerCall::new();
+    let ids = source.hilo(1).await;
     assert_increasing(&steady(&ids, 50, 200).await);
     assert_eq!(source.most.load(Ordering::SeqCst), 1);
 }
@@ -150,11 +153,7 @@ impl HiLoSource for OneCallAtATime {
 #[tokio::test(start_paused = true)]
 async fn a_source_that_serves_one_call_at_a_time_gets_one_fetch_at_a_time() {
     let source = OneCallAtATime {
-        inner: OneBlockPerCall {
-            counter: MemorySource::sequence(100).with_latency(5 * MS),
-            running: Arc::default(),
-            most: Arc::default(),
-        },
+        inner: OneBlockPerCall::new(),
         connection: Arc::default(),
     };
     let ids = HiLo::builder(source.clone())
@@ -264,9 +263,7 @@ async fn a_block_overtaken_by_a_later_one_is_still_served_first() {
     source.open(1);
     settle().await;
     let mut got = vec![1, 2];
-    for _ in 0..38 {
-        got.push(ids.next_id().await.unwrap());
-    }
+    got.extend(take(&ids, 38).await);
     assert_eq!(got, (1..=40).collect::<Vec<_>>());
     assert_eq!(ids.stats().blocks_discarded, 0);
 }
@@ -279,16 +276,12 @@ async fn a_block_arriving_below_one_already_in_use_is_dropped_not_served_out_of_
     source.open(2); // [21, 31) arrives; [11, 21) is still out
     settle().await;
     let mut got = vec![1, 2];
-    for _ in 0..9 {
-        got.push(ids.next_id().await.unwrap());
-    }
+    got.extend(take(&ids, 9).await);
     // The current block ran out: rather than wait for [11, 21), the caller moved on to 21.
     assert_eq!(got, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 21]);
     source.open(1);
     settle().await;
-    for _ in 0..20 {
-        got.push(ids.next_id().await.unwrap());
-    }
+    got.extend(take(&ids, 20).await);
     assert_increasing(&got);
     assert!(!got.contains(&11), "the late block was served out of order");
     let stats = ids.stats();
@@ -307,17 +300,7 @@ async fn blocks_of_concurrent_fetches_that_overlap_fail_closed() {
     source.open(1); // [11, 21) overlaps it
     settle().await;
     let err = ids.stats().last_error.expect("failed closed");
-    assert!(
-        matches!(
-            err,
-            Error::HiLoCounterWentBackwards {
-                start: 11,
-                highest: 24,
-                ..
-            }
-        ),
-        "{err:?}"
-    );
+    assert_went_backwards(&err, 11, 24);
     assert!(ids.next_id().await.is_err());
     assert_eq!(ids.stats().buffered, 0);
 }
@@ -331,15 +314,5 @@ async fn a_concurrent_fetch_below_what_was_seen_when_it_was_sent_fails_closed() 
     source.open(2);
     settle().await;
     let err = ids.next_id().await.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::HiLoCounterWentBackwards {
-                start: 5,
-                highest: 10,
-                ..
-            }
-        ),
-        "{err:?}"
-    );
+    assert_went_backwards(&err, 5, 10);
 }

@@ -6,6 +6,9 @@ use std::time::Duration;
 
 use tokio::runtime::{Builder, Runtime};
 
+use super::tests::{
+    assert_increasing_per_caller_and_distinct, assert_increment_mismatch_1000_vs_50, take,
+};
 use super::*;
 use crate::Error;
 
@@ -45,21 +48,11 @@ fn a_hilo_built_on_a_dropped_runtime_keeps_working_on_another() {
     for built_on in [current_thread(), multi_thread()] {
         let counter = MemorySource::new();
         let ids = built_on.block_on(small_blocks(&counter).build()).unwrap();
-        let mut got = built_on.block_on(async {
-            let mut got = Vec::new();
-            for _ in 0..5 {
-                got.push(ids.next_id().await.unwrap());
-            }
-            got
-        });
+        let mut got = built_on.block_on(take(&ids, 5));
         drop(built_on);
 
         let other = current_thread();
-        other.block_on(async {
-            for _ in 0..45 {
-                got.push(ids.next_id().await.unwrap());
-            }
-        });
+        got.extend(other.block_on(take(&ids, 45)));
         assert_eq!(got, (1..=50).collect::<Vec<_>>());
         assert_eq!(counter.calls(), 5);
     }
@@ -147,6 +140,19 @@ fn blocking_ids(ids: &HiLo, n: usize) -> Vec<i64> {
     (0..n).map(|_| ids.next_id_blocking().unwrap()).collect()
 }
 
+/// Small blocks from a counter 2 ms away, built on `runtime`.
+fn slow_small_blocks_on(runtime: &Runtime) -> HiLo {
+    let counter = MemorySource::new().with_latency(Duration::from_millis(2));
+    runtime.block_on(small_blocks(&counter).build()).unwrap()
+}
+
+/// `n` IDs by `next_id_blocking` in `runtime`'s blocking pool.
+fn in_blocking_pool(runtime: &Runtime, ids: &HiLo, n: usize) -> Vec<i64> {
+    let ids = ids.clone();
+    let task = runtime.spawn_blocking(move || blocking_ids(&ids, n));
+    runtime.block_on(task).unwrap()
+}
+
 #[test]
 fn next_id_blocking_works_on_a_thread_without_a_runtime() {
     let counter = MemorySource::new().with_latency(Duration::from_millis(2));
@@ -159,13 +165,8 @@ fn next_id_blocking_works_on_a_thread_without_a_runtime() {
 #[test]
 fn next_id_blocking_works_in_spawn_blocking_and_block_in_place_on_a_multi_thread_runtime() {
     let runtime = multi_thread();
-    let counter = MemorySource::new().with_latency(Duration::from_millis(2));
-    let ids = runtime.block_on(small_blocks(&counter).build()).unwrap();
-    let in_blocking_pool = {
-        let ids = ids.clone();
-        let task = runtime.spawn_blocking(move || blocking_ids(&ids, 25));
-        runtime.block_on(task).unwrap()
-    };
+    let ids = slow_small_blocks_on(&runtime);
+    let in_blocking_pool = in_blocking_pool(&runtime, &ids, 25);
     let task = runtime.spawn({
         let ids = ids.clone();
         async move { tokio::task::block_in_place(|| blocking_ids(&ids, 25)) }
@@ -178,14 +179,9 @@ fn next_id_blocking_works_in_spawn_blocking_and_block_in_place_on_a_multi_thread
 #[test]
 fn next_id_blocking_works_on_a_current_thread_runtime_even_on_its_own_thread() {
     let runtime = current_thread();
-    let counter = MemorySource::new().with_latency(Duration::from_millis(2));
-    let ids = runtime.block_on(small_blocks(&counter).build()).unwrap();
+    let ids = slow_small_blocks_on(&runtime);
     // The runtime's only thread waits on the blocking task: the fetches cannot run on it.
-    let in_blocking_pool = {
-        let ids = ids.clone();
-        let task = runtime.spawn_blocking(move || blocking_ids(&ids, 25));
-        runtime.block_on(task).unwrap()
-    };
+    let in_blocking_pool = in_blocking_pool(&runtime, &ids, 25);
     // Called from inside `block_on` itself (sync code under async code): the runtime's thread
     // is the one that blocks, so the fetches run on idgen's background runtime.
     let on_its_own_thread = runtime.block_on(async { blocking_ids(&ids, 25) });
@@ -238,29 +234,15 @@ fn threads_with_and_without_runtimes_share_one_hilo() {
         }));
         if t < 2 {
             let ids = ids.clone();
-            let handle = runtime.spawn(async move {
-                let mut got = Vec::new();
-                for _ in 0..5_000 {
-                    got.push(ids.next_id().await.unwrap());
-                }
-                got
-            });
+            let handle = runtime.spawn(async move { take(&ids, 5_000).await });
             threads.push(std::thread::spawn(move || {
                 current_thread().block_on(handle).unwrap()
             }));
         }
     }
-    let mut all = Vec::new();
-    for thread in threads {
-        let got = thread.join().unwrap();
-        assert!(got.windows(2).all(|w| w[0] < w[1]), "increasing per caller");
-        all.extend(got);
-    }
-    let total = all.len();
-    all.sort_unstable();
-    all.dedup();
-    assert_eq!(all.len(), total, "an ID was handed out twice");
-    assert_eq!(total, 30_000);
+    let all =
+        assert_increasing_per_caller_and_distinct(threads.into_iter().map(|t| t.join().unwrap()));
+    assert_eq!(all.len(), 30_000);
 }
 
 #[test]
@@ -269,17 +251,7 @@ fn build_blocking_reports_start_up_errors_like_build() {
         .block(1000)
         .build_blocking()
         .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::HiLoIncrementMismatch {
-                configured: 1000,
-                database: 50,
-                ..
-            }
-        ),
-        "{err:?}"
-    );
+    assert_increment_mismatch_1000_vs_50(&err);
     let err = HiLo::builder(MemorySource::new())
         .block(0)
         .build_blocking()

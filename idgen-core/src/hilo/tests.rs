@@ -1,4 +1,5 @@
-//! Engine tests with in-memory sources (pure logic; no database).
+//! Engine tests with in-memory sources (pure logic; no database). The helpers marked
+//! `pub(super)` serve the other test modules of `hilo` as well.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Mutex;
@@ -18,7 +19,8 @@ async fn plain(source: &MemorySource, block: u64) -> HiLo {
         .unwrap()
 }
 
-async fn take(ids: &HiLo, n: usize) -> Vec<i64> {
+/// The next `n` IDs of `ids`, one `next_id` call each.
+pub(super) async fn take(ids: &HiLo, n: usize) -> Vec<i64> {
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
         out.push(ids.next_id().await.unwrap());
@@ -26,26 +28,95 @@ async fn take(ids: &HiLo, n: usize) -> Vec<i64> {
     out
 }
 
-/// A source that returns scripted block starts, for values a sane counter never produces.
+/// Checks what concurrent callers got: each caller's IDs strictly increasing, and no ID handed
+/// out twice. Returns all of them, sorted.
+#[track_caller]
+pub(super) fn assert_increasing_per_caller_and_distinct(
+    per_caller: impl IntoIterator<Item = Vec<i64>>,
+) -> Vec<i64> {
+    let mut all = Vec::new();
+    for got in per_caller {
+        assert!(got.windows(2).all(|w| w[0] < w[1]), "increasing per caller");
+        all.extend(got);
+    }
+    let total = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), total, "an ID was handed out twice");
+    all
+}
+
+/// A multi-thread runtime with four workers.
+fn four_workers() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// `err` is the refusal of a block starting at `start` after blocks up to `highest`: the
+/// counter went backwards (or a block overlapped one before it).
+#[track_caller]
+pub(super) fn assert_went_backwards(err: &Error, start: i64, highest: i64) {
+    assert!(
+        matches!(
+            err,
+            Error::HiLoCounterWentBackwards { start: s, highest: h, .. }
+                if (*s, *h) == (start, highest)
+        ),
+        "{err:?}"
+    );
+}
+
+/// `err` is the refusal to start with blocks of 1000 on a sequence that increments by 50.
+#[track_caller]
+pub(super) fn assert_increment_mismatch_1000_vs_50(err: &Error) {
+    assert!(
+        matches!(
+            err,
+            Error::HiLoIncrementMismatch {
+                configured: 1000,
+                database: 50,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+/// A source that returns scripted block starts, for values a sane counter never produces; and,
+/// if so set, panics on one call, as a source with a bug would.
 struct Scripted {
     starts: Mutex<VecDeque<i64>>,
+    calls: std::sync::atomic::AtomicUsize,
+    panics_on_call: Option<usize>,
 }
 
 impl Scripted {
     fn new(starts: &[i64]) -> Self {
         Scripted {
             starts: Mutex::new(starts.iter().copied().collect()),
+            calls: Default::default(),
+            panics_on_call: None,
+        }
+    }
+
+    /// Panics on call `call` (counted from 0), after taking that call's start from the script.
+    fn panicking_on_call(self, call: usize) -> Self {
+        Scripted {
+            panics_on_call: Some(call),
+            ..self
         }
     }
 }
 
 impl HiLoSource for Scripted {
     async fn allocate(&self, _size: u64) -> Result<i64, BoxError> {
-        self.starts
-            .lock()
-            .unwrap()
-            .pop_front()
-            .ok_or_else(|| "script exhausted".into())
+        let call = self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let start = self.starts.lock().unwrap().pop_front();
+        assert_ne!(Some(call), self.panics_on_call, "simulated bug in a source");
+        start.ok_or_else(|| "script exhausted".into())
     }
     async fn increment(&self) -> Result<Increment, BoxError> {
         Ok(Increment::PerCall)
@@ -213,17 +284,7 @@ async fn a_counter_that_goes_backwards_fails_closed() {
     take(&ids, 10).await;
     counter.set_next(5); // a restored backup
     let err = ids.next_id().await.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::HiLoCounterWentBackwards {
-                start: 5,
-                highest: 10,
-                ..
-            }
-        ),
-        "{err:?}"
-    );
+    assert_went_backwards(&err, 5, 10);
     assert!(err.to_string().contains("block start 5"), "{err}");
     // Never again, even when the counter looks fine later.
     counter.set_next(1_000);
@@ -255,17 +316,7 @@ async fn a_block_overlapping_the_last_one_fails_closed_and_drops_the_buffer() {
         }
         assert!(served.len() <= 10, "never failed closed: {served:?}");
     };
-    assert!(
-        matches!(
-            err,
-            Error::HiLoCounterWentBackwards {
-                start: 10,
-                highest: 30,
-                ..
-            }
-        ),
-        "{err:?}"
-    );
+    assert_went_backwards(&err, 10, 30);
     // The rest of [21, 31) was still buffered when the bad block came; it is dropped too.
     assert!(!served.is_empty() && served.len() < 10, "{served:?}");
     assert_eq!(served, (21..21 + served.len() as i64).collect::<Vec<_>>());
@@ -306,17 +357,7 @@ async fn an_increment_mismatch_refuses_to_start_unless_adopted() {
     let err = HiLo::new(MemorySource::sequence(50), 1000)
         .await
         .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::HiLoIncrementMismatch {
-                configured: 1000,
-                database: 50,
-                ..
-            }
-        ),
-        "{err:?}"
-    );
+    assert_increment_mismatch_1000_vs_50(&err);
     let message = err.to_string();
     assert!(
         message.contains("1000") && message.contains("50"),
@@ -419,49 +460,28 @@ async fn adaptive_blocks_grow_with_the_rate_and_stay_within_bounds() {
 
 #[tokio::test(start_paused = true)]
 async fn invalid_options_are_refused_with_the_value() {
-    let err = HiLo::new(MemorySource::new(), 0).await.unwrap_err();
-    assert!(err.to_string().contains("block = 0"), "{err}");
-    let err = HiLo::new(MemorySource::new(), (1 << 32) + 1)
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("4294967297"), "{err}");
-    let err = HiLo::builder(MemorySource::new())
-        .backoff(Duration::ZERO, Duration::from_secs(1))
-        .build()
-        .await
-        .unwrap_err();
-    assert!(matches!(
-        err,
-        Error::HiLoInvalidOption {
-            option: "backoff initial",
-            ..
-        }
-    ));
-    let err = HiLo::builder(MemorySource::new())
-        .low_water_factor(f64::NAN)
-        .build()
-        .await
-        .unwrap_err();
-    assert!(matches!(
-        err,
-        Error::HiLoInvalidOption {
-            option: "low_water_factor",
-            ..
-        }
-    ));
-    let err = HiLo::builder(MemorySource::new())
-        .block(100)
-        .adaptive(50, Duration::from_secs(1))
-        .build()
-        .await
-        .unwrap_err();
-    assert!(matches!(
-        err,
-        Error::HiLoInvalidOption {
-            option: "adaptive max_block",
-            ..
-        }
-    ));
+    for (block, value) in [(0, "block = 0"), ((1 << 32) + 1, "4294967297")] {
+        let err = HiLo::new(MemorySource::new(), block).await.unwrap_err();
+        assert!(err.to_string().contains(value), "{err}");
+    }
+    let builder = || HiLo::builder(MemorySource::new());
+    for (options, name) in [
+        (
+            builder().backoff(Duration::ZERO, Duration::from_secs(1)),
+            "backoff initial",
+        ),
+        (builder().low_water_factor(f64::NAN), "low_water_factor"),
+        (
+            builder().block(100).adaptive(50, Duration::from_secs(1)),
+            "adaptive max_block",
+        ),
+    ] {
+        let err = options.build().await.unwrap_err();
+        assert!(
+            matches!(err, Error::HiLoInvalidOption { option, .. } if option == name),
+            "{err:?}"
+        );
+    }
 }
 
 #[test]
@@ -476,33 +496,20 @@ fn starting_outside_a_runtime_is_an_error_not_a_panic() {
 
 #[test]
 fn eight_tasks_take_100k_ids_each_all_distinct_and_increasing_per_task() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(4)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = four_workers();
     runtime.block_on(async {
         let ids = HiLo::new(MemorySource::new(), 1000).await.unwrap();
         let tasks: Vec<_> = (0..8)
             .map(|_| {
                 let ids = ids.clone();
-                tokio::spawn(async move {
-                    let mut got = Vec::with_capacity(100_000);
-                    for _ in 0..100_000 {
-                        got.push(ids.next_id().await.unwrap());
-                    }
-                    got
-                })
+                tokio::spawn(async move { take(&ids, 100_000).await })
             })
             .collect();
-        let mut all = Vec::with_capacity(800_000);
+        let mut per_task = Vec::new();
         for task in tasks {
-            let got = task.await.unwrap();
-            assert!(got.windows(2).all(|w| w[0] < w[1]), "increasing per task");
-            all.extend(got);
+            per_task.push(task.await.unwrap());
         }
-        all.sort_unstable();
-        all.dedup();
+        let all = assert_increasing_per_caller_and_distinct(per_task);
         assert_eq!(all.len(), 800_000);
         assert!(all[0] >= 1);
         // A caller preempted across four block switches drops its ordinal and retries. An
@@ -518,30 +525,10 @@ fn eight_tasks_take_100k_ids_each_all_distinct_and_increasing_per_task() {
     });
 }
 
-/// Panics on its second call.
-struct PanicsOnce {
-    calls: std::sync::atomic::AtomicU64,
-}
-
-impl HiLoSource for PanicsOnce {
-    async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
-        let call = self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        assert_ne!(call, 1, "simulated bug in a source");
-        Ok(1 + i64::try_from(call * size).unwrap())
-    }
-    async fn increment(&self) -> Result<Increment, BoxError> {
-        Ok(Increment::PerCall)
-    }
-    fn name(&self) -> &str {
-        "panics-once"
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn a_panicking_source_does_not_wedge_the_generator() {
-    let source = PanicsOnce {
-        calls: std::sync::atomic::AtomicU64::new(0),
-    };
+    // Blocks of 5 at 1, 6, 11: the second call panics.
+    let source = Scripted::new(&[1, 6, 11]).panicking_on_call(1);
     let ids = HiLo::builder(source)
         .block(5)
         .prefetch(false)
@@ -564,11 +551,7 @@ async fn a_panicking_source_does_not_wedge_the_generator() {
 
 #[test]
 fn reserve_and_next_id_racing_on_many_threads_never_overlap() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(4)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = four_workers();
     runtime.block_on(async {
         // Small blocks, so switches, stagings and reserve claims race all the time.
         let ids = HiLo::new(MemorySource::new(), 100).await.unwrap();
@@ -590,16 +573,11 @@ fn reserve_and_next_id_racing_on_many_threads_never_overlap() {
                 got
             }));
         }
-        let mut all = Vec::new();
+        let mut per_task = Vec::new();
         for task in tasks {
-            let got = task.await.unwrap();
-            assert!(got.windows(2).all(|w| w[0] < w[1]), "increasing per task");
-            all.extend(got);
+            per_task.push(task.await.unwrap());
         }
-        let total = all.len();
-        all.sort_unstable();
-        all.dedup();
-        assert_eq!(all.len(), total, "an ID was handed out twice");
+        let all = assert_increasing_per_caller_and_distinct(per_task);
         assert!(all[0] >= 1);
     });
 }

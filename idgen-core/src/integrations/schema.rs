@@ -130,20 +130,7 @@ pub(crate) mod tests {
     use regex::Regex;
 
     use super::*;
-    use crate::public_id::tests::{INVALID, VALID};
-
-    struct Order;
-    impl PublicIdPrefix for Order {
-        const PREFIX: &'static str = "ord";
-    }
-    struct Prefix;
-    impl PublicIdPrefix for Prefix {
-        const PREFIX: &'static str = "prefix";
-    }
-    struct PreFix;
-    impl PublicIdPrefix for PreFix {
-        const PREFIX: &'static str = "pre_fix";
-    }
+    use crate::public_id::tests::{INVALID, Order, PreFix, Prefix, VALID};
 
     fn regex<X: Described>() -> Regex {
         Regex::new(&X::string_schema().pattern).unwrap()

@@ -52,23 +52,35 @@ struct Flaky {
     down: Arc<AtomicBool>,
 }
 
-impl LeaseStore for Flaky {
-    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
+impl Flaky {
+    /// Up, over a memory store on `clock`.
+    fn on(clock: &TokioClock) -> Self {
+        Flaky {
+            inner: MemoryLeaseStore::with_clock(clock.clone()),
+            down: Arc::default(),
+        }
+    }
+
+    /// What every call meets first: the refused connection while the store is down.
+    fn reachable(&self) -> Result<(), BoxError> {
         if self.down.load(Ordering::SeqCst) {
             return Err("connection refused".into());
         }
+        Ok(())
+    }
+}
+
+impl LeaseStore for Flaky {
+    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
+        self.reachable()?;
         self.inner.claim(req).await
     }
     async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
-        if self.down.load(Ordering::SeqCst) {
-            return Err("connection refused".into());
-        }
+        self.reachable()?;
         self.inner.renew(req).await
     }
     async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
-        if self.down.load(Ordering::SeqCst) {
-            return Err("connection refused".into());
-        }
+        self.reachable()?;
         self.inner.release(req).await
     }
 }
@@ -79,6 +91,28 @@ fn options(clock: &TokioClock) -> LeaseOptions {
         .renew_every(Duration::from_secs(1))
         .safety_margin(Duration::from_millis(500))
         .clock(clock.clone())
+}
+
+/// A lease from `store` on `layout`, with [`options`] on `clock`.
+async fn acquire(clock: &TokioClock, store: impl LeaseStore, layout: &Layout) -> WorkerLease {
+    options(clock).acquire(store, layout).await.unwrap()
+}
+
+/// A generator on `layout` and `clock` that issues under `lease`, with `policy` for a clock
+/// found behind.
+fn leased(
+    layout: Layout,
+    clock: &TokioClock,
+    policy: ClockPolicy,
+    lease: WorkerLease,
+) -> Snowflake<TokioClock> {
+    Snowflake::builder()
+        .layout(layout)
+        .clock(clock.clone())
+        .clock_policy(policy)
+        .lease(lease)
+        .build()
+        .unwrap()
 }
 
 fn eight_nodes() -> Layout {
@@ -92,12 +126,7 @@ async fn concurrent_acquirers_get_distinct_node_ids() {
     let tasks: Vec<_> = (0..64)
         .map(|_| {
             let (store, clock) = (store.clone(), clock.clone());
-            tokio::spawn(async move {
-                options(&clock)
-                    .acquire(store, &Layout::TWITTER)
-                    .await
-                    .unwrap()
-            })
+            tokio::spawn(async move { acquire(&clock, store, &Layout::TWITTER).await })
         })
         .collect();
     let mut leases = Vec::new();
@@ -114,12 +143,7 @@ async fn the_ninth_of_eight_gets_the_capacity_error() {
     let store = MemoryLeaseStore::with_clock(clock.clone());
     let mut held = Vec::new();
     for _ in 0..8 {
-        held.push(
-            options(&clock)
-                .acquire(store.clone(), &eight_nodes())
-                .await
-                .unwrap(),
-        );
+        held.push(acquire(&clock, store.clone(), &eight_nodes()).await);
     }
     let err = options(&clock)
         .acquire(store.clone(), &eight_nodes())
@@ -133,17 +157,9 @@ async fn the_ninth_of_eight_gets_the_capacity_error() {
 async fn renewals_keep_the_generator_open() {
     let clock = TokioClock::new();
     let store = MemoryLeaseStore::with_clock(clock.clone());
-    let lease = options(&clock)
-        .acquire(store, &Layout::TWITTER)
-        .await
-        .unwrap();
+    let lease = acquire(&clock, store, &Layout::TWITTER).await;
     let handle = lease.handle();
-    let ids = Snowflake::builder()
-        .layout(Layout::TWITTER)
-        .clock(clock.clone())
-        .lease(lease)
-        .build()
-        .unwrap();
+    let ids = leased(Layout::TWITTER, &clock, ClockPolicy::default(), lease);
     for _ in 0..10 {
         tokio::time::sleep(Duration::from_secs(1)).await;
         ids.next_id().unwrap();
@@ -156,20 +172,10 @@ async fn renewals_keep_the_generator_open() {
 #[tokio::test(start_paused = true)]
 async fn a_holder_that_cannot_renew_stops_before_its_lease_expires_and_resumes_after() {
     let clock = TokioClock::new();
-    let flaky = Flaky {
-        inner: MemoryLeaseStore::with_clock(clock.clone()),
-        down: Arc::default(),
-    };
-    let lease = options(&clock)
-        .acquire(flaky.clone(), &Layout::TWITTER)
-        .await
-        .unwrap();
+    let flaky = Flaky::on(&clock);
+    let lease = acquire(&clock, flaky.clone(), &Layout::TWITTER).await;
     let handle = lease.handle();
-    let ids = Snowflake::builder()
-        .clock(clock.clone())
-        .lease(lease)
-        .build()
-        .unwrap();
+    let ids = leased(Layout::TWITTER, &clock, ClockPolicy::default(), lease);
     ids.next_id().unwrap();
 
     flaky.down.store(true, Ordering::SeqCst);
@@ -207,39 +213,19 @@ async fn a_holder_that_cannot_renew_stops_before_its_lease_expires_and_resumes_a
 #[tokio::test(start_paused = true)]
 async fn an_expired_lease_passes_to_another_holder_and_the_old_one_stays_stopped() {
     let clock = TokioClock::new();
-    let flaky = Flaky {
-        inner: MemoryLeaseStore::with_clock(clock.clone()),
-        down: Arc::default(),
-    };
+    let flaky = Flaky::on(&clock);
     let capacity_one = Layout::builder().node_bits(0).build().unwrap();
-    let first = options(&clock)
-        .acquire(flaky.clone(), &capacity_one)
-        .await
-        .unwrap();
+    let first = acquire(&clock, flaky.clone(), &capacity_one).await;
     let first_handle = first.handle();
-    let old = Snowflake::builder()
-        .layout(capacity_one)
-        .clock(clock.clone())
-        .lease(first)
-        .build()
-        .unwrap();
+    let old = leased(capacity_one, &clock, ClockPolicy::default(), first);
     let last_old_id = old.next_id().unwrap();
 
     // The old holder stops heart-beating (its store connection is cut) for longer than the TTL.
     flaky.down.store(true, Ordering::SeqCst);
     tokio::time::sleep(Duration::from_secs(4)).await;
-    let second = options(&clock)
-        .acquire(flaky.inner.clone(), &capacity_one)
-        .await
-        .unwrap();
+    let second = acquire(&clock, flaky.inner.clone(), &capacity_one).await;
     assert_eq!(second.node(), 0);
-    let new = Snowflake::builder()
-        .layout(capacity_one)
-        .clock(clock.clone())
-        .clock_policy(ClockPolicy::Refuse)
-        .lease(second)
-        .build()
-        .unwrap();
+    let new = leased(capacity_one, &clock, ClockPolicy::Refuse, second);
     assert!(new.next_id().unwrap() > last_old_id);
 
     flaky.down.store(false, Ordering::SeqCst);
@@ -254,16 +240,14 @@ async fn a_new_holder_never_issues_at_or_below_the_rows_last_timestamp() {
     let store = MemoryLeaseStore::with_clock(clock.clone());
     let ahead = clock.now_ms() + 2_000;
     // A previous holder on a host whose clock runs 2 s ahead stored this.
-    store
-        .renew(RenewRequest {
-            namespace: "default",
-            node: 0,
-            holder: "other",
-            ttl: Duration::ZERO,
-            last_timestamp_ms: Some(ahead),
-        })
-        .await
-        .unwrap();
+    let stores_ahead = || RenewRequest {
+        namespace: "default",
+        node: 0,
+        holder: "other",
+        ttl: Duration::ZERO,
+        last_timestamp_ms: Some(ahead),
+    };
+    store.renew(stores_ahead()).await.unwrap();
     store
         .claim(ClaimRequest {
             namespace: "default",
@@ -273,33 +257,17 @@ async fn a_new_holder_never_issues_at_or_below_the_rows_last_timestamp() {
         })
         .await
         .unwrap();
-    store
-        .renew(RenewRequest {
-            namespace: "default",
-            node: 0,
-            holder: "other",
-            ttl: Duration::ZERO,
-            last_timestamp_ms: Some(ahead),
-        })
-        .await
-        .unwrap();
+    store.renew(stores_ahead()).await.unwrap();
 
-    let lease = options(&clock)
-        .acquire(store.clone(), &Layout::TWITTER)
-        .await
-        .unwrap();
+    let lease = acquire(&clock, store.clone(), &Layout::TWITTER).await;
     assert_eq!(
         (lease.node(), lease.previous_timestamp_ms()),
         (0, Some(ahead))
     );
-    let refusing = Snowflake::builder()
-        .clock(clock.clone())
-        .clock_policy(ClockPolicy::Wait {
-            max: Duration::from_millis(100),
-        })
-        .lease(lease)
-        .build()
-        .unwrap();
+    let wait = |ms| ClockPolicy::Wait {
+        max: Duration::from_millis(ms),
+    };
+    let refusing = leased(Layout::TWITTER, &clock, wait(100), lease);
     let err = refusing.next_id().unwrap_err();
     assert!(
         matches!(
@@ -314,23 +282,13 @@ async fn a_new_holder_never_issues_at_or_below_the_rows_last_timestamp() {
     drop(refusing);
     tokio::task::yield_now().await; // let the background release run
 
-    let lease = options(&clock)
-        .acquire(store, &Layout::TWITTER)
-        .await
-        .unwrap();
+    let lease = acquire(&clock, store, &Layout::TWITTER).await;
     assert_eq!(
         lease.previous_timestamp_ms(),
         Some(ahead),
         "the exact floor survives a release"
     );
-    let waiting = Snowflake::builder()
-        .clock(clock.clone())
-        .clock_policy(ClockPolicy::Wait {
-            max: Duration::from_secs(3),
-        })
-        .lease(lease)
-        .build()
-        .unwrap();
+    let waiting = leased(Layout::TWITTER, &clock, wait(3_000), lease);
     let id = waiting.next_id().unwrap();
     assert!(Layout::TWITTER.decompose(id).unwrap().unix_ms > ahead);
 }
@@ -339,24 +297,14 @@ async fn a_new_holder_never_issues_at_or_below_the_rows_last_timestamp() {
 async fn release_frees_the_node_id_at_once_with_the_exact_last_timestamp() {
     let clock = TokioClock::new();
     let store = MemoryLeaseStore::with_clock(clock.clone());
-    let lease = options(&clock)
-        .acquire(store.clone(), &Layout::TWITTER)
-        .await
-        .unwrap();
+    let lease = acquire(&clock, store.clone(), &Layout::TWITTER).await;
     let handle = lease.handle();
-    let ids = Snowflake::builder()
-        .clock(clock.clone())
-        .lease(lease)
-        .build()
-        .unwrap();
+    let ids = leased(Layout::TWITTER, &clock, ClockPolicy::default(), lease);
     let last = ids.next_id().unwrap();
     handle.release().await.unwrap();
     assert!(matches!(ids.next_id(), Err(Error::Fenced { .. })));
 
-    let next = options(&clock)
-        .acquire(store, &Layout::TWITTER)
-        .await
-        .unwrap();
+    let next = acquire(&clock, store, &Layout::TWITTER).await;
     assert_eq!(
         next.node(),
         handle.node(),
@@ -375,13 +323,8 @@ async fn dropping_the_generator_releases_its_lease() {
     let clock = TokioClock::new();
     let store = MemoryLeaseStore::with_clock(clock.clone());
     let tiny = Layout::builder().node_bits(0).build().unwrap();
-    let lease = options(&clock).acquire(store.clone(), &tiny).await.unwrap();
-    let ids = Snowflake::builder()
-        .layout(tiny)
-        .clock(clock.clone())
-        .lease(lease)
-        .build()
-        .unwrap();
+    let lease = acquire(&clock, store.clone(), &tiny).await;
+    let ids = leased(tiny, &clock, ClockPolicy::default(), lease);
     ids.next_id().unwrap();
     drop(ids);
     tokio::task::yield_now().await;

@@ -6,17 +6,23 @@ use proptest::prelude::*;
 
 use crate::{Error, PublicId, PublicIdPrefix};
 
-struct Prefix;
-impl PublicIdPrefix for Prefix {
-    const PREFIX: &'static str = "prefix";
+/// Declares prefix types: `Name = "prefix"`.
+macro_rules! prefix_types {
+    ($($name:ident = $prefix:literal),+ $(,)?) => {$(
+        pub(crate) struct $name;
+        impl PublicIdPrefix for $name {
+            const PREFIX: &'static str = $prefix;
+        }
+    )+};
 }
-struct PreFix;
-impl PublicIdPrefix for PreFix {
-    const PREFIX: &'static str = "pre_fix";
-}
-struct Order;
-impl PublicIdPrefix for Order {
-    const PREFIX: &'static str = "ord";
+
+// The prefix types of the public-ID tests here, in `codec` and in `integrations::schema`: the
+// TypeID spec's two prefixes, and two entities.
+prefix_types! {
+    Prefix = "prefix",
+    PreFix = "pre_fix",
+    Order = "ord",
+    User = "usr",
 }
 
 /// TypeID spec v0.3.0, spec/valid.yml (jetify-com/typeid): text, prefix, UUID.

@@ -4,15 +4,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::PublicId;
-
-struct Order;
-impl PublicIdPrefix for Order {
-    const PREFIX: &'static str = "ord";
-}
-struct User;
-impl PublicIdPrefix for User {
-    const PREFIX: &'static str = "usr";
-}
+use crate::public_id::tests::{Order, User};
 
 /// The FIPS-197 Appendix C.3 AES-256 key.
 const FIPS_KEY: &str = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
