@@ -6,15 +6,15 @@ use proptest::prelude::*;
 
 use crate::{Error, PublicId, PublicIdPrefix};
 
-struct Prefix;
+pub(crate) struct Prefix;
 impl PublicIdPrefix for Prefix {
     const PREFIX: &'static str = "prefix";
 }
-struct PreFix;
+pub(crate) struct PreFix;
 impl PublicIdPrefix for PreFix {
     const PREFIX: &'static str = "pre_fix";
 }
-struct Order;
+pub(crate) struct Order;
 impl PublicIdPrefix for Order {
     const PREFIX: &'static str = "ord";
 }
@@ -90,6 +90,11 @@ pub(crate) const INVALID: &[&str] = &[
     "_prefix_00000000000000000000000000",
     "prefix__00000000000000000000000000",
 ];
+
+/// The spec's valid texts, then its invalid ones: for parsers that must agree with this one.
+pub(crate) fn spec_texts() -> impl Iterator<Item = &'static str> {
+    VALID.iter().map(|v| v.0).chain(INVALID.iter().copied())
+}
 
 fn check_valid<T: PublicIdPrefix>(text: &str, uuid: &str) {
     let id: PublicId<T> = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
