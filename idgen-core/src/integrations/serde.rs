@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::serde_integer::{IntegerVisitor, JsonInteger};
+use super::serde_integer::{self, JsonInteger};
 
 use crate::SnowflakeId;
 use crate::snowflake::parse_decimal;
@@ -25,21 +25,15 @@ impl<'de> Deserialize<'de> for SnowflakeId {
     /// whitespace, signs, leading zeros and values above `i64::MAX` with an error naming the
     /// input.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if deserializer.is_human_readable() {
-            deserializer.deserialize_any(IntegerVisitor::<SnowflakeId>::new())
-        } else {
-            deserializer.deserialize_i64(IntegerVisitor::<SnowflakeId>::new())
-        }
+        serde_integer::deserialize(deserializer)
     }
 }
 
 impl JsonInteger for SnowflakeId {
+    const RANGE: &'static str = "an ID is an integer from 0 to 9223372036854775807";
+
     fn what() -> String {
         "a Snowflake ID".to_owned()
-    }
-
-    fn range() -> &'static str {
-        "an ID is an integer from 0 to 9223372036854775807"
     }
 
     fn from_text(text: &str) -> Result<Self, crate::Error> {

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{Id, type_label};
-use crate::integrations::serde_integer::{IntegerVisitor, JsonInteger};
+use crate::integrations::serde_integer::{self, JsonInteger};
 
 impl<T: ?Sized> Serialize for Id<T> {
     /// A JSON string (`"112719806108546862"`) in human-readable formats, because JavaScript's
@@ -18,21 +18,15 @@ impl<'de, T: ?Sized> Deserialize<'de> for Id<T> {
     /// Reads canonical decimal text or an integer; rejects negatives, floats, `null`, booleans,
     /// signs, leading zeros, whitespace and values above `i64::MAX`, naming the input and `T`.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if deserializer.is_human_readable() {
-            deserializer.deserialize_any(IntegerVisitor::<Self>::new())
-        } else {
-            deserializer.deserialize_i64(IntegerVisitor::<Self>::new())
-        }
+        serde_integer::deserialize(deserializer)
     }
 }
 
 impl<T: ?Sized> JsonInteger for Id<T> {
+    const RANGE: &'static str = "an ID is an integer from 0 to 9223372036854775807";
+
     fn what() -> String {
         type_label::<T>()
-    }
-
-    fn range() -> &'static str {
-        "an ID is an integer from 0 to 9223372036854775807"
     }
 
     fn from_text(text: &str) -> Result<Self, crate::Error> {
