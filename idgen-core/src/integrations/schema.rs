@@ -140,8 +140,7 @@ pub(crate) mod tests {
     use regex::Regex;
 
     use super::*;
-    use crate::public_id::tests::spec_texts;
-    pub(crate) use crate::public_id::tests::{Order, PreFix, Prefix};
+    use crate::public_id::tests::{Order, PreFix, Prefix, spec_texts};
 
     /// A schema as an integration (`I`, a marker type) writes it: its JSON and its name.
     pub(crate) trait WrittenBy<I>: Described {
