@@ -5,7 +5,7 @@ mod common;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-use common::{idgen, json, stdout};
+use common::{idgen, json, stdout, stdout_of};
 use serde_json::Value;
 
 const ID: &str = "2116500430648709162";
@@ -149,36 +149,26 @@ fn a_reader_that_stops_early_ends_idgen_quietly() {
     );
 }
 
+/// The README's example `$ idgen inspect <subject>` shows, up to `end`, what `idgen` prints
+/// (in the README's time zone).
+fn assert_readme_example_is_the_real_output(subject: &str, end: &str) {
+    let readme = include_str!("../README.md");
+    let start = format!("$ idgen inspect {subject}\n");
+    let from = readme.find(&start).expect("README has the example") + start.len();
+    let len = readme[from..].find(end).unwrap();
+    let out = stdout_of(idgen(&["inspect", subject]).env("TZ", "Europe/Berlin"));
+    assert_eq!(out, readme[from..from + len]);
+}
+
 /// The README's example is what `idgen` prints.
 #[test]
 fn the_readme_example_is_the_real_output() {
-    let readme = include_str!("../README.md");
-    let start = "$ idgen inspect 2116500430648709162\n";
-    let from = readme.find(start).expect("README has the example") + start.len();
-    let len = readme[from..].find("\n\n$ idgen compose").unwrap() + 1;
-    let out = idgen(&["inspect", ID])
-        .env("TZ", "Europe/Berlin")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    assert_eq!(String::from_utf8(out).unwrap(), readme[from..from + len]);
+    // Up to the blank line before the next command.
+    assert_readme_example_is_the_real_output(ID, "\n$ idgen compose");
 }
 
 /// The README's public-ID example is what `idgen` prints.
 #[test]
 fn the_readme_public_id_example_is_the_real_output() {
-    let readme = include_str!("../README.md");
-    let start = "$ idgen inspect ord_01h455vb4pex5vsknk084sn02q\n";
-    let from = readme.find(start).expect("README has the example") + start.len();
-    let len = readme[from..].find("```").unwrap();
-    let out = idgen(&["inspect", "ord_01h455vb4pex5vsknk084sn02q"])
-        .env("TZ", "Europe/Berlin")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    assert_eq!(String::from_utf8(out).unwrap(), readme[from..from + len]);
+    assert_readme_example_is_the_real_output("ord_01h455vb4pex5vsknk084sn02q", "```");
 }

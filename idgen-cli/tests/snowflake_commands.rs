@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{idgen, json, stdout};
+use common::{idgen, json, stdout, stdout_of};
 use idgen_core::{Layout, SnowflakeId};
 use predicates::prelude::*;
 use serde_json::Value;
@@ -13,60 +13,39 @@ const T: &str = "2026-10-31T12:00:00Z";
 
 #[test]
 fn compose_gives_the_issue_vectors() {
-    let twitter = [
-        "compose",
-        "--time",
-        T,
-        "--datacenter",
-        "3",
-        "--worker",
-        "17",
-        "--seq",
-        "42",
-    ];
-    assert_eq!(stdout(&twitter), format!("{TWITTER_VECTOR}\n"));
-    // The whole node (3 << 5 | 17 = 113), and the time as Unix milliseconds.
-    let by_node = [
-        "compose",
-        "--time",
-        "1793448000000",
-        "--node",
-        "113",
-        "--seq",
-        "42",
-        "--layout",
-        "twitter",
-    ];
-    assert_eq!(stdout(&by_node), format!("{TWITTER_VECTOR}\n"));
+    for (command, vector, what) in [
+        (
+            format!("compose --time {T} --datacenter 3 --worker 17 --seq 42"),
+            TWITTER_VECTOR,
+            "the Twitter sub-fields",
+        ),
+        // The whole node (3 << 5 | 17 = 113), and the time as Unix milliseconds.
+        (
+            "compose --time 1793448000000 --node 113 --seq 42 --layout twitter".to_owned(),
+            TWITTER_VECTOR,
+            "the whole node",
+        ),
+        (
+            format!("compose --layout sonyflake --time {T} --node-field machine=2565 --seq 7"),
+            SONYFLAKE_VECTOR,
+            "a Sonyflake sub-field",
+        ),
+        (
+            "compose --layout sonyflake --time 2026-10-31T13:00:00.009+01:00 --node 2565 --seq 7"
+                .to_owned(),
+            SONYFLAKE_VECTOR,
+            "rounded down to the 10 ms tick",
+        ),
+    ] {
+        let args: Vec<&str> = command.split_whitespace().collect();
+        assert_eq!(stdout(&args), format!("{vector}\n"), "{what}: {command}");
+    }
+}
 
-    let sonyflake = [
-        "compose",
-        "--layout",
-        "sonyflake",
-        "--time",
-        T,
-        "--node-field",
-        "machine=2565",
-        "--seq",
-        "7",
-    ];
-    assert_eq!(stdout(&sonyflake), format!("{SONYFLAKE_VECTOR}\n"));
-    let offset_time = [
-        "compose",
-        "--layout",
-        "sonyflake",
-        "--time",
-        "2026-10-31T13:00:00.009+01:00",
-        "--node",
-        "2565",
-        "--seq",
-        "7",
-    ];
-    assert_eq!(
-        stdout(&offset_time),
-        format!("{SONYFLAKE_VECTOR}\n"),
-        "rounded down to the 10 ms tick"
-    );
+/// The names in `inspect --json`'s `fields`, most significant first.
+fn field_names(v: &Value) -> Vec<&str> {
+    let fields = v["fields"].as_array().unwrap();
+    fields.iter().map(|f| f["name"].as_str().unwrap()).collect()
 }
 
 #[test]
@@ -86,12 +65,7 @@ fn inspect_json_reads_the_twitter_vector() {
     assert_eq!(v["sequence"], 42);
     assert_eq!(v["layout"]["name"], "twitter");
     assert_eq!(v["binary"], format!("{:063b}", 2116500430648709162u64));
-    let names: Vec<&str> = v["fields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["name"].as_str().unwrap())
-        .collect();
+    let names = field_names(&v);
     assert_eq!(names, ["timestamp", "datacenter", "worker", "sequence"]);
 }
 
@@ -102,12 +76,7 @@ fn inspect_json_reads_the_sonyflake_vector() {
     assert_eq!(v["ticks"], 5_775_840_000u64);
     assert_eq!(v["node_fields"]["machine"], 2565);
     assert_eq!(v["sequence"], 7);
-    let names: Vec<&str> = v["fields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["name"].as_str().unwrap())
-        .collect();
+    let names = field_names(&v);
     assert_eq!(
         names,
         ["timestamp", "sequence", "machine"],
@@ -193,14 +162,9 @@ fn custom_layout() -> Layout {
 
 #[test]
 fn the_layout_can_come_from_idgen_layout() {
-    let v = idgen(&["inspect", SONYFLAKE_VECTOR, "--json"])
-        .env("IDGEN_LAYOUT", "sonyflake")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: Value = serde_json::from_slice(&v).unwrap();
+    let v =
+        stdout_of(idgen(&["inspect", SONYFLAKE_VECTOR, "--json"]).env("IDGEN_LAYOUT", "sonyflake"));
+    let v: Value = serde_json::from_str(&v).unwrap();
     assert_eq!(v["node_fields"]["machine"], 2565);
 }
 
@@ -272,14 +236,9 @@ fn new_defaults_to_one_twitter_id_of_node_0_and_takes_sub_fields() {
 
 #[test]
 fn new_takes_the_node_from_an_environment_variable() {
-    let out = idgen(&["new", "--node", "env:IDGEN_TEST_NODE"])
-        .env("IDGEN_TEST_NODE", "77")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let id: SnowflakeId = String::from_utf8(out).unwrap().trim_end().parse().unwrap();
+    let out =
+        stdout_of(idgen(&["new", "--node", "env:IDGEN_TEST_NODE"]).env("IDGEN_TEST_NODE", "77"));
+    let id: SnowflakeId = out.trim_end().parse().unwrap();
     assert_eq!(Layout::TWITTER.decompose(id).unwrap().node, 77);
 }
 

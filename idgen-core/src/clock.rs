@@ -53,29 +53,24 @@ pub trait Clock: Send + Sync {
     }
 }
 
-impl<C: Clock + ?Sized> Clock for Arc<C> {
-    fn now_ms(&self) -> i64 {
-        (**self).now_ms()
-    }
-    fn wait_until(&self, target_ms: i64) {
-        (**self).wait_until(target_ms)
-    }
-    fn is_simulated(&self) -> bool {
-        (**self).is_simulated()
-    }
+/// `Clock` for pointers to a clock (`Arc<C>`, `&C`): every method is the pointee's.
+macro_rules! clock_through_pointer {
+    ($($pointer:ty),+) => {$(
+        impl<C: Clock + ?Sized> Clock for $pointer {
+            fn now_ms(&self) -> i64 {
+                (**self).now_ms()
+            }
+            fn wait_until(&self, target_ms: i64) {
+                (**self).wait_until(target_ms)
+            }
+            fn is_simulated(&self) -> bool {
+                (**self).is_simulated()
+            }
+        }
+    )+};
 }
 
-impl<C: Clock + ?Sized> Clock for &C {
-    fn now_ms(&self) -> i64 {
-        (**self).now_ms()
-    }
-    fn wait_until(&self, target_ms: i64) {
-        (**self).wait_until(target_ms)
-    }
-    fn is_simulated(&self) -> bool {
-        (**self).is_simulated()
-    }
-}
+clock_through_pointer!(Arc<C>, &C);
 
 /// The real time, anchored once to the wall clock and then advanced by the monotonic clock.
 ///

@@ -57,48 +57,35 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 mod tests {
     use super::UnixMs;
 
+    /// Each instant's text.
+    fn assert_formats(cases: &[(i64, &str)]) {
+        for &(ms, text) in cases {
+            assert_eq!(UnixMs(ms).to_string(), text, "{ms}");
+        }
+    }
+
     #[test]
     fn formats_known_instants() {
-        assert_eq!(UnixMs(0).to_string(), "1970-01-01T00:00:00.000Z");
-        assert_eq!(UnixMs(-1).to_string(), "1969-12-31T23:59:59.999Z");
-        assert_eq!(
-            UnixMs(1_288_834_974_657).to_string(),
-            "2010-11-04T01:42:54.657Z"
-        );
-        assert_eq!(
-            UnixMs(951_782_400_000).to_string(),
-            "2000-02-29T00:00:00.000Z"
-        );
+        assert_formats(&[
+            (0, "1970-01-01T00:00:00.000Z"),
+            (-1, "1969-12-31T23:59:59.999Z"),
+            (1_288_834_974_657, "2010-11-04T01:42:54.657Z"),
+            (951_782_400_000, "2000-02-29T00:00:00.000Z"),
+        ]);
     }
 
     #[test]
     fn years_outside_rfc3339_are_written_expanded() {
-        // 0000-01-01T00:00:00Z is -62167219200 s.
-        assert_eq!(
-            UnixMs(-62_167_219_200_000).to_string(),
-            "0000-01-01T00:00:00.000Z"
-        );
-        assert_eq!(
-            UnixMs(-62_167_219_200_001).to_string(),
-            "-000001-12-31T23:59:59.999Z"
-        );
-        // 10000-01-01T00:00:00Z is 253402300800 s.
-        assert_eq!(
-            UnixMs(253_402_300_799_999).to_string(),
-            "9999-12-31T23:59:59.999Z"
-        );
-        assert_eq!(
-            UnixMs(253_402_300_800_000).to_string(),
-            "+010000-01-01T00:00:00.000Z"
-        );
-        assert_eq!(
-            UnixMs(i64::MAX).to_string(),
-            "+292278994-08-17T07:12:55.807Z"
-        );
-        assert_eq!(
-            UnixMs(i64::MIN).to_string(),
-            "-292275055-05-16T16:47:04.192Z"
-        );
+        assert_formats(&[
+            // 0000-01-01T00:00:00Z is -62167219200 s.
+            (-62_167_219_200_000, "0000-01-01T00:00:00.000Z"),
+            (-62_167_219_200_001, "-000001-12-31T23:59:59.999Z"),
+            // 10000-01-01T00:00:00Z is 253402300800 s.
+            (253_402_300_799_999, "9999-12-31T23:59:59.999Z"),
+            (253_402_300_800_000, "+010000-01-01T00:00:00.000Z"),
+            (i64::MAX, "+292278994-08-17T07:12:55.807Z"),
+            (i64::MIN, "-292275055-05-16T16:47:04.192Z"),
+        ]);
     }
 
     proptest::proptest! {

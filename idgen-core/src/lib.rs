@@ -95,6 +95,9 @@
 //!
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[macro_use]
+mod macros;
+
 mod clock;
 #[cfg(feature = "lease")]
 #[cfg_attr(docsrs, doc(cfg(feature = "lease")))]

@@ -36,7 +36,7 @@ use serde::{Deserializer, Serializer};
 
 use crate::Error;
 use crate::decimal::{self, Limit};
-use crate::integrations::serde_integer::{IntegerVisitor, JsonInteger};
+use crate::integrations::serde_integer::{self, JsonInteger};
 
 /// The integer types `serde_string` handles: `i64` and `u64` (sealed).
 ///
@@ -151,41 +151,31 @@ pub mod option {
     }
 }
 
-impl StringInteger for i64 {
-    fn serialize_native<S: Serializer>(self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_i64(self)
-    }
+/// `StringInteger` for `i64` and `u64`, each written with its own serializer method.
+macro_rules! string_integer {
+    ($($t:ty => $serialize:ident),+) => {$(
+        impl StringInteger for $t {
+            fn serialize_native<S: Serializer>(self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.$serialize(self)
+            }
 
-    fn deserialize_native<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if deserializer.is_human_readable() {
-            deserializer.deserialize_any(IntegerVisitor::<i64>::new())
-        } else {
-            deserializer.deserialize_i64(IntegerVisitor::<i64>::new())
+            fn deserialize_native<'de, D: Deserializer<'de>>(
+                deserializer: D,
+            ) -> Result<Self, D::Error> {
+                serde_integer::deserialize(deserializer)
+            }
         }
-    }
+    )+};
 }
 
-impl StringInteger for u64 {
-    fn serialize_native<S: Serializer>(self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_u64(self)
-    }
-
-    fn deserialize_native<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if deserializer.is_human_readable() {
-            deserializer.deserialize_any(IntegerVisitor::<u64>::new())
-        } else {
-            deserializer.deserialize_u64(IntegerVisitor::<u64>::new())
-        }
-    }
-}
+string_integer!(i64 => serialize_i64, u64 => serialize_u64);
 
 impl JsonInteger for i64 {
+    const RANGE: &'static str =
+        "an i64 is an integer from -9223372036854775808 to 9223372036854775807";
+
     fn what() -> String {
         "an i64".to_owned()
-    }
-
-    fn range() -> &'static str {
-        "an i64 is an integer from -9223372036854775808 to 9223372036854775807"
     }
 
     fn from_text(text: &str) -> Result<Self, Error> {
@@ -198,12 +188,12 @@ impl JsonInteger for i64 {
 }
 
 impl JsonInteger for u64 {
+    const UNSIGNED: bool = true;
+
+    const RANGE: &'static str = "a u64 is an integer from 0 to 18446744073709551615";
+
     fn what() -> String {
         "a u64".to_owned()
-    }
-
-    fn range() -> &'static str {
-        "a u64 is an integer from 0 to 18446744073709551615"
     }
 
     fn from_text(text: &str) -> Result<Self, Error> {
@@ -227,7 +217,7 @@ fn out_of_range<X: JsonInteger>(value: i128) -> Error {
     Error::IntegerOutOfRange {
         value,
         what: X::what(),
-        range: X::range(),
+        range: X::RANGE,
     }
 }
 

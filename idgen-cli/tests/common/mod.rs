@@ -28,6 +28,12 @@ pub fn json(args: &[&str]) -> Value {
 
 /// Runs `idgen args…`, asserts success and returns stdout.
 pub fn stdout(args: &[&str]) -> String {
-    let out = idgen(args).assert().success().get_output().clone();
+    stdout_of(&mut idgen(args))
+}
+
+/// Runs `cmd` (`idgen` with more settings, e.g. an environment variable), asserts success and
+/// returns stdout.
+pub fn stdout_of(cmd: &mut Command) -> String {
+    let out = cmd.assert().success().get_output().clone();
     String::from_utf8(out.stdout).expect("stdout is UTF-8")
 }

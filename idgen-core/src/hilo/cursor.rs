@@ -282,16 +282,14 @@ impl Cursor {
 mod tests {
     use super::*;
 
+    /// The next take finds the block of `epoch` used up at `offset`.
+    fn assert_exhausted(cursor: &Cursor, epoch: u64, offset: u64) {
+        assert_eq!(cursor.take(), Take::Exhausted { epoch, offset });
+    }
+
     #[test]
     fn a_fresh_cursor_is_exhausted() {
-        let cursor = Cursor::new();
-        assert_eq!(
-            cursor.take(),
-            Take::Exhausted {
-                epoch: 0,
-                offset: 0
-            }
-        );
+        assert_exhausted(&Cursor::new(), 0, 0);
     }
 
     #[test]
@@ -299,28 +297,11 @@ mod tests {
         let cursor = Cursor::new();
         cursor.force(1, Block { start: 10, len: 3 });
         cursor.stage(1, Block { start: 10, len: 3 }, 1);
-        assert_eq!(
-            cursor.take(),
-            Take::Id {
-                id: 10,
-                kick: false
-            }
-        );
-        assert_eq!(cursor.take(), Take::Id { id: 11, kick: true });
-        assert_eq!(
-            cursor.take(),
-            Take::Id {
-                id: 12,
-                kick: false
-            }
-        );
-        assert_eq!(
-            cursor.take(),
-            Take::Exhausted {
-                epoch: 1,
-                offset: 3
-            }
-        );
+        // The trigger is the second ID: its take asks for the next block.
+        for (id, kick) in [(10, false), (11, true), (12, false)] {
+            assert_eq!(cursor.take(), Take::Id { id, kick });
+        }
+        assert_exhausted(&cursor, 1, 3);
     }
 
     #[test]

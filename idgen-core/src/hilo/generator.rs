@@ -144,24 +144,14 @@ impl HiLo {
             _ => options.block,
         };
         let shared = Shared::new(source, options, increment, block);
-        let began = Instant::now();
-        let deadline = began + shared.timeout();
-        let started = loop {
-            let mut notified = pin!(shared.notify.notified());
-            notified.as_mut().enable();
-            if shared.started()? {
-                break true;
-            }
-            shared.kick(Caller::Async);
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                break shared.started()?;
-            }
-        };
-        if started {
-            Ok(HiLo { shared })
-        } else {
-            Err(shared.unavailable(began.elapsed()))
-        }
+        // Each wait kicks a fetch (the first block), and is no caller's wait.
+        within_timeout(
+            &shared,
+            || Ok(shared.started()?.then_some(())),
+            || shared.kick(Caller::Async),
+        )
+        .await?;
+        Ok(HiLo { shared })
     }
 
     /// The next ID. Waits only when the buffer is empty (a fetch is late or failing), at most
@@ -193,26 +183,12 @@ impl HiLo {
 
     #[cold]
     async fn next_id_slow(&self) -> Result<i64> {
-        let began = Instant::now();
-        let deadline = began + self.shared.timeout();
-        let mut counted = false;
-        loop {
-            let mut notified = pin!(self.shared.notify.notified());
-            notified.as_mut().enable();
-            if let Some(id) = self.take(Caller::Async)? {
-                return Ok(id);
-            }
-            if !counted {
-                counted = true;
-                self.shared.count_caller_wait();
-            }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return match self.take(Caller::Async)? {
-                    Some(id) => Ok(id),
-                    None => Err(self.shared.unavailable(began.elapsed())),
-                };
-            }
-        }
+        within_timeout(
+            &self.shared,
+            || self.take(Caller::Async),
+            count_first_wait(&self.shared),
+        )
+        .await
     }
 
     /// The next ID, blocking this thread while the buffer is empty: for callers without an
@@ -238,25 +214,19 @@ impl HiLo {
         if let Some(id) = self.take(Caller::Blocking)? {
             return Ok(id);
         }
+        let mut attempt = || self.take(Caller::Blocking);
         let began = std::time::Instant::now();
-        let deadline = began + self.shared.timeout();
-        let mut counted = false;
-        loop {
-            let mut notified = pin!(self.shared.notify.notified());
-            notified.as_mut().enable();
-            if let Some(id) = self.take(Caller::Blocking)? {
-                return Ok(id);
-            }
-            if !counted {
-                counted = true;
-                self.shared.count_caller_wait();
-            }
-            if !runtime::wait_until(notified, deadline) {
-                return match self.take(Caller::Blocking)? {
-                    Some(id) => Ok(id),
-                    None => Err(self.shared.unavailable(began.elapsed())),
-                };
-            }
+        let waited = runtime::wait_until(
+            pin!(until_ready(
+                &self.shared,
+                &mut attempt,
+                count_first_wait(&self.shared),
+            )),
+            began + self.shared.timeout(),
+        );
+        match waited {
+            Some(result) => result,
+            None => last_attempt(&self.shared, attempt, began.elapsed()),
         }
     }
 
@@ -348,29 +318,12 @@ impl HiLo {
         if n > max {
             return Err(Error::HiLoReserveTooLarge { requested: n, max });
         }
-        let began = Instant::now();
-        let deadline = began + self.shared.timeout();
-        let mut counted = false;
-        loop {
-            let mut notified = pin!(self.shared.notify.notified());
-            notified.as_mut().enable();
-            match self.shared.reserve(n, Caller::Async) {
-                Reserved::Got(range) => return Ok(range),
-                Reserved::Fatal(err) => return Err(err),
-                Reserved::Wait => {}
-            }
-            if !counted {
-                counted = true;
-                self.shared.count_caller_wait();
-            }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return match self.shared.reserve(n, Caller::Async) {
-                    Reserved::Got(range) => Ok(range),
-                    Reserved::Fatal(err) => Err(err),
-                    Reserved::Wait => Err(self.shared.unavailable(began.elapsed())),
-                };
-            }
-        }
+        let attempt = || match self.shared.reserve(n, Caller::Async) {
+            Reserved::Got(range) => Ok(Some(range)),
+            Reserved::Fatal(err) => Err(err),
+            Reserved::Wait => Ok(None),
+        };
+        within_timeout(&self.shared, attempt, count_first_wait(&self.shared)).await
     }
 
     /// A snapshot of what this generator (and its clones) did so far.
@@ -395,6 +348,62 @@ impl HiLo {
             .cursor
             .lost
             .load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// Calls `attempt` until it gives a value or fails, calling `before_wait` and then waiting for
+/// the engine's notification between tries. The notification is registered before each try,
+/// so one sent meanwhile is not missed.
+async fn until_ready<T>(
+    shared: &Shared,
+    mut attempt: impl FnMut() -> Result<Option<T>>,
+    mut before_wait: impl FnMut(),
+) -> Result<T> {
+    loop {
+        let mut notified = pin!(shared.notify.notified());
+        notified.as_mut().enable();
+        if let Some(value) = attempt()? {
+            return Ok(value);
+        }
+        before_wait();
+        notified.await;
+    }
+}
+
+/// [`until_ready`] for at most the [timeout](HiLoBuilder::timeout), on the caller's runtime.
+async fn within_timeout<T>(
+    shared: &Shared,
+    mut attempt: impl FnMut() -> Result<Option<T>>,
+    before_wait: impl FnMut(),
+) -> Result<T> {
+    let began = Instant::now();
+    let deadline = began + shared.timeout();
+    let waited = tokio::time::timeout_at(deadline, until_ready(shared, &mut attempt, before_wait));
+    match waited.await {
+        Ok(result) => result,
+        Err(_) => last_attempt(shared, attempt, began.elapsed()),
+    }
+}
+
+/// The try after the timeout: its value, else [`Error::HiLoUnavailable`] naming how long the
+/// caller waited.
+fn last_attempt<T>(
+    shared: &Shared,
+    mut attempt: impl FnMut() -> Result<Option<T>>,
+    waited: std::time::Duration,
+) -> Result<T> {
+    attempt()?.ok_or_else(|| shared.unavailable(waited))
+}
+
+/// A caller's `before_wait`: counts the caller's first wait in the stats (a caller that waits
+/// again is still one waiting caller).
+fn count_first_wait(shared: &Shared) -> impl FnMut() + Send + Sync + '_ {
+    let mut counted = false;
+    move || {
+        if !counted {
+            counted = true;
+            shared.count_caller_wait();
+        }
     }
 }
 

@@ -10,7 +10,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
-use std::task::{Context, Wake, Waker};
+use std::task::{Context, Poll, Wake, Waker};
 use std::thread::Thread;
 use std::time::Instant;
 
@@ -96,18 +96,21 @@ impl Wake for Unpark {
     }
 }
 
-/// Blocks this thread until `future` is ready or `deadline` passes; `true` if it became ready.
-/// Needs no runtime: the thread parks and the future's waker unparks it.
-pub(crate) fn wait_until<F: Future>(mut future: Pin<&mut F>, deadline: Instant) -> bool {
+/// Blocks this thread until `future` is ready or `deadline` passes; its output if it became
+/// ready. Needs no runtime: the thread parks and the future's waker unparks it.
+pub(crate) fn wait_until<F: Future>(
+    mut future: Pin<&mut F>,
+    deadline: Instant,
+) -> Option<F::Output> {
     let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
     let mut cx = Context::from_waker(&waker);
     loop {
-        if future.as_mut().poll(&mut cx).is_ready() {
-            return true;
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return Some(output);
         }
         let now = Instant::now();
         if now >= deadline {
-            return false;
+            return None;
         }
         // Spurious wake-ups only cost another poll.
         std::thread::park_timeout(deadline - now);

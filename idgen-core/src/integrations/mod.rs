@@ -3,6 +3,7 @@
 #[cfg(feature = "diesel")]
 mod diesel;
 #[cfg(any(feature = "schemars", feature = "utoipa"))]
+#[macro_use]
 mod schema;
 #[cfg(feature = "schemars")]
 mod schemars;

@@ -32,6 +32,16 @@ pub(crate) trait Described {
     fn string_schema() -> StringSchema;
 }
 
+/// Calls the macro `$impl_for` once for each ID type with a [`Described`] schema, the type's
+/// generics in brackets before it: the types each schema integration implements its traits for.
+macro_rules! for_each_described_type {
+    ($impl_for:ident) => {
+        $impl_for!([] $crate::SnowflakeId);
+        $impl_for!([T: ?Sized] $crate::Id<T>);
+        $impl_for!([T: $crate::PublicIdPrefix + ?Sized] $crate::PublicId<T>);
+    };
+}
+
 /// The example of the 64-bit ID types.
 const DECIMAL_EXAMPLE: &str = "112719806108546862";
 /// The example of the public ID types: the TypeID spec's body.
@@ -130,7 +140,41 @@ pub(crate) mod tests {
     use regex::Regex;
 
     use super::*;
-    use crate::public_id::tests::{INVALID, Order, PreFix, Prefix, VALID};
+    use crate::public_id::tests::{Order, PreFix, Prefix, spec_texts};
+
+    /// A schema as an integration (`I`, a marker type) writes it: its JSON and its name.
+    pub(crate) trait WrittenBy<I>: Described {
+        fn json() -> serde_json::Value;
+        fn name() -> String;
+    }
+
+    /// `X`'s schema, as `I` writes it, says what `X`'s description says.
+    fn assert_is_the_description<I, X: WrittenBy<I>>() {
+        let described = X::string_schema();
+        let v = X::json();
+        assert_eq!(v["type"], "string");
+        assert_eq!(v["pattern"], described.pattern.as_str());
+        assert_eq!(v["format"], described.format);
+        assert_eq!(v["minLength"], described.min_length);
+        assert_eq!(v["maxLength"], described.max_length);
+        assert_eq!(v["examples"][0], described.example.as_str());
+        assert_eq!(v["description"], described.description.as_str());
+        assert_eq!(X::name(), described.name);
+    }
+
+    /// Every ID type's schema, as the integration `I` writes it, is its description.
+    pub(crate) fn assert_each_schema_is_the_description<I>()
+    where
+        SnowflakeId: WrittenBy<I>,
+        Id<Order>: WrittenBy<I>,
+        PublicId<Order>: WrittenBy<I>,
+        PublicId<()>: WrittenBy<I>,
+    {
+        assert_is_the_description::<I, SnowflakeId>();
+        assert_is_the_description::<I, Id<Order>>();
+        assert_is_the_description::<I, PublicId<Order>>();
+        assert_is_the_description::<I, PublicId<()>>();
+    }
 
     fn regex<X: Described>() -> Regex {
         Regex::new(&X::string_schema().pattern).unwrap()
@@ -169,14 +213,10 @@ pub(crate) mod tests {
                 PublicId::<T>::PREFIX
             );
         }
-        let texts = VALID
-            .iter()
-            .map(|v| v.0)
-            .chain(INVALID.iter().copied())
-            .chain([
-                "ord_01h455vb4pex5vsknk084sn02q",
-                "ord_81h455vb4pex5vsknk084sn02q",
-            ]);
+        let texts = spec_texts().chain([
+            "ord_01h455vb4pex5vsknk084sn02q",
+            "ord_81h455vb4pex5vsknk084sn02q",
+        ]);
         for text in texts {
             check::<()>(text);
             check::<Prefix>(text);

@@ -1,6 +1,7 @@
-//! `schemars::JsonSchema` (feature `schemars`, schemars 1) for [`SnowflakeId`], [`Id<T>`] and
-//! [`PublicId<T>`]: a string with a `pattern` that matches exactly what the type's parser
-//! accepts, a `format`, a length range and an example.
+//! `schemars::JsonSchema` (feature `schemars`, schemars 1) for
+//! [`SnowflakeId`](crate::SnowflakeId), [`Id<T>`](crate::Id) and
+//! [`PublicId<T>`](crate::PublicId): a string with a `pattern` that matches exactly what the
+//! type's parser accepts, a `format`, a length range and an example.
 //!
 //! ```
 //! use idgen_core::{Id, PublicId, PublicIdPrefix, SnowflakeId};
@@ -33,7 +34,6 @@ use std::borrow::Cow;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 
 use super::schema::{Described, StringSchema};
-use crate::{Id, PublicId, PublicIdPrefix, SnowflakeId};
 
 fn to_schema(s: StringSchema) -> Schema {
     json_schema!({
@@ -47,76 +47,46 @@ fn to_schema(s: StringSchema) -> Schema {
     })
 }
 
-impl JsonSchema for SnowflakeId {
-    fn schema_name() -> Cow<'static, str> {
-        Self::string_schema().name.into()
-    }
+/// `JsonSchema` from a type's [`Described`] string schema.
+macro_rules! json_schema {
+    ([$($generics:tt)*] $ty:ty) => {
+        impl<$($generics)*> JsonSchema for $ty {
+            fn schema_name() -> Cow<'static, str> {
+                Self::string_schema().name.into()
+            }
 
-    fn schema_id() -> Cow<'static, str> {
-        Self::string_schema().id.into()
-    }
+            fn schema_id() -> Cow<'static, str> {
+                Self::string_schema().id.into()
+            }
 
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        to_schema(Self::string_schema())
-    }
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                to_schema(Self::string_schema())
+            }
+        }
+    };
 }
 
-impl<T: ?Sized> JsonSchema for Id<T> {
-    fn schema_name() -> Cow<'static, str> {
-        Self::string_schema().name.into()
-    }
-
-    fn schema_id() -> Cow<'static, str> {
-        Self::string_schema().id.into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        to_schema(Self::string_schema())
-    }
-}
-
-impl<T: PublicIdPrefix + ?Sized> JsonSchema for PublicId<T> {
-    fn schema_name() -> Cow<'static, str> {
-        Self::string_schema().name.into()
-    }
-
-    fn schema_id() -> Cow<'static, str> {
-        Self::string_schema().id.into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        to_schema(Self::string_schema())
-    }
-}
+for_each_described_type!(json_schema);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::integrations::schema::tests::{WrittenBy, assert_each_schema_is_the_description};
 
-    struct Order;
-    impl PublicIdPrefix for Order {
-        const PREFIX: &'static str = "ord";
-    }
+    struct Schemars;
 
-    fn check<X: JsonSchema + Described>() {
-        let described = X::string_schema();
-        let schema = schemars::schema_for!(X);
-        let v = schema.as_value();
-        assert_eq!(v["type"], "string");
-        assert_eq!(v["pattern"], described.pattern.as_str());
-        assert_eq!(v["format"], described.format);
-        assert_eq!(v["minLength"], described.min_length);
-        assert_eq!(v["maxLength"], described.max_length);
-        assert_eq!(v["examples"][0], described.example.as_str());
-        assert_eq!(v["description"], described.description.as_str());
-        assert_eq!(X::schema_name(), described.name);
+    impl<X: JsonSchema + Described> WrittenBy<Schemars> for X {
+        fn json() -> serde_json::Value {
+            schemars::schema_for!(X).as_value().clone()
+        }
+
+        fn name() -> String {
+            X::schema_name().into_owned()
+        }
     }
 
     #[test]
     fn each_schema_is_the_shared_description() {
-        check::<SnowflakeId>();
-        check::<Id<Order>>();
-        check::<PublicId<Order>>();
-        check::<PublicId<()>>();
+        assert_each_schema_is_the_description::<Schemars>();
     }
 }

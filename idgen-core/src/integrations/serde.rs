@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::serde_integer::{IntegerVisitor, JsonInteger};
+use super::serde_integer::{self, JsonInteger};
 
 use crate::SnowflakeId;
 use crate::snowflake::parse_decimal;
@@ -25,21 +25,15 @@ impl<'de> Deserialize<'de> for SnowflakeId {
     /// whitespace, signs, leading zeros and values above `i64::MAX` with an error naming the
     /// input.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if deserializer.is_human_readable() {
-            deserializer.deserialize_any(IntegerVisitor::<SnowflakeId>::new())
-        } else {
-            deserializer.deserialize_i64(IntegerVisitor::<SnowflakeId>::new())
-        }
+        serde_integer::deserialize(deserializer)
     }
 }
 
 impl JsonInteger for SnowflakeId {
+    const RANGE: &'static str = "an ID is an integer from 0 to 9223372036854775807";
+
     fn what() -> String {
         "a Snowflake ID".to_owned()
-    }
-
-    fn range() -> &'static str {
-        "an ID is an integer from 0 to 9223372036854775807"
     }
 
     fn from_text(text: &str) -> Result<Self, crate::Error> {
@@ -159,32 +153,32 @@ mod tests {
 
     #[test]
     fn rejects_bad_input_naming_it() {
-        for (json, needle) in [
-            ("-1", "-1 is not a Snowflake ID"),
-            ("\"-1\"", "\"-1\" is not a Snowflake ID"),
-            (
-                "1.5",
-                "1.5 is not a Snowflake ID: the number was read as floating point",
-            ),
-            ("1e3", "1000 is not a Snowflake ID"),
-            ("\"\"", "\"\" is not a Snowflake ID: the text is empty"),
-            ("\" 1\"", "whitespace"),
-            ("\"+1\"", "sign"),
-            (
-                "9223372036854775808",
-                "9223372036854775808 is not a Snowflake ID",
-            ),
-            ("\"9223372036854775808\"", "larger than 9223372036854775807"),
-            (
-                "18446744073709551616",
-                "18446744073709552000 is not a Snowflake ID",
-            ),
-            ("null", "a Snowflake ID"),
-            ("true", "a Snowflake ID"),
-        ] {
-            let err = from_json(json).unwrap_err();
-            assert!(err.contains(needle), "{json}: {err}");
-        }
+        crate::decimal::tests::assert_each_refused(
+            from_json,
+            &[
+                ("-1", "-1 is not a Snowflake ID"),
+                ("\"-1\"", "\"-1\" is not a Snowflake ID"),
+                (
+                    "1.5",
+                    "1.5 is not a Snowflake ID: the number was read as floating point",
+                ),
+                ("1e3", "1000 is not a Snowflake ID"),
+                ("\"\"", "\"\" is not a Snowflake ID: the text is empty"),
+                ("\" 1\"", "whitespace"),
+                ("\"+1\"", "sign"),
+                (
+                    "9223372036854775808",
+                    "9223372036854775808 is not a Snowflake ID",
+                ),
+                ("\"9223372036854775808\"", "larger than 9223372036854775807"),
+                (
+                    "18446744073709551616",
+                    "18446744073709552000 is not a Snowflake ID",
+                ),
+                ("null", "a Snowflake ID"),
+                ("true", "a Snowflake ID"),
+            ],
+        );
     }
 
     #[test]

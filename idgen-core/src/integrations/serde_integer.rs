@@ -8,6 +8,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 
+use serde::Deserializer;
 use serde::de::{self, Visitor};
 
 use crate::Error;
@@ -17,21 +18,32 @@ pub(crate) trait JsonInteger: Sized {
     /// What a value is, for messages: `a Snowflake ID`, `an ID of type Order`, `an i64`.
     fn what() -> String;
     /// The allowed values, for messages: `an ID is an integer from 0 to 9223372036854775807`.
-    fn range() -> &'static str;
+    const RANGE: &'static str;
+    /// Binary formats hold it as a `u64` (else as an `i64`).
+    const UNSIGNED: bool = false;
     /// Parses canonical decimal text; the error names the text.
     fn from_text(text: &str) -> Result<Self, Error>;
     /// Checks a number's range; the error names the number.
     fn from_i128(value: i128) -> Result<Self, Error>;
 }
 
-/// Deserializes a [`JsonInteger`].
-pub(crate) struct IntegerVisitor<X>(PhantomData<fn() -> X>);
-
-impl<X> IntegerVisitor<X> {
-    pub(crate) fn new() -> Self {
-        Self(PhantomData)
+/// Reads an `X`: a string or an integer in human-readable formats, the native integer in
+/// binary ones.
+pub(crate) fn deserialize<'de, X: JsonInteger, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<X, D::Error> {
+    let visitor = IntegerVisitor::<X>(PhantomData);
+    if deserializer.is_human_readable() {
+        deserializer.deserialize_any(visitor)
+    } else if X::UNSIGNED {
+        deserializer.deserialize_u64(visitor)
+    } else {
+        deserializer.deserialize_i64(visitor)
     }
 }
+
+/// Deserializes a [`JsonInteger`].
+struct IntegerVisitor<X>(PhantomData<fn() -> X>);
 
 impl<X: JsonInteger> Visitor<'_> for IntegerVisitor<X> {
     type Value = X;
@@ -41,7 +53,7 @@ impl<X: JsonInteger> Visitor<'_> for IntegerVisitor<X> {
             f,
             "{}: a decimal string or an integer ({})",
             X::what(),
-            X::range()
+            X::RANGE
         )
     }
 
@@ -67,7 +79,7 @@ impl<X: JsonInteger> Visitor<'_> for IntegerVisitor<X> {
             Err(_) => Err(E::custom(format_args!(
                 "{v} is not {}: {}",
                 X::what(),
-                X::range()
+                X::RANGE
             ))),
         }
     }
@@ -77,7 +89,7 @@ impl<X: JsonInteger> Visitor<'_> for IntegerVisitor<X> {
             "{v} is not {}: the number was read as floating point (it has a fraction or an \
              exponent, or is too large for 64 bits); {}",
             X::what(),
-            X::range()
+            X::RANGE
         )))
     }
 }

@@ -1,7 +1,8 @@
-//! `utoipa::ToSchema` (feature `utoipa`, utoipa 6) for [`SnowflakeId`], [`Id<T>`] and
-//! [`PublicId<T>`], for OpenAPI documents: the same string schemas as with `schemars` — a
-//! `pattern` matching exactly what the type's parser accepts, a `format`, a length range and an
-//! example — under the component names `SnowflakeId`, `<T>Id` and `<T>PublicId`.
+//! `utoipa::ToSchema` (feature `utoipa`, utoipa 6) for [`SnowflakeId`](crate::SnowflakeId),
+//! [`Id<T>`](crate::Id) and [`PublicId<T>`](crate::PublicId), for OpenAPI documents: the same
+//! string schemas as with `schemars` — a `pattern` matching exactly what the type's parser
+//! accepts, a `format`, a length range and an example — under the component names
+//! `SnowflakeId`, `<T>Id` and `<T>PublicId`.
 //!
 //! ```
 //! use idgen_core::{Id, PublicId, PublicIdPrefix};
@@ -27,7 +28,6 @@ use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaFormat, Type};
 use utoipa::{PartialSchema, ToSchema};
 
 use super::schema::{Described, StringSchema};
-use crate::{Id, PublicId, PublicIdPrefix, SnowflakeId};
 
 fn to_schema(s: StringSchema) -> RefOr<Schema> {
     ObjectBuilder::new()
@@ -42,69 +42,44 @@ fn to_schema(s: StringSchema) -> RefOr<Schema> {
         .into()
 }
 
-impl PartialSchema for SnowflakeId {
-    fn schema() -> RefOr<Schema> {
-        to_schema(Self::string_schema())
-    }
+/// `PartialSchema` and `ToSchema` from a type's [`Described`] string schema.
+macro_rules! openapi_schema {
+    ([$($generics:tt)*] $ty:ty) => {
+        impl<$($generics)*> PartialSchema for $ty {
+            fn schema() -> RefOr<Schema> {
+                to_schema(Self::string_schema())
+            }
+        }
+
+        impl<$($generics)*> ToSchema for $ty {
+            fn name() -> Cow<'static, str> {
+                Self::string_schema().name.into()
+            }
+        }
+    };
 }
 
-impl ToSchema for SnowflakeId {
-    fn name() -> Cow<'static, str> {
-        Self::string_schema().name.into()
-    }
-}
-
-impl<T: ?Sized> PartialSchema for Id<T> {
-    fn schema() -> RefOr<Schema> {
-        to_schema(Self::string_schema())
-    }
-}
-
-impl<T: ?Sized> ToSchema for Id<T> {
-    fn name() -> Cow<'static, str> {
-        Self::string_schema().name.into()
-    }
-}
-
-impl<T: PublicIdPrefix + ?Sized> PartialSchema for PublicId<T> {
-    fn schema() -> RefOr<Schema> {
-        to_schema(Self::string_schema())
-    }
-}
-
-impl<T: PublicIdPrefix + ?Sized> ToSchema for PublicId<T> {
-    fn name() -> Cow<'static, str> {
-        Self::string_schema().name.into()
-    }
-}
+for_each_described_type!(openapi_schema);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::integrations::schema::tests::{WrittenBy, assert_each_schema_is_the_description};
 
-    struct Order;
-    impl PublicIdPrefix for Order {
-        const PREFIX: &'static str = "ord";
-    }
+    struct Utoipa;
 
-    fn check<X: ToSchema + Described>() {
-        let described = X::string_schema();
-        let v = serde_json::to_value(X::schema()).unwrap();
-        assert_eq!(v["type"], "string");
-        assert_eq!(v["pattern"], described.pattern.as_str());
-        assert_eq!(v["format"], described.format);
-        assert_eq!(v["minLength"], described.min_length);
-        assert_eq!(v["maxLength"], described.max_length);
-        assert_eq!(v["examples"][0], described.example.as_str());
-        assert_eq!(v["description"], described.description.as_str());
-        assert_eq!(X::name(), described.name);
+    impl<X: ToSchema + Described> WrittenBy<Utoipa> for X {
+        fn json() -> serde_json::Value {
+            serde_json::to_value(X::schema()).unwrap()
+        }
+
+        fn name() -> String {
+            <X as ToSchema>::name().into_owned()
+        }
     }
 
     #[test]
     fn each_schema_is_the_shared_description() {
-        check::<SnowflakeId>();
-        check::<Id<Order>>();
-        check::<PublicId<Order>>();
-        check::<PublicId<()>>();
+        assert_each_schema_is_the_description::<Utoipa>();
     }
 }

@@ -331,16 +331,8 @@ impl LeaseOptions {
         let mut claimed = ClaimGuard(Some(Arc::clone(&shared)));
 
         // Record the bound this holder may issue up to before the first renewal, then open.
-        let sent_at = shared.clock.now_ms();
-        let deadline = sent_at + millis(t.ttl - t.safety_margin);
-        let renew = RenewRequest {
-            namespace: &shared.namespace,
-            node: claim.node,
-            holder: &shared.holder,
-            ttl: t.ttl,
-            last_timestamp_ms: Some(deadline),
-        };
-        if !timed("renew", t.store_timeout, shared.store.renew(renew)).await? {
+        let (renewed, deadline) = shared.renew().await;
+        if !renewed? {
             claimed.0 = None; // not ours any more: nothing to give back
             return Err(Error::LeaseStore {
                 operation: "renew",
@@ -678,17 +670,33 @@ impl Shared {
     }
 
     fn release_request(&self, last: Option<i64>) -> RenewRequest<'_> {
+        self.request(Duration::ZERO, last.max(self.floor_ms))
+    }
+
+    /// A request about this lease's row: its namespace, node ID and holder.
+    fn request(&self, ttl: Duration, last_timestamp_ms: Option<i64>) -> RenewRequest<'_> {
         RenewRequest {
             namespace: &self.namespace,
             node: self.node,
             holder: &self.holder,
-            ttl: Duration::ZERO,
-            last_timestamp_ms: last.max(self.floor_ms),
+            ttl,
+            last_timestamp_ms,
         }
     }
 
     fn update(&self, f: impl FnOnce(&mut LeaseStatus)) {
         f(&mut self.status.lock().unwrap_or_else(|p| p.into_inner()));
+    }
+
+    /// Renews the lease, storing as its last timestamp the bound this holder may issue up to
+    /// until the next renewal: now + TTL − safety margin. The store's answer (`false`: another
+    /// holder has the node ID) and that bound.
+    async fn renew(&self) -> (Result<bool>, i64) {
+        let t = self.options;
+        let deadline = self.clock.now_ms() + millis(t.ttl - t.safety_margin);
+        let request = self.request(t.ttl, Some(deadline));
+        let renewed = timed("renew", t.store_timeout, self.store.renew(request)).await;
+        (renewed, deadline)
     }
 }
 
@@ -706,16 +714,7 @@ async fn heartbeat(shared: Arc<Shared>) {
         if shared.released.load(Ordering::SeqCst) {
             return;
         }
-        let sent_at = shared.clock.now_ms();
-        let deadline = sent_at + millis(t.ttl - t.safety_margin);
-        let request = RenewRequest {
-            namespace: &shared.namespace,
-            node: shared.node,
-            holder: &shared.holder,
-            ttl: t.ttl,
-            last_timestamp_ms: Some(deadline),
-        };
-        let outcome = timed("renew", t.store_timeout, shared.store.renew(request)).await;
+        let (outcome, deadline) = shared.renew().await;
         drop(calls);
         match outcome {
             Ok(true) => {

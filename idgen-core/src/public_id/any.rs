@@ -197,13 +197,8 @@ impl<'de> serde::Deserialize<'de> for AnyPublicId {
 #[cfg(test)]
 mod tests {
     use super::AnyPublicId;
-    use crate::public_id::tests::{INVALID, VALID};
-    use crate::{Error, PublicId, PublicIdPrefix};
-
-    struct Order;
-    impl PublicIdPrefix for Order {
-        const PREFIX: &'static str = "ord";
-    }
+    use crate::public_id::tests::{INVALID, Order, VALID, spec_texts};
+    use crate::{Error, PublicId};
 
     #[test]
     fn typeid_spec_valid_vectors_parse_with_their_prefix() {
@@ -254,14 +249,10 @@ mod tests {
 
     #[test]
     fn agrees_with_the_typed_parser() {
-        let texts = VALID
-            .iter()
-            .map(|v| v.0)
-            .chain(INVALID.iter().copied())
-            .chain([
-                "ord_01h455vb4pex5vsknk084sn02q",
-                "usr_01h455vb4pex5vsknk084sn02q",
-            ]);
+        let texts = spec_texts().chain([
+            "ord_01h455vb4pex5vsknk084sn02q",
+            "usr_01h455vb4pex5vsknk084sn02q",
+        ]);
         for text in texts {
             let typed = text.parse::<PublicId<Order>>();
             let any = text.parse::<AnyPublicId>();

@@ -163,31 +163,18 @@ mod tests {
 
     #[test]
     fn rejects_each_malformation() {
-        assert_eq!(decode(b""), Err(DecodeError::Length(0)));
-        assert_eq!(
-            decode(b"0000000000000000000000000"),
-            Err(DecodeError::Length(25))
-        );
-        assert_eq!(
-            decode(b"000000000000000000000000000"),
-            Err(DecodeError::Length(27))
-        );
-        assert_eq!(
-            decode(b"8zzzzzzzzzzzzzzzzzzzzzzzzz"),
-            Err(DecodeError::Overflow)
-        );
-        assert_eq!(
-            decode(b"0000000000000000000000000u"),
-            Err(DecodeError::Character(25))
-        );
-        assert_eq!(
-            decode(b"0000000000000000000000000A"),
-            Err(DecodeError::Character(25))
-        );
-        assert_eq!(
-            decode(b"i0000000000000000000000000"),
-            Err(DecodeError::Character(0))
-        );
+        let cases: [(&[u8], DecodeError); 7] = [
+            (b"", DecodeError::Length(0)),
+            (b"0000000000000000000000000", DecodeError::Length(25)),
+            (b"000000000000000000000000000", DecodeError::Length(27)),
+            (b"8zzzzzzzzzzzzzzzzzzzzzzzzz", DecodeError::Overflow),
+            (b"0000000000000000000000000u", DecodeError::Character(25)),
+            (b"0000000000000000000000000A", DecodeError::Character(25)),
+            (b"i0000000000000000000000000", DecodeError::Character(0)),
+        ];
+        for (text, error) in cases {
+            assert_eq!(decode(text), Err(error), "{}", text.escape_ascii());
+        }
     }
 
     #[test]

@@ -1,8 +1,6 @@
 //! [`PublicId`]: a random 128-bit ID to show the world instead of an internal key.
 
-use std::cmp::Ordering;
 use std::fmt;
-use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 use std::str::FromStr;
 
@@ -274,45 +272,10 @@ impl<T: PublicIdPrefix + ?Sized> PublicId<T> {
     }
 }
 
-impl<T: ?Sized> Clone for PublicId<T> {
-    #[inline]
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<T: ?Sized> Copy for PublicId<T> {}
-
-impl<T: ?Sized> PartialEq for PublicId<T> {
-    #[inline]
-    fn eq(&self, other: &Self) -> bool {
-        self.uuid == other.uuid
-    }
-}
-
-impl<T: ?Sized> Eq for PublicId<T> {}
-
-impl<T: ?Sized> PartialOrd for PublicId<T> {
-    #[inline]
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-/// Byte order, which is also the order of the text forms.
-impl<T: ?Sized> Ord for PublicId<T> {
-    #[inline]
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.uuid.cmp(&other.uuid)
-    }
-}
-
-impl<T: ?Sized> Hash for PublicId<T> {
-    #[inline]
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.uuid.hash(state);
-    }
-}
+tagged_value_impls!(
+    PublicId { uuid: Uuid } from from_uuid,
+    /// Byte order, which is also the order of the text forms.
+);
 
 impl<T: PublicIdPrefix + ?Sized> fmt::Display for PublicId<T> {
     #[inline]
@@ -350,20 +313,6 @@ impl<T: PublicIdPrefix + ?Sized> FromStr for PublicId<T> {
     #[inline]
     fn from_str(text: &str) -> Result<Self, Error> {
         text::parse(Self::PREFIX, text, text).map(|v| Self::from_uuid(Uuid::from_u128(v)))
-    }
-}
-
-impl<T: ?Sized> From<Uuid> for PublicId<T> {
-    #[inline]
-    fn from(uuid: Uuid) -> Self {
-        Self::from_uuid(uuid)
-    }
-}
-
-impl<T: ?Sized> From<PublicId<T>> for Uuid {
-    #[inline]
-    fn from(id: PublicId<T>) -> Uuid {
-        id.uuid
     }
 }
 

@@ -161,6 +161,11 @@ mod tests {
         SEEDINGS.with(std::cell::Cell::get)
     }
 
+    /// Runs `test` on a thread of its own (the seeding counts are per thread), to its end.
+    fn on_a_new_thread(test: impl FnOnce() + Send + 'static) {
+        std::thread::spawn(test).join().unwrap();
+    }
+
     #[test]
     fn draws_differ_and_use_all_bits() {
         let draws: Vec<u128> = (0..1000).map(|_| u128().unwrap()).collect();
@@ -175,8 +180,7 @@ mod tests {
 
     #[test]
     fn a_thread_is_seeded_once_then_reseeded_from_the_os_after_64_kib() {
-        // A thread of its own: the counts are per thread.
-        std::thread::spawn(|| {
+        on_a_new_thread(|| {
             assert_eq!(seedings(), 0);
             u64().unwrap();
             assert_eq!(seedings(), 1, "seeded on first use");
@@ -188,14 +192,12 @@ mod tests {
             assert_eq!(seedings(), 2, "a fresh key after 64 KiB");
             u128().unwrap();
             assert_eq!(seedings(), 2);
-        })
-        .join()
-        .unwrap();
+        });
     }
 
     #[test]
     fn a_thread_keyed_before_a_fork_reseeds_before_its_next_value() {
-        std::thread::spawn(|| {
+        on_a_new_thread(|| {
             u64().unwrap();
             assert_eq!(seedings(), 1);
             // What the child handler does in a forked child (tests/fork.rs forks for real).
@@ -204,8 +206,6 @@ mod tests {
             assert_eq!(seedings(), 2, "did not reseed after the fork count moved");
             u64().unwrap();
             assert_eq!(seedings(), 2);
-        })
-        .join()
-        .unwrap();
+        });
     }
 }

@@ -97,6 +97,11 @@ pub(crate) const INVALID: &[&str] = &[
     "prefix__00000000000000000000000000",
 ];
 
+/// The spec's valid texts, then its invalid ones: for parsers that must agree with this one.
+pub(crate) fn spec_texts() -> impl Iterator<Item = &'static str> {
+    VALID.iter().map(|v| v.0).chain(INVALID.iter().copied())
+}
+
 fn check_valid<T: PublicIdPrefix>(text: &str, uuid: &str) {
     let id: PublicId<T> = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
     assert_eq!(id.uuid().to_string(), uuid);

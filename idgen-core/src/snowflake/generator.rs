@@ -1,5 +1,6 @@
 //! [`Snowflake`]: the lock-free ID generator.
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -108,6 +109,13 @@ enum Step {
     Wait { until_ms: i64, exhausted: bool },
 }
 
+/// A wait a step asked for: until the clock reads `until_ms`; begun at `started` (the
+/// instant and the clock's time).
+struct Wait {
+    until_ms: i64,
+    started: (Instant, i64),
+}
+
 /// What the [`ClockPolicy`] says when the clock reads an earlier tick than the last issued one.
 enum Behind {
     Issue(u64),
@@ -187,18 +195,12 @@ impl<C: Clock> Snowflake<C> {
     #[inline(never)]
     fn next_id_after(&self, mut attempt: Result<Step>) -> Result<SnowflakeId> {
         loop {
-            match attempt? {
-                Step::Issued(state) => return Ok(self.encode(state)),
-                Step::Wait {
-                    until_ms,
-                    exhausted,
-                } => {
-                    self.count_wait(exhausted);
-                    let started = self.wait_started();
-                    self.clock.wait_until(until_ms);
-                    self.count_waited(started);
-                }
-            }
+            let wait = match self.issued_or_wait(attempt?) {
+                ControlFlow::Break(id) => return Ok(id),
+                ControlFlow::Continue(wait) => wait,
+            };
+            self.clock.wait_until(wait.until_ms);
+            self.count_waited(wait.started);
             attempt = self.step();
         }
     }
@@ -239,32 +241,25 @@ impl<C: Clock> Snowflake<C> {
     #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
     pub async fn next_id_async(&self) -> Result<SnowflakeId> {
         loop {
-            match self.step()? {
-                Step::Issued(state) => return Ok(self.encode(state)),
-                Step::Wait {
-                    until_ms,
-                    exhausted,
-                } => {
-                    self.count_wait(exhausted);
-                    let started = self.wait_started();
-                    if self.clock.is_simulated() {
-                        self.clock.wait_until(until_ms);
+            let wait = match self.issued_or_wait(self.step()?) {
+                ControlFlow::Break(id) => return Ok(id),
+                ControlFlow::Continue(wait) => wait,
+            };
+            if self.clock.is_simulated() {
+                self.clock.wait_until(wait.until_ms);
+            } else {
+                loop {
+                    let remaining = wait.until_ms - self.clock.now_ms();
+                    if remaining <= 0 {
+                        break;
+                    } else if remaining >= 2 {
+                        tokio::time::sleep(Duration::from_millis(remaining as u64 - 1)).await;
                     } else {
-                        loop {
-                            let remaining = until_ms - self.clock.now_ms();
-                            if remaining <= 0 {
-                                break;
-                            } else if remaining >= 2 {
-                                tokio::time::sleep(Duration::from_millis(remaining as u64 - 1))
-                                    .await;
-                            } else {
-                                tokio::task::yield_now().await;
-                            }
-                        }
+                        tokio::task::yield_now().await;
                     }
-                    self.count_waited(started);
                 }
             }
+            self.count_waited(wait.started);
         }
     }
 
@@ -542,16 +537,25 @@ impl<C: Clock> Snowflake<C> {
         c.max_backwards_ms.fetch_max(step, Relaxed);
     }
 
-    fn count_wait(&self, exhausted: bool) {
-        if exhausted {
-            self.counters.exhaustion_waits.fetch_add(1, Relaxed);
+    /// `Break` with the ID of an issued step; `Continue` with the wait a step asks for, counted
+    /// as begun (an exhausted sequence's wait counted as such).
+    fn issued_or_wait(&self, step: Step) -> ControlFlow<SnowflakeId, Wait> {
+        match step {
+            Step::Issued(state) => ControlFlow::Break(self.encode(state)),
+            Step::Wait {
+                until_ms,
+                exhausted,
+            } => {
+                if exhausted {
+                    self.counters.exhaustion_waits.fetch_add(1, Relaxed);
+                }
+                let started = (Instant::now(), self.clock.now_ms());
+                ControlFlow::Continue(Wait { until_ms, started })
+            }
         }
     }
 
-    fn wait_started(&self) -> (Instant, i64) {
-        (Instant::now(), self.clock.now_ms())
-    }
-
+    /// Adds a finished wait's time (on a simulated clock, the clock's time) to the stats.
     fn count_waited(&self, (instant, clock_ms): (Instant, i64)) {
         let ns = if self.clock.is_simulated() {
             (self.clock.now_ms() - clock_ms).max(0) as u64 * 1_000_000

@@ -1,8 +1,6 @@
 //! [`Id`]: the typed 64-bit ID.
 
-use std::cmp::Ordering;
 use std::fmt;
-use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 use std::str::FromStr;
 
@@ -236,45 +234,10 @@ pub(crate) fn short_type_name<T: ?Sized>() -> &'static str {
     }
 }
 
-impl<T: ?Sized> Clone for Id<T> {
-    #[inline]
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<T: ?Sized> Copy for Id<T> {}
-
-impl<T: ?Sized> PartialEq for Id<T> {
-    #[inline]
-    fn eq(&self, other: &Self) -> bool {
-        self.id == other.id
-    }
-}
-
-impl<T: ?Sized> Eq for Id<T> {}
-
-impl<T: ?Sized> PartialOrd for Id<T> {
-    #[inline]
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-/// Numeric order (for Snowflake IDs: creation order).
-impl<T: ?Sized> Ord for Id<T> {
-    #[inline]
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.id.cmp(&other.id)
-    }
-}
-
-impl<T: ?Sized> Hash for Id<T> {
-    #[inline]
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.id.hash(state);
-    }
-}
+tagged_value_impls!(
+    Id { id: SnowflakeId } from from_snowflake,
+    /// Numeric order (for Snowflake IDs: creation order).
+);
 
 impl<T: ?Sized> fmt::Display for Id<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -322,20 +285,6 @@ impl<T: ?Sized> TryFrom<i128> for Id<T> {
             .ok()
             .and_then(Self::new)
             .ok_or_else(|| Self::out_of_range(value))
-    }
-}
-
-impl<T: ?Sized> From<SnowflakeId> for Id<T> {
-    #[inline]
-    fn from(id: SnowflakeId) -> Self {
-        Self::from_snowflake(id)
-    }
-}
-
-impl<T: ?Sized> From<Id<T>> for SnowflakeId {
-    #[inline]
-    fn from(id: Id<T>) -> SnowflakeId {
-        id.id
     }
 }
 

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{Id, type_label};
-use crate::integrations::serde_integer::{IntegerVisitor, JsonInteger};
+use crate::integrations::serde_integer::{self, JsonInteger};
 
 impl<T: ?Sized> Serialize for Id<T> {
     /// A JSON string (`"112719806108546862"`) in human-readable formats, because JavaScript's
@@ -18,21 +18,15 @@ impl<'de, T: ?Sized> Deserialize<'de> for Id<T> {
     /// Reads canonical decimal text or an integer; rejects negatives, floats, `null`, booleans,
     /// signs, leading zeros, whitespace and values above `i64::MAX`, naming the input and `T`.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if deserializer.is_human_readable() {
-            deserializer.deserialize_any(IntegerVisitor::<Self>::new())
-        } else {
-            deserializer.deserialize_i64(IntegerVisitor::<Self>::new())
-        }
+        serde_integer::deserialize(deserializer)
     }
 }
 
 impl<T: ?Sized> JsonInteger for Id<T> {
+    const RANGE: &'static str = "an ID is an integer from 0 to 9223372036854775807";
+
     fn what() -> String {
         type_label::<T>()
-    }
-
-    fn range() -> &'static str {
-        "an ID is an integer from 0 to 9223372036854775807"
     }
 
     fn from_text(text: &str) -> Result<Self, crate::Error> {
@@ -89,41 +83,41 @@ mod tests {
                 "{text:?}: {err}"
             );
         }
-        for (json, needle) in [
-            ("-1", "-1 is not an ID of type Order"),
-            (
-                "-0",
-                "-0 is not an ID of type Order: the number was read as floating point",
-            ),
-            (
-                "7e0",
-                "7 is not an ID of type Order: the number was read as floating point",
-            ),
-            (
-                "1.5",
-                "1.5 is not an ID of type Order: the number was read as floating point",
-            ),
-            (
-                "9223372036854775808",
-                "9223372036854775808 is not an ID of type Order",
-            ),
-            (
-                "18446744073709551616",
-                "is not an ID of type Order: the number was read as floating point",
-            ),
-            (
-                "null",
-                "an ID of type Order: a decimal string or an integer",
-            ),
-            (
-                "true",
-                "an ID of type Order: a decimal string or an integer",
-            ),
-            ("[1]", "an ID of type Order: a decimal string or an integer"),
-        ] {
-            let err = from_json(json).unwrap_err();
-            assert!(err.contains(needle), "{json}: {err}");
-        }
+        crate::decimal::tests::assert_each_refused(
+            from_json,
+            &[
+                ("-1", "-1 is not an ID of type Order"),
+                (
+                    "-0",
+                    "-0 is not an ID of type Order: the number was read as floating point",
+                ),
+                (
+                    "7e0",
+                    "7 is not an ID of type Order: the number was read as floating point",
+                ),
+                (
+                    "1.5",
+                    "1.5 is not an ID of type Order: the number was read as floating point",
+                ),
+                (
+                    "9223372036854775808",
+                    "9223372036854775808 is not an ID of type Order",
+                ),
+                (
+                    "18446744073709551616",
+                    "is not an ID of type Order: the number was read as floating point",
+                ),
+                (
+                    "null",
+                    "an ID of type Order: a decimal string or an integer",
+                ),
+                (
+                    "true",
+                    "an ID of type Order: a decimal string or an integer",
+                ),
+                ("[1]", "an ID of type Order: a decimal string or an integer"),
+            ],
+        );
     }
 
     proptest::proptest! {

@@ -31,49 +31,17 @@
 //! assert!(err.to_string().contains("auto-increment value 7 is not a public ID"), "{err}");
 //! ```
 
-use sea_orm::sea_query::{ArrayType, ColumnType, Nullable, ValueType, ValueTypeErr};
-use sea_orm::{
-    ActiveValue, ColIdx, DbErr, IntoActiveValue, QueryResult, TryFromU64, TryGetError, TryGetable,
-    Value,
-};
+use sea_orm::{DbErr, TryFromU64};
 use uuid::Uuid;
 
 use crate::PublicId;
 
-impl<T: ?Sized> From<PublicId<T>> for Value {
-    fn from(id: PublicId<T>) -> Self {
-        Value::Uuid(Some(id.uuid()))
-    }
-}
-
-impl<T: ?Sized> Nullable for PublicId<T> {
-    fn null() -> Value {
-        Value::Uuid(None)
-    }
-}
-
-impl<T: ?Sized> ValueType for PublicId<T> {
-    fn try_from(v: Value) -> Result<Self, ValueTypeErr> {
-        <Uuid as ValueType>::try_from(v).map(PublicId::from_uuid)
-    }
-
-    fn type_name() -> String {
-        "PublicId".to_owned()
-    }
-
-    fn array_type() -> ArrayType {
-        ArrayType::Uuid
-    }
-
-    fn column_type() -> ColumnType {
-        ColumnType::Uuid
-    }
-}
-
-impl<T: ?Sized> TryGetable for PublicId<T> {
-    fn try_get_by<I: ColIdx>(res: &QueryResult, index: I) -> Result<Self, TryGetError> {
-        <Uuid as TryGetable>::try_get_by(res, index).map(PublicId::from_uuid)
-    }
+column_type! {
+    impl[T: ?Sized] PublicId<T>,
+    stored as Uuid, in Value::Uuid,
+    encode |id| id.uuid(),
+    decode |uuid| Ok(PublicId::from_uuid(uuid)),
+    type_name "PublicId", array Uuid, column Uuid,
 }
 
 impl<T: ?Sized> TryFromU64 for PublicId<T> {
@@ -85,31 +53,22 @@ impl<T: ?Sized> TryFromU64 for PublicId<T> {
     }
 }
 
-impl<T: ?Sized> IntoActiveValue<PublicId<T>> for PublicId<T> {
-    fn into_active_value(self) -> ActiveValue<PublicId<T>> {
-        ActiveValue::Set(self)
-    }
-}
-
-#[cfg(feature = "sea-orm-postgres-array")]
-impl<T: ?Sized> sea_orm::sea_query::postgres_array::NotU8 for PublicId<T> {}
-
 #[cfg(test)]
 mod tests {
+    use sea_orm::Value;
+    use sea_orm::sea_query::ArrayType;
+
     use super::*;
+    use crate::integrations::sea_orm::assert_values_round_trip;
 
     #[test]
     fn values_round_trip_and_other_values_are_refused() {
-        let id = PublicId::<()>::new();
-        assert_eq!(
-            <PublicId<()> as ValueType>::try_from(Value::from(id)).unwrap(),
-            id
+        assert_values_round_trip(
+            PublicId::<()>::new(),
+            Value::Uuid(None),
+            Value::BigInt(Some(1)),
+            ArrayType::Uuid,
         );
-        assert!(<PublicId<()> as ValueType>::try_from(Value::Uuid(None)).is_err());
-        assert!(<PublicId<()> as ValueType>::try_from(Value::BigInt(Some(1))).is_err());
-        assert_eq!(<PublicId<()> as Nullable>::null(), Value::Uuid(None));
-        assert_eq!(<PublicId<()> as ValueType>::array_type(), ArrayType::Uuid);
-        assert_eq!(id.into_active_value(), ActiveValue::Set(id));
     }
 
     #[test]

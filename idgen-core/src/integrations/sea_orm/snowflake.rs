@@ -38,96 +38,21 @@
 //! # Ok::<(), sea_orm::DbErr>(())
 //! ```
 
-use std::sync::Arc;
-
-use sea_orm::sea_query::{ArrayType, ColumnType, Nullable, ValueType, ValueTypeErr};
-use sea_orm::{
-    ActiveValue, ColIdx, DbErr, IntoActiveValue, QueryResult, TryFromU64, TryGetError, TryGetable,
-    Value,
-};
-
 use crate::SnowflakeId;
 
-/// The sea-orm error for a number that is not an ID; its message names the number.
-fn out_of_range(from: &'static str, err: crate::Error) -> DbErr {
-    DbErr::TryIntoErr {
-        from,
-        into: "SnowflakeId",
-        source: Arc::new(err),
-    }
-}
-
-/// The ID for a value read from a `BIGINT` column, or an error naming the value.
-fn decoded(value: i64) -> Result<SnowflakeId, TryGetError> {
-    <SnowflakeId as TryFrom<i64>>::try_from(value)
-        .map_err(|err| TryGetError::DbErr(out_of_range("i64", err)))
-}
-
-impl From<SnowflakeId> for Value {
-    fn from(id: SnowflakeId) -> Self {
-        Value::BigInt(Some(id.get()))
-    }
-}
-
-impl Nullable for SnowflakeId {
-    fn null() -> Value {
-        Value::BigInt(None)
-    }
-}
-
-impl ValueType for SnowflakeId {
-    fn try_from(v: Value) -> Result<Self, ValueTypeErr> {
-        let value = <i64 as ValueType>::try_from(v)?;
-        <SnowflakeId as TryFrom<i64>>::try_from(value).map_err(|_| ValueTypeErr)
-    }
-
-    fn type_name() -> String {
-        "SnowflakeId".to_owned()
-    }
-
-    fn array_type() -> ArrayType {
-        ArrayType::BigInt
-    }
-
-    fn column_type() -> ColumnType {
-        ColumnType::BigInteger
-    }
-}
-
-impl TryGetable for SnowflakeId {
-    fn try_get_by<I: ColIdx>(res: &QueryResult, index: I) -> Result<Self, TryGetError> {
-        decoded(<i64 as TryGetable>::try_get_by(res, index)?)
-    }
-}
-
-impl TryFromU64 for SnowflakeId {
-    fn try_from_u64(n: u64) -> Result<Self, DbErr> {
-        <SnowflakeId as TryFrom<u64>>::try_from(n).map_err(|err| out_of_range("u64", err))
-    }
-}
-
-impl IntoActiveValue<SnowflakeId> for SnowflakeId {
-    fn into_active_value(self) -> ActiveValue<SnowflakeId> {
-        ActiveValue::Set(self)
-    }
-}
-
-#[cfg(feature = "sea-orm-postgres-array")]
-impl sea_orm::sea_query::postgres_array::NotU8 for SnowflakeId {}
-
-#[cfg(feature = "sea-orm-postgres-array")]
-impl sea_orm::TryGetableArray for SnowflakeId {
-    fn try_get_by<I: ColIdx>(res: &QueryResult, index: I) -> Result<Vec<Self>, TryGetError> {
-        <Vec<i64> as TryGetable>::try_get_by(res, index)?
-            .into_iter()
-            .map(decoded)
-            .collect()
-    }
-}
+bigint_column_type!(impl[] SnowflakeId, type_name "SnowflakeId");
 
 #[cfg(test)]
 mod tests {
+    use sea_orm::sea_query::ArrayType;
+    use sea_orm::{DbErr, TryFromU64, Value};
+
     use super::*;
+    use crate::integrations::sea_orm::assert_values_round_trip;
+
+    fn decoded(value: i64) -> Result<SnowflakeId, sea_orm::TryGetError> {
+        crate::integrations::sea_orm::decoded(value, "SnowflakeId")
+    }
 
     #[test]
     fn decoding_a_negative_value_is_an_error_naming_it() {
@@ -164,15 +89,11 @@ mod tests {
 
     #[test]
     fn value_round_trips_and_rejects_other_values() {
-        let id = SnowflakeId::new(7).unwrap();
-        assert_eq!(
-            <SnowflakeId as ValueType>::try_from(Value::from(id)).unwrap(),
-            id
+        assert_values_round_trip(
+            SnowflakeId::new(7).unwrap(),
+            Value::BigInt(None),
+            Value::BigInt(Some(i64::MIN)),
+            ArrayType::BigInt,
         );
-        assert!(<SnowflakeId as ValueType>::try_from(Value::BigInt(None)).is_err());
-        assert!(<SnowflakeId as ValueType>::try_from(Value::BigInt(Some(i64::MIN))).is_err());
-        assert!(<SnowflakeId as ValueType>::try_from(Value::String(Some("7".into()))).is_err());
-        assert_eq!(<SnowflakeId as ValueType>::array_type(), ArrayType::BigInt);
-        assert_eq!(id.into_active_value(), ActiveValue::Set(id));
     }
 }

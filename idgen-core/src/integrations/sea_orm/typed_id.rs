@@ -21,98 +21,23 @@
 //! assert!(err.to_string().contains("18446744073709551615 is not an ID of type Order"), "{err}");
 //! ```
 
-use std::sync::Arc;
-
-use sea_orm::sea_query::{ArrayType, ColumnType, Nullable, ValueType, ValueTypeErr};
-use sea_orm::{
-    ActiveValue, ColIdx, DbErr, IntoActiveValue, QueryResult, TryFromU64, TryGetError, TryGetable,
-    Value,
-};
-
 use crate::Id;
 
-/// The sea-orm error for a number that is not an ID; its message names the number and `T`.
-fn out_of_range(from: &'static str, err: crate::Error) -> DbErr {
-    DbErr::TryIntoErr {
-        from,
-        into: "Id",
-        source: Arc::new(err),
-    }
-}
-
-/// The ID for a value read from a `BIGINT` column, or an error naming the value.
-fn decoded<T: ?Sized>(value: i64) -> Result<Id<T>, TryGetError> {
-    <Id<T> as TryFrom<i64>>::try_from(value)
-        .map_err(|err| TryGetError::DbErr(out_of_range("i64", err)))
-}
-
-impl<T: ?Sized> From<Id<T>> for Value {
-    fn from(id: Id<T>) -> Self {
-        Value::BigInt(Some(id.get()))
-    }
-}
-
-impl<T: ?Sized> Nullable for Id<T> {
-    fn null() -> Value {
-        Value::BigInt(None)
-    }
-}
-
-impl<T: ?Sized> ValueType for Id<T> {
-    fn try_from(v: Value) -> Result<Self, ValueTypeErr> {
-        let value = <i64 as ValueType>::try_from(v)?;
-        <Id<T> as TryFrom<i64>>::try_from(value).map_err(|_| ValueTypeErr)
-    }
-
-    fn type_name() -> String {
-        "Id".to_owned()
-    }
-
-    fn array_type() -> ArrayType {
-        ArrayType::BigInt
-    }
-
-    fn column_type() -> ColumnType {
-        ColumnType::BigInteger
-    }
-}
-
-impl<T: ?Sized> TryGetable for Id<T> {
-    fn try_get_by<I: ColIdx>(res: &QueryResult, index: I) -> Result<Self, TryGetError> {
-        decoded(<i64 as TryGetable>::try_get_by(res, index)?)
-    }
-}
-
-impl<T: ?Sized> TryFromU64 for Id<T> {
-    fn try_from_u64(n: u64) -> Result<Self, DbErr> {
-        <Id<T> as TryFrom<u64>>::try_from(n).map_err(|err| out_of_range("u64", err))
-    }
-}
-
-impl<T: ?Sized> IntoActiveValue<Id<T>> for Id<T> {
-    fn into_active_value(self) -> ActiveValue<Id<T>> {
-        ActiveValue::Set(self)
-    }
-}
-
-#[cfg(feature = "sea-orm-postgres-array")]
-impl<T: ?Sized> sea_orm::sea_query::postgres_array::NotU8 for Id<T> {}
-
-#[cfg(feature = "sea-orm-postgres-array")]
-impl<T: ?Sized> sea_orm::TryGetableArray for Id<T> {
-    fn try_get_by<I: ColIdx>(res: &QueryResult, index: I) -> Result<Vec<Self>, TryGetError> {
-        <Vec<i64> as TryGetable>::try_get_by(res, index)?
-            .into_iter()
-            .map(decoded)
-            .collect()
-    }
-}
+bigint_column_type!(impl[T: ?Sized] Id<T>, type_name "Id");
 
 #[cfg(test)]
 mod tests {
+    use sea_orm::sea_query::ArrayType;
+    use sea_orm::{DbErr, TryFromU64, Value};
+
     use super::*;
+    use crate::integrations::sea_orm::assert_values_round_trip;
 
     struct Order;
+
+    fn decoded<T: ?Sized>(value: i64) -> Result<Id<T>, sea_orm::TryGetError> {
+        crate::integrations::sea_orm::decoded(value, "Id")
+    }
 
     #[test]
     fn decoding_a_negative_value_is_an_error_naming_it_and_the_type() {
@@ -128,15 +53,12 @@ mod tests {
     #[test]
     fn value_round_trips_and_rejects_other_values() {
         let id = Id::<Order>::new(7).unwrap();
-        assert_eq!(
-            <Id<Order> as ValueType>::try_from(Value::from(id)).unwrap(),
-            id
+        assert_values_round_trip(
+            id,
+            Value::BigInt(None),
+            Value::BigInt(Some(i64::MIN)),
+            ArrayType::BigInt,
         );
-        assert!(<Id<Order> as ValueType>::try_from(Value::BigInt(None)).is_err());
-        assert!(<Id<Order> as ValueType>::try_from(Value::BigInt(Some(i64::MIN))).is_err());
-        assert!(<Id<Order> as ValueType>::try_from(Value::String(Some("7".into()))).is_err());
-        assert_eq!(<Id<Order> as Nullable>::null(), Value::BigInt(None));
-        assert_eq!(id.into_active_value(), ActiveValue::Set(id));
         assert_eq!(Id::<Order>::try_from_u64(7).unwrap(), id);
     }
 }
