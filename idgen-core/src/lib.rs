@@ -95,6 +95,8 @@
 //!
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(any(feature = "lease", feature = "hilo"))]
+mod borrowed;
 mod clock;
 #[cfg(feature = "lease")]
 #[cfg_attr(docsrs, doc(cfg(feature = "lease")))]

@@ -11,7 +11,7 @@ use idgen_core::Error;
 use idgen_core::sql::SqlName;
 
 use crate::Etcd;
-use crate::error::UnexpectedValue;
+pub use crate::connection::EtcdMarker;
 use crate::last::{self, Last};
 
 /// The default key prefix of the lease keys (the SQL stores' default table name).
@@ -487,16 +487,12 @@ impl EtcdLeaseStore {
                 return Ok(None);
             }
         }
-        Err(Box::new(UnexpectedValue(format!(
+        Err(BoxError::from(format!(
             "every free node ID of namespace {:?} was taken by another claimant {CLAIM_ROUNDS} times in a row",
             req.namespace
-        ))))
+        )))
     }
 }
-
-/// Lets `WorkerLease::acquire(&etcd, &layout)` take an [`Etcd`]; callers never name it.
-#[derive(Debug)]
-pub struct EtcdMarker;
 
 impl IntoLeaseStore<EtcdMarker> for Etcd {
     type Store = EtcdLeaseStore;
@@ -504,13 +500,5 @@ impl IntoLeaseStore<EtcdMarker> for Etcd {
     /// first claim, naming it).
     fn into_lease_store(self, table: &str) -> EtcdLeaseStore {
         EtcdLeaseStore::named(&self, table)
-    }
-}
-
-impl IntoLeaseStore<EtcdMarker> for &Etcd {
-    type Store = EtcdLeaseStore;
-    /// The store on this cluster (sharing its client), with `table` as the key prefix.
-    fn into_lease_store(self, table: &str) -> EtcdLeaseStore {
-        EtcdLeaseStore::named(self, table)
     }
 }

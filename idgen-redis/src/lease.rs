@@ -8,7 +8,7 @@ use idgen_core::Error;
 use idgen_core::sql::SqlName;
 
 use crate::connection::Connection;
-use crate::error::{RedisCallError, UnexpectedReply};
+pub use crate::connection::RedisClient;
 use crate::scripts::{self, timestamp_arg};
 
 /// The default key prefix of the lease keys (the SQL stores' default table name).
@@ -116,11 +116,7 @@ impl RedisLeaseStore {
     }
 
     fn failed(&self, action: String, source: redis::RedisError) -> BoxError {
-        Box::new(RedisCallError {
-            action,
-            server: self.conn.server(),
-            source,
-        })
+        Box::new(self.conn.failed(&action, source))
     }
 }
 
@@ -135,9 +131,9 @@ fn parse_timestamp(text: &str) -> Result<Option<i64>, BoxError> {
         return Ok(None);
     }
     text.parse().map(Some).map_err(|_| {
-        Box::new(UnexpectedReply(format!(
+        BoxError::from(format!(
             "the stored last timestamp {text:?} is not an integer"
-        ))) as BoxError
+        ))
     })
 }
 
@@ -165,9 +161,9 @@ impl LeaseStore for RedisLeaseStore {
         let Some((node, last)) = reply else {
             return Ok(None);
         };
-        let node = node.parse().map_err(|_| {
-            Box::new(UnexpectedReply(format!("the claim returned node {node:?}"))) as BoxError
-        })?;
+        let node = node
+            .parse()
+            .map_err(|_| BoxError::from(format!("the claim returned node {node:?}")))?;
         Ok(Some(Claim {
             node,
             last_timestamp_ms: parse_timestamp(&last)?,
@@ -221,23 +217,11 @@ impl LeaseStore for RedisLeaseStore {
     }
 }
 
-/// Lets `WorkerLease::acquire(&client, &layout)` take a [`redis::Client`]; callers never name it.
-#[derive(Debug)]
-pub struct RedisClient;
-
 impl IntoLeaseStore<RedisClient> for redis::Client {
     type Store = RedisLeaseStore;
     /// The store on this client, with `table` as the key prefix (a refused one fails the
     /// first claim, naming it).
     fn into_lease_store(self, table: &str) -> RedisLeaseStore {
         RedisLeaseStore::named(self, table)
-    }
-}
-
-impl IntoLeaseStore<RedisClient> for &redis::Client {
-    type Store = RedisLeaseStore;
-    /// The store on a clone of this client, with `table` as the key prefix.
-    fn into_lease_store(self, table: &str) -> RedisLeaseStore {
-        RedisLeaseStore::named(self.clone(), table)
     }
 }

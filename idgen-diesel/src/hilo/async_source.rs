@@ -278,15 +278,6 @@ macro_rules! into_hilo_source {
                 AsyncDieselCounter::unchecked(&self, counter)
             }
         }
-
-        #[cfg(feature = $feature)]
-        impl crate::hilo::IntoHiLoSource<crate::DeadpoolPool> for &AsyncDieselPool<$conn> {
-            type Source = AsyncDieselCounter<$conn>;
-            /// The counter `counter` on a clone of this pool; a refused name fails at start-up.
-            fn into_hilo_source(self, counter: &str) -> AsyncDieselCounter<$conn> {
-                AsyncDieselCounter::unchecked(self, counter)
-            }
-        }
     };
 }
 
