@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use idgen_core::Error;
 use idgen_core::sql::SqlName;
+use redis::Script;
 
 use crate::connection::Connection;
 pub use crate::connection::RedisClient;
@@ -115,6 +116,31 @@ impl RedisLeaseStore {
         Ok(format!("{}:{namespace}", self.prefix()?))
     }
 
+    /// Runs `script` on the node ID of `req` with ARGV base, node, holder, `ttl_ms` (when
+    /// given) and the last timestamp: the script's answer.
+    async fn on_node(
+        &self,
+        script: &Script,
+        action: &str,
+        req: &RenewRequest<'_>,
+        ttl_ms: Option<u64>,
+    ) -> Result<i64, BoxError> {
+        let base = self.base(req.namespace)?;
+        self.conn
+            .run(|mut conn| async move {
+                let mut call = script.arg(&base);
+                call.arg(req.node).arg(req.holder);
+                if let Some(ttl_ms) = ttl_ms {
+                    call.arg(ttl_ms);
+                }
+                call.arg(timestamp_arg(req.last_timestamp_ms))
+                    .invoke_async(&mut conn)
+                    .await
+            })
+            .await
+            .map_err(|e| self.failed(format!("{action} node {}", req.node), e))
+    }
+
     fn failed(&self, action: String, source: redis::RedisError) -> BoxError {
         Box::new(self.conn.failed(&action, source))
     }
@@ -171,40 +197,16 @@ impl LeaseStore for RedisLeaseStore {
     }
 
     async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
-        let base = self.base(req.namespace)?;
-        let renewed: i64 = self
-            .conn
-            .run(|mut conn| async move {
-                scripts::RENEW
-                    .arg(&base)
-                    .arg(req.node)
-                    .arg(req.holder)
-                    .arg(ttl_ms(req.ttl))
-                    .arg(timestamp_arg(req.last_timestamp_ms))
-                    .invoke_async(&mut conn)
-                    .await
-            })
-            .await
-            .map_err(|e| self.failed(format!("renew node {}", req.node), e))?;
+        let renewed = self
+            .on_node(&scripts::RENEW, "renew", &req, Some(ttl_ms(req.ttl)))
+            .await?;
         Ok(renewed == 1)
     }
 
     async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
-        let base = self.base(req.namespace)?;
-        let _: i64 = self
-            .conn
-            .run(|mut conn| async move {
-                scripts::RELEASE
-                    .arg(&base)
-                    .arg(req.node)
-                    .arg(req.holder)
-                    .arg(timestamp_arg(req.last_timestamp_ms))
-                    .invoke_async(&mut conn)
-                    .await
-            })
+        self.on_node(&scripts::RELEASE, "release", &req, None)
             .await
-            .map_err(|e| self.failed(format!("release node {}", req.node), e))?;
-        Ok(())
+            .map(drop)
     }
 
     /// The same server and prefix with a connection of its own, opened on first use (on the

@@ -332,25 +332,17 @@ where
     }
 }
 
-macro_rules! into_lease_store {
-    ($feature:literal, $conn:ty) => {
-        #[cfg(feature = $feature)]
-        impl crate::lease::IntoLeaseStore<crate::DeadpoolPool> for AsyncDieselPool<$conn> {
-            type Store = AsyncDieselLeaseStore<$conn>;
-            /// The store on this pool; a refused table name fails the first claim, naming it.
-            fn into_lease_store(self, table: &str) -> AsyncDieselLeaseStore<$conn> {
-                AsyncDieselLeaseStore::named(self, table)
-            }
-        }
-    };
+impl<C: AsyncDieselConnection> crate::lease::IntoLeaseStore<crate::DeadpoolPool>
+    for AsyncDieselPool<C>
+where
+    AsyncDieselConnectionManager<C>: Manager<Type = C, Error = PoolError>,
+{
+    type Store = AsyncDieselLeaseStore<C>;
+    /// The store on this pool; a refused table name fails the first claim, naming it.
+    fn into_lease_store(self, table: &str) -> AsyncDieselLeaseStore<C> {
+        AsyncDieselLeaseStore::named(self, table)
+    }
 }
-
-into_lease_store!("postgres", diesel_async::AsyncPgConnection);
-into_lease_store!("mysql", diesel_async::AsyncMysqlConnection);
-into_lease_store!(
-    "sqlite",
-    diesel_async::sync_connection_wrapper::SyncConnectionWrapper<diesel::SqliteConnection>
-);
 
 impl<C: AsyncDieselConnection> Clone for AsyncDieselLeaseStore<C>
 where
