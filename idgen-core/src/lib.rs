@@ -98,6 +98,8 @@
 #[macro_use]
 mod macros;
 
+#[cfg(any(feature = "lease", feature = "hilo"))]
+mod borrowed;
 mod clock;
 #[cfg(feature = "lease")]
 #[cfg_attr(docsrs, doc(cfg(feature = "lease")))]

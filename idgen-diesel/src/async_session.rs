@@ -13,25 +13,16 @@
 use std::future::Future;
 use std::time::Duration;
 
-use diesel::result::{Error as QueryError, QueryResult};
+use diesel::result::QueryResult;
 use diesel_async::SimpleAsyncConnection;
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, PoolError};
-use idgen_core::sql::{Dialect, ErrorClass, LeaseRow, Statement};
-
-use crate::session::{ClaimRow, Number, TableRow, TextValue, bound, classify};
+use idgen_core::sql::{Dialect, LeaseRow, Statement};
 
 mod sealed {
+    /// Implemented by `async_diesel_connection!` for each connection, with its
+    /// `AsyncDieselConnection`.
     #[allow(unreachable_pub)]
     pub trait Sealed {}
-    #[cfg(feature = "postgres")]
-    impl Sealed for diesel_async::AsyncPgConnection {}
-    #[cfg(feature = "mysql")]
-    impl Sealed for diesel_async::AsyncMysqlConnection {}
-    #[cfg(feature = "sqlite")]
-    impl Sealed
-        for diesel_async::sync_connection_wrapper::SyncConnectionWrapper<diesel::SqliteConnection>
-    {
-    }
 }
 
 /// Marks idgen's implementations for diesel-async's deadpool pools (`IntoLeaseStore`,
@@ -138,45 +129,12 @@ pub(crate) struct AsyncDieselSession<'c, C> {
     pub(crate) conn: &'c mut C,
 }
 
-impl<C: AsyncDieselConnection> idgen_core::sql::Session for AsyncDieselSession<'_, C> {
-    type Error = QueryError;
-
-    fn dialect(&self) -> Dialect {
-        C::DIALECT
-    }
-
-    fn classify(&self, err: &QueryError) -> ErrorClass {
-        classify(C::DIALECT, err)
-    }
-
-    async fn execute(&mut self, st: Statement<'_>) -> QueryResult<u64> {
-        if st.params.is_empty() {
-            // One simple query: it may hold several statements.
-            return self.conn.batch_execute(&st.sql).await.map(|()| 0);
-        }
-        self.conn.run(st).await.map(|rows| rows as u64)
-    }
-
-    async fn fetch_i64(&mut self, st: Statement<'_>) -> QueryResult<Option<i64>> {
-        Ok(self.conn.load_numbers(st).await?.first().copied())
-    }
-
-    async fn fetch_text(&mut self, st: Statement<'_>) -> QueryResult<Option<String>> {
-        Ok(self.conn.load_texts(st).await?.into_iter().next())
-    }
-
-    async fn fetch_claim(&mut self, st: Statement<'_>) -> QueryResult<Option<(i64, Option<i64>)>> {
-        Ok(self.conn.load_claims(st).await?.first().copied())
-    }
-
-    async fn fetch_lease_rows(&mut self, st: Statement<'_>) -> QueryResult<Vec<LeaseRow>> {
-        self.conn.load_lease_rows(st).await
-    }
-
-    async fn pause(&mut self, pause: Duration) {
-        tokio::time::sleep(pause).await;
-    }
-}
+crate::session::diesel_session!(
+    AsyncDieselSession,
+    AsyncDieselConnection,
+    tokio::time::sleep,
+    await
+);
 
 /// The longest a call waits for a connection of the pool (or a new one, for a detached lease
 /// store): idgen-core's default store time-out, so a call does not outlive the engine's.
@@ -222,6 +180,9 @@ type Preparing<'c> = std::pin::Pin<Box<dyn Future<Output = QueryResult<()>> + Se
 macro_rules! async_diesel_connection {
     ($feature:literal, $conn:ty, $backend:ty, $dialect:expr, $prepare:expr) => {
         #[cfg(feature = $feature)]
+        impl sealed::Sealed for $conn {}
+
+        #[cfg(feature = $feature)]
         impl AsyncDieselConnection for $conn {
             const DIALECT: Dialect = $dialect;
 
@@ -230,39 +191,7 @@ macro_rules! async_diesel_connection {
                 prepare(self).await
             }
 
-            async fn run(&mut self, st: Statement<'_>) -> QueryResult<usize> {
-                diesel_async::RunQueryDsl::execute(bound::<$backend>(st), self).await
-            }
-
-            async fn load_numbers(&mut self, st: Statement<'_>) -> QueryResult<Vec<i64>> {
-                let rows: Vec<Number> =
-                    diesel_async::RunQueryDsl::load(bound::<$backend>(st), self).await?;
-                Ok(rows.into_iter().map(|row| row.value).collect())
-            }
-
-            async fn load_texts(&mut self, st: Statement<'_>) -> QueryResult<Vec<String>> {
-                let rows: Vec<TextValue> =
-                    diesel_async::RunQueryDsl::load(bound::<$backend>(st), self).await?;
-                Ok(rows.into_iter().map(|row| row.value).collect())
-            }
-
-            async fn load_claims(
-                &mut self,
-                st: Statement<'_>,
-            ) -> QueryResult<Vec<(i64, Option<i64>)>> {
-                let rows: Vec<ClaimRow> =
-                    diesel_async::RunQueryDsl::load(bound::<$backend>(st), self).await?;
-                Ok(rows
-                    .into_iter()
-                    .map(|row| (row.node, row.last_timestamp))
-                    .collect())
-            }
-
-            async fn load_lease_rows(&mut self, st: Statement<'_>) -> QueryResult<Vec<LeaseRow>> {
-                let rows: Vec<TableRow> =
-                    diesel_async::RunQueryDsl::load(bound::<$backend>(st), self).await?;
-                rows.into_iter().map(TableRow::into_lease_row).collect()
-            }
+            crate::session::bind_and_decode!($backend, diesel_async::RunQueryDsl, async await);
         }
     };
 }

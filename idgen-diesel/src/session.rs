@@ -12,8 +12,6 @@
     allow(dead_code, unused_imports)
 )]
 
-use std::time::Duration;
-
 // `batch_execute` for MySQL's and SQLite's preparation (a supertrait method elsewhere).
 #[cfg(any(feature = "mysql", feature = "sqlite"))]
 use diesel::connection::SimpleConnection;
@@ -24,14 +22,9 @@ use diesel::{QueryableByName, RunQueryDsl};
 use idgen_core::sql::{Dialect, ErrorClass, LeaseRow, Statement, Value};
 
 mod sealed {
+    /// Implemented by `diesel_connection!` for each connection, with its `DieselConnection`.
     #[allow(unreachable_pub)]
     pub trait Sealed {}
-    #[cfg(feature = "postgres")]
-    impl Sealed for diesel::PgConnection {}
-    #[cfg(feature = "mysql")]
-    impl Sealed for diesel::MysqlConnection {}
-    #[cfg(feature = "sqlite")]
-    impl Sealed for diesel::SqliteConnection {}
 }
 
 /// A diesel connection idgen keeps lease tables and hi-lo counters in: `PgConnection`,
@@ -137,45 +130,71 @@ pub(crate) fn classify(dialect: Dialect, err: &QueryError) -> ErrorClass {
     }
 }
 
-impl<C: DieselConnection + Send> idgen_core::sql::Session for DieselSession<'_, C> {
-    type Error = QueryError;
+/// The idgen-core [`Session`](idgen_core::sql::Session) of a session type over a connection
+/// trait (`DieselConnection` here, `AsyncDieselConnection` in [`crate::async_session`]), both
+/// with the same methods: one text for the blocking and the async session, whose only
+/// differences are whether each call is awaited (the trailing `await`) and how a pause waits.
+macro_rules! diesel_session {
+    ($session:ident, $bound:ident $(+ $more:ident)*, $sleep:path $(, $await:tt)?) => {
+        impl<C: $bound $(+ $more)*> idgen_core::sql::Session for $session<'_, C> {
+            type Error = diesel::result::Error;
 
-    fn dialect(&self) -> Dialect {
-        C::DIALECT
-    }
+            fn dialect(&self) -> idgen_core::sql::Dialect {
+                C::DIALECT
+            }
 
-    fn classify(&self, err: &QueryError) -> ErrorClass {
-        classify(C::DIALECT, err)
-    }
+            fn classify(&self, err: &diesel::result::Error) -> idgen_core::sql::ErrorClass {
+                $crate::session::classify(C::DIALECT, err)
+            }
 
-    async fn execute(&mut self, st: Statement<'_>) -> QueryResult<u64> {
-        if st.params.is_empty() {
-            // One simple query: it may hold several statements.
-            return self.conn.batch_execute(&st.sql).map(|()| 0);
+            async fn execute(
+                &mut self,
+                st: idgen_core::sql::Statement<'_>,
+            ) -> diesel::QueryResult<u64> {
+                if st.params.is_empty() {
+                    // One simple query: it may hold several statements.
+                    return self.conn.batch_execute(&st.sql)$(.$await)?.map(|()| 0);
+                }
+                self.conn.run(st)$(.$await)?.map(|rows| rows as u64)
+            }
+
+            async fn fetch_i64(
+                &mut self,
+                st: idgen_core::sql::Statement<'_>,
+            ) -> diesel::QueryResult<Option<i64>> {
+                Ok(self.conn.load_numbers(st)$(.$await)??.first().copied())
+            }
+
+            async fn fetch_text(
+                &mut self,
+                st: idgen_core::sql::Statement<'_>,
+            ) -> diesel::QueryResult<Option<String>> {
+                Ok(self.conn.load_texts(st)$(.$await)??.into_iter().next())
+            }
+
+            async fn fetch_claim(
+                &mut self,
+                st: idgen_core::sql::Statement<'_>,
+            ) -> diesel::QueryResult<Option<(i64, Option<i64>)>> {
+                Ok(self.conn.load_claims(st)$(.$await)??.first().copied())
+            }
+
+            async fn fetch_lease_rows(
+                &mut self,
+                st: idgen_core::sql::Statement<'_>,
+            ) -> diesel::QueryResult<Vec<idgen_core::sql::LeaseRow>> {
+                self.conn.load_lease_rows(st)$(.$await)?
+            }
+
+            async fn pause(&mut self, pause: std::time::Duration) {
+                $sleep(pause)$(.$await)?;
+            }
         }
-        self.conn.run(st).map(|rows| rows as u64)
-    }
-
-    async fn fetch_i64(&mut self, st: Statement<'_>) -> QueryResult<Option<i64>> {
-        Ok(self.conn.load_numbers(st)?.first().copied())
-    }
-
-    async fn fetch_text(&mut self, st: Statement<'_>) -> QueryResult<Option<String>> {
-        Ok(self.conn.load_texts(st)?.into_iter().next())
-    }
-
-    async fn fetch_claim(&mut self, st: Statement<'_>) -> QueryResult<Option<(i64, Option<i64>)>> {
-        Ok(self.conn.load_claims(st)?.first().copied())
-    }
-
-    async fn fetch_lease_rows(&mut self, st: Statement<'_>) -> QueryResult<Vec<LeaseRow>> {
-        self.conn.load_lease_rows(st)
-    }
-
-    async fn pause(&mut self, pause: Duration) {
-        std::thread::sleep(pause);
-    }
+    };
 }
+pub(crate) use diesel_session;
+
+diesel_session!(DieselSession, DieselConnection + Send, std::thread::sleep);
 
 /// How long a statement waits for another SQLite writer when the connection has no busy
 /// timeout of its own (diesel's default is none; sqlx's is 5 s).
@@ -217,6 +236,9 @@ where
 macro_rules! diesel_connection {
     ($feature:literal, $conn:ty, $backend:ty, $dialect:expr, $prepare:expr) => {
         #[cfg(feature = $feature)]
+        impl sealed::Sealed for $conn {}
+
+        #[cfg(feature = $feature)]
         impl DieselConnection for $conn {
             const DIALECT: Dialect = $dialect;
 
@@ -225,35 +247,62 @@ macro_rules! diesel_connection {
                 prepare(self)
             }
 
-            fn run(&mut self, st: Statement<'_>) -> QueryResult<usize> {
-                bound::<$backend>(st).execute(self)
-            }
-
-            fn load_numbers(&mut self, st: Statement<'_>) -> QueryResult<Vec<i64>> {
-                let rows: Vec<Number> = bound::<$backend>(st).load(self)?;
-                Ok(rows.into_iter().map(|row| row.value).collect())
-            }
-
-            fn load_texts(&mut self, st: Statement<'_>) -> QueryResult<Vec<String>> {
-                let rows: Vec<TextValue> = bound::<$backend>(st).load(self)?;
-                Ok(rows.into_iter().map(|row| row.value).collect())
-            }
-
-            fn load_claims(&mut self, st: Statement<'_>) -> QueryResult<Vec<(i64, Option<i64>)>> {
-                let rows: Vec<ClaimRow> = bound::<$backend>(st).load(self)?;
-                Ok(rows
-                    .into_iter()
-                    .map(|row| (row.node, row.last_timestamp))
-                    .collect())
-            }
-
-            fn load_lease_rows(&mut self, st: Statement<'_>) -> QueryResult<Vec<LeaseRow>> {
-                let rows: Vec<TableRow> = bound::<$backend>(st).load(self)?;
-                rows.into_iter().map(TableRow::into_lease_row).collect()
-            }
+            $crate::session::bind_and_decode!($backend, diesel::RunQueryDsl);
         }
     };
 }
+
+/// The binding and decoding methods of `DieselConnection` and `AsyncDieselConnection` for the
+/// backend `$backend`: one text, run with diesel's `RunQueryDsl`, or with diesel-async's when
+/// the trailing `async await` makes each method `async` and awaits its query.
+macro_rules! bind_and_decode {
+    ($backend:ty, $($dsl:ident)::+ $(, $async:tt $await:tt)?) => {
+        $($async)? fn run(
+            &mut self,
+            st: idgen_core::sql::Statement<'_>,
+        ) -> diesel::QueryResult<usize> {
+            let query = $crate::session::bound::<$backend>(st);
+            $($dsl)::+::execute(query, self)$(.$await)?
+        }
+
+        $($async)? fn load_numbers(
+            &mut self,
+            st: idgen_core::sql::Statement<'_>,
+        ) -> diesel::QueryResult<Vec<i64>> {
+            let query = $crate::session::bound::<$backend>(st);
+            let rows: Vec<$crate::session::Number> = $($dsl)::+::load(query, self)$(.$await)??;
+            Ok(rows.into_iter().map(|row| row.value).collect())
+        }
+
+        $($async)? fn load_texts(
+            &mut self,
+            st: idgen_core::sql::Statement<'_>,
+        ) -> diesel::QueryResult<Vec<String>> {
+            let query = $crate::session::bound::<$backend>(st);
+            let rows: Vec<$crate::session::TextValue> = $($dsl)::+::load(query, self)$(.$await)??;
+            Ok(rows.into_iter().map(|row| row.value).collect())
+        }
+
+        $($async)? fn load_claims(
+            &mut self,
+            st: idgen_core::sql::Statement<'_>,
+        ) -> diesel::QueryResult<Vec<(i64, Option<i64>)>> {
+            let query = $crate::session::bound::<$backend>(st);
+            let rows: Vec<$crate::session::ClaimRow> = $($dsl)::+::load(query, self)$(.$await)??;
+            Ok(rows.into_iter().map(|row| (row.node, row.last_timestamp)).collect())
+        }
+
+        $($async)? fn load_lease_rows(
+            &mut self,
+            st: idgen_core::sql::Statement<'_>,
+        ) -> diesel::QueryResult<Vec<idgen_core::sql::LeaseRow>> {
+            let query = $crate::session::bound::<$backend>(st);
+            let rows: Vec<$crate::session::TableRow> = $($dsl)::+::load(query, self)$(.$await)??;
+            rows.into_iter().map($crate::session::TableRow::into_lease_row).collect()
+        }
+    };
+}
+pub(crate) use bind_and_decode;
 
 diesel_connection!(
     "postgres",

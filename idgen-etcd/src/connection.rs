@@ -6,7 +6,7 @@ use std::time::Duration;
 use etcd_client::{Client, ConnectOptions};
 use tokio::sync::OnceCell;
 
-use crate::error::EtcdCallError;
+use idgen_core::sql::CallError;
 
 /// How long opening a connection to a member may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -31,6 +31,16 @@ pub struct Etcd {
     options: ConnectOptions,
     client: Arc<OnceCell<Client>>,
 }
+
+/// Lets `WorkerLease::acquire(&etcd, &layout)` and `HiLo::new(&etcd, block)` take an
+/// [`Etcd`] (its `IntoLeaseStore` and `IntoHiLoSource` implementations); callers never name it.
+///
+/// ```
+/// fn takes_a_store<M>(_: impl idgen_etcd::lease::IntoLeaseStore<M>) {}
+/// takes_a_store::<idgen_etcd::lease::EtcdMarker>(idgen_etcd::Etcd::new(["http://127.0.0.1:2379"]));
+/// ```
+#[derive(Debug)]
+pub struct EtcdMarker;
 
 impl std::fmt::Debug for Etcd {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -114,11 +124,8 @@ impl Etcd {
     }
 
     /// A failed call, for the error chain.
-    pub(crate) fn failed(&self, action: String, source: etcd_client::Error) -> EtcdCallError {
-        EtcdCallError {
-            action,
-            endpoints: self.endpoints.join(","),
-            source,
-        }
+    pub(crate) fn failed(&self, action: String, source: etcd_client::Error) -> CallError {
+        let endpoints = self.endpoints.join(",");
+        CallError::new(format!("{action} on etcd at {endpoints}: {source}"), source)
     }
 }

@@ -8,7 +8,7 @@ use etcd_client::{Client, Compare, CompareOp, GetOptions, KeyValue, Txn, TxnOp, 
 use idgen_core::Error;
 
 use crate::Etcd;
-use crate::error::UnexpectedValue;
+pub use crate::connection::EtcdMarker;
 
 /// The default key prefix of counters (the SQL counter table's default name).
 pub const DEFAULT_PREFIX: &str = "idgen_hilo";
@@ -219,20 +219,16 @@ impl EtcdCounter {
                 .ok()
                 .and_then(|text| text.parse().ok())
                 .ok_or_else(|| {
-                    Box::new(UnexpectedValue(format!(
+                    BoxError::from(format!(
                         "{key} holds {:?}, not an integer",
                         String::from_utf8_lossy(kv.value())
-                    ))) as BoxError
+                    ))
                 })
         };
         let increment = u64::try_from(number(inc, &inc_key)?)
             .ok()
             .filter(|&i| i > 0)
-            .ok_or_else(|| {
-                Box::new(UnexpectedValue(format!(
-                    "{inc_key} is not a positive integer"
-                ))) as BoxError
-            })?;
+            .ok_or_else(|| BoxError::from(format!("{inc_key} is not a positive integer")))?;
         Ok(Seen {
             next: number(next, &next_key)?,
             next_revision: next.mod_revision(),
@@ -267,19 +263,19 @@ impl HiLoSource for EtcdCounter {
         let (next_key, inc_key) = (self.next_key(), self.increment_key());
         for _ in 0..CAS_ATTEMPTS {
             if seen.increment != size {
-                return Err(Box::new(UnexpectedValue(format!(
+                return Err(BoxError::from(format!(
                     "the increment of counter {} is {} now, not the block size {size} it started with: refusing further blocks",
                     self.name, seen.increment
-                ))));
+                )));
             }
             let advanced = i64::try_from(seen.increment)
                 .ok()
                 .and_then(|inc| seen.next.checked_add(inc))
                 .ok_or_else(|| {
-                    Box::new(UnexpectedValue(format!(
+                    BoxError::from(format!(
                         "counter {} at {} cannot advance by {} within i64",
                         self.name, seen.next, seen.increment
-                    ))) as BoxError
+                    ))
                 })?;
             let txn = Txn::new()
                 .when([
@@ -319,10 +315,10 @@ impl HiLoSource for EtcdCounter {
                 .collect();
             seen = self.decode(&kvs)?;
         }
-        Err(Box::new(UnexpectedValue(format!(
+        Err(BoxError::from(format!(
             "counter {} changed under {CAS_ATTEMPTS} compare-and-swap attempts in a row",
             self.name
-        ))))
+        )))
     }
 
     /// The increment stored with the counter ([`Increment::Fixed`]).
@@ -342,22 +338,10 @@ impl HiLoSource for EtcdCounter {
     }
 }
 
-/// Lets `HiLo::new(&etcd, block)` take an [`Etcd`]; callers never name it.
-#[derive(Debug)]
-pub struct EtcdMarker;
-
 impl IntoHiLoSource<EtcdMarker> for Etcd {
     type Source = EtcdCounter;
     /// The counter `counter` (default [`DEFAULT_COUNTER`]) on this cluster.
     fn into_hilo_source(self, counter: &str) -> EtcdCounter {
         EtcdCounter::unchecked(&self, counter)
-    }
-}
-
-impl IntoHiLoSource<EtcdMarker> for &Etcd {
-    type Source = EtcdCounter;
-    /// The counter `counter` (default [`DEFAULT_COUNTER`]) on this cluster.
-    fn into_hilo_source(self, counter: &str) -> EtcdCounter {
-        EtcdCounter::unchecked(self, counter)
     }
 }

@@ -5,7 +5,7 @@
 //! comparison orders timestamps: a renewal raises the bound with one compare
 //! (`value < "<new timestamp>"`), never lowering it, in a single transaction.
 
-use crate::error::UnexpectedValue;
+use idgen_core::lease::BoxError;
 
 /// A decoded `last` value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,9 +29,9 @@ impl Last {
         }
     }
 
-    pub(crate) fn decode(value: &[u8]) -> Result<Last, UnexpectedValue> {
+    pub(crate) fn decode(value: &[u8]) -> Result<Last, BoxError> {
         let text = std::str::from_utf8(value)
-            .map_err(|_| UnexpectedValue("a last-timestamp value is not UTF-8".into()))?;
+            .map_err(|_| BoxError::from("a last-timestamp value is not UTF-8"))?;
         let (ts, owner) = match text.split_once(' ') {
             Some((ts, owner)) => (ts, Some(owner.to_owned())),
             None => (text, None),
@@ -39,7 +39,7 @@ impl Last {
         let timestamp_ms = match ts {
             "-" => None,
             digits => Some(digits.parse().map_err(|_| {
-                UnexpectedValue(format!("the last-timestamp value {text:?} is not idgen's"))
+                BoxError::from(format!("the last-timestamp value {text:?} is not idgen's"))
             })?),
         };
         Ok(Last {

@@ -11,7 +11,7 @@ use idgen_core::Error;
 use idgen_core::sql::SqlName;
 
 use crate::Etcd;
-use crate::error::UnexpectedValue;
+pub use crate::connection::EtcdMarker;
 use crate::last::{self, Last};
 
 /// The default key prefix of the lease keys (the SQL stores' default table name).
@@ -77,6 +77,26 @@ impl std::fmt::Debug for EtcdLeaseStore {
 struct Keys {
     holder: String,
     last: String,
+}
+
+impl Keys {
+    /// Nobody holds the node ID, and its `last` key is still at `revision` (0: absent): when a
+    /// claim, a take-back or a late release may write.
+    fn unheld_since(&self, revision: i64) -> [Compare; 2] {
+        [
+            Compare::create_revision(self.holder.as_str(), CompareOp::Equal, 0),
+            Compare::mod_revision(self.last.as_str(), CompareOp::Equal, revision),
+        ]
+    }
+
+    /// The writes of a claim: the holder key under `lease`, and the `last` key.
+    fn claim_ops(&self, holder: &str, lease: i64, last: &Last) -> [TxnOp; 2] {
+        let under_lease = PutOptions::new().with_lease(lease);
+        [
+            TxnOp::put(self.holder.as_str(), holder, Some(under_lease)),
+            TxnOp::put(self.last.as_str(), last.encode(), None),
+        ]
+    }
 }
 
 impl EtcdLeaseStore {
@@ -214,18 +234,8 @@ impl EtcdLeaseStore {
             owner: Some(req.holder.to_owned()),
         };
         let txn = Txn::new()
-            .when([
-                Compare::create_revision(keys.holder.as_str(), CompareOp::Equal, 0),
-                Compare::mod_revision(keys.last.as_str(), CompareOp::Equal, kv.mod_revision()),
-            ])
-            .and_then([
-                TxnOp::put(
-                    keys.holder.as_str(),
-                    req.holder,
-                    Some(PutOptions::new().with_lease(lease)),
-                ),
-                TxnOp::put(keys.last.as_str(), raised.encode(), None),
-            ]);
+            .when(keys.unheld_since(kv.mod_revision()))
+            .and_then(keys.claim_ops(req.holder, lease, &raised));
         let done = client
             .txn(txn)
             .await
@@ -379,14 +389,7 @@ impl LeaseStore for EtcdLeaseStore {
                 && Last::decode(kv.value())?.owner.as_deref() == Some(req.holder)
             {
                 let txn = Txn::new()
-                    .when([
-                        Compare::create_revision(keys.holder.as_str(), CompareOp::Equal, 0),
-                        Compare::mod_revision(
-                            keys.last.as_str(),
-                            CompareOp::Equal,
-                            kv.mod_revision(),
-                        ),
-                    ])
+                    .when(keys.unheld_since(kv.mod_revision()))
                     .and_then([exact(&keys.last)]);
                 client
                     .txn(txn)
@@ -458,18 +461,8 @@ impl EtcdLeaseStore {
                     owner: Some(req.holder.to_owned()),
                 };
                 let txn = Txn::new()
-                    .when([
-                        Compare::create_revision(keys.holder.as_str(), CompareOp::Equal, 0),
-                        Compare::mod_revision(keys.last.as_str(), CompareOp::Equal, revision),
-                    ])
-                    .and_then([
-                        TxnOp::put(
-                            keys.holder.as_str(),
-                            req.holder,
-                            Some(PutOptions::new().with_lease(lease)),
-                        ),
-                        TxnOp::put(keys.last.as_str(), owned.encode(), None),
-                    ]);
+                    .when(keys.unheld_since(revision))
+                    .and_then(keys.claim_ops(req.holder, lease, &owned));
                 let answer = client
                     .txn(txn)
                     .await
@@ -487,16 +480,12 @@ impl EtcdLeaseStore {
                 return Ok(None);
             }
         }
-        Err(Box::new(UnexpectedValue(format!(
+        Err(BoxError::from(format!(
             "every free node ID of namespace {:?} was taken by another claimant {CLAIM_ROUNDS} times in a row",
             req.namespace
-        ))))
+        )))
     }
 }
-
-/// Lets `WorkerLease::acquire(&etcd, &layout)` take an [`Etcd`]; callers never name it.
-#[derive(Debug)]
-pub struct EtcdMarker;
 
 impl IntoLeaseStore<EtcdMarker> for Etcd {
     type Store = EtcdLeaseStore;
@@ -504,13 +493,5 @@ impl IntoLeaseStore<EtcdMarker> for Etcd {
     /// first claim, naming it).
     fn into_lease_store(self, table: &str) -> EtcdLeaseStore {
         EtcdLeaseStore::named(&self, table)
-    }
-}
-
-impl IntoLeaseStore<EtcdMarker> for &Etcd {
-    type Store = EtcdLeaseStore;
-    /// The store on this cluster (sharing its client), with `table` as the key prefix.
-    fn into_lease_store(self, table: &str) -> EtcdLeaseStore {
-        EtcdLeaseStore::named(self, table)
     }
 }

@@ -90,7 +90,6 @@ pub use idgen_core::*;
 pub use etcd_client;
 
 mod connection;
-mod error;
 pub mod hilo;
 mod last;
 pub mod lease;

@@ -4,12 +4,25 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use idgen_core::sql::CallError;
 use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, Client, RedisError};
 use tokio::sync::Mutex;
 
 /// How long opening a connection may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Lets `WorkerLease::acquire(&client, &layout)` and `HiLo::new(&client, block)` take a
+/// [`redis::Client`] (its `IntoLeaseStore` and `IntoHiLoSource` implementations); callers never
+/// name it.
+///
+/// ```
+/// fn takes_a_store<M>(_: impl idgen_redis::lease::IntoLeaseStore<M>) {}
+/// let client = redis::Client::open("redis://127.0.0.1:6379/").unwrap();
+/// takes_a_store::<idgen_redis::lease::RedisClient>(client);
+/// ```
+#[derive(Debug)]
+pub struct RedisClient;
 
 /// A lazily opened multiplexed connection shared by the clones of a store or counter.
 ///
@@ -38,6 +51,13 @@ impl Connection {
     /// The server's address, for messages.
     pub(crate) fn server(&self) -> String {
         self.client.get_connection_info().addr().to_string()
+    }
+
+    /// A failed call, for the error chain: `action` on this server, the client's error as the
+    /// source.
+    pub(crate) fn failed(&self, action: &str, source: RedisError) -> CallError {
+        let server = self.server();
+        CallError::new(format!("{action} on Redis at {server}: {source}"), source)
     }
 
     /// The open connection, or a new one.

@@ -5,7 +5,7 @@ pub use idgen_core::hilo::*;
 use idgen_core::Error;
 
 use crate::connection::Connection;
-use crate::error::{RedisCallError, UnexpectedReply};
+pub use crate::connection::RedisClient;
 use crate::scripts;
 
 /// The default key prefix of counters (the SQL counter table's default name).
@@ -139,11 +139,8 @@ impl RedisCounter {
     }
 
     fn failed(&self, action: &str, source: redis::RedisError) -> BoxError {
-        Box::new(RedisCallError {
-            action: format!("{action} {}", self.key()),
-            server: self.conn.server(),
-            source,
-        })
+        let action = format!("{action} {}", self.key());
+        Box::new(self.conn.failed(&action, source))
     }
 
     fn missing(&self, key: &str) -> Error {
@@ -169,11 +166,8 @@ fn validate_name(name: &str) -> Result<(), Error> {
 impl HiLoSource for RedisCounter {
     async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
         let key = self.key.clone()?;
-        let step = i64::try_from(size).map_err(|_| {
-            Box::new(UnexpectedReply(format!(
-                "a block of {size} exceeds i64::MAX"
-            ))) as BoxError
-        })?;
+        let step = i64::try_from(size)
+            .map_err(|_| BoxError::from(format!("a block of {size} exceeds i64::MAX")))?;
         let reply: Option<String> = self
             .conn
             .run(|mut conn| {
@@ -191,11 +185,9 @@ impl HiLoSource for RedisCounter {
         let Some(text) = reply else {
             return Err(Box::new(self.missing(&key)));
         };
-        let next: i64 = text.parse().map_err(|_| {
-            Box::new(UnexpectedReply(format!(
-                "counter {key} holds {text:?}, not an integer"
-            ))) as BoxError
-        })?;
+        let next: i64 = text
+            .parse()
+            .map_err(|_| BoxError::from(format!("counter {key} holds {text:?}, not an integer")))?;
         // `INCRBY` refuses to pass i64::MAX, so `next - step` cannot overflow.
         Ok(next - step)
     }
@@ -227,22 +219,10 @@ impl HiLoSource for RedisCounter {
     }
 }
 
-/// Lets `HiLo::new(&client, block)` take a [`redis::Client`]; callers never name it.
-#[derive(Debug)]
-pub struct RedisClient;
-
 impl IntoHiLoSource<RedisClient> for redis::Client {
     type Source = RedisCounter;
     /// The counter `counter` (default [`DEFAULT_COUNTER`]) on this client.
     fn into_hilo_source(self, counter: &str) -> RedisCounter {
         RedisCounter::unchecked(&self, counter)
-    }
-}
-
-impl IntoHiLoSource<RedisClient> for &redis::Client {
-    type Source = RedisCounter;
-    /// The counter `counter` (default [`DEFAULT_COUNTER`]) on a clone of this client.
-    fn into_hilo_source(self, counter: &str) -> RedisCounter {
-        RedisCounter::unchecked(self, counter)
     }
 }

@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use idgen_core::Error;
 use idgen_core::sql::SqlName;
+use redis::Script;
 
 use crate::connection::Connection;
-use crate::error::{RedisCallError, UnexpectedReply};
+pub use crate::connection::RedisClient;
 use crate::scripts::{self, timestamp_arg};
 
 /// The default key prefix of the lease keys (the SQL stores' default table name).
@@ -115,12 +116,33 @@ impl RedisLeaseStore {
         Ok(format!("{}:{namespace}", self.prefix()?))
     }
 
+    /// Runs `script` on the node ID of `req` with ARGV base, node, holder, `ttl_ms` (when
+    /// given) and the last timestamp: the script's answer.
+    async fn on_node(
+        &self,
+        script: &Script,
+        action: &str,
+        req: &RenewRequest<'_>,
+        ttl_ms: Option<u64>,
+    ) -> Result<i64, BoxError> {
+        let base = self.base(req.namespace)?;
+        self.conn
+            .run(|mut conn| async move {
+                let mut call = script.arg(&base);
+                call.arg(req.node).arg(req.holder);
+                if let Some(ttl_ms) = ttl_ms {
+                    call.arg(ttl_ms);
+                }
+                call.arg(timestamp_arg(req.last_timestamp_ms))
+                    .invoke_async(&mut conn)
+                    .await
+            })
+            .await
+            .map_err(|e| self.failed(format!("{action} node {}", req.node), e))
+    }
+
     fn failed(&self, action: String, source: redis::RedisError) -> BoxError {
-        Box::new(RedisCallError {
-            action,
-            server: self.conn.server(),
-            source,
-        })
+        Box::new(self.conn.failed(&action, source))
     }
 }
 
@@ -135,9 +157,9 @@ fn parse_timestamp(text: &str) -> Result<Option<i64>, BoxError> {
         return Ok(None);
     }
     text.parse().map(Some).map_err(|_| {
-        Box::new(UnexpectedReply(format!(
+        BoxError::from(format!(
             "the stored last timestamp {text:?} is not an integer"
-        ))) as BoxError
+        ))
     })
 }
 
@@ -165,9 +187,9 @@ impl LeaseStore for RedisLeaseStore {
         let Some((node, last)) = reply else {
             return Ok(None);
         };
-        let node = node.parse().map_err(|_| {
-            Box::new(UnexpectedReply(format!("the claim returned node {node:?}"))) as BoxError
-        })?;
+        let node = node
+            .parse()
+            .map_err(|_| BoxError::from(format!("the claim returned node {node:?}")))?;
         Ok(Some(Claim {
             node,
             last_timestamp_ms: parse_timestamp(&last)?,
@@ -175,40 +197,16 @@ impl LeaseStore for RedisLeaseStore {
     }
 
     async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
-        let base = self.base(req.namespace)?;
-        let renewed: i64 = self
-            .conn
-            .run(|mut conn| async move {
-                scripts::RENEW
-                    .arg(&base)
-                    .arg(req.node)
-                    .arg(req.holder)
-                    .arg(ttl_ms(req.ttl))
-                    .arg(timestamp_arg(req.last_timestamp_ms))
-                    .invoke_async(&mut conn)
-                    .await
-            })
-            .await
-            .map_err(|e| self.failed(format!("renew node {}", req.node), e))?;
+        let renewed = self
+            .on_node(&scripts::RENEW, "renew", &req, Some(ttl_ms(req.ttl)))
+            .await?;
         Ok(renewed == 1)
     }
 
     async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
-        let base = self.base(req.namespace)?;
-        let _: i64 = self
-            .conn
-            .run(|mut conn| async move {
-                scripts::RELEASE
-                    .arg(&base)
-                    .arg(req.node)
-                    .arg(req.holder)
-                    .arg(timestamp_arg(req.last_timestamp_ms))
-                    .invoke_async(&mut conn)
-                    .await
-            })
+        self.on_node(&scripts::RELEASE, "release", &req, None)
             .await
-            .map_err(|e| self.failed(format!("release node {}", req.node), e))?;
-        Ok(())
+            .map(drop)
     }
 
     /// The same server and prefix with a connection of its own, opened on first use (on the
@@ -221,23 +219,11 @@ impl LeaseStore for RedisLeaseStore {
     }
 }
 
-/// Lets `WorkerLease::acquire(&client, &layout)` take a [`redis::Client`]; callers never name it.
-#[derive(Debug)]
-pub struct RedisClient;
-
 impl IntoLeaseStore<RedisClient> for redis::Client {
     type Store = RedisLeaseStore;
     /// The store on this client, with `table` as the key prefix (a refused one fails the
     /// first claim, naming it).
     fn into_lease_store(self, table: &str) -> RedisLeaseStore {
         RedisLeaseStore::named(self, table)
-    }
-}
-
-impl IntoLeaseStore<RedisClient> for &redis::Client {
-    type Store = RedisLeaseStore;
-    /// The store on a clone of this client, with `table` as the key prefix.
-    fn into_lease_store(self, table: &str) -> RedisLeaseStore {
-        RedisLeaseStore::named(self.clone(), table)
     }
 }

@@ -105,7 +105,6 @@ pub use idgen_core::*;
 pub use redis;
 
 mod connection;
-mod error;
 pub mod hilo;
 pub mod lease;
 mod scripts;

@@ -346,11 +346,3 @@ impl IntoHiLoSource<SeaOrmConnection> for DatabaseConnection {
         source(&self, counter)
     }
 }
-
-impl IntoHiLoSource<SeaOrmConnection> for &DatabaseConnection {
-    type Source = SeaOrmCounter;
-
-    fn into_hilo_source(self, counter: &str) -> SeaOrmCounter {
-        source(self, counter)
-    }
-}

@@ -317,12 +317,3 @@ impl IntoLeaseStore<SeaOrmConnection> for DatabaseConnection {
         SeaOrmLeaseStore::named(&self, table)
     }
 }
-
-impl IntoLeaseStore<SeaOrmConnection> for &DatabaseConnection {
-    type Store = SeaOrmLeaseStore;
-    /// The store on this connection's pool (shared, not copied); a refused table name (or a
-    /// connection without an sqlx pool) fails the first claim, naming it.
-    fn into_lease_store(self, table: &str) -> SeaOrmLeaseStore {
-        SeaOrmLeaseStore::named(self, table)
-    }
-}

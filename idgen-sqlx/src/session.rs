@@ -40,14 +40,9 @@ pub enum SqlxPool {}
 pub type SessionFuture<'a, S> = Pin<Box<dyn Future<Output = Result<S, sqlx::Error>> + Send + 'a>>;
 
 mod sealed {
+    /// Implemented by `sqlx_database!` for each database, with its `SqlxDatabase`.
     #[allow(unreachable_pub)]
     pub trait Sealed {}
-    #[cfg(feature = "postgres")]
-    impl Sealed for sqlx::Postgres {}
-    #[cfg(feature = "mysql")]
-    impl Sealed for sqlx::MySql {}
-    #[cfg(feature = "sqlite")]
-    impl Sealed for sqlx::Sqlite {}
 }
 
 /// A database idgen keeps lease tables and hi-lo counters in: `sqlx::Postgres`, `sqlx::MySql`
@@ -105,6 +100,9 @@ fn negative_node(node: i64) -> sqlx::Error {
 
 macro_rules! sqlx_database {
     ($feature:literal, $db:ty, $dialect:expr) => {
+        #[cfg(feature = $feature)]
+        impl sealed::Sealed for $db {}
+
         #[cfg(feature = $feature)]
         impl SqlxDatabase for $db {
             const DIALECT: Dialect = $dialect;

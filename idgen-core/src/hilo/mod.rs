@@ -36,6 +36,7 @@ mod state;
 mod stats;
 mod striped;
 
+pub use crate::borrowed::Borrowed;
 pub use builder::{DEFAULT_COUNTER, HiLoBuilder};
 pub use generator::HiLo;
 pub use memory::MemorySource;

@@ -14,6 +14,7 @@ pub mod steps;
 mod store;
 mod worker;
 
+pub use crate::borrowed::Borrowed;
 pub use memory::MemoryLeaseStore;
 pub use store::{BoxError, Claim, ClaimRequest, IntoLeaseStore, LeaseStore, RenewRequest};
 pub use worker::{LeaseHandle, LeaseOptions, LeaseStatus, WorkerLease};

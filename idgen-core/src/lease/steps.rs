@@ -5,13 +5,18 @@
 //! An adapter implements [`Session`] on one connection of its pool and calls [`claim`],
 //! [`renew`], [`release`] and [`rows`] from its [`LeaseStore`](super::LeaseStore) (a blocking
 //! adapter on a thread of its own, with [`block_on`](crate::sql::block_on)). So stores of every
-//! adapter answer the same situation the same way.
+//! adapter answer the same situation the same way. A store that implements [`StepStore`]
+//! (how one [`Call`] reaches a session) gets its whole `LeaseStore` from this module.
+
+mod calls;
+
+pub use calls::{Call, ClaimCall, CreateTable, ReleaseCall, RenewCall, StepStore};
 
 use std::ops::Range;
 use std::time::Duration;
 
 use crate::lease::{BoxError, Claim, ClaimRequest, RenewRequest};
-use crate::sql::{Dialect, ErrorClass, LeaseRow, LeaseSql, Session, Statement};
+use crate::sql::{CallError, Dialect, ErrorClass, LeaseRow, LeaseSql, Session, Statement};
 
 /// Rows of a namespace are created in chunks of this many node IDs, as they are needed.
 pub const CHUNK: u64 = 1024;
@@ -264,30 +269,8 @@ fn describe<S: Session>(session: &S, sql: &LeaseSql, operation: &str, err: S::Er
     } else {
         ""
     };
-    Box::new(StatementError {
-        context: format!("{operation} on lease table {}: {err}{hint}", sql.table()),
-        source: Box::new(err),
-    })
-}
-
-/// A lease statement that failed: what was done on which table (with the driver's message and
-/// a hint), and the driver's error itself as the source, for callers that inspect it.
-#[derive(Debug)]
-struct StatementError {
-    context: String,
-    source: BoxError,
-}
-
-impl std::fmt::Display for StatementError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.context)
-    }
-}
-
-impl std::error::Error for StatementError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&*self.source)
-    }
+    let context = format!("{operation} on lease table {}: {err}{hint}", sql.table());
+    Box::new(CallError::new(context, err))
 }
 
 #[cfg(test)]

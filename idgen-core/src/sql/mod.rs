@@ -15,6 +15,8 @@
 //! - [`Session`]: the primitives an adapter implements on one connection (run a statement,
 //!   read a value), over which the lease procedure (`lease::steps`) and the hi-lo counter
 //!   procedure ([`CounterSql::allocate_on`] and friends) are written once.
+//! - [`CallError`]: a failed call of any adapter's store or counter (SQL, etcd, Redis), the
+//!   driver's error kept as its source.
 //! - The default names: [`DEFAULT_LEASE_TABLE`], [`DEFAULT_COUNTER_TABLE`], [`DEFAULT_COUNTER`].
 //!
 //! ```
@@ -28,6 +30,7 @@
 //! # Ok::<(), idgen_core::Error>(())
 //! ```
 
+mod call_error;
 mod counter;
 mod dialect;
 mod lease;
@@ -35,6 +38,7 @@ mod name;
 mod session;
 mod statement;
 
+pub use call_error::CallError;
 pub use counter::{CounterKind, CounterSql, detect_mysql_kind};
 pub use dialect::{Dialect, ErrorClass, mariadb_has_sequences, mysql_has_skip_locked};
 pub use lease::LeaseSql;

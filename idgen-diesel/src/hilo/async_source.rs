@@ -268,34 +268,17 @@ where
     }
 }
 
-macro_rules! into_hilo_source {
-    ($feature:literal, $conn:ty) => {
-        #[cfg(feature = $feature)]
-        impl crate::hilo::IntoHiLoSource<crate::DeadpoolPool> for AsyncDieselPool<$conn> {
-            type Source = AsyncDieselCounter<$conn>;
-            /// The counter `counter` on this pool; a refused name fails at start-up, naming it.
-            fn into_hilo_source(self, counter: &str) -> AsyncDieselCounter<$conn> {
-                AsyncDieselCounter::unchecked(&self, counter)
-            }
-        }
-
-        #[cfg(feature = $feature)]
-        impl crate::hilo::IntoHiLoSource<crate::DeadpoolPool> for &AsyncDieselPool<$conn> {
-            type Source = AsyncDieselCounter<$conn>;
-            /// The counter `counter` on a clone of this pool; a refused name fails at start-up.
-            fn into_hilo_source(self, counter: &str) -> AsyncDieselCounter<$conn> {
-                AsyncDieselCounter::unchecked(self, counter)
-            }
-        }
-    };
+impl<C: AsyncDieselConnection> crate::hilo::IntoHiLoSource<crate::DeadpoolPool>
+    for AsyncDieselPool<C>
+where
+    AsyncDieselConnectionManager<C>: Manager<Type = C, Error = PoolError>,
+{
+    type Source = AsyncDieselCounter<C>;
+    /// The counter `counter` on this pool; a refused name fails at start-up, naming it.
+    fn into_hilo_source(self, counter: &str) -> AsyncDieselCounter<C> {
+        AsyncDieselCounter::unchecked(&self, counter)
+    }
 }
-
-into_hilo_source!("postgres", diesel_async::AsyncPgConnection);
-into_hilo_source!("mysql", diesel_async::AsyncMysqlConnection);
-into_hilo_source!(
-    "sqlite",
-    diesel_async::sync_connection_wrapper::SyncConnectionWrapper<diesel::SqliteConnection>
-);
 
 impl<C: AsyncDieselConnection> Clone for AsyncDieselCounter<C>
 where

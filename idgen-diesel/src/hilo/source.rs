@@ -258,14 +258,6 @@ impl<C: DieselConnection + Send> IntoHiLoSource<R2d2Pool> for DieselPool<C> {
     }
 }
 
-impl<C: DieselConnection + Send> IntoHiLoSource<R2d2Pool> for &DieselPool<C> {
-    type Source = DieselCounter<C>;
-    /// The counter `counter` on a clone of this pool; a refused name fails at start-up.
-    fn into_hilo_source(self, counter: &str) -> DieselCounter<C> {
-        DieselCounter::unchecked(self, counter)
-    }
-}
-
 impl<C: R2D2Connection + 'static> Clone for DieselCounter<C> {
     fn clone(&self) -> Self {
         DieselCounter {

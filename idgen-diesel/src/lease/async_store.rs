@@ -4,14 +4,12 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use idgen_core::lease::steps;
+use idgen_core::lease::steps::{self, Call, StepStore};
 use idgen_core::sql::LeaseSql;
 
 use crate::async_session::{AsyncDieselSession, pooled, unpooled};
-use crate::lease::store::{OwnedClaim, OwnedRenew, store_error};
-use crate::lease::{
-    BoxError, Claim, ClaimRequest, DEFAULT_TABLE, LeaseRow, LeaseStore, RenewRequest,
-};
+use crate::lease::store::store_error;
+use crate::lease::{BoxError, DEFAULT_TABLE, LeaseRow, LeaseStore};
 use deadpool::managed::Manager;
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, PoolError};
 
@@ -307,47 +305,18 @@ async fn spawned<T: Send + 'static>(
         .unwrap_or_else(|e| Err(format!("the lease statement's task failed: {e}").into()))
 }
 
-impl<C: AsyncDieselConnection> LeaseStore for AsyncDieselLeaseStore<C>
+/// The [`LeaseStore`]: idgen-core's procedures ([`steps`]), each call a task of its own
+/// (`spawned`), in turn with the store's other calls.
+impl<C: AsyncDieselConnection> StepStore for AsyncDieselLeaseStore<C>
 where
     AsyncDieselConnectionManager<C>: Manager<Type = C, Error = PoolError>,
 {
-    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
-        let (store, owned) = (self.clone(), OwnedClaim::new(req));
-        spawned(async move {
-            let _turn = store.turn.lock().await;
-            let (mut conn, sql) = store.start().await?;
-            steps::claim(&mut conn.session(), sql, owned.request()).await
-        })
-        .await
-    }
-
-    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
-        let (store, owned) = (self.clone(), OwnedRenew::new(req));
-        spawned(async move {
-            let _turn = store.turn.lock().await;
-            let (mut conn, sql) = store.start().await?;
-            steps::renew(&mut conn.session(), sql, owned.request()).await
-        })
-        .await
-    }
-
-    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
-        let (store, owned) = (self.clone(), OwnedRenew::new(req));
-        spawned(async move {
-            let _turn = store.turn.lock().await;
-            let (mut conn, sql) = store.start().await?;
-            steps::release(&mut conn.session(), sql, owned.request()).await
-        })
-        .await
-    }
-
-    /// Creates the lease table if it does not exist ([`create_table`](Self::create_table)).
-    async fn create_if_missing(&self) -> Result<(), BoxError> {
+    async fn run_call<K: Call>(&self, call: K) -> Result<K::Output, BoxError> {
         let store = self.clone();
         spawned(async move {
             let _turn = store.turn.lock().await;
             let (mut conn, sql) = store.start().await?;
-            steps::create_table(&mut conn.session(), sql).await
+            call.run(&mut conn.session(), sql).await
         })
         .await
     }
@@ -355,7 +324,7 @@ where
     /// The same table, each call on a connection of its own that the pool's manager opens (its
     /// URL and setup) on whatever runtime calls it, outside the pool: the pool's connections
     /// belong to the runtime they were opened on, which may have stopped.
-    fn detached(&self) -> Option<Self> {
+    fn detach(&self) -> Option<Self> {
         Some(AsyncDieselLeaseStore {
             detached: true,
             ..self.clone()
@@ -363,34 +332,17 @@ where
     }
 }
 
-macro_rules! into_lease_store {
-    ($feature:literal, $conn:ty) => {
-        #[cfg(feature = $feature)]
-        impl crate::lease::IntoLeaseStore<crate::DeadpoolPool> for AsyncDieselPool<$conn> {
-            type Store = AsyncDieselLeaseStore<$conn>;
-            /// The store on this pool; a refused table name fails the first claim, naming it.
-            fn into_lease_store(self, table: &str) -> AsyncDieselLeaseStore<$conn> {
-                AsyncDieselLeaseStore::named(self, table)
-            }
-        }
-
-        #[cfg(feature = $feature)]
-        impl crate::lease::IntoLeaseStore<crate::DeadpoolPool> for &AsyncDieselPool<$conn> {
-            type Store = AsyncDieselLeaseStore<$conn>;
-            /// The store on a clone of this pool; a refused table name fails the first claim.
-            fn into_lease_store(self, table: &str) -> AsyncDieselLeaseStore<$conn> {
-                AsyncDieselLeaseStore::named(self.clone(), table)
-            }
-        }
-    };
+impl<C: AsyncDieselConnection> crate::lease::IntoLeaseStore<crate::DeadpoolPool>
+    for AsyncDieselPool<C>
+where
+    AsyncDieselConnectionManager<C>: Manager<Type = C, Error = PoolError>,
+{
+    type Store = AsyncDieselLeaseStore<C>;
+    /// The store on this pool; a refused table name fails the first claim, naming it.
+    fn into_lease_store(self, table: &str) -> AsyncDieselLeaseStore<C> {
+        AsyncDieselLeaseStore::named(self, table)
+    }
 }
-
-into_lease_store!("postgres", diesel_async::AsyncPgConnection);
-into_lease_store!("mysql", diesel_async::AsyncMysqlConnection);
-into_lease_store!(
-    "sqlite",
-    diesel_async::sync_connection_wrapper::SyncConnectionWrapper<diesel::SqliteConnection>
-);
 
 impl<C: AsyncDieselConnection> Clone for AsyncDieselLeaseStore<C>
 where

@@ -5,11 +5,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use diesel::r2d2::R2D2Connection;
-use idgen_core::lease::steps;
+use idgen_core::lease::steps::{self, Call, StepStore};
 use idgen_core::sql::{LeaseSql, block_on};
 
 use crate::lease::exit_wait;
-use crate::lease::{BoxError, Claim, ClaimRequest, IntoLeaseStore, LeaseStore, RenewRequest};
+use crate::lease::{BoxError, IntoLeaseStore};
 use crate::session::DieselSession;
 use crate::{DieselConnection, DieselPool, Error, R2d2Pool};
 
@@ -24,7 +24,7 @@ pub use idgen_core::sql::LeaseRow;
 const CONNECTION_WAIT: Duration = Duration::from_secs(5);
 
 /// Node-ID leases kept in a table of a PostgreSQL, MySQL/MariaDB or SQLite database, over an
-/// r2d2 pool of diesel connections: the [`LeaseStore`] behind
+/// r2d2 pool of diesel connections: the [`LeaseStore`](crate::lease::LeaseStore) behind
 /// `WorkerLease::acquire(&pool, &layout)`.
 ///
 /// The table, the SQL and the guarantees are idgen-sqlx's, so diesel and sqlx processes lease
@@ -309,93 +309,17 @@ pub(crate) fn store_error(operation: &'static str) -> impl Fn(BoxError) -> Error
     }
 }
 
-/// An owned [`ClaimRequest`], for a thread of its own.
-pub(crate) struct OwnedClaim {
-    namespace: String,
-    capacity: u64,
-    holder: String,
-    ttl: Duration,
-}
-
-impl OwnedClaim {
-    pub(crate) fn new(req: ClaimRequest<'_>) -> Self {
-        OwnedClaim {
-            namespace: req.namespace.to_owned(),
-            capacity: req.capacity,
-            holder: req.holder.to_owned(),
-            ttl: req.ttl,
-        }
-    }
-
-    pub(crate) fn request(&self) -> ClaimRequest<'_> {
-        ClaimRequest {
-            namespace: &self.namespace,
-            capacity: self.capacity,
-            holder: &self.holder,
-            ttl: self.ttl,
-        }
-    }
-}
-
-/// An owned [`RenewRequest`], for a thread of its own.
-pub(crate) struct OwnedRenew {
-    namespace: String,
-    node: u64,
-    holder: String,
-    ttl: Duration,
-    last_timestamp_ms: Option<i64>,
-}
-
-impl OwnedRenew {
-    pub(crate) fn new(req: RenewRequest<'_>) -> Self {
-        OwnedRenew {
-            namespace: req.namespace.to_owned(),
-            node: req.node,
-            holder: req.holder.to_owned(),
-            ttl: req.ttl,
-            last_timestamp_ms: req.last_timestamp_ms,
-        }
-    }
-
-    pub(crate) fn request(&self) -> RenewRequest<'_> {
-        RenewRequest {
-            namespace: &self.namespace,
-            node: self.node,
-            holder: &self.holder,
-            ttl: self.ttl,
-            last_timestamp_ms: self.last_timestamp_ms,
-        }
-    }
-}
-
-impl<C: DieselConnection + Send> LeaseStore for DieselLeaseStore<C> {
-    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
-        let owned = OwnedClaim::new(req);
-        self.on_thread(move |session, sql| block_on(steps::claim(session, sql, owned.request())))
-            .await
-    }
-
-    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
-        let owned = OwnedRenew::new(req);
-        self.on_thread(move |session, sql| block_on(steps::renew(session, sql, owned.request())))
-            .await
-    }
-
-    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
-        let owned = OwnedRenew::new(req);
-        self.on_thread(move |session, sql| block_on(steps::release(session, sql, owned.request())))
-            .await
-    }
-
-    /// Creates the lease table if it does not exist ([`create_table`](Self::create_table)).
-    async fn create_if_missing(&self) -> Result<(), BoxError> {
-        self.on_thread(|session, sql| block_on(steps::create_table(session, sql)))
+/// The [`LeaseStore`](crate::lease::LeaseStore): idgen-core's procedures ([`steps`]), each call on a thread of its own
+/// (`on_thread`).
+impl<C: DieselConnection + Send> StepStore for DieselLeaseStore<C> {
+    async fn run_call<K: Call>(&self, call: K) -> Result<K::Output, BoxError> {
+        self.on_thread(move |session, sql| block_on(call.run(session, sql)))
             .await
     }
 
     /// A clone: an r2d2 pool belongs to no async runtime (its connections are plain blocking
     /// ones), and each call runs on a thread of its own.
-    fn detached(&self) -> Option<Self> {
+    fn detach(&self) -> Option<Self> {
         Some(self.clone())
     }
 }
@@ -405,14 +329,6 @@ impl<C: DieselConnection + Send> IntoLeaseStore<R2d2Pool> for DieselPool<C> {
     /// The store on this pool; a refused table name fails the first claim, naming it.
     fn into_lease_store(self, table: &str) -> DieselLeaseStore<C> {
         DieselLeaseStore::named(self, table)
-    }
-}
-
-impl<C: DieselConnection + Send> IntoLeaseStore<R2d2Pool> for &DieselPool<C> {
-    type Store = DieselLeaseStore<C>;
-    /// The store on a clone of this pool; a refused table name fails the first claim, naming it.
-    fn into_lease_store(self, table: &str) -> DieselLeaseStore<C> {
-        DieselLeaseStore::named(self.clone(), table)
     }
 }
 

@@ -12,25 +12,18 @@ use crate::SqlxDatabase;
 #[doc(hidden)]
 pub type DialectFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, sqlx::Error>> + Send + 'a>>;
 
-mod sealed {
-    #[allow(unreachable_pub)]
-    pub trait Sealed {}
-    #[cfg(feature = "postgres")]
-    impl Sealed for sqlx::Postgres {}
-    #[cfg(feature = "mysql")]
-    impl Sealed for sqlx::MySql {}
-}
-
 /// A database that can run a database-side generator: `sqlx::Postgres` and `sqlx::MySql`
-/// (MariaDB too), with the crate features of the same names. Sealed; its methods bind and
-/// decode the statements of [`DbGenerator`](crate::db_generator::DbGenerator).
+/// (MariaDB too), with the crate features of the same names. Sealed (through
+/// [`SqlxDatabase`], which only sqlx's database types implement: the orphan rule keeps other
+/// crates from implementing this trait for them); its methods bind and decode the statements of
+/// [`DbGenerator`](crate::db_generator::DbGenerator).
 ///
 /// ```
 /// fn takes_a_generator_pool<DB: idgen_sqlx::db_generator::DbGeneratorDialect>(_: &sqlx::Pool<DB>) {}
 /// # #[cfg(feature = "postgres")]
 /// # let _ = takes_a_generator_pool::<sqlx::Postgres>;
 /// ```
-pub trait DbGeneratorDialect: SqlxDatabase + sealed::Sealed {
+pub trait DbGeneratorDialect: SqlxDatabase {
     #[doc(hidden)]
     const GENERATOR_DIALECT: SqlDialect;
     /// Takes the installer's lock, held by the connection until `unlock` or its end.

@@ -18,6 +18,11 @@ impl<DB: SqlxDatabase> Counter<DB> {
         self.sql.as_ref().map_err(Clone::clone)
     }
 
+    /// The idempotent DDL that [`create`](Self::create) runs, for a migration file.
+    pub(crate) fn migration_sql(&self, block: u64) -> Result<String, Error> {
+        Ok(self.sql()?.migration_sql(block))
+    }
+
     pub(crate) async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
         let sql = self.sql()?;
         let mut session = DB::session(&self.allocator).await?;
@@ -64,7 +69,7 @@ impl<DB: SqlxDatabase> std::fmt::Debug for Counter<DB> {
 }
 
 /// `HiLoSource` for a source wrapping a [`Counter`] (fields `counter` and `name`, methods
-/// `create` and `unchecked`), and `IntoHiLoSource` for its pool, by value and by reference.
+/// `create` and `unchecked`), and `IntoHiLoSource` for its pool (by reference through idgen-core's `Borrowed`).
 /// (PostgreSQL's and SQLite's sources; MySQL's picks its mode at start-up and has its own.)
 #[cfg(any(feature = "postgres", feature = "sqlite"))]
 macro_rules! counter_source {
@@ -94,15 +99,6 @@ macro_rules! counter_source {
 
             fn into_hilo_source(self, counter: &str) -> $source {
                 $source::unchecked(&self, counter)
-            }
-        }
-
-        $(#[$doc])*
-        impl $crate::hilo::IntoHiLoSource<$crate::SqlxPool> for &$pool {
-            type Source = $source;
-
-            fn into_hilo_source(self, counter: &str) -> $source {
-                $source::unchecked(self, counter)
             }
         }
     };

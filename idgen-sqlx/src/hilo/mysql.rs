@@ -176,7 +176,7 @@ impl MySqlCounter {
             Some(MySqlMode::Sequence) => CounterKind::Sequence,
             _ => CounterKind::Table,
         };
-        Ok(self.counter(kind).sql?.migration_sql(block))
+        self.counter(kind).migration_sql(block)
     }
 
     /// The counter's SQL as a sequence or a table row.
@@ -277,13 +277,5 @@ impl IntoHiLoSource<SqlxPool> for MySqlPool {
 
     fn into_hilo_source(self, counter: &str) -> MySqlCounter {
         MySqlCounter::unchecked(&self, counter, MySqlMode::Detect)
-    }
-}
-
-impl IntoHiLoSource<SqlxPool> for &MySqlPool {
-    type Source = MySqlCounter;
-
-    fn into_hilo_source(self, counter: &str) -> MySqlCounter {
-        MySqlCounter::unchecked(self, counter, MySqlMode::Detect)
     }
 }

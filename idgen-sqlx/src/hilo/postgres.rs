@@ -76,12 +76,7 @@ impl PgSequence {
     /// # }
     /// ```
     pub fn migration_sql(&self, block: u64) -> Result<String, Error> {
-        Ok(self
-            .counter
-            .sql
-            .as_ref()
-            .map_err(Clone::clone)?
-            .migration_sql(block))
+        self.counter.migration_sql(block)
     }
 
     /// Creates the sequence with `INCREMENT BY block` if it does not exist (an existing one is

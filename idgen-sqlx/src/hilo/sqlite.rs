@@ -93,12 +93,7 @@ impl SqliteCounter {
     /// # }
     /// ```
     pub fn migration_sql(&self, block: u64) -> Result<String, Error> {
-        Ok(self
-            .counter
-            .sql
-            .as_ref()
-            .map_err(Clone::clone)?
-            .migration_sql(block))
+        self.counter.migration_sql(block)
     }
 
     /// Creates the counter table and the counter's row (starting at 1) if they do not exist.

@@ -3,12 +3,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use idgen_core::lease::steps;
+use idgen_core::lease::steps::{self, Call, StepStore};
 use idgen_core::sql::LeaseSql;
 use sqlx::pool::PoolOptions;
 use sqlx::{Database, Pool};
 
-use crate::lease::{BoxError, Claim, ClaimRequest, IntoLeaseStore, LeaseStore, RenewRequest};
+use crate::lease::{BoxError, IntoLeaseStore};
 use crate::{Error, SqlxDatabase, SqlxPool};
 
 /// The lease table's default name (idgen-core's, shared by every adapter).
@@ -16,11 +16,11 @@ pub use idgen_core::sql::DEFAULT_LEASE_TABLE as DEFAULT_TABLE;
 /// One row of the lease table, from [`SqlxLeaseStore::rows`].
 pub use idgen_core::sql::LeaseRow;
 
-/// How long a [`detached`](LeaseStore::detached) copy waits for its one connection.
+/// How long a [`detached`](crate::lease::LeaseStore::detached) copy waits for its one connection.
 const DETACHED_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Node-ID leases kept in a table of a PostgreSQL, MySQL/MariaDB or SQLite database, over a
-/// sqlx [`Pool`]: the [`LeaseStore`] behind `WorkerLease::acquire(&pool, &layout)`.
+/// sqlx [`Pool`]: the [`LeaseStore`](crate::lease::LeaseStore) behind `WorkerLease::acquire(&pool, &layout)`.
 ///
 /// Each call runs on a connection of its own from the pool, in autocommit (a claim on
 /// MySQL/MariaDB in a short transaction of its own), never inside a transaction of the caller.
@@ -234,12 +234,6 @@ impl<DB: SqlxDatabase> SqlxLeaseStore<DB> {
                 source: Some(std::sync::Arc::new(e)),
             })
     }
-
-    /// A session and the SQL for one store call, or the store error.
-    async fn start(&self, operation: &'static str) -> Result<(DB::Session, &LeaseSql), BoxError> {
-        let sql = self.sql()?;
-        Ok((self.session(operation).await?, sql))
-    }
 }
 
 /// The store error of a direct call (not through the engine).
@@ -251,33 +245,21 @@ fn store_error(operation: &'static str) -> impl Fn(BoxError) -> Error {
     }
 }
 
-impl<DB: SqlxDatabase> LeaseStore for SqlxLeaseStore<DB> {
-    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
-        let (mut session, sql) = self.start("claim").await?;
-        steps::claim(&mut session, sql, req).await
+/// The [`LeaseStore`](crate::lease::LeaseStore): idgen-core's procedures ([`steps`]), each call on a connection of its
+/// own from the pool.
+impl<DB: SqlxDatabase> StepStore for SqlxLeaseStore<DB> {
+    async fn run_call<K: Call>(&self, call: K) -> Result<K::Output, BoxError> {
+        let sql = self.sql()?;
+        let mut session = self.session(K::OPERATION).await?;
+        call.run(&mut session, sql).await
     }
 
-    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
-        let (mut session, sql) = self.start("renew").await?;
-        steps::renew(&mut session, sql, req).await
-    }
-
-    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
-        let (mut session, sql) = self.start("release").await?;
-        steps::release(&mut session, sql, req).await
-    }
-
-    /// Creates the lease table if it does not exist ([`create_table`](Self::create_table)).
-    async fn create_if_missing(&self) -> Result<(), BoxError> {
-        let (mut session, sql) = self.start("create").await?;
-        steps::create_table(&mut session, sql).await
-    }
     /// The same table on a one-connection pool of its own, with this pool's connect options
     /// (host, credentials, TLS, SQLite file and busy timeout), connected on first use. Such a
     /// pool starts no background task, so the copy works on whatever runtime calls it, after
     /// the runtime of this store's pool has stopped. Options set on the pool itself
     /// (`after_connect` hooks, sizes) are not copied.
-    fn detached(&self) -> Option<Self> {
+    fn detach(&self) -> Option<Self> {
         let pool = PoolOptions::<DB>::new()
             .max_connections(1)
             .min_connections(0)
@@ -297,14 +279,6 @@ impl<DB: SqlxDatabase> IntoLeaseStore<SqlxPool> for Pool<DB> {
     /// The store on this pool; a refused table name fails the first claim, naming it.
     fn into_lease_store(self, table: &str) -> SqlxLeaseStore<DB> {
         SqlxLeaseStore::named(self, table)
-    }
-}
-
-impl<DB: SqlxDatabase> IntoLeaseStore<SqlxPool> for &Pool<DB> {
-    type Store = SqlxLeaseStore<DB>;
-    /// The store on a clone of this pool; a refused table name fails the first claim, naming it.
-    fn into_lease_store(self, table: &str) -> SqlxLeaseStore<DB> {
-        SqlxLeaseStore::named(self.clone(), table)
     }
 }
 
