@@ -6,21 +6,12 @@ use common::orders::{GiftCard, Order, OrderRow, SELECT_ORDERS};
 use idgen_sqlx::PublicId;
 use sqlx::Row;
 
-/// The `orders` table, with a unique index `orders_public_id` on `public_id`.
-const ORDERS_TABLE: &str = "CREATE TABLE orders (id BIGINT PRIMARY KEY, public_id BINARY(16) NOT NULL, customer_id BIGINT NOT NULL, gift_card BINARY(16) NULL);
-         CREATE UNIQUE INDEX orders_public_id ON orders (public_id);";
-
-async fn db_with_orders_table() -> idgen_testkit::TestDb<sqlx::MySql> {
-    common::with_tables(idgen_testkit::mysql(), ORDERS_TABLE).await
-}
-
-public_id_cases!(sqlx::MySql, ["?", "?", "?", "?"], names_index: true, stored: ("SELECT HEX(public_id) FROM orders", common::orders::KNOWN_HEX));
+public_id_cases!(sqlx::MySql, idgen_testkit::mysql, columns: ("BIGINT", "BINARY(16)"),
+    ["?", "?", "?", "?"], names_index: true, stored: ("SELECT HEX(public_id) FROM orders", common::orders::KNOWN_HEX));
 
 #[tokio::test]
 async fn the_text_protocol_reads_the_same_rows() {
-    let db = db_with_orders_table().await;
-    let orders = common::orders::new_orders();
-    insert_orders!(sqlx::MySql, db.pool(), orders);
+    let (db, orders) = db_with_new_orders().await;
 
     // The text protocol (unprepared statements) reads the same rows.
     let text_rows = sqlx::raw_sql(SELECT_ORDERS)

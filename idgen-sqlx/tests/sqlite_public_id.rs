@@ -5,21 +5,12 @@ mod common;
 use common::orders::{GiftCard, Order, OrderRow, SELECT_ORDERS};
 use idgen_sqlx::PublicId;
 
-/// The `orders` table, with a unique index `orders_public_id` on `public_id`.
-const ORDERS_TABLE: &str = "CREATE TABLE orders (id INTEGER PRIMARY KEY, public_id BLOB NOT NULL, customer_id INTEGER NOT NULL, gift_card BLOB NULL);
-         CREATE UNIQUE INDEX orders_public_id ON orders (public_id);";
-
-async fn db_with_orders_table() -> idgen_testkit::TestDb<sqlx::Sqlite> {
-    common::with_tables(idgen_testkit::sqlite(), ORDERS_TABLE).await
-}
-
-public_id_cases!(sqlx::Sqlite, ["?", "?", "?", "?"], names_index: false, stored: ("SELECT hex(public_id) FROM orders", common::orders::KNOWN_HEX));
+public_id_cases!(sqlx::Sqlite, idgen_testkit::sqlite, columns: ("INTEGER", "BLOB"),
+    ["?", "?", "?", "?"], names_index: false, stored: ("SELECT hex(public_id) FROM orders", common::orders::KNOWN_HEX));
 
 #[tokio::test]
 async fn stored_as_sixteen_byte_blobs() {
-    let db = db_with_orders_table().await;
-    let orders = common::orders::new_orders();
-    insert_orders!(sqlx::Sqlite, db.pool(), orders);
+    let (db, _orders) = db_with_new_orders().await;
 
     // 16 bytes each, as a BLOB: the prefix is not stored.
     let stored: Vec<(String, i64)> =
