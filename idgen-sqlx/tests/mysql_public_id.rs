@@ -27,15 +27,13 @@ async fn the_text_protocol_reads_the_same_rows() {
 
 #[tokio::test]
 async fn wrong_length_binary_is_a_decode_error_naming_the_length() {
-    let db = db_with_orders_table().await;
     // Columns written by other code: VARBINARY and BLOB keep the length.
-    sqlx::raw_sql(
+    let db = common::with_sql(
+        db_with_orders_table().await,
         "CREATE TABLE imported (public_id VARBINARY(32) NOT NULL, gift_card BLOB NULL);
          INSERT INTO imported VALUES (X'000102030405060708090a0b0c0d0e', X'000102030405060708090a0b0c0d0e0f10');",
     )
-    .execute(db.pool())
-    .await
-    .unwrap();
+    .await;
 
     // Binary protocol (prepared statement).
     let err = sqlx::query_scalar::<_, PublicId<Order>>("SELECT public_id FROM imported")
@@ -64,11 +62,11 @@ async fn wrong_length_binary_is_a_decode_error_naming_the_length() {
 /// zero bytes, so it reads back as 16 bytes (the length check cannot see it).
 #[tokio::test]
 async fn binary_16_pads_a_short_value_with_zero_bytes() {
-    let db = db_with_orders_table().await;
-    sqlx::raw_sql("INSERT INTO orders VALUES (1, X'0102030405060708090a0b0c0d0e0f', 7, NULL)")
-        .execute(db.pool())
-        .await
-        .unwrap();
+    let db = common::with_sql(
+        db_with_orders_table().await,
+        "INSERT INTO orders VALUES (1, X'0102030405060708090a0b0c0d0e0f', 7, NULL)",
+    )
+    .await;
     let read: PublicId<Order> = sqlx::query_scalar("SELECT public_id FROM orders")
         .fetch_one(db.pool())
         .await

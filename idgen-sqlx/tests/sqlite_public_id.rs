@@ -23,14 +23,12 @@ async fn stored_as_sixteen_byte_blobs() {
 
 #[tokio::test]
 async fn wrong_length_blob_is_a_decode_error_naming_the_length() {
-    let db = db_with_orders_table().await;
     // 15 bytes in public_id, 17 in gift_card, written by other code.
-    sqlx::raw_sql(
+    let db = common::with_sql(
+        db_with_orders_table().await,
         "INSERT INTO orders VALUES (1, X'000102030405060708090a0b0c0d0e', 7, X'000102030405060708090a0b0c0d0e0f10')",
     )
-    .execute(db.pool())
-    .await
-    .unwrap();
+    .await;
 
     let err = sqlx::query_as::<_, OrderRow>(SELECT_ORDERS)
         .fetch_one(db.pool())
@@ -47,12 +45,12 @@ async fn wrong_length_blob_is_a_decode_error_naming_the_length() {
 
 #[tokio::test]
 async fn text_is_a_type_mismatch_not_sixteen_bytes() {
-    let db = db_with_orders_table().await;
     // 16 characters of TEXT are 16 bytes, but not an ID: refused by type, not read.
-    sqlx::raw_sql("INSERT INTO orders VALUES (1, 'abcdefghijklmnop', 7, NULL)")
-        .execute(db.pool())
-        .await
-        .unwrap();
+    let db = common::with_sql(
+        db_with_orders_table().await,
+        "INSERT INTO orders VALUES (1, 'abcdefghijklmnop', 7, NULL)",
+    )
+    .await;
     let err = sqlx::query_scalar::<_, PublicId<Order>>("SELECT public_id FROM orders")
         .fetch_one(db.pool())
         .await

@@ -36,6 +36,20 @@ macro_rules! public_id_cases {
             common::with_tables($testdb(), ORDERS_TABLE).await
         }
 
+        /// Inserts `order` with one prepared statement (`INSERT_ORDER`).
+        async fn insert_order(
+            pool: &sqlx::Pool<$db>,
+            order: &common::orders::OrderRow,
+        ) -> Result<<$db as sqlx::Database>::QueryResult, sqlx::Error> {
+            sqlx::query(INSERT_ORDER)
+                .bind(order.id)
+                .bind(order.public_id)
+                .bind(order.customer_id)
+                .bind(order.gift_card)
+                .execute(pool)
+                .await
+        }
+
         /// A new test database whose `orders` table holds `ORDERS` new orders, and those
         /// orders (in id order).
         async fn db_with_new_orders() -> (idgen_testkit::TestDb<$db>, Vec<common::orders::OrderRow>)
@@ -94,15 +108,9 @@ macro_rules! public_id_cases {
         #[tokio::test]
         async fn null_round_trips_as_none() {
             let db = db_with_orders_table().await;
+            // `order_with` leaves the gift card `None`.
             let order = common::orders::order_with(42, idgen_sqlx::PublicId::new());
-            sqlx::query(INSERT_ORDER)
-                .bind(order.id)
-                .bind(order.public_id)
-                .bind(order.customer_id)
-                .bind(None::<idgen_sqlx::PublicId<common::orders::GiftCard>>)
-                .execute(db.pool())
-                .await
-                .unwrap();
+            insert_order(db.pool(), &order).await.unwrap();
             let read: common::orders::OrderRow = sqlx::query_as(common::orders::SELECT_ORDERS)
                 .fetch_one(db.pool())
                 .await
@@ -123,12 +131,7 @@ macro_rules! public_id_cases {
             let public_id = idgen_sqlx::PublicId::<common::orders::Order>::new();
             insert_orders!($db, db.pool(), [common::orders::order_with(1, public_id)]);
 
-            let err = sqlx::query(INSERT_ORDER)
-                .bind(2_i64)
-                .bind(public_id)
-                .bind(7_i64)
-                .bind(None::<idgen_sqlx::PublicId<common::orders::GiftCard>>)
-                .execute(db.pool())
+            let err = insert_order(db.pool(), &common::orders::order_with(2, public_id))
                 .await
                 .unwrap_err();
             let db_err = err.as_database_error().expect("a database error");
