@@ -62,13 +62,8 @@ async fn wrong_length_binary_is_a_decode_error_naming_the_length() {
 /// zero bytes, so it reads back as 16 bytes (the length check cannot see it).
 #[tokio::test]
 async fn binary_16_pads_a_short_value_with_zero_bytes() {
-    let db = common::with_sql(
-        db_with_orders_table().await,
-        "INSERT INTO orders VALUES (1, X'0102030405060708090a0b0c0d0e0f', 7, NULL)",
-    )
-    .await;
-    let read: PublicId<Order> = sqlx::query_scalar("SELECT public_id FROM orders")
-        .fetch_one(db.pool())
+    let fifteen_bytes = "X'0102030405060708090a0b0c0d0e0f'";
+    let read = common::orders::public_id_written_as(db_with_orders_table(), fifteen_bytes)
         .await
         .unwrap();
     assert_eq!(

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::orders::{GiftCard, Order, OrderRow, SELECT_ORDERS};
+use common::orders::{GiftCard, OrderRow, SELECT_ORDERS};
 use idgen_sqlx::PublicId;
 
 public_id_cases!(sqlx::Sqlite, idgen_testkit::sqlite, columns: ("INTEGER", "BLOB"),
@@ -46,13 +46,7 @@ async fn wrong_length_blob_is_a_decode_error_naming_the_length() {
 #[tokio::test]
 async fn text_is_a_type_mismatch_not_sixteen_bytes() {
     // 16 characters of TEXT are 16 bytes, but not an ID: refused by type, not read.
-    let db = common::with_sql(
-        db_with_orders_table().await,
-        "INSERT INTO orders VALUES (1, 'abcdefghijklmnop', 7, NULL)",
-    )
-    .await;
-    let err = sqlx::query_scalar::<_, PublicId<Order>>("SELECT public_id FROM orders")
-        .fetch_one(db.pool())
+    let err = common::orders::public_id_written_as(db_with_orders_table(), "'abcdefghijklmnop'")
         .await
         .unwrap_err();
     common::check_decode_error(&err, &["mismatched types", "TEXT"]);
