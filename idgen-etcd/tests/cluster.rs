@@ -139,17 +139,12 @@ async fn statuses(issuers: &mut [Issuer]) -> Vec<Status> {
     all
 }
 
-#[test]
-fn a_three_member_cluster_loses_members_and_no_id_is_issued_twice() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_three_member_cluster_loses_members_and_no_id_is_issued_twice() {
     if std::env::var(ROLE).is_ok() {
         return;
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(run());
+    run().await;
 }
 
 async fn run() {
@@ -333,98 +328,91 @@ async fn run() {
 
 /// The issuing process (a no-op in a normal run): leases a node ID, issues about 20 IDs a
 /// millisecond until its stdin closes, answers `STATUS`, then releases and writes its IDs.
-#[test]
-fn issuer() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issuer() {
     if std::env::var(ROLE).as_deref() != Ok("issuer") {
         return;
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let endpoints = std::env::var("IDGEN_CLUSTER_ENDPOINTS").unwrap();
-        let etcd = Etcd::new(endpoints.split(','));
-        let lease = options()
-            .acquire(&etcd, &Layout::TWITTER)
-            .await
-            .expect("acquire");
-        let handle = lease.handle();
-        println!("NODE {}", lease.node());
-        let ids = std::sync::Arc::new(
-            Snowflake::builder()
-                .layout(Layout::TWITTER)
-                .lease(lease)
-                .build()
-                .unwrap(),
-        );
-        #[derive(Default)]
-        struct Seen {
-            issued: Vec<i64>,
-            fenced: bool,
-            first_fenced_ms: i64,
-            highest_ms: i64,
-        }
-        let seen = std::sync::Arc::new(std::sync::Mutex::new(Seen {
-            highest_ms: i64::MIN,
-            first_fenced_ms: i64::MIN,
-            ..Seen::default()
-        }));
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let issuing = {
-            let (ids, seen, stop) = (ids.clone(), seen.clone(), stop.clone());
-            tokio::spawn(async move {
-                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-                    for _ in 0..20 {
-                        let outcome = ids.next_id();
-                        let mut seen = seen.lock().unwrap();
-                        match outcome {
-                            Ok(id) => {
-                                seen.issued.push(id.get());
-                                seen.fenced = false;
-                                let ms = Layout::TWITTER.decompose(id).unwrap().unix_ms;
-                                seen.highest_ms = seen.highest_ms.max(ms);
-                            }
-                            Err(Error::Fenced { .. }) => {
-                                if !seen.fenced {
-                                    seen.fenced = true;
-                                    seen.first_fenced_ms = now_ms();
-                                }
-                                break;
-                            }
-                            Err(e) => panic!("unexpected: {e}"),
+    let endpoints = std::env::var("IDGEN_CLUSTER_ENDPOINTS").unwrap();
+    let etcd = Etcd::new(endpoints.split(','));
+    let lease = options()
+        .acquire(&etcd, &Layout::TWITTER)
+        .await
+        .expect("acquire");
+    let handle = lease.handle();
+    println!("NODE {}", lease.node());
+    let ids = std::sync::Arc::new(
+        Snowflake::builder()
+            .layout(Layout::TWITTER)
+            .lease(lease)
+            .build()
+            .unwrap(),
+    );
+    #[derive(Default)]
+    struct Seen {
+        issued: Vec<i64>,
+        fenced: bool,
+        first_fenced_ms: i64,
+        highest_ms: i64,
+    }
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Seen {
+        highest_ms: i64::MIN,
+        first_fenced_ms: i64::MIN,
+        ..Seen::default()
+    }));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let issuing = {
+        let (ids, seen, stop) = (ids.clone(), seen.clone(), stop.clone());
+        tokio::spawn(async move {
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                for _ in 0..20 {
+                    let outcome = ids.next_id();
+                    let mut seen = seen.lock().unwrap();
+                    match outcome {
+                        Ok(id) => {
+                            seen.issued.push(id.get());
+                            seen.fenced = false;
+                            let ms = Layout::TWITTER.decompose(id).unwrap().unix_ms;
+                            seen.highest_ms = seen.highest_ms.max(ms);
                         }
+                        Err(Error::Fenced { .. }) => {
+                            if !seen.fenced {
+                                seen.fenced = true;
+                                seen.first_fenced_ms = now_ms();
+                            }
+                            break;
+                        }
+                        Err(e) => panic!("unexpected: {e}"),
                     }
-                    tokio::time::sleep(Duration::from_millis(1)).await;
                 }
-            })
-        };
-        let mut orders = BufReader::new(tokio::io::stdin()).lines();
-        while let Ok(Some(order)) = orders.next_line().await {
-            if order == "STATUS" {
-                let status = handle.status();
-                let mut seen = seen.lock().unwrap();
-                println!(
-                    "STATUS {} {} {} {} {} {} {} {} | {}",
-                    status.renewals,
-                    status.failed_renewals,
-                    i32::from(status.lost),
-                    i32::from(seen.fenced),
-                    seen.issued.len(),
-                    status.valid_until_ms,
-                    seen.first_fenced_ms,
-                    seen.highest_ms,
-                    status.last_error.unwrap_or_default().replace('\n', " ")
-                );
-                seen.highest_ms = i64::MIN; // per report
+                tokio::time::sleep(Duration::from_millis(1)).await;
             }
+        })
+    };
+    let mut orders = BufReader::new(tokio::io::stdin()).lines();
+    while let Ok(Some(order)) = orders.next_line().await {
+        if order == "STATUS" {
+            let status = handle.status();
+            let mut seen = seen.lock().unwrap();
+            println!(
+                "STATUS {} {} {} {} {} {} {} {} | {}",
+                status.renewals,
+                status.failed_renewals,
+                i32::from(status.lost),
+                i32::from(seen.fenced),
+                seen.issued.len(),
+                status.valid_until_ms,
+                seen.first_fenced_ms,
+                seen.highest_ms,
+                status.last_error.unwrap_or_default().replace('\n', " ")
+            );
+            seen.highest_ms = i64::MIN; // per report
         }
-        stop.store(true, std::sync::atomic::Ordering::SeqCst);
-        issuing.await.unwrap();
-        handle.release().await.expect("release");
-        let seen = seen.lock().unwrap();
-        let bytes: Vec<u8> = seen.issued.iter().flat_map(|id| id.to_le_bytes()).collect();
-        std::fs::write(std::env::var("IDGEN_CLUSTER_OUT").unwrap(), bytes).unwrap();
-    });
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    issuing.await.unwrap();
+    handle.release().await.expect("release");
+    let seen = seen.lock().unwrap();
+    let bytes: Vec<u8> = seen.issued.iter().flat_map(|id| id.to_le_bytes()).collect();
+    std::fs::write(std::env::var("IDGEN_CLUSTER_OUT").unwrap(), bytes).unwrap();
 }

@@ -129,14 +129,4 @@ type SeaOrmPostgres = SeaOrm<POSTGRES>;
 type SeaOrmMySql = SeaOrm<MYSQL>;
 type SeaOrmSqlite = SeaOrm<SQLITE>;
 
-idgen_testkit::lease_suite!(postgres_lease, SeaOrmPostgres);
-idgen_testkit::lease_suite!(mysql_lease, SeaOrmMySql, mysql);
-idgen_testkit::lease_suite!(sqlite_lease, SeaOrmSqlite);
-
-idgen_testkit::hilo_suite!(postgres_hilo, SeaOrmPostgres);
-idgen_testkit::hilo_suite!(mysql_hilo, SeaOrmMySql, mysql);
-idgen_testkit::hilo_suite!(sqlite_hilo, SeaOrmSqlite);
-
-idgen_testkit::startup_suite!(postgres_startup, SeaOrmPostgres, SeaOrmPostgres);
-idgen_testkit::startup_suite!(mysql_startup, SeaOrmMySql, SeaOrmMySql);
-idgen_testkit::startup_suite!(sqlite_startup, SeaOrmSqlite, SeaOrmSqlite);
+idgen_testkit::sql_suites!(postgres: SeaOrmPostgres, mysql: SeaOrmMySql, sqlite: SeaOrmSqlite);

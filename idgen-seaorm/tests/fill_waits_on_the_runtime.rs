@@ -84,46 +84,42 @@ fn before_save_waits_on_the_runtime_for_a_used_up_tick_and_a_clock_behind() {
         db.execute(&schema.create_table_from_entity(event::Entity))
             .await
             .unwrap();
-        let insert = |kind: &str| {
+        // Inserts the event `kind` while a task sets the clock to `ms`: its ID waits for that
+        // task (so on the runtime, never blocking its one thread) and carries that time.
+        // `waiting` says for what.
+        let insert_when_the_clock_reaches = |kind: &str, ms: i64, waiting: &'static str| {
+            let ticker = tokio::spawn({
+                let clock = clock.clone();
+                async move { clock.set(ms) }
+            });
             // `id: NotSet`: the ID comes from `before_save`, not from `new()`.
-            event::ActiveModel {
+            let insert = event::ActiveModel {
                 id: NotSet,
                 kind: Set(kind.to_owned()),
             }
-            .insert(&db)
+            .insert(&db);
+            let blocking_waits = &clock.blocking_waits;
+            async move {
+                let row = insert.await.unwrap();
+                assert_eq!(
+                    blocking_waits.load(SeqCst),
+                    0,
+                    "before_save blocked the runtime thread on {waiting}"
+                );
+                assert!(ticker.is_finished());
+                assert_eq!(Layout::TWITTER.decompose(row.id).unwrap().unix_ms, ms);
+            }
         };
 
         // Tick T's sequence used up: the next ID needs tick T + 1, which only the ticker makes.
         while ids.try_next_id().unwrap().is_some() {}
-        let ticker = tokio::spawn({
-            let clock = clock.clone();
-            async move { clock.set(T + 1) }
-        });
-        let row = insert("after a used-up tick").await.unwrap();
-        assert_eq!(
-            clock.blocking_waits.load(SeqCst),
-            0,
-            "before_save blocked the runtime thread on a used-up tick"
-        );
-        assert!(ticker.is_finished());
-        assert_eq!(Layout::TWITTER.decompose(row.id).unwrap().unix_ms, T + 1);
+        insert_when_the_clock_reaches("after a used-up tick", T + 1, "a used-up tick").await;
         assert_eq!(ids.stats().exhaustion_waits, 1);
 
         // The clock steps back 1 ms (within the default policy, wait up to 10 ms): the next ID
         // waits until the clock is past T + 1 again.
         clock.set(T);
-        let ticker = tokio::spawn({
-            let clock = clock.clone();
-            async move { clock.set(T + 2) }
-        });
-        let row = insert("after a step back").await.unwrap();
-        assert_eq!(
-            clock.blocking_waits.load(SeqCst),
-            0,
-            "before_save blocked the runtime thread on a clock behind"
-        );
-        assert!(ticker.is_finished());
-        assert_eq!(Layout::TWITTER.decompose(row.id).unwrap().unix_ms, T + 2);
+        insert_when_the_clock_reaches("after a step back", T + 2, "a clock behind").await;
         assert_eq!(ids.stats().backwards_steps, 1);
     });
 }

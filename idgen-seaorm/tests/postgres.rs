@@ -26,14 +26,13 @@ async fn eq_any_binds_an_int8_array() {
         order::Entity::insert(am).exec(&db).await.unwrap();
     }
     let wanted: Vec<SnowflakeId> = vec![ids[1], ids[3]];
-    let found: Vec<SnowflakeId> = order::Entity::find()
-        .filter(order::Column::Id.eq_any(wanted.clone()))
-        .order_by_asc(order::Column::Id)
-        .all(&db)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|m| m.id)
-        .collect();
+    let found = common::ids_of(
+        order::Entity::find()
+            .filter(order::Column::Id.eq_any(wanted.clone()))
+            .order_by_asc(order::Column::Id),
+        &db,
+        |m| m.id,
+    )
+    .await;
     assert_eq!(found, wanted);
 }

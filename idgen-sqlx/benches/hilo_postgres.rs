@@ -275,88 +275,106 @@ fn us(d: Duration) -> String {
     format!("{:.2}", d.as_secs_f64() * 1e6)
 }
 
-fn main() {
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
     let url = std::env::var("IDGEN_POSTGRES_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
+    let pool = PgPoolOptions::new()
+        .max_connections(4)
+        .connect(&url)
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"));
+    let version: String = sqlx::query_scalar("SHOW server_version")
+        .fetch_one(&pool)
+        .await
         .unwrap();
-    runtime.block_on(async {
-        let pool = PgPoolOptions::new()
-            .max_connections(4)
-            .connect(&url)
-            .await
-            .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"));
-        let version: String = sqlx::query_scalar("SHOW server_version")
-            .fetch_one(&pool)
+    use Source::{Batched, Plain, PlainSerial};
+    let rows = [
+        round_trip_case(&pool).await,
+        hilo_case(&pool, &url, "(a) HiLo, flat out", Plain, true, None).await,
+        hilo_case(
+            &pool,
+            &url,
+            "(a1) one fetch at a time, flat out",
+            PlainSerial,
+            true,
+            None,
+        )
+        .await,
+        hilo_case(&pool, &url, "(a+) batched, flat out", Batched, true, None).await,
+        hilo_case(&pool, &url, "(b) no prefetch, flat out", Plain, false, None).await,
+        hilo_case(&pool, &url, "(a) HiLo, 100k IDs/s", Plain, true, Some(100)).await,
+        hilo_case(
+            &pool,
+            &url,
+            "(a+) batched, 100k IDs/s",
+            Batched,
+            true,
+            Some(100),
+        )
+        .await,
+        hilo_case(
+            &pool,
+            &url,
+            "(b) no prefetch, 100k IDs/s",
+            Plain,
+            false,
+            Some(100),
+        )
+        .await,
+    ];
+    for name in ["idgen_bench_hilo", "idgen_bench_nextval"] {
+        sqlx::query(AssertSqlSafe(format!("DROP SEQUENCE IF EXISTS {name}")))
+            .execute(&pool)
             .await
             .unwrap();
-        use Source::{Batched, Plain, PlainSerial};
-        let rows = [
-            round_trip_case(&pool).await,
-            hilo_case(&pool, &url, "(a) HiLo, flat out", Plain, true, None).await,
-            hilo_case(&pool, &url, "(a1) one fetch at a time, flat out", PlainSerial, true, None).await,
-            hilo_case(&pool, &url, "(a+) batched, flat out", Batched, true, None).await,
-            hilo_case(&pool, &url, "(b) no prefetch, flat out", Plain, false, None).await,
-            hilo_case(&pool, &url, "(a) HiLo, 100k IDs/s", Plain, true, Some(100)).await,
-            hilo_case(&pool, &url, "(a+) batched, 100k IDs/s", Batched, true, Some(100)).await,
-            hilo_case(&pool, &url, "(b) no prefetch, 100k IDs/s", Plain, false, Some(100)).await,
-        ];
-        for name in ["idgen_bench_hilo", "idgen_bench_nextval"] {
-            sqlx::query(AssertSqlSafe(format!("DROP SEQUENCE IF EXISTS {name}")))
-                .execute(&pool)
-                .await
-                .unwrap();
-        }
+    }
 
-        println!("PostgreSQL {version}; latencies of next_id() in µs; block {BLOCK}");
-        println!(
-            "| case | IDs/s | × nextval per ID | p50 | p99 | p99.9 | max | in-block p99.9 | boundaries | boundary p50 | boundary p99 | boundary p99.9 | boundary max | boundary p99.9 ÷ in-block p99.9 | waited |"
+    println!("PostgreSQL {version}; latencies of next_id() in µs; block {BLOCK}");
+    println!(
+        "| case | IDs/s | × nextval per ID | p50 | p99 | p99.9 | max | in-block p99.9 | boundaries | boundary p50 | boundary p99 | boundary p99.9 | boundary max | boundary p99.9 ÷ in-block p99.9 | waited |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let per_id = rows[0].ids_per_second;
+    for row in &rows {
+        let b = row.boundary.as_ref().map_or_else(
+            || "| – | – | – | – | – | – |".to_owned(),
+            |b| {
+                format!(
+                    "| {} | {} | {} | {} | {} | {:.1} |",
+                    b.count,
+                    us(b.p50),
+                    us(b.p99),
+                    us(b.p999),
+                    us(b.max),
+                    b.p999.as_secs_f64() / row.in_block.p999.as_secs_f64()
+                )
+            },
         );
-        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-        let per_id = rows[0].ids_per_second;
-        for row in &rows {
-            let b = row.boundary.as_ref().map_or_else(
-                || "| – | – | – | – | – | – |".to_owned(),
-                |b| {
-                    format!(
-                        "| {} | {} | {} | {} | {} | {:.1} |",
-                        b.count,
-                        us(b.p50),
-                        us(b.p99),
-                        us(b.p999),
-                        us(b.max),
-                        b.p999.as_secs_f64() / row.in_block.p999.as_secs_f64()
-                    )
-                },
-            );
-            let waited = match (row.waited, &row.boundary) {
-                (Some(w), Some(b)) => {
-                    format!("{w} ({:.1} %)", 100.0 * w as f64 / b.count.max(1) as f64)
-                }
-                _ => "–".to_owned(),
-            };
-            println!(
-                "| {} | {:.0} | {:.0} | {} | {} | {} | {} | {} {b} {waited} |",
-                row.case,
-                row.ids_per_second,
-                row.ids_per_second / per_id,
-                us(row.all.p50),
-                us(row.all.p99),
-                us(row.all.p999),
-                us(row.all.max),
-                us(row.in_block.p999),
-            );
-        }
-        for row in &rows {
-            if !row.note.is_empty() {
-                println!("{}: {}", row.case, row.note);
+        let waited = match (row.waited, &row.boundary) {
+            (Some(w), Some(b)) => {
+                format!("{w} ({:.1} %)", 100.0 * w as f64 / b.count.max(1) as f64)
             }
-        }
+            _ => "–".to_owned(),
+        };
         println!(
-            "samples per timed pass: flat out {FLAT_OUT_IDS} IDs, paced {PACED_IDS}, (c) {ROUND_TRIP_IDS}"
+            "| {} | {:.0} | {:.0} | {} | {} | {} | {} | {} {b} {waited} |",
+            row.case,
+            row.ids_per_second,
+            row.ids_per_second / per_id,
+            us(row.all.p50),
+            us(row.all.p99),
+            us(row.all.p999),
+            us(row.all.max),
+            us(row.in_block.p999),
         );
-    });
+    }
+    for row in &rows {
+        if !row.note.is_empty() {
+            println!("{}: {}", row.case, row.note);
+        }
+    }
+    println!(
+        "samples per timed pass: flat out {FLAT_OUT_IDS} IDs, paced {PACED_IDS}, (c) {ROUND_TRIP_IDS}"
+    );
 }

@@ -49,12 +49,15 @@ macro_rules! db_generator_cases {
 
             type Pool = sqlx::Pool<$db>;
 
-            async fn pool(url: &str) -> Pool {
-                sqlx::pool::PoolOptions::new()
+            /// A fresh database, and a pool of up to 24 connections to it.
+            async fn database() -> (idgen_testkit::TestDb<$db>, Pool) {
+                let db = $testdb().await.expect("a database");
+                let pool = sqlx::pool::PoolOptions::new()
                     .max_connections(24)
-                    .connect(url)
+                    .connect(db.url())
                     .await
-                    .expect("a pool")
+                    .expect("a pool");
+                (db, pool)
             }
 
             /// The table `t` with `id` taking the function's IDs by default.
@@ -73,8 +76,7 @@ macro_rules! db_generator_cases {
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn sql_sessions_and_apps_with_leases_never_share_an_id() {
-                let db = $testdb().await.expect("a database");
-                let pool = pool(db.url()).await;
+                let (_db, pool) = database().await;
                 let layout = Layout::TWITTER;
                 let generator = DbGenerator::new(layout);
                 let db_node = db_generator::install(&pool, &generator).await.unwrap();
@@ -170,8 +172,7 @@ macro_rules! db_generator_cases {
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn more_than_a_ticks_sequence_in_one_statement_moves_to_the_next_tick() {
-                let db = $testdb().await.expect("a database");
-                let pool = pool(db.url()).await;
+                let (_db, pool) = database().await;
                 let layout = small_tick_layout();
                 let generator = DbGenerator::new(layout);
                 let node = db_generator::install(&pool, &generator).await.unwrap();
@@ -209,8 +210,7 @@ macro_rules! db_generator_cases {
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn a_clock_step_back_follows_the_policy() {
-                let db = $testdb().await.expect("a database");
-                let pool = pool(db.url()).await;
+                let (_db, pool) = database().await;
                 let layout = Layout::TWITTER;
                 let policies = [
                     ("refuse", ClockPolicy::Refuse, 5_000),
@@ -311,8 +311,7 @@ macro_rules! db_generator_cases {
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn install_is_idempotent_and_uninstall_gives_the_node_back() {
-                let db = $testdb().await.expect("a database");
-                let pool = pool(db.url()).await;
+                let (_db, pool) = database().await;
                 let layout = Layout::TWITTER;
                 let generator = DbGenerator::new(layout);
                 // Installs from four processes at once end with one node ID.

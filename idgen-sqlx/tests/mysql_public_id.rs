@@ -6,21 +6,12 @@ use common::orders::{GiftCard, Order, OrderRow, SELECT_ORDERS};
 use idgen_sqlx::PublicId;
 use sqlx::Row;
 
-/// The `orders` table, with a unique index `orders_public_id` on `public_id`.
-const ORDERS_TABLE: &str = "CREATE TABLE orders (id BIGINT PRIMARY KEY, public_id BINARY(16) NOT NULL, customer_id BIGINT NOT NULL, gift_card BINARY(16) NULL);
-         CREATE UNIQUE INDEX orders_public_id ON orders (public_id);";
-
-async fn db_with_orders_table() -> idgen_testkit::TestDb<sqlx::MySql> {
-    common::with_tables(idgen_testkit::mysql(), ORDERS_TABLE).await
-}
-
-public_id_cases!(sqlx::MySql, ["?", "?", "?", "?"], names_index: true, stored: ("SELECT HEX(public_id) FROM orders", common::orders::KNOWN_HEX));
+public_id_cases!(sqlx::MySql, idgen_testkit::mysql, columns: ("BIGINT", "BINARY(16)"),
+    ["?", "?", "?", "?"], names_index: true, stored: ("SELECT HEX(public_id) FROM orders", common::orders::KNOWN_HEX));
 
 #[tokio::test]
 async fn the_text_protocol_reads_the_same_rows() {
-    let db = db_with_orders_table().await;
-    let orders = common::orders::new_orders();
-    insert_orders!(sqlx::MySql, db.pool(), orders);
+    let (db, orders) = db_with_new_orders().await;
 
     // The text protocol (unprepared statements) reads the same rows.
     let text_rows = sqlx::raw_sql(SELECT_ORDERS)
@@ -36,15 +27,13 @@ async fn the_text_protocol_reads_the_same_rows() {
 
 #[tokio::test]
 async fn wrong_length_binary_is_a_decode_error_naming_the_length() {
-    let db = db_with_orders_table().await;
     // Columns written by other code: VARBINARY and BLOB keep the length.
-    sqlx::raw_sql(
+    let db = common::with_sql(
+        db_with_orders_table().await,
         "CREATE TABLE imported (public_id VARBINARY(32) NOT NULL, gift_card BLOB NULL);
          INSERT INTO imported VALUES (X'000102030405060708090a0b0c0d0e', X'000102030405060708090a0b0c0d0e0f10');",
     )
-    .execute(db.pool())
-    .await
-    .unwrap();
+    .await;
 
     // Binary protocol (prepared statement).
     let err = sqlx::query_scalar::<_, PublicId<Order>>("SELECT public_id FROM imported")
@@ -73,13 +62,8 @@ async fn wrong_length_binary_is_a_decode_error_naming_the_length() {
 /// zero bytes, so it reads back as 16 bytes (the length check cannot see it).
 #[tokio::test]
 async fn binary_16_pads_a_short_value_with_zero_bytes() {
-    let db = db_with_orders_table().await;
-    sqlx::raw_sql("INSERT INTO orders VALUES (1, X'0102030405060708090a0b0c0d0e0f', 7, NULL)")
-        .execute(db.pool())
-        .await
-        .unwrap();
-    let read: PublicId<Order> = sqlx::query_scalar("SELECT public_id FROM orders")
-        .fetch_one(db.pool())
+    let fifteen_bytes = "X'0102030405060708090a0b0c0d0e0f'";
+    let read = common::orders::public_id_written_as(db_with_orders_table(), fifteen_bytes)
         .await
         .unwrap();
     assert_eq!(

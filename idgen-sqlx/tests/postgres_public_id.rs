@@ -5,21 +5,12 @@ mod common;
 use common::orders::Order;
 use idgen_sqlx::PublicId;
 
-/// The `orders` table, with a unique index `orders_public_id` on `public_id`.
-const ORDERS_TABLE: &str = "CREATE TABLE orders (id BIGINT PRIMARY KEY, public_id UUID NOT NULL, customer_id BIGINT NOT NULL, gift_card UUID NULL);
-         CREATE UNIQUE INDEX orders_public_id ON orders (public_id);";
-
-async fn db_with_orders_table() -> idgen_testkit::TestDb<sqlx::Postgres> {
-    common::with_tables(idgen_testkit::postgres(), ORDERS_TABLE).await
-}
-
-public_id_cases!(sqlx::Postgres, ["$1", "$2", "$3", "$4"], names_index: true, stored: ("SELECT public_id::TEXT FROM orders", "01890a5d-ac96-774b-bcce-b302099a8057"));
+public_id_cases!(sqlx::Postgres, idgen_testkit::postgres, columns: ("BIGINT", "UUID"),
+    ["$1", "$2", "$3", "$4"], names_index: true, stored: ("SELECT public_id::TEXT FROM orders", "01890a5d-ac96-774b-bcce-b302099a8057"));
 
 #[tokio::test]
 async fn the_lookup_uses_the_unique_index() {
-    let db = db_with_orders_table().await;
-    let orders = common::orders::new_orders();
-    insert_orders!(sqlx::Postgres, db.pool(), orders);
+    let (db, _orders) = db_with_new_orders().await;
 
     // The lookup uses the unique index.
     let plan: Vec<String> = sqlx::query_scalar(
@@ -33,9 +24,7 @@ async fn the_lookup_uses_the_unique_index() {
 
 #[tokio::test]
 async fn arrays_bind_to_any_and_decode() {
-    let db = db_with_orders_table().await;
-    let orders = common::orders::new_orders();
-    insert_orders!(sqlx::Postgres, db.pool(), orders);
+    let (db, orders) = db_with_new_orders().await;
     let wanted: Vec<PublicId<Order>> = orders.iter().step_by(97).map(|o| o.public_id).collect();
 
     common::check_pg_arrays(

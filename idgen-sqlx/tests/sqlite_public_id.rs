@@ -2,24 +2,15 @@
 
 mod common;
 
-use common::orders::{GiftCard, Order, OrderRow, SELECT_ORDERS};
+use common::orders::{GiftCard, OrderRow, SELECT_ORDERS};
 use idgen_sqlx::PublicId;
 
-/// The `orders` table, with a unique index `orders_public_id` on `public_id`.
-const ORDERS_TABLE: &str = "CREATE TABLE orders (id INTEGER PRIMARY KEY, public_id BLOB NOT NULL, customer_id INTEGER NOT NULL, gift_card BLOB NULL);
-         CREATE UNIQUE INDEX orders_public_id ON orders (public_id);";
-
-async fn db_with_orders_table() -> idgen_testkit::TestDb<sqlx::Sqlite> {
-    common::with_tables(idgen_testkit::sqlite(), ORDERS_TABLE).await
-}
-
-public_id_cases!(sqlx::Sqlite, ["?", "?", "?", "?"], names_index: false, stored: ("SELECT hex(public_id) FROM orders", common::orders::KNOWN_HEX));
+public_id_cases!(sqlx::Sqlite, idgen_testkit::sqlite, columns: ("INTEGER", "BLOB"),
+    ["?", "?", "?", "?"], names_index: false, stored: ("SELECT hex(public_id) FROM orders", common::orders::KNOWN_HEX));
 
 #[tokio::test]
 async fn stored_as_sixteen_byte_blobs() {
-    let db = db_with_orders_table().await;
-    let orders = common::orders::new_orders();
-    insert_orders!(sqlx::Sqlite, db.pool(), orders);
+    let (db, _orders) = db_with_new_orders().await;
 
     // 16 bytes each, as a BLOB: the prefix is not stored.
     let stored: Vec<(String, i64)> =
@@ -32,14 +23,12 @@ async fn stored_as_sixteen_byte_blobs() {
 
 #[tokio::test]
 async fn wrong_length_blob_is_a_decode_error_naming_the_length() {
-    let db = db_with_orders_table().await;
     // 15 bytes in public_id, 17 in gift_card, written by other code.
-    sqlx::raw_sql(
+    let db = common::with_sql(
+        db_with_orders_table().await,
         "INSERT INTO orders VALUES (1, X'000102030405060708090a0b0c0d0e', 7, X'000102030405060708090a0b0c0d0e0f10')",
     )
-    .execute(db.pool())
-    .await
-    .unwrap();
+    .await;
 
     let err = sqlx::query_as::<_, OrderRow>(SELECT_ORDERS)
         .fetch_one(db.pool())
@@ -56,14 +45,8 @@ async fn wrong_length_blob_is_a_decode_error_naming_the_length() {
 
 #[tokio::test]
 async fn text_is_a_type_mismatch_not_sixteen_bytes() {
-    let db = db_with_orders_table().await;
     // 16 characters of TEXT are 16 bytes, but not an ID: refused by type, not read.
-    sqlx::raw_sql("INSERT INTO orders VALUES (1, 'abcdefghijklmnop', 7, NULL)")
-        .execute(db.pool())
-        .await
-        .unwrap();
-    let err = sqlx::query_scalar::<_, PublicId<Order>>("SELECT public_id FROM orders")
-        .fetch_one(db.pool())
+    let err = common::orders::public_id_written_as(db_with_orders_table(), "'abcdefghijklmnop'")
         .await
         .unwrap_err();
     common::check_decode_error(&err, &["mismatched types", "TEXT"]);

@@ -165,17 +165,13 @@ async fn sqlite_round_trip_and_negative_values() {
 /// Hi-lo hands out typed IDs from a real counter.
 #[tokio::test]
 async fn hilo_hands_out_typed_ids_from_a_sqlite_counter() {
-    use idgen_sqlx::hilo::{HiLo, SqliteCounter};
+    use idgen_sqlx::hilo::HiLo;
     struct OrderLine;
     let db = idgen_testkit::sqlite().await.expect("a SQLite database");
-    SqliteCounter::new(db.pool(), "order_lines")
-        .unwrap()
-        .create(100)
-        .await
-        .unwrap();
     let ids = HiLo::builder(db.pool().clone())
         .counter("order_lines")
         .block(100)
+        .create_if_missing(true)
         .build()
         .await
         .unwrap();

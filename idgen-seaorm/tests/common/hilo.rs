@@ -36,27 +36,20 @@ pub async fn migrations_create_what_the_stores_use(db: &DatabaseConnection) {
         }
     }
 
+    // The hi-lo of the migrated counter, after `up` and after `down`.
+    let orders_hilo = || HiLo::builder(db).counter("orders").block(BLOCK).build();
+
     Migrator::up(db, None).await.unwrap();
     let lease = idgen_seaorm::lease::WorkerLease::acquire(db, &idgen_seaorm::Layout::TWITTER)
         .await
         .unwrap();
     assert_eq!(lease.node(), 0);
-    let ids = HiLo::builder(db)
-        .counter("orders")
-        .block(BLOCK)
-        .build()
-        .await
-        .unwrap();
+    let ids = orders_hilo().await.unwrap();
     assert_eq!(ids.next_id().await.unwrap(), 1);
     drop((lease, ids));
 
     Migrator::down(db, None).await.unwrap();
-    let err = HiLo::builder(db)
-        .counter("orders")
-        .block(BLOCK)
-        .build()
-        .await
-        .unwrap_err();
+    let err = orders_hilo().await.unwrap_err();
     assert!(err.to_string().contains("does not exist"), "{err}");
 }
 
@@ -103,13 +96,11 @@ pub async fn hilo_ids_filled_on_insert(db: &DatabaseConnection) {
         })
         .collect();
     event::Entity::insert_many(many).exec(db).await.unwrap();
-    let ids: Vec<i64> = event::Entity::find()
-        .order_by_asc(event::Column::Id)
-        .all(db)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|e| e.id)
-        .collect();
+    let ids = super::ids_of(
+        event::Entity::find().order_by_asc(event::Column::Id),
+        db,
+        |e| e.id,
+    )
+    .await;
     assert_eq!(ids, (1..=52).collect::<Vec<i64>>());
 }

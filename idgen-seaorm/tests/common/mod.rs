@@ -36,6 +36,15 @@ pub async fn connect_to<DB: sqlx::Database>(
     (db, conn)
 }
 
+/// What `id` takes from each row `select` finds, in the order it finds them.
+pub async fn ids_of<E: EntityTrait, T>(
+    select: sea_orm::Select<E>,
+    db: &DatabaseConnection,
+    id: impl FnMut(E::Model) -> T,
+) -> Vec<T> {
+    select.all(db).await.unwrap().into_iter().map(id).collect()
+}
+
 /// Sets the process-wide generator (node 11) unless a test of this binary already did.
 pub fn use_generator() {
     match idgen_seaorm::set_generator(Snowflake::new(Layout::TWITTER, 11).unwrap()) {
@@ -278,14 +287,12 @@ pub async fn insert_paths_fill_ids(db: &DatabaseConnection) {
         assert!(result.is_err(), "{result:?}");
     }
 
-    let ids: Vec<SnowflakeId> = order::Entity::find()
-        .order_by_asc(order::Column::Seq)
-        .all(db)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|m| m.id)
-        .collect();
+    let ids = ids_of(
+        order::Entity::find().order_by_asc(order::Column::Seq),
+        db,
+        |m| m.id,
+    )
+    .await;
     assert_eq!(ids, expected);
 }
 

@@ -16,11 +16,23 @@ where
     DB: sqlx::Database,
     for<'c> &'c sqlx::Pool<DB>: sqlx::Executor<'c, Database = DB>,
 {
-    let db = db.await.expect("a test database");
-    sqlx::raw_sql(ddl)
+    with_sql(db.await.expect("a test database"), ddl).await
+}
+
+/// `db` after `sql` ran on it: the test's tables, or rows written by other code (behind the ID
+/// types' back).
+pub async fn with_sql<DB>(
+    db: idgen_testkit::TestDb<DB>,
+    sql: impl sqlx::SqlSafeStr,
+) -> idgen_testkit::TestDb<DB>
+where
+    DB: sqlx::Database,
+    for<'c> &'c sqlx::Pool<DB>: sqlx::Executor<'c, Database = DB>,
+{
+    sqlx::raw_sql(sql)
         .execute(db.pool())
         .await
-        .expect("the test's tables");
+        .expect("the test's SQL");
     db
 }
 

@@ -128,6 +128,29 @@ macro_rules! insert_orders {
     }};
 }
 
+/// `PublicId<Order>` read back from the one order in the empty `orders` table of the database
+/// `db` makes, whose `public_id` other code wrote as `value` (SQL), behind the type's back.
+pub async fn public_id_written_as<DB>(
+    db: impl std::future::Future<Output = idgen_testkit::TestDb<DB>>,
+    value: &str,
+) -> Result<PublicId<Order>, sqlx::Error>
+where
+    DB: sqlx::Database,
+    for<'c> &'c sqlx::Pool<DB>: sqlx::Executor<'c, Database = DB>,
+    for<'q> <DB as sqlx::Database>::Arguments: sqlx::IntoArguments<DB>,
+    for<'r> (PublicId<Order>,): sqlx::FromRow<'r, DB::Row>,
+{
+    let db = db.await;
+    let insert = format!("INSERT INTO orders VALUES (1, {value}, 7, NULL)");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(insert))
+        .execute(db.pool())
+        .await
+        .expect("the order as other code wrote it");
+    sqlx::query_scalar("SELECT public_id FROM orders")
+        .fetch_one(db.pool())
+        .await
+}
+
 /// `err` is a decode error naming a public ID of `len` bytes (a column written by other code).
 pub fn check_wrong_length(err: &sqlx::Error, len: usize) {
     let expected =

@@ -3,11 +3,12 @@
 
 use std::time::Duration;
 
-use idgen_sqlx::hilo::{HiLo, MySqlCounter, MySqlMode, PgSequence, SqliteCounter};
+use idgen_sqlx::hilo::{HiLo, MySqlCounter, MySqlMode, PgSequence};
 use sqlx::postgres::PgPoolOptions;
 
 /// `HiLo::new(pool, block)` on each pool type, with the default counter `hilo`; the builder
-/// names another. Blocks follow pooled-lo arithmetic exactly.
+/// names another, or creates the counter it uses (`create_if_missing`). Blocks follow pooled-lo
+/// arithmetic exactly.
 #[tokio::test]
 async fn pools_convert_with_the_default_and_named_counters() {
     let pg = idgen_testkit::postgres().await.unwrap();
@@ -38,14 +39,10 @@ async fn pools_convert_with_the_default_and_named_counters() {
     assert_eq!(got, [1, 2]);
 
     let lite = idgen_testkit::sqlite().await.unwrap();
-    SqliteCounter::new(lite.pool(), "hilo")
-        .unwrap()
-        .create(7)
-        .await
-        .unwrap();
     let ids = HiLo::builder(lite.pool().clone())
         .block(7)
         .prefetch(false)
+        .create_if_missing(true)
         .build()
         .await
         .unwrap();

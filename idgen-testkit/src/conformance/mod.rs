@@ -62,6 +62,7 @@ pub mod lease;
 pub mod lease_lifecycle;
 pub mod lease_processes;
 mod macros;
+mod sql_suites;
 pub mod startup;
 
 pub use child::Children;
