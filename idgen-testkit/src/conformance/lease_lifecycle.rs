@@ -18,7 +18,9 @@ pub async fn a_renewal_in_flight_during_release_leaves_the_node_id_free<S: Lease
     let (db, store) = setup::<S>().await;
     let gated = GatedStore::new(store.clone());
     let one = layout(0);
-    let lease = short(4_000)
+    // A TTL long enough that the release's store timeout (a quarter) holds on a loaded machine;
+    // the gate, not the TTL, decides when the renewal runs.
+    let lease = short(12_000)
         .holder("first")
         .acquire(gated.clone(), &one)
         .await
@@ -34,7 +36,7 @@ pub async fn a_renewal_in_flight_during_release_leaves_the_node_id_free<S: Lease
     let rows = db.lease_rows(TABLE, "default").await;
     assert_eq!(rows[0].holder, None, "{rows:?}");
 
-    let next = short(4_000)
+    let next = short(12_000)
         .holder("second")
         .capacity(1)
         .acquire(store.clone(), &one)
