@@ -9,24 +9,8 @@
 /// reaches every SQL adapter.
 ///
 /// ```
-/// # use idgen_core::hilo::{BoxError, MemorySource};
-/// # use idgen_core::lease::MemoryLeaseStore;
-/// # use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
 /// # // A stand-in subject (an adapter's test file opens a pool to `url` instead).
-/// # struct Memory;
-/// # impl LeaseSubject for Memory {
-/// #     type Store = MemoryLeaseStore;
-/// #     const DATABASE: DbKind = DbKind::MySql;
-/// #     async fn store(_: &str, _: &str) -> Result<MemoryLeaseStore, BoxError> { Ok(MemoryLeaseStore::new()) }
-/// #     async fn create_table(_: &MemoryLeaseStore) -> Result<(), BoxError> { Ok(()) }
-/// # }
-/// # impl HiLoSubject for Memory {
-/// #     type Source = MemorySource;
-/// #     const DATABASE: DbKind = DbKind::MySql;
-/// #     const COUNTER: CounterKind = CounterKind::Table;
-/// #     async fn source(_: &str, c: &str) -> Result<MemorySource, BoxError> { Ok(MemorySource::named(c)) }
-/// #     async fn create(_: &MemorySource, _: u64) -> Result<(), BoxError> { Ok(()) }
-/// # }
+/// # use idgen_testkit::conformance::MemorySubject as Memory;
 /// # type OnPostgres = Memory;
 /// # type OnMySql = Memory;
 /// # type OnSqlite = Memory;
