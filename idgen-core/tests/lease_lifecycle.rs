@@ -738,3 +738,387 @@ async fn a_holder_label_is_never_enough_to_renew_someone_else_s_node() {
         .unwrap();
     assert!(!renewed, "the stale holder renewed its namesake's node ID");
 }
+
+/// A previous holder's last timestamp, stored by its graceful release: the floor a late claim
+/// of the node ID must hand back unchanged.
+const PREVIOUS_LAST_MS: i64 = 1_700_000_000_000;
+
+/// Issue 23, item 5: a store whose claims wait at a gate the test opens. A held claim is sent
+/// on from a task of its own, so it reaches the store even if its caller stopped waiting (a
+/// statement already on the wire commits); the test hears when it landed. Releases are
+/// recorded; `hang_releases` makes them hang (as a store whose runtime is shutting down),
+/// while the [`detached`](LeaseStore::detached) copy releases.
+#[derive(Clone)]
+struct LateClaims {
+    inner: MemoryLeaseStore,
+    open: Arc<tokio::sync::watch::Sender<bool>>,
+    waiting: Arc<tokio::sync::Semaphore>,
+    landed: Arc<Mutex<Vec<(String, Option<Claim>)>>>,
+    releases: Arc<Mutex<Vec<(String, Option<i64>)>>>,
+    hang_releases: Arc<AtomicBool>,
+    releasing: Arc<tokio::sync::Semaphore>,
+    detached: bool,
+}
+
+impl LateClaims {
+    /// Over a memory store whose node ID 0 a previous holder released at [`PREVIOUS_LAST_MS`].
+    async fn new() -> Self {
+        let inner = released_by_a_previous_holder().await;
+        LateClaims {
+            inner,
+            open: Arc::new(tokio::sync::watch::Sender::new(false)),
+            waiting: Arc::new(tokio::sync::Semaphore::new(0)),
+            landed: Arc::default(),
+            releases: Arc::default(),
+            hang_releases: Arc::default(),
+            releasing: Arc::new(tokio::sync::Semaphore::new(0)),
+            detached: false,
+        }
+    }
+
+    /// Returns once a claim waits at the gate.
+    async fn claim_waiting(&self) {
+        self.waiting.acquire().await.unwrap().forget();
+    }
+
+    /// Lets the held claims go on to the store; returns the holder of the one that landed.
+    async fn open_and_land(&self) -> (String, Option<Claim>) {
+        self.open.send_replace(true);
+        wait_for("the held claim to land", || {
+            self.landed.lock().unwrap().first().cloned()
+        })
+        .await
+    }
+
+    /// The last timestamp the release of `holder` stored, once one did.
+    async fn released(&self, holder: &str) -> Option<i64> {
+        wait_for("the late claim to be given back", || {
+            let releases = self.releases.lock().unwrap();
+            releases.iter().find(|(h, _)| h == holder).map(|(_, l)| *l)
+        })
+        .await
+    }
+}
+
+/// A memory store whose node ID 0 a previous holder released, with [`PREVIOUS_LAST_MS`] as its
+/// exact last timestamp: free to take at once.
+async fn released_by_a_previous_holder() -> MemoryLeaseStore {
+    let store = MemoryLeaseStore::new();
+    let previous = store
+        .claim(ClaimRequest {
+            namespace: "default",
+            capacity: 1,
+            holder: "previous",
+            ttl: Duration::from_secs(60),
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    let release = RenewRequest {
+        namespace: "default",
+        node: previous.node,
+        holder: "previous",
+        ttl: Duration::ZERO,
+        last_timestamp_ms: Some(PREVIOUS_LAST_MS),
+    };
+    store.release(release).await.unwrap();
+    store
+}
+
+/// Polls `found` until it gives a value; fails after 10 s (the TTLs here are a minute, so a
+/// node ID that is only freed by its TTL fails the test).
+async fn wait_for<T>(what: &str, found: impl Fn() -> Option<T>) -> T {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(value) = found() {
+            return value;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "waited 10 s for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+impl LeaseStore for LateClaims {
+    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
+        let (inner, landed) = (self.inner.clone(), Arc::clone(&self.landed));
+        let mut open = self.open.subscribe();
+        let (namespace, holder) = (req.namespace.to_owned(), req.holder.to_owned());
+        let (capacity, ttl) = (req.capacity, req.ttl);
+        self.waiting.add_permits(1);
+        let sent = tokio::spawn(async move {
+            let _ = open.wait_for(|open| *open).await;
+            let request = ClaimRequest {
+                namespace: &namespace,
+                capacity,
+                holder: &holder,
+                ttl,
+            };
+            let claim = inner.claim(request).await?;
+            landed.lock().unwrap().push((holder, claim));
+            Ok(claim)
+        });
+        sent.await?
+    }
+    pass_to_inner!(renew);
+    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
+        self.releasing.add_permits(1);
+        if !self.detached && self.hang_releases.load(Ordering::SeqCst) {
+            std::future::pending::<()>().await;
+        }
+        let record = (req.holder.to_owned(), req.last_timestamp_ms);
+        self.inner.release(req).await?;
+        self.releases.lock().unwrap().push(record);
+        Ok(())
+    }
+    fn detached(&self) -> Option<Self> {
+        Some(LateClaims {
+            detached: true,
+            ..self.clone()
+        })
+    }
+}
+
+/// Options with a minute's TTL (so only a release frees the node ID within the test) and the
+/// store time-out `store_timeout`.
+fn late_options(store_timeout: Duration) -> LeaseOptions {
+    WorkerLease::options()
+        .capacity(1)
+        .ttl(Duration::from_secs(60))
+        .store_timeout(store_timeout)
+}
+
+/// Issue 23, item 5: a claim held at the gate past the store time-out (and, in the second
+/// round, one whose caller dropped `acquire` while it waited) commits afterwards. It is given
+/// back at once, with the floor it found, so the next `acquire` (capacity 1) gets the node ID
+/// and starts above the previous holder's last timestamp.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_that_lands_after_its_caller_gave_up_is_given_back() {
+    let layout = one_node();
+    for caller_gives_up in [false, true] {
+        let store = LateClaims::new().await;
+        if caller_gives_up {
+            // The caller's own time-out, long before the store's: it stops waiting as soon as
+            // the claim is at the gate.
+            let attempt = late_options(Duration::from_secs(30)).acquire(store.clone(), &layout);
+            tokio::select! {
+                outcome = attempt => panic!("acquire returned {:?}", outcome.map(|l| l.node())),
+                () = store.claim_waiting() => {}
+            }
+        } else {
+            let attempt = late_options(Duration::from_millis(200))
+                .acquire(store.clone(), &layout)
+                .await;
+            assert!(
+                matches!(
+                    attempt,
+                    Err(Error::LeaseStore {
+                        operation: "claim",
+                        ..
+                    })
+                ),
+                "{:?}",
+                attempt.map(|l| l.node())
+            );
+        }
+        let (late, claim) = store.open_and_land().await;
+        assert_eq!(claim.map(|c| c.node), Some(0), "the late claim took node 0");
+        assert_eq!(
+            store.released(&late).await,
+            Some(PREVIOUS_LAST_MS),
+            "caller_gives_up={caller_gives_up}: the give-back did not keep the floor"
+        );
+        let next = late_options(Duration::from_secs(5))
+            .acquire(store.inner.clone(), &layout)
+            .await
+            .expect("the late claim's node ID is free again");
+        assert_eq!(next.node(), 0);
+        assert_eq!(next.previous_timestamp_ms(), Some(PREVIOUS_LAST_MS));
+    }
+}
+
+/// Issue 23, item 5, as the runtime shuts down: the late claim (its caller dropped `acquire`)
+/// is being given back, its release hanging on the store's own connection (as one whose
+/// runtime is going away), when the runtime is dropped. The release goes on on a thread of its
+/// own, with the detached store.
+#[test]
+fn a_late_claim_given_back_as_its_runtime_shuts_down_is_still_released() {
+    let layout = one_node();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let store = runtime.block_on(LateClaims::new());
+    store.hang_releases.store(true, Ordering::SeqCst);
+    let late = runtime.block_on(async {
+        // A store time-out longer than the test: only the runtime's end stops the release.
+        let attempt = late_options(Duration::from_secs(30)).acquire(store.clone(), &layout);
+        tokio::select! {
+            outcome = attempt => panic!("acquire returned {:?}", outcome.map(|l| l.node())),
+            () = store.claim_waiting() => {}
+        }
+        let (late, _) = store.open_and_land().await;
+        let releasing = tokio::time::timeout(Duration::from_secs(10), store.releasing.acquire());
+        releasing
+            .await
+            .expect("the late claim is given back")
+            .unwrap()
+            .forget();
+        late
+    });
+    drop(runtime);
+    // Released by the detached copy, with the floor the claim found.
+    let released = store.releases.lock().unwrap().clone();
+    assert_eq!(released, [(late, Some(PREVIOUS_LAST_MS))]);
+    let next = acquire_again(store.inner.clone(), layout).expect("the node ID was given back");
+    assert_eq!(next.previous_timestamp_ms(), Some(PREVIOUS_LAST_MS));
+}
+
+/// Issue 23, item 6: a store whose next release fails at once (`fail_next`) or hangs until its
+/// caller stops waiting (`hang_next`), without reaching the store either way; it records the
+/// last timestamp of each release that did.
+#[derive(Clone)]
+struct FailingRelease {
+    inner: Recording,
+    fail_next: Arc<AtomicBool>,
+    hang_next: Arc<AtomicBool>,
+    hanging: Arc<tokio::sync::Semaphore>,
+}
+
+impl FailingRelease {
+    async fn new() -> Self {
+        FailingRelease {
+            inner: Recording::new(released_by_a_previous_holder().await),
+            fail_next: Arc::default(),
+            hang_next: Arc::default(),
+            hanging: Arc::new(tokio::sync::Semaphore::new(0)),
+        }
+    }
+
+    /// Makes the next release fail (`cancel == false`) or hang; then calls `release` and
+    /// checks it failed, or drops it once it hangs (the caller's time-out).
+    async fn fail_next_release<F>(&self, cancel: bool, release: F)
+    where
+        F: std::future::Future<Output = Result<(), Error>>,
+    {
+        if cancel {
+            self.hang_next.store(true, Ordering::SeqCst);
+            tokio::select! {
+                outcome = release => panic!("the release returned {outcome:?}"),
+                permit = self.hanging.acquire() => permit.unwrap().forget(),
+            }
+        } else {
+            self.fail_next.store(true, Ordering::SeqCst);
+            let outcome = release.await;
+            assert!(
+                matches!(
+                    outcome,
+                    Err(Error::LeaseStore {
+                        operation: "release",
+                        ..
+                    })
+                ),
+                "{outcome:?}"
+            );
+        }
+    }
+
+    /// Whether the node ID is still held in the store: a claim with capacity 1 gets none (one
+    /// that gets it gives it back at once, with the floor it found).
+    async fn held(&self) -> bool {
+        let store = &self.inner.inner;
+        let probe = ClaimRequest {
+            namespace: "default",
+            capacity: 1,
+            holder: "probe",
+            ttl: Duration::from_secs(60),
+        };
+        let Some(claim) = store.claim(probe).await.unwrap() else {
+            return true;
+        };
+        let release = RenewRequest {
+            namespace: "default",
+            node: claim.node,
+            holder: "probe",
+            ttl: Duration::ZERO,
+            last_timestamp_ms: claim.last_timestamp_ms,
+        };
+        store.release(release).await.unwrap();
+        false
+    }
+}
+
+impl LeaseStore for FailingRelease {
+    pass_to_inner!(claim, renew);
+    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
+        if self.fail_next.swap(false, Ordering::SeqCst) {
+            return Err("connection reset".into());
+        }
+        if self.hang_next.swap(false, Ordering::SeqCst) {
+            self.hanging.add_permits(1);
+            std::future::pending::<()>().await;
+        }
+        self.inner.release(req).await
+    }
+}
+
+/// Issue 23, item 6: a release that failed, or whose caller stopped waiting, before it reached
+/// the store has still stopped the generator (the fence is revoked before the store call), and
+/// calling `release()` again reaches the store: the node ID is free, with the exact last tick
+/// issued.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_that_failed_or_was_cancelled_can_be_tried_again() {
+    let layout = one_node();
+    for cancel in [false, true] {
+        let store = FailingRelease::new().await;
+        let lease = late_options(Duration::from_secs(5))
+            .acquire(store.clone(), &layout)
+            .await
+            .unwrap();
+        let handle = lease.handle();
+        let ids = leased(layout, SystemClock::new(), lease);
+        let last = (0..100).map(|_| ids.next_id().unwrap()).max().unwrap();
+
+        store.fail_next_release(cancel, handle.release()).await;
+        assert!(
+            matches!(ids.next_id(), Err(Error::Fenced { .. })),
+            "cancel={cancel}: the generator issued after a release began"
+        );
+        assert!(store.held().await, "cancel={cancel}: nothing was released");
+
+        handle.release().await.unwrap();
+        assert!(
+            !store.held().await,
+            "cancel={cancel}: the retried release did not reach the store"
+        );
+        let last_ms = layout.decompose(last).unwrap().unix_ms;
+        assert_eq!(store.inner.released_with(), Some(last_ms));
+        handle.release().await.unwrap(); // after one succeeded: nothing more to do
+    }
+}
+
+/// Issue 23, item 6: a lease dropped after a release that failed (or was cancelled) before it
+/// reached the store is released by its `Drop`, with the exact last tick issued.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_a_lease_after_a_failed_release_releases_it() {
+    let layout = one_node();
+    for cancel in [false, true] {
+        let store = FailingRelease::new().await;
+        let lease = late_options(Duration::from_secs(5))
+            .acquire(store.clone(), &layout)
+            .await
+            .unwrap();
+        let handle = lease.handle();
+        let ids = leased(layout, SystemClock::new(), lease);
+        let last = (0..100).map(|_| ids.next_id().unwrap()).max().unwrap();
+
+        store.fail_next_release(cancel, handle.release()).await;
+        drop((ids, handle)); // the generator owned the lease
+        let last_ms = layout.decompose(last).unwrap().unix_ms;
+        let stored = wait_for("the dropped lease's release", || {
+            *store.inner.released.lock().unwrap()
+        })
+        .await;
+        assert_eq!(stored, Some(last_ms), "cancel={cancel}");
+        assert!(!store.held().await, "cancel={cancel}: the node ID is held");
+    }
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 
 use crate::lease::store::DynLeaseStore;
-use crate::lease::{ClaimRequest, IntoLeaseStore, LeaseStore, RenewRequest};
+use crate::lease::{Claim, ClaimRequest, IntoLeaseStore, LeaseStore, RenewRequest};
 use crate::{Clock, Error, Fence, Layout, NodeLease, Result, SystemClock};
 
 /// A node ID leased from a database, so two live processes never share one.
@@ -64,6 +64,11 @@ struct Shared {
     clock: Arc<dyn Clock>,
     fence: Fence,
     status: Mutex<LeaseStatus>,
+    /// Set by the first release (graceful, by `Drop`, or of a claim nobody took), after the
+    /// fence is revoked: no renewal is sent after it.
+    stopped: AtomicBool,
+    /// Set once a release has reached the store and succeeded: later ones do nothing. Until
+    /// then a release can be tried again, and `Drop` tries it.
     released: AtomicBool,
     stop: Notify,
     /// Held across each renewal and the release, so a release is sent only after a renewal in
@@ -212,7 +217,9 @@ impl LeaseOptions {
         self
     }
 
-    /// How long one store call may take before it counts as failed.
+    /// How long one store call may take before it counts as failed. A claim that answers after
+    /// it (or after the caller dropped [`acquire`](LeaseOptions::acquire)) is given back at
+    /// once; a release that timed out can be tried again (see [`LeaseHandle::release`]).
     pub fn store_timeout(mut self, timeout: Duration) -> Self {
         self.timing.store_timeout = timeout;
         self
@@ -326,6 +333,10 @@ impl LeaseOptions {
     /// Claims a node ID of `layout` from `store` (a pool, with an adapter crate), records the
     /// lease's time bound, and starts renewing it. Must be called inside a tokio runtime.
     ///
+    /// The claim runs as a task of its own: if it times out, or this future is dropped while it
+    /// is in flight, a claim that still lands afterwards is given back at once (as long as the
+    /// runtime runs), so it does not hold its node ID for the TTL.
+    ///
     /// Errors: [`Error::NoFreeNode`] when every node ID is leased, [`Error::LeaseStore`] when the
     /// store fails or times out, [`Error::InvalidOptions`] for inconsistent timings.
     pub async fn acquire<M>(
@@ -359,98 +370,46 @@ impl LeaseOptions {
         if self.create_if_missing {
             timed("create", t.store_timeout, store.create_if_missing()).await?;
         }
-        let store: Arc<dyn DynLeaseStore> = Arc::new(store);
-        let holder = unique_holder(self.holder.as_deref());
-        let request = ClaimRequest {
-            namespace: &self.namespace,
-            capacity,
-            holder: &holder,
-            ttl: t.ttl,
-        };
-        let claim = timed("claim", t.store_timeout, store.claim(request))
-            .await?
-            .ok_or_else(|| Error::NoFreeNode {
-                namespace: self.namespace.clone(),
-                capacity,
-            })?;
-
-        crate::observe::events::node_claimed(&self.namespace, claim.node, capacity);
-        let floor_ms = if claim.exact || !self.takeover_wait {
-            claim.last_timestamp_ms
-        } else {
-            // The store cannot prove the node ID free: no row or key for it, or a lease taken
-            // over after it expired. It may have forgotten a holder that still issues (a
-            // restart without persistence, a restore, a failover to a lagging replica, a
-            // database back empty). Why waiting until `now + ttl + allowance` is enough:
-            //
-            // * A holder H issues only ticks up to the fence deadline of its last renewal the
-            //   store acknowledged (the fence refuses later ticks, whatever the clock policy;
-            //   an unacknowledged renewal never moves the fence). H computed that deadline
-            //   before sending the renewal: H's clock then + TTL − safety margin.
-            // * The store acknowledged that renewal before it forgot it, and this claim
-            //   returned after the store forgot: so H read its clock before this host reads
-            //   `now` below (real time), and a host's clock does not step back (`Clock`).
-            // * Assumption: at any moment, H's clock is at most `clock_allowance` +
-            //   `safety_margin` ahead of this host's (clocks synchronised, e.g. by NTP, to
-            //   within the allowance; the margin also covers the clock-rate difference over
-            //   one TTL). Then H's deadline ≤ H's clock at the renewal + TTL − margin ≤ this
-            //   host's `now` + allowance + TTL: every tick H can issue is at or below the
-            //   bound, and this lease issues only after it.
-            // * A row's stored last timestamp is kept too (`max`): a previous holder whose
-            //   clock ran far ahead is still never reissued.
-            //
-            // A node ID given back with `release` carries the exact last tick (`exact`): it is
-            // free at once.
-            let t = self.timing;
-            let bound = self
-                .clock
-                .now_ms()
-                .saturating_add(millis(t.ttl))
-                .saturating_add(millis(t.clock_allowance));
-            Some(
-                claim
-                    .last_timestamp_ms
-                    .map_or(bound, |last| last.max(bound)),
-            )
-        };
-        let shared = Arc::new(Shared {
-            store,
+        let namespace = self.namespace.clone();
+        let task = ClaimTask {
+            store: Arc::new(store),
             namespace: self.namespace,
-            holder,
-            node: claim.node,
-            floor_ms,
-            options: t,
+            holder: unique_holder(self.holder.as_deref()),
+            capacity,
+            timing: t,
+            takeover_wait: self.takeover_wait,
             clock: self.clock,
-            // Closed until the first renewal has stored the bound.
-            fence: Fence::new(i64::MIN + 1),
-            status: Mutex::new(LeaseStatus::default()),
-            released: AtomicBool::new(false),
-            stop: Notify::new(),
-            store_calls: tokio::sync::Mutex::new(()),
-        });
-        // The node ID is ours from here: if anything below fails, or this future is dropped
-        // (a caller's time-out), give it back rather than leave it held for the TTL.
-        let mut claimed = ClaimGuard(Some(Arc::clone(&shared)));
+        };
+        // The node ID is ours from the moment the claim lands, even one this future no longer
+        // waits for: if anything below fails, or this future is dropped (a caller's time-out),
+        // the guard gives it back rather than leave it held for the TTL.
+        let mut claimed = task.spawn().await?.ok_or(Error::NoFreeNode {
+            namespace,
+            capacity,
+        })?;
+        let shared = Arc::clone(&claimed.shared);
+        crate::observe::events::node_claimed(&shared.namespace, shared.node, capacity);
 
         // Record the bound this holder may issue up to before the first renewal, then open.
         let (renewed, deadline) = shared.renew().await;
         if !renewed? {
-            claimed.0 = None; // not ours any more: nothing to give back
+            claimed.armed = false; // not ours any more: nothing to give back
             return Err(Error::LeaseStore {
                 operation: "renew",
                 message: format!(
                     "node ID {} was claimed by another holder at once",
-                    claim.node
+                    shared.node
                 ),
                 source: None,
             });
         }
         shared.fence.extend_until(deadline);
         shared.update(|s| s.valid_until_ms = deadline);
-        claimed.0 = None;
+        claimed.armed = false;
+        let exact = claimed.exact;
         let heartbeat = tokio::spawn(heartbeat(Arc::clone(&shared)));
         let lease = WorkerLease { shared, heartbeat };
-        if !claim.exact && self.takeover_wait {
+        if !exact && self.takeover_wait {
             // Renewed in the background meanwhile; dropped (the caller gave up), the lease
             // gives the node ID back with this bound as its last timestamp.
             lease.wait_out_takeover().await;
@@ -595,10 +554,11 @@ impl Drop for WorkerLease {
     /// on a short-lived thread of its own (bounded, best effort; see [`WorkerLease`]).
     fn drop(&mut self) {
         self.heartbeat.abort();
-        if self.shared.released.swap(true, Ordering::SeqCst) {
+        // Also after a release that failed or was cancelled: only one that succeeded is enough.
+        if self.shared.released.load(Ordering::SeqCst) {
             return;
         }
-        let last = self.shared.fence.revoke();
+        let last = self.shared.stop_issuing();
         give_back(Arc::clone(&self.shared), last);
     }
 }
@@ -619,16 +579,138 @@ fn give_back(shared: Arc<Shared>, last: Option<i64>) {
     }
 }
 
-/// A node ID claimed by an `acquire` that has not returned yet.
-struct ClaimGuard(Option<Arc<Shared>>);
+/// A claim of `acquire`, run as a task of its own so that its answer is never lost: a claim
+/// can land after its caller gave up on it (the store's time-out, the caller's own time-out or
+/// a dropped `acquire`: a statement already sent commits on PostgreSQL, SQLite, etcd and Redis,
+/// and diesel's threads run theirs to the end), and such a claim must be given back at once
+/// rather than hold its node ID for the TTL.
+struct ClaimTask {
+    store: Arc<dyn DynLeaseStore>,
+    namespace: String,
+    holder: String,
+    capacity: u64,
+    timing: Timing,
+    takeover_wait: bool,
+    clock: Arc<dyn Clock>,
+}
+
+impl ClaimTask {
+    /// Starts the claim on a task of its own and waits at most the store time-out for it: the
+    /// claimed node ID in a guard, `None` when every node ID is held.
+    ///
+    /// The task sends its guard to this future; when nobody waits for it any more, the guard is
+    /// dropped unopened and gives the node ID back with the exact bound of a claim that issued
+    /// nothing (see [`ClaimGuard`]). The task waits for the claim one TTL longer than its
+    /// caller did; a claim that lands even later holds its node ID until its TTL runs out. A
+    /// runtime that shuts down drops the task: a claim that has landed by then is given back
+    /// (on a thread of its own, see [`give_back`]), one still in flight cannot be known.
+    async fn spawn(self) -> Result<Option<ClaimGuard>> {
+        let t = self.timing;
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let landed = tokio::time::timeout(t.store_timeout + t.ttl, self.claim()).await;
+            let landed = landed.unwrap_or_else(|_| Err("the claim never answered".into()));
+            let landed = landed.map(|claim| claim.map(|claim| ClaimGuard::of(self, claim)));
+            // Refused or dropped unread when `acquire` stopped waiting: the guard gives back.
+            let _ = answer.send(landed);
+        });
+        let answered = async move {
+            answered.await.unwrap_or_else(|_| {
+                Err("the claim's task ended without an answer (its runtime shut down)".into())
+            })
+        };
+        timed("claim", t.store_timeout, answered).await
+    }
+
+    async fn claim(&self) -> std::result::Result<Option<Claim>, crate::lease::BoxError> {
+        let request = ClaimRequest {
+            namespace: &self.namespace,
+            capacity: self.capacity,
+            holder: &self.holder,
+            ttl: self.timing.ttl,
+        };
+        self.store.claim(request).await
+    }
+}
+
+/// A node ID claimed by an `acquire` that has not returned yet (or never will): given back
+/// when dropped armed.
+struct ClaimGuard {
+    shared: Arc<Shared>,
+    /// The store proved the node ID released with its exact last tick (see [`Claim::exact`]).
+    exact: bool,
+    armed: bool,
+}
+
+impl ClaimGuard {
+    /// The lease's state after `claim` landed, held by the guard. Nothing is issued until the
+    /// first renewal has stored its bound, so a release of it stores the claim's own floor.
+    fn of(task: ClaimTask, claim: Claim) -> ClaimGuard {
+        let shared = Shared {
+            store: task.store,
+            namespace: task.namespace,
+            holder: task.holder,
+            node: claim.node,
+            floor_ms: claim_floor(&claim, task.takeover_wait, task.timing, &*task.clock),
+            options: task.timing,
+            clock: task.clock,
+            // Closed until the first renewal has stored the bound.
+            fence: Fence::new(i64::MIN + 1),
+            status: Mutex::new(LeaseStatus::default()),
+            stopped: AtomicBool::new(false),
+            released: AtomicBool::new(false),
+            stop: Notify::new(),
+            store_calls: tokio::sync::Mutex::new(()),
+        };
+        ClaimGuard {
+            shared: Arc::new(shared),
+            exact: claim.exact,
+            armed: true,
+        }
+    }
+}
+
+/// The bound below which a fresh claim must not issue: the stored last tick when the store proved
+/// the node ID released (or the wait is skipped for tests), else the takeover bound below.
+fn claim_floor(claim: &Claim, takeover_wait: bool, t: Timing, clock: &dyn Clock) -> Option<i64> {
+    if claim.exact || !takeover_wait {
+        return claim.last_timestamp_ms;
+    }
+    // The store cannot prove the node ID free: no row or key for it, or a lease taken
+    // over after it expired. It may have forgotten a holder that still issues (a
+    // restart without persistence, a restore, a failover to a lagging replica, a
+    // database back empty). Why waiting until `now + ttl + allowance` is enough:
+    //
+    // * A holder H issues only ticks up to the fence deadline of its last renewal the
+    //   store acknowledged (the fence refuses later ticks, whatever the clock policy;
+    //   an unacknowledged renewal never moves the fence). H computed that deadline
+    //   before sending the renewal: H's clock then + TTL − safety margin.
+    // * The store acknowledged that renewal before it forgot it, and this claim
+    //   returned after the store forgot: so H read its clock before this host reads
+    //   `now` below (real time), and a host's clock does not step back (`Clock`).
+    // * Assumption: at any moment, H's clock is at most `clock_allowance` +
+    //   `safety_margin` ahead of this host's (clocks synchronised, e.g. by NTP, to
+    //   within the allowance; the margin also covers the clock-rate difference over
+    //   one TTL). Then H's deadline ≤ H's clock at the renewal + TTL − margin ≤ this
+    //   host's `now` + allowance + TTL: every tick H can issue is at or below the
+    //   bound, and this lease issues only after it.
+    // * A row's stored last timestamp is kept too (`max`): a previous holder whose
+    //   clock ran far ahead is still never reissued.
+    //
+    // A node ID given back with `release` carries the exact last tick (`exact`): it is
+    // free at once.
+    let bound = clock
+        .now_ms()
+        .saturating_add(millis(t.ttl))
+        .saturating_add(millis(t.clock_allowance));
+    Some(claim.last_timestamp_ms.map_or(bound, |last| last.max(bound)))
+}
 
 impl Drop for ClaimGuard {
     fn drop(&mut self) {
-        if let Some(shared) = self.0.take()
-            && !shared.released.swap(true, Ordering::SeqCst)
-        {
-            let last = shared.fence.revoke();
-            give_back(shared, last);
+        if self.armed {
+            let last = self.shared.stop_issuing();
+            give_back(Arc::clone(&self.shared), last);
         }
     }
 }
@@ -676,6 +758,9 @@ const DROP_RELEASE_LIMIT: Duration = Duration::from_secs(2);
 /// [`detached`](crate::lease::LeaseStore::detached) copy, waiting at most
 /// `min(store_timeout, 2 s)`.
 fn release_without_runtime(shared: &Arc<Shared>, last: Option<i64>) {
+    if shared.released.load(Ordering::SeqCst) {
+        return;
+    }
     let limit = shared.options.store_timeout.min(DROP_RELEASE_LIMIT);
     let (done, finished) = std::sync::mpsc::channel::<()>();
     let shared = Arc::clone(shared);
@@ -690,7 +775,10 @@ fn release_without_runtime(shared: &Arc<Shared>, last: Option<i64>) {
                     // Made inside this runtime, so its connections belong to it.
                     if let Some(store) = shared.store.detached() {
                         let request = shared.release_request(last);
-                        let _ = tokio::time::timeout(limit, store.release(request)).await;
+                        let released = tokio::time::timeout(limit, store.release(request)).await;
+                        if let Ok(Ok(())) = released {
+                            shared.released.store(true, Ordering::SeqCst);
+                        }
                     }
                 });
                 drop(runtime);
@@ -758,7 +846,14 @@ impl LeaseHandle {
 
     /// Graceful shutdown: stops the generator (at once, also for threads issuing right now),
     /// stops renewing, and gives the node ID back with the exact last timestamp issued, so the
-    /// next holder can start at once. Calling it again does nothing.
+    /// next holder can start at once. Calling it again after it succeeded does nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LeaseStore`] when the store fails or does not answer within the store time-out.
+    /// The generator is stopped all the same (before the store call), and the release can be
+    /// tried again: a release that failed, or whose future was dropped, did not count. If no
+    /// release succeeded, dropping the lease tries once more in the background.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -781,12 +876,10 @@ impl LeaseHandle {
     /// # Ok(()) }
     /// ```
     pub async fn release(&self) -> Result<()> {
-        if self.shared.released.swap(true, Ordering::SeqCst) {
+        if self.shared.released.load(Ordering::SeqCst) {
             return Ok(());
         }
-        // Revoking first stops every issuer and yields the exact last tick (see `Fence`).
-        let last = self.shared.fence.revoke();
-        self.shared.stop.notify_one();
+        let last = self.shared.stop_issuing();
         self.shared.release_row(last).await
     }
 }
@@ -803,17 +896,35 @@ impl std::fmt::Debug for LeaseHandle {
 }
 
 impl Shared {
-    /// Gives the node ID back. `last` is what `Fence::revoke` returned: the exact last tick
-    /// issued, since no ID can be issued after the revoke.
+    /// Stops the generator for good and the renewals, before any release's store call; the
+    /// exact last tick issued. Revoking first stops every issuer and yields that tick (see
+    /// `Fence`); revoking again (a retried release) yields the same one, as nothing can be
+    /// issued after the first.
+    fn stop_issuing(&self) -> Option<i64> {
+        let last = self.fence.revoke();
+        self.stopped.store(true, Ordering::SeqCst);
+        self.stop.notify_one();
+        last
+    }
+
+    /// Gives the node ID back, unless a release already has. `last` is what
+    /// [`stop_issuing`](Shared::stop_issuing) returned. Counts as done only once the store
+    /// answered it: a failed or dropped call leaves the release to be tried again.
     async fn release_row(&self, last: Option<i64>) -> Result<()> {
-        // After a renewal in flight, so that one cannot land after the release.
+        // After a renewal in flight, so that one cannot land after the release; and one
+        // release at a time, so a retry sees whether another one succeeded meanwhile.
         let _calls = self.store_calls.lock().await;
+        if self.released.load(Ordering::SeqCst) {
+            return Ok(());
+        }
         timed(
             "release",
             self.options.store_timeout,
             self.store.release(self.release_request(last)),
         )
-        .await
+        .await?;
+        self.released.store(true, Ordering::SeqCst);
+        Ok(())
     }
 
     fn release_request(&self, last: Option<i64>) -> RenewRequest<'_> {
@@ -858,7 +969,7 @@ async fn heartbeat(shared: Arc<Shared>) {
             _ = shared.stop.notified() => return,
         }
         let calls = shared.store_calls.lock().await;
-        if shared.released.load(Ordering::SeqCst) {
+        if shared.stopped.load(Ordering::SeqCst) {
             return;
         }
         let (outcome, deadline) = shared.renew().await;
@@ -878,7 +989,7 @@ async fn heartbeat(shared: Arc<Shared>) {
                 delay = t.renew_every;
             }
             Ok(false) => {
-                if shared.released.load(Ordering::SeqCst) {
+                if shared.stopped.load(Ordering::SeqCst) {
                     return; // released meanwhile: not lost
                 }
                 shared.fence.revoke();

@@ -50,6 +50,10 @@ macro_rules! lease_suite {
                 a_detached_store_releases_after_the_runtime_stopped,
                 a_generator_stops_before_its_lease_expires_when_the_database_is_unreachable,
             );
+            $crate::__conformance_cases!(lease_abandoned<$subject>:
+                a_claim_that_lands_after_its_caller_gave_up_is_given_back,
+                a_release_that_did_not_reach_the_store_is_retried,
+            );
             $crate::__conformance_child_cases!(lease_processes<$subject>("lease_child"):
                 a_killed_holder_loses_its_node_id_after_the_ttl,
                 four_processes_hold_distinct_node_ids_and_issue_distinct_ids,
