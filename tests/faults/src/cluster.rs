@@ -113,6 +113,13 @@ fn node_image(binary: &Path) -> Result<String, String> {
         .clone()
 }
 
+/// Runs `sql` with psql on the standby container `id` (its socket is in `/tmp`).
+fn standby_sql(id: &str, sql: &str) -> Result<String, String> {
+    docker(&[
+        "exec", id, "psql", "-h", "/tmp", "-U", "postgres", "-qAt", "-c", sql,
+    ])
+}
+
 /// Removes this process's containers, networks and image when the process ends, however.
 fn watchdog() {
     static WATCHDOG: OnceLock<Option<Mutex<Child>>> = OnceLock::new();
@@ -148,6 +155,8 @@ pub struct Cluster {
     next_db: Option<String>,
     /// A Redis replica of `redis`.
     replica: Option<String>,
+    /// A PostgreSQL streaming standby of `db`.
+    standby: Option<String>,
 }
 
 impl Cluster {
@@ -173,6 +182,7 @@ impl Cluster {
             retired: Vec::new(),
             next_db: None,
             replica: None,
+            standby: None,
         };
         cluster.db = cluster.run_postgres()?;
         cluster.wait_for_db()?;
@@ -440,6 +450,124 @@ impl Cluster {
         self.wait_for_redis()
     }
 
+    /// Starts an asynchronous streaming standby of the database (`pg_basebackup -R`, no alias:
+    /// no instance uses it) and waits until it streams.
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// cluster.start_pg_standby().unwrap();
+    /// ```
+    pub fn start_pg_standby(&mut self) -> Result<(), String> {
+        self.db_shell(
+            "echo 'host replication all all trust' >>\"$PGDATA/pg_hba.conf\" && \
+             psql -qAt -c 'SELECT pg_reload_conf()'",
+            &[],
+        )?;
+        let ip = docker(&[
+            "inspect",
+            "--format",
+            "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
+            &self.db,
+        ])?;
+        let script = format!(
+            "pg_basebackup -h {ip} -U postgres -D /tmp/standby -R -X stream --checkpoint=fast && \
+             chmod 700 /tmp/standby && \
+             exec postgres -D /tmp/standby -c fsync=off -c unix_socket_directories=/tmp"
+        );
+        let id = docker(&[
+            "run",
+            "--detach",
+            "--label",
+            &self.label,
+            "--network",
+            &self.network,
+            "--user",
+            "postgres",
+            "--entrypoint",
+            "sh",
+            POSTGRES_IMAGE,
+            "-c",
+            &script,
+        ])?;
+        self.standby = Some(id.clone());
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let status = standby_sql(&id, "SELECT status FROM pg_stat_wal_receiver");
+            if status.as_deref() == Ok("streaming") {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                let logs = docker(&["logs", "--tail", "20", &id]).unwrap_or_default();
+                return Err(format!("the standby does not stream ({status:?}): {logs}"));
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// Pauses the standby's replay (`pg_wal_replay_pause()`) and cuts its link to the primary
+    /// (`docker network disconnect`): nothing the primary commits from now on reaches it.
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// # cluster.start_pg_standby().unwrap();
+    /// cluster.pause_pg_standby().unwrap();
+    /// ```
+    pub fn pause_pg_standby(&self) -> Result<(), String> {
+        let standby = self.standby.as_deref().ok_or("no standby")?;
+        standby_sql(standby, "SELECT pg_wal_replay_pause()")?;
+        docker(&["network", "disconnect", &self.network, standby]).map(drop)
+    }
+
+    /// Promotes the (cut off, lagging) standby (`pg_promote()`, which ends the paused replay)
+    /// while the primary still serves the instances; [`fail_over_to_pg_standby`]
+    /// (Self::fail_over_to_pg_standby) then puts it in the primary's place.
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// # cluster.start_pg_standby().unwrap();
+    /// cluster.promote_pg_standby().unwrap();
+    /// ```
+    pub fn promote_pg_standby(&self) -> Result<(), String> {
+        let standby = self.standby.as_deref().ok_or("no standby")?;
+        let promoted = standby_sql(standby, "SELECT pg_promote(true, 30)")?;
+        if promoted != "t" {
+            return Err(format!("pg_promote() answered {promoted:?}"));
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while standby_sql(standby, "SELECT pg_is_in_recovery()").as_deref() != Ok("f") {
+            if Instant::now() > deadline {
+                return Err("the promoted standby is still in recovery".to_owned());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(())
+    }
+
+    /// The failover: kills the primary and gives the promoted standby the alias `db` (as a
+    /// virtual IP or a DNS name moves); returns when it answers there.
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// # cluster.start_pg_standby().unwrap();
+    /// # cluster.promote_pg_standby().unwrap();
+    /// cluster.fail_over_to_pg_standby().unwrap();
+    /// ```
+    pub fn fail_over_to_pg_standby(&mut self) -> Result<(), String> {
+        let standby = self.standby.take().ok_or("no standby")?;
+        docker(&["kill", &self.db])?;
+        let primary = std::mem::replace(&mut self.db, standby.clone());
+        self.retired.push(primary);
+        docker(&[
+            "network",
+            "connect",
+            "--alias",
+            "db",
+            &self.network,
+            &standby,
+        ])?;
+        Ok(())
+    }
+
     /// Sends `signal` to the instances `ids` (`docker kill --signal`): `USR1` lets instances
     /// started with `IDGEN_FAULT_GATE=1` go.
     ///
@@ -700,6 +828,7 @@ impl Drop for Cluster {
         args.extend(self.retired.iter().map(String::as_str));
         args.extend(self.next_db.iter().map(String::as_str));
         args.extend(self.replica.iter().map(String::as_str));
+        args.extend(self.standby.iter().map(String::as_str));
         args.extend(self.nodes.iter().map(String::as_str));
         let _ = docker(&args);
         let _ = docker(&["network", "rm", &self.network]);
