@@ -192,6 +192,25 @@ pub enum Error {
         highest: i64,
     },
 
+    /// A counter with a fixed increment (a sequence) returned a block start off the grid its
+    /// blocks lie on (`origin + k × step`): its increment or value was changed while the
+    /// generator ran (`ALTER SEQUENCE … INCREMENT BY`, `setval`, `RESTART`), so its blocks may
+    /// overlap those of other processes or counters. The generator fails closed: no further IDs.
+    #[error(
+        "hi-lo counter {counter} returned block start {start}, off the grid {origin} + k × {step} of its blocks: its increment or value was changed while it ran (ALTER SEQUENCE … INCREMENT BY, setval, RESTART); refusing all further IDs"
+    )]
+    HiLoBlockOffGrid {
+        /// The counter's name.
+        counter: String,
+        /// The block start the counter returned.
+        start: i64,
+        /// A block start on the grid (the first block this generator received, or the
+        /// counter's start).
+        origin: i64,
+        /// The distance between block starts (the increment).
+        step: u64,
+    },
+
     /// The counter returned a block that does not lie in `1..=i64::MAX`. Fails closed.
     #[error(
         "hi-lo counter {counter} returned block start {start} for a block of {len}: IDs must lie between 1 and 9223372036854775807 (i64::MAX); refusing all further IDs"

@@ -130,8 +130,8 @@ pub use async_session::{AsyncDieselConnection, AsyncDieselPool, DeadpoolPool};
 /// # let path = dir.path().join("app.db").display().to_string();
 /// let pool = Pool::new(ConnectionManager::<diesel::SqliteConnection>::new(path))?;
 /// create_lease_table(&pool)?;
-/// let by_reference = WorkerLease::acquire(&pool, &Layout::TWITTER).await?;
-/// let by_value = WorkerLease::acquire(pool.clone(), &Layout::TWITTER).await?;
+/// let by_reference = WorkerLease::options().skip_takeover_wait_for_tests_and_development(true).acquire(&pool, &Layout::TWITTER).await?;
+/// let by_value = WorkerLease::options().skip_takeover_wait_for_tests_and_development(true).acquire(pool.clone(), &Layout::TWITTER).await?;
 /// assert_ne!(by_reference.node(), by_value.node());
 /// # Ok(()) }
 /// # #[cfg(not(all(feature = "sqlite", feature = "lease")))]

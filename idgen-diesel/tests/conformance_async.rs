@@ -100,10 +100,14 @@ mod marker {
         let path = dir.path().join("app.db").display().to_string();
         let pool = AsyncSqlite::pool(&path)?;
         let lease = WorkerLease::options()
+            .skip_takeover_wait_for_tests_and_development(true) // a fresh database
             .create_if_missing(true)
             .acquire(&pool, &Layout::TWITTER)
             .await?;
-        let second = WorkerLease::acquire(pool.clone(), &Layout::TWITTER).await?;
+        let second = WorkerLease::options()
+            .skip_takeover_wait_for_tests_and_development(true)
+            .acquire(pool.clone(), &Layout::TWITTER)
+            .await?;
         assert_ne!(lease.node(), second.node());
         let rows = AsyncDieselLeaseStore::new(pool.clone())
             .rows("default")

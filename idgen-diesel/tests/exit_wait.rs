@@ -81,6 +81,7 @@ fn child(path: &str) {
         let store = store(path);
         // One lease statement first: a connection exists, the exit wait is registered.
         let warm = WorkerLease::options()
+            .skip_takeover_wait_for_tests_and_development(true) // a fresh database
             .namespace("warm")
             .acquire(store.clone(), &Layout::TWITTER)
             .await
@@ -91,6 +92,7 @@ fn child(path: &str) {
         std::io::stdin().read_line(&mut line).unwrap();
         assert_eq!(line.trim(), "LOCKED");
         let claim = WorkerLease::options()
+            .skip_takeover_wait_for_tests_and_development(true) // a fresh database
             .namespace("exit")
             .acquire(store, &Layout::TWITTER);
         let gave_up = tokio::time::timeout(Duration::from_millis(200), claim).await;
@@ -124,6 +126,7 @@ async fn two_statements_of_one_store_take_turns_on_one_connection() {
         let store = store.clone();
         tokio::spawn(async move {
             WorkerLease::options()
+                .skip_takeover_wait_for_tests_and_development(true) // a fresh database
                 .namespace(namespace)
                 .acquire(store, &Layout::TWITTER)
                 .await

@@ -445,12 +445,23 @@ impl EtcdLeaseStore {
                 }
             }
             let mut raced = false;
-            let mut node = 0;
-            while node < req.capacity {
-                if held.contains(&node) {
-                    node += 1;
-                    continue;
-                }
+            // A node ID given back by a release first (its `last` names no owner and keeps the
+            // exact timestamp): its new holder issues at once. Any other free node ID (no keys:
+            // never claimed, or etcd forgot it; or a lease that expired) may hide a holder etcd
+            // no longer knows, and costs a wait (`Claim::exact`).
+            let released = |node: &u64| {
+                lasts
+                    .get(node)
+                    .is_some_and(|(last, _)| last.owner.is_none() && last.timestamp_ms.is_some())
+            };
+            let free = |node: &u64| *node < req.capacity && !held.contains(node);
+            let candidates = lasts
+                .keys()
+                .copied()
+                .filter(|node| free(node) && released(node))
+                .chain((0..req.capacity).filter(|node| free(node) && !released(node)));
+            for node in candidates {
+                let exact = released(&node);
                 let keys = Self::keys(base, node);
                 let (stored, revision) = match lasts.get(&node) {
                     Some((last, revision)) => (last.timestamp_ms, *revision),
@@ -471,10 +482,10 @@ impl EtcdLeaseStore {
                     return Ok(Some(Claim {
                         node,
                         last_timestamp_ms: stored,
+                        exact,
                     }));
                 }
                 raced = true;
-                node += 1;
             }
             if !raced {
                 return Ok(None);

@@ -28,6 +28,7 @@ const ROLE: &str = "IDGEN_CLUSTER_ROLE";
 
 fn options() -> LeaseOptions {
     WorkerLease::options()
+        .skip_takeover_wait_for_tests_and_development(true) // a fresh database
         .namespace("cluster")
         .ttl(TTL)
         .renew_every(Duration::from_millis(400))

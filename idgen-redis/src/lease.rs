@@ -17,8 +17,10 @@ pub const DEFAULT_PREFIX: &str = "idgen_worker_lease";
 
 /// Node-ID leases on Redis: the [`LeaseStore`] behind `WorkerLease::acquire(&client, &layout)`.
 ///
-/// A claim takes the lowest node ID whose key `<prefix>:<namespace>:holder:<node>` is absent,
-/// with `SET … NX PX <ttl>`; renewals and releases are Lua scripts that check the holder first.
+/// A claim takes the lowest node ID given back by a release (exact last timestamp: issued on
+/// at once), else the lowest whose key `<prefix>:<namespace>:holder:<node>` is absent (issued
+/// on after one TTL and the clock allowance, as Redis may have forgotten its holder), with
+/// `SET … NX PX <ttl>`; renewals and releases are Lua scripts that check the holder first.
 /// The last-timestamp bound lives in the hash `<prefix>:<namespace>:node:<node>`, which never
 /// expires: a renewal raises it, a release replaces it with the exact last timestamp. Expiry is
 /// measured on the Redis server's clock. A holder whose lease expired unclaimed may renew it
@@ -171,7 +173,7 @@ impl LeaseStore for RedisLeaseStore {
 
     async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
         let base = self.base(req.namespace)?;
-        let reply: Option<(String, String)> = self
+        let reply: Option<(String, String, String)> = self
             .conn
             .run(|mut conn| async move {
                 scripts::CLAIM
@@ -184,7 +186,7 @@ impl LeaseStore for RedisLeaseStore {
             })
             .await
             .map_err(|e| self.failed(format!("claim in {}", req.namespace), e))?;
-        let Some((node, last)) = reply else {
+        let Some((node, last, released)) = reply else {
             return Ok(None);
         };
         let node = node
@@ -193,6 +195,7 @@ impl LeaseStore for RedisLeaseStore {
         Ok(Some(Claim {
             node,
             last_timestamp_ms: parse_timestamp(&last)?,
+            exact: released == "1",
         }))
     }
 

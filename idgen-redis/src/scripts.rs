@@ -13,19 +13,38 @@
 use redis::Script;
 use std::sync::LazyLock;
 
-/// ARGV: base, capacity, holder, ttl ms. Claims the lowest node ID whose holder key is absent:
-/// `{node, last_timestamp or ''}`, or nil when all are held.
+/// ARGV: base, capacity, holder, ttl ms. Claims the lowest node ID given back by a release
+/// (its hash has an empty owner and a last timestamp: exact), else the lowest whose holder key
+/// is absent: `{node, last_timestamp or '', '1' when released else '0'}`, or nil when all are
+/// held. A node ID without a release (no hash: never claimed, or Redis forgot it; or a lease
+/// that expired) may hide a holder Redis no longer knows: the claimant waits (`Claim::exact`).
 pub(crate) static CLAIM: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         r"
 local base, capacity, holder, ttl = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
-for node = 0, capacity - 1 do
-  local id = string.format('%d', node)
+local function take(id, released)
   if redis.call('SET', base .. ':holder:' .. id, holder, 'NX', 'PX', ttl) then
     local state = base .. ':node:' .. id
     redis.call('HSET', state, 'owner', holder)
     local last = redis.call('HGET', state, 'last_timestamp')
-    return {id, last or ''}
+    return {id, last or '', released}
+  end
+  return nil
+end
+for node = 0, capacity - 1 do
+  local id = string.format('%d', node)
+  local state = base .. ':node:' .. id
+  if redis.call('HGET', state, 'owner') == '' and redis.call('HEXISTS', state, 'last_timestamp') == 1 then
+    local taken = take(id, '1')
+    if taken then
+      return taken
+    end
+  end
+end
+for node = 0, capacity - 1 do
+  local taken = take(string.format('%d', node), '0')
+  if taken then
+    return taken
   end
 end
 return false

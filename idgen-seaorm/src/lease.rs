@@ -18,7 +18,7 @@
 //! let db = sea_orm::Database::connect("sqlite::memory:").await?;
 //! create_lease_table(&db).await?; // once, or the migration (feature `migration`)
 //!
-//! let lease = WorkerLease::acquire(&db, &Layout::TWITTER).await?;
+//! let lease = WorkerLease::options().skip_takeover_wait_for_tests_and_development(true).acquire(&db, &Layout::TWITTER).await?;
 //! let handle = lease.handle();
 //! let ids = Snowflake::builder().layout(Layout::TWITTER).lease(lease).build()?;
 //! assert_eq!(Layout::TWITTER.decompose(ids.next_id()?)?.node, handle.node());
@@ -85,8 +85,8 @@ use crate::pool::SqlxPool;
 /// let db = sea_orm::Database::connect("sqlite::memory:").await?;
 /// let store = SeaOrmLeaseStore::with_table(db.clone(), "my_leases")?;
 /// store.create_table().await?;
-/// let a = WorkerLease::acquire(store.clone(), &Layout::TWITTER).await?;
-/// let b = WorkerLease::acquire(store, &Layout::TWITTER).await?;
+/// let a = WorkerLease::options().skip_takeover_wait_for_tests_and_development(true).acquire(store.clone(), &Layout::TWITTER).await?;
+/// let b = WorkerLease::options().skip_takeover_wait_for_tests_and_development(true).acquire(store, &Layout::TWITTER).await?;
 /// assert_ne!(a.node(), b.node());
 ///
 /// let err = SeaOrmLeaseStore::with_table(db, "x; DROP TABLE y").unwrap_err();

@@ -158,8 +158,8 @@ pub use error::Error;
 ///
 /// let db = sea_orm::Database::connect("sqlite::memory:").await?;
 /// create_lease_table(&db).await?;
-/// let by_reference = WorkerLease::acquire(&db, &idgen_seaorm::Layout::TWITTER).await?;
-/// let by_value = WorkerLease::acquire(db.clone(), &idgen_seaorm::Layout::TWITTER).await?;
+/// let by_reference = WorkerLease::options().skip_takeover_wait_for_tests_and_development(true).acquire(&db, &idgen_seaorm::Layout::TWITTER).await?;
+/// let by_value = WorkerLease::options().skip_takeover_wait_for_tests_and_development(true).acquire(db.clone(), &idgen_seaorm::Layout::TWITTER).await?;
 /// assert_ne!(by_reference.node(), by_value.node());
 /// # Ok(()) }
 /// # #[cfg(not(all(feature = "sqlite", feature = "lease")))]

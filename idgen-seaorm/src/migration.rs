@@ -49,7 +49,7 @@ use crate::lease::DEFAULT_TABLE;
 ///
 /// let db = sea_orm::Database::connect("sqlite::memory:").await?;
 /// Migrator::up(&db, None).await?;
-/// let lease = idgen_seaorm::lease::WorkerLease::acquire(&db, &idgen_seaorm::Layout::TWITTER).await?;
+/// let lease = idgen_seaorm::lease::WorkerLease::options().skip_takeover_wait_for_tests_and_development(true).acquire(&db, &idgen_seaorm::Layout::TWITTER).await?;
 /// assert_eq!(lease.node(), 0);
 /// assert_eq!(LeaseTableMigration::new().name(), "m20260101_000001_idgen_worker_lease");
 /// # Ok(()) }

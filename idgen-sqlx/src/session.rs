@@ -25,8 +25,8 @@ use sqlx::{Arguments, AssertSqlSafe, Database, Executor, Pool, Row};
 ///
 /// let pool = sqlx::SqlitePool::connect("sqlite::memory:").await?;
 /// create_lease_table(&pool).await?;
-/// let by_reference = WorkerLease::acquire(&pool, &Layout::TWITTER).await?;
-/// let by_value = WorkerLease::acquire(pool.clone(), &Layout::TWITTER).await?;
+/// let by_reference = WorkerLease::options().skip_takeover_wait_for_tests_and_development(true).acquire(&pool, &Layout::TWITTER).await?;
+/// let by_value = WorkerLease::options().skip_takeover_wait_for_tests_and_development(true).acquire(pool.clone(), &Layout::TWITTER).await?;
 /// assert_ne!(by_reference.node(), by_value.node());
 /// # Ok(()) }
 /// # #[cfg(not(feature = "sqlite"))]

@@ -102,7 +102,11 @@ macro_rules! db_generator_cases {
                 for _ in 0..APPS {
                     let pool = pool.clone();
                     tasks.push(tokio::spawn(async move {
-                        let lease = WorkerLease::acquire(&pool, &layout).await.unwrap();
+                        let lease = WorkerLease::options()
+                            .skip_takeover_wait_for_tests_and_development(true)
+                            .acquire(&pool, &layout)
+                            .await
+                            .unwrap();
                         let node = lease.node();
                         let snowflake = Snowflake::builder()
                             .layout(layout)
@@ -340,7 +344,11 @@ macro_rules! db_generator_cases {
                 assert!(labelled[0].expires_at_ms > now_ms() + 50 * 365 * 24 * 3600 * 1000);
 
                 // An application's lease takes another node ID.
-                let lease = WorkerLease::acquire(&pool, &layout).await.unwrap();
+                let lease = WorkerLease::options()
+                    .skip_takeover_wait_for_tests_and_development(true)
+                    .acquire(&pool, &layout)
+                    .await
+                    .unwrap();
                 assert_ne!(lease.node(), node);
 
                 // Another layout is refused, naming both.

@@ -139,3 +139,60 @@ async fn overlapping_settings_are_refused_naming_both_counters() {
     let err = StripedHiLo::new(vec![a, twin], BLOCK).await.err().unwrap();
     assert!(err.to_string().contains("block starts 0 apart"), "{err}");
 }
+
+/// A `setval` on one server while the striped hi-lo runs moves that counter into the other's
+/// stripe: its next block is refused (off its grid, `start + k × step`), never served, so no ID
+/// is handed out twice.
+#[tokio::test]
+async fn a_block_moved_into_the_other_stripe_is_refused_not_served() {
+    let db_a = idgen_testkit::local_server::postgres().await.unwrap();
+    let db_b = idgen_testkit::local_server::postgres().await.unwrap();
+    let a = PgStripe::new(db_a.pool(), "moved_seq").unwrap();
+    let b = PgStripe::new(db_b.pool(), "moved_seq").unwrap();
+    a.create(BLOCK, 2, 0).await.unwrap();
+    b.create(BLOCK, 2, 1).await.unwrap();
+    let ids = StripedHiLo::with_options(vec![a, b], BLOCK, |builder| {
+        builder.prefetch(false).timeout(Duration::from_secs(5))
+    })
+    .await
+    .unwrap();
+    // Both servers' first blocks: A's 1..=50, B's 51..=100.
+    let mut seen = Vec::new();
+    for _ in 0..2 * BLOCK {
+        seen.push(ids.next_id().await.unwrap());
+    }
+    // An operator sets A's sequence to B's next block start (a `setval` on the wrong server).
+    sqlx::raw_sql("SELECT setval('moved_seq', 151, false)")
+        .execute(db_a.pool())
+        .await
+        .unwrap();
+    let err = loop {
+        match ids.next_id().await {
+            Ok(id) => seen.push(id),
+            Err(err) => break err,
+        }
+        assert!(
+            seen.len() < 20 * BLOCK as usize,
+            "A's moved block was never refused"
+        );
+    };
+    assert!(
+        matches!(
+            err,
+            Error::HiLoBlockOffGrid {
+                start: 151,
+                origin: 1,
+                step: 100,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let distinct: HashSet<i64> = seen.iter().copied().collect();
+    assert_eq!(distinct.len(), seen.len(), "duplicate IDs");
+    assert!(
+        seen.iter()
+            .all(|&id| id <= 2 * BLOCK as i64 || stripe(id) == 1),
+        "an ID of A's moved block was served: {seen:?}"
+    );
+}

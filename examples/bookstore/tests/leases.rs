@@ -215,6 +215,7 @@ async fn a_lease_that_fails_half_way_releases_the_ones_taken() {
     let mut others = Vec::new();
     for _ in 0..Layout::TWITTER.max_node() + 1 - 2 {
         let lease = WorkerLease::options()
+            .skip_takeover_wait_for_tests_and_development(true) // a fresh database
             .namespace(NAMESPACE)
             .holder("another-app")
             .ttl(Duration::from_secs(600))

@@ -3,10 +3,13 @@
 use std::marker::PhantomData;
 use std::time::Duration;
 
+use std::future::Future;
+use std::sync::Arc;
+
 use super::HiLo;
 use super::cursor::MAX_BLOCK;
-use super::source::{HiLoSource, IntoHiLoSource};
-use crate::{Error, Result};
+use super::source::{BoxFuture, HiLoSource, IntoHiLoSource};
+use crate::{BoxError, Error, Result};
 
 /// The counter name a connection pool gets when [`HiLoBuilder::counter`] is not called.
 pub const DEFAULT_COUNTER: &str = crate::sql::DEFAULT_COUNTER;
@@ -28,6 +31,41 @@ pub(crate) struct Options {
     pub(crate) backoff_max: Duration,
     /// `(max_block, target block life)` when adaptive sizing is on.
     pub(crate) adaptive: Option<(u64, Duration)>,
+    /// The largest ID handed out before, as the application knows it: read at start-up, the
+    /// counter is moved above it before any ID is served.
+    pub(crate) floor: Option<Floor>,
+    /// `(origin, step)`: every block start must be `origin + k × step` (a striped counter's
+    /// start and real step). Fixed-increment counters without it keep to the grid of their
+    /// first block.
+    pub(crate) grid: Option<(i64, u64)>,
+}
+
+/// A floor of [`HiLoBuilder::floor`] or [`HiLoBuilder::floor_from`].
+#[derive(Clone)]
+pub(crate) enum Floor {
+    Value(i64),
+    Query(Arc<FloorQuery>),
+}
+
+type FloorQuery =
+    dyn Fn() -> BoxFuture<'static, std::result::Result<i64, BoxError>> + Send + Sync + 'static;
+
+impl std::fmt::Debug for Floor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Floor::Value(v) => write!(f, "Floor({v})"),
+            Floor::Query(_) => f.write_str("Floor(query)"),
+        }
+    }
+}
+
+impl Floor {
+    pub(crate) async fn read(&self) -> std::result::Result<i64, BoxError> {
+        match self {
+            Floor::Value(v) => Ok(*v),
+            Floor::Query(query) => query().await,
+        }
+    }
 }
 
 impl Default for Options {
@@ -46,6 +84,8 @@ impl Default for Options {
             backoff_initial: Duration::from_millis(50),
             backoff_max: Duration::from_secs(5),
             adaptive: None,
+            floor: None,
+            grid: None,
         }
     }
 }
@@ -363,6 +403,62 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     /// [`Increment::Fixed`]: crate::hilo::Increment::Fixed
     pub fn adaptive(mut self, max_block: u64, target_life: Duration) -> Self {
         self.options.adaptive = Some((max_block, target_life));
+        self
+    }
+
+    /// Never hand out an ID at or below `floor`: the largest ID handed out before, as the
+    /// application knows it (e.g. the largest key of the tables the IDs go into). At start-up,
+    /// a counter at or below it (re-created empty, restored from an older backup, a lagging
+    /// replica promoted) is first moved above it, in one step for a counter table and in as
+    /// few round trips as the source allows for a sequence; every block after that must lie
+    /// above it too, or the generator fails closed
+    /// ([`Error::HiLoCounterWentBackwards`]). The block the start-up takes to look at the
+    /// counter is not served (one block is skipped per start).
+    ///
+    /// ```
+    /// # use idgen_core::hilo::{HiLo, MemorySource};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// // The counter was re-created at 1, but IDs up to 5000 are in the orders table.
+    /// let ids = HiLo::builder(MemorySource::new()).block(100).floor(5000).build().await?;
+    /// assert!(ids.next_id().await? > 5000);
+    /// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+    /// ```
+    pub fn floor(mut self, floor: i64) -> Self {
+        self.options.floor = Some(Floor::Value(floor));
+        self
+    }
+
+    /// [`floor`](Self::floor) from a query run at start-up, before the counter is used: e.g.
+    /// `SELECT COALESCE(MAX(id), 0) FROM orders` on the database the IDs go into. Its error
+    /// fails the start-up ([`Error::HiLoSource`]).
+    ///
+    /// ```
+    /// # use idgen_core::hilo::{HiLo, MemorySource};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// // With sqlx: .floor_from(move || { let pool = pool.clone(); async move {
+    /// //     Ok(sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM orders").fetch_one(&pool).await?)
+    /// // }})
+    /// let ids = HiLo::builder(MemorySource::new())
+    ///     .block(100)
+    ///     .floor_from(|| async { Ok(12_345) })
+    ///     .build()
+    ///     .await?;
+    /// assert!(ids.next_id().await? > 12_345);
+    /// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+    /// ```
+    pub fn floor_from<F, Fut>(mut self, query: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = std::result::Result<i64, BoxError>> + Send + 'static,
+    {
+        let query: Arc<FloorQuery> = Arc::new(move || Box::pin(query()));
+        self.options.floor = Some(Floor::Query(query));
+        self
+    }
+
+    /// Every block start must be `origin + k × step` (a striped counter).
+    pub(crate) fn grid(mut self, origin: i64, step: u64) -> Self {
+        self.options.grid = Some((origin, step));
         self
     }
 

@@ -15,7 +15,7 @@ use super::runtime::{self, Caller};
 use super::source::{DynSource, HiLoSource, Increment, IntoHiLoSource};
 use super::state::{Advance, Reserved, Shared, source_error};
 use super::stats::HiLoStats;
-use crate::{Error, Result};
+use crate::{BoxError, Error, Result};
 
 /// Hands out `i64` IDs from blocks taken from a central counter, one round trip per block (or
 /// per several blocks).
@@ -143,7 +143,24 @@ impl HiLo {
             }
             _ => options.block,
         };
+        let floor = match &options.floor {
+            Some(floor) => {
+                let floor = floor
+                    .read()
+                    .await
+                    .map_err(|err| source_error(&counter, err))?;
+                raise_above(&*source, increment, block, floor)
+                    .await
+                    .map_err(|err| source_error(&counter, err))?;
+                Some(floor)
+            }
+            None => None,
+        };
         let shared = Shared::new(source, options, increment, block);
+        if let Some(floor) = floor {
+            // Every block from here on must lie above it, or the generator fails closed.
+            shared.raise_highest(floor);
+        }
         // Each wait kicks a fetch (the first block), and is no caller's wait.
         within_timeout(
             &shared,
@@ -450,4 +467,43 @@ impl NextId<'_> {
             .as_mut()
             .poll(cx)
     }
+}
+
+/// The most blocks one round trip takes while a sequence is moved above a floor.
+const RAISE_BLOCKS_PER_CALL: u64 = 10_000;
+
+/// Moves the counter above `floor` before anything is served: takes one block to see where the
+/// counter is (never served), then, while its last ID is at or below the floor, one step of
+/// the missing size for a counter table, or blocks in batches for a sequence. Other processes
+/// advancing the counter meanwhile only help; nothing here moves it back.
+async fn raise_above(
+    source: &dyn DynSource,
+    increment: Increment,
+    block: u64,
+    floor: i64,
+) -> std::result::Result<(), BoxError> {
+    let span = |len: u64| i64::try_from(len.saturating_sub(1)).unwrap_or(i64::MAX);
+    let start = source.allocate(block).await?;
+    let mut last = start.saturating_add(span(block));
+    while last <= floor {
+        // IDs up to the floor, past the counter's last: one more than the gap.
+        let missing = u64::try_from(floor.saturating_sub(last).saturating_add(1)).unwrap_or(1);
+        last = match increment {
+            Increment::PerCall => {
+                let start = source.allocate(missing).await?;
+                start.saturating_add(span(missing))
+            }
+            Increment::Fixed(step) => {
+                let count = missing
+                    .div_ceil(step.max(1))
+                    .clamp(1, RAISE_BLOCKS_PER_CALL);
+                let starts = source.allocate_blocks(step, count).await?;
+                let top = starts.into_iter().max().ok_or_else(|| {
+                    BoxError::from("the counter returned no block while moving above the floor")
+                })?;
+                top.saturating_add(span(step))
+            }
+        };
+    }
+    Ok(())
 }

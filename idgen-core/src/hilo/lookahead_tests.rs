@@ -291,16 +291,43 @@ async fn a_block_arriving_below_one_already_in_use_is_dropped_not_served_out_of_
 
 #[tokio::test(start_paused = true)]
 async fn blocks_of_concurrent_fetches_that_overlap_fail_closed() {
-    // Call 2 returns 15, overlapping call 1's [11, 21): no sane counter does that.
+    // Call 2 returns 11 as well, the same block as call 1's [11, 21): no sane counter does
+    // that. (A start off the counter's grid, such as 15, is refused on its own: see below.)
+    let source = Gated::new(&[1, 11, 11, 31], 3);
+    source.open(0);
+    let ids = two_fetches_out(&source).await;
+    source.open(2); // [11, 21) arrives first and is accepted: above everything seen
+    settle().await;
+    source.open(1); // [11, 21) again overlaps it
+    settle().await;
+    let err = ids.stats().last_error.expect("failed closed");
+    assert_went_backwards(&err, 11, 20);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_block_off_the_grid_of_a_fixed_increment_fails_closed() {
+    // Blocks of a sequence with INCREMENT BY 10 start at 1 + 10k; 15 means its increment or
+    // value was changed while this ran (its blocks may meet other processes').
     let source = Gated::new(&[1, 11, 15, 31], 3);
     source.open(0);
     let ids = two_fetches_out(&source).await;
-    source.open(2); // [15, 25) arrives first and is accepted: above everything seen
-    settle().await;
-    source.open(1); // [11, 21) overlaps it
+    source.open(2);
     settle().await;
     let err = ids.stats().last_error.expect("failed closed");
-    assert_went_backwards(&err, 11, 24);
+    assert!(
+        matches!(
+            err,
+            crate::Error::HiLoBlockOffGrid {
+                start: 15,
+                origin: 1,
+                step: 10,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(ids.next_id().await.is_err());
+    assert_eq!(ids.stats().buffered, 0);
     assert!(ids.next_id().await.is_err());
     assert_eq!(ids.stats().buffered, 0);
 }

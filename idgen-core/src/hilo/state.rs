@@ -118,8 +118,10 @@ struct Inner {
     staged: Option<Block>,
     /// Fetched blocks waiting behind `staged`, ascending.
     spares: VecDeque<Spare>,
-    /// The highest ID of every block accepted so far.
+    /// The highest ID of every block accepted so far (or the floor, if higher).
     highest: Option<i64>,
+    /// A block start every block of a fixed-increment counter must be on the grid of.
+    grid_origin: Option<i64>,
     /// Blocks accepted so far (each gets the next number as its `arrived`).
     arrivals: u64,
     /// Blocks accepted while a fetch was in flight that was sent before they arrived: what
@@ -242,6 +244,7 @@ impl Shared {
                 staged: None,
                 spares: VecDeque::new(),
                 highest: None,
+                grid_origin: options.grid.map(|(origin, _)| origin),
                 arrivals: 0,
                 recent: Vec::new(),
                 tasks: 0,
@@ -279,6 +282,25 @@ impl Shared {
             counter,
             me: me.clone(),
         })
+    }
+
+    /// No block at or below `floor` is accepted from now on (a fetch sent before would still
+    /// be checked against its own floor: call it before the first fetch).
+    pub(crate) fn raise_highest(&self, floor: i64) {
+        let mut inner = self.lock();
+        inner.highest = Some(inner.highest.map_or(floor, |h| h.max(floor)));
+    }
+
+    /// The grid block starts must be on: `(origin, step)`, for a fixed-increment counter once
+    /// its first block arrived (or a striped counter's start and step).
+    fn grid(&self, inner: &Inner) -> Option<(i64, u64)> {
+        if let Some(grid) = self.options.grid {
+            return Some(grid);
+        }
+        match self.increment {
+            Increment::Fixed(_) => inner.grid_origin.map(|origin| (origin, self.block)),
+            Increment::PerCall => None,
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -776,11 +798,27 @@ impl Shared {
         };
         let last = |b: &Block| b.start + (b.len - 1) as i64;
         let mut below: Option<i64> = fetch.floor;
+        // A sequence's blocks lie on one grid; one off it means its increment or value was
+        // changed while this ran, and its blocks may meet other processes' (or counters').
+        let grid = self.grid(inner).or_else(|| match self.increment {
+            Increment::Fixed(_) => blocks.first().map(|b| (b.start, self.block)),
+            Increment::PerCall => None,
+        });
         for block in blocks {
             if let Some(highest) = below
                 && block.start <= highest
             {
                 return Err(backwards(block.start, highest));
+            }
+            if let Some((origin, step)) = grid
+                && (i128::from(block.start) - i128::from(origin)).rem_euclid(i128::from(step)) != 0
+            {
+                return Err(Error::HiLoBlockOffGrid {
+                    counter: self.counter.clone(),
+                    start: block.start,
+                    origin,
+                    step,
+                });
             }
             for other in inner.recent.iter().filter(|r| r.arrived > fetch.sent_after) {
                 if block.start <= last(&other.block) && other.block.start <= last(block) {
@@ -794,6 +832,11 @@ impl Shared {
 
     /// Buffers checked blocks in ascending order; a block below one already in use is dropped.
     fn accept(&self, inner: &mut Inner, blocks: Vec<Block>) {
+        if let (Increment::Fixed(_), None, Some(first)) =
+            (self.increment, inner.grid_origin, blocks.first())
+        {
+            inner.grid_origin = Some(first.start);
+        }
         for block in blocks {
             inner.blocks_fetched += 1;
             inner.arrivals += 1;

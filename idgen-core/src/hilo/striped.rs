@@ -145,7 +145,8 @@ impl<S: HiLoSource> HiLoSource for Stripe<S> {
 /// [`new`](StripedHiLo::new) reads every counter's increment and start and refuses settings
 /// whose blocks could overlap, naming both counters ([`check_no_overlap`]). Each counter then
 /// feeds a [`HiLo`] of its own (buffering, prefetch, retries, and failing closed when that
-/// counter goes backwards). [`next_id`](StripedHiLo::next_id) takes IDs from the counters in
+/// counter goes backwards, or hands out a block that is not one of its own: `start + k × step`,
+/// after a `setval`, `RESTART` or `INCREMENT BY` change on its server). [`next_id`](StripedHiLo::next_id) takes IDs from the counters in
 /// turn; while one is down it takes them from the others, and uses it again once it answers.
 ///
 /// IDs are unique across the counters and increase within each counter, but not across them:
@@ -281,7 +282,12 @@ impl StripedHiLo {
                 block,
                 step: setting.step,
             };
-            let builder = configure(HiLo::builder(stripe)).block(block);
+            // Each block it receives must be one of its own (start + k × step): a `setval` or
+            // `RESTART` on one server while this runs would otherwise go unnoticed until its
+            // blocks met another counter's.
+            let builder = configure(HiLo::builder(stripe))
+                .block(block)
+                .grid(setting.start, setting.step);
             timeout.get_or_insert(builder.configured_timeout());
             members.push(builder.build().await?);
         }

@@ -581,3 +581,29 @@ fn reserve_and_next_id_racing_on_many_threads_never_overlap() {
         assert!(all[0] >= 1);
     });
 }
+
+/// A floor above a counter that was set back or re-created: the start-up moves the counter
+/// above it (one step for a counter table, blocks for a sequence) before serving, and a block
+/// at or below it later fails closed.
+#[tokio::test]
+async fn a_floor_moves_the_counter_above_it_before_serving() {
+    for source in [MemorySource::new(), MemorySource::sequence(10)] {
+        let ids = HiLo::builder(source)
+            .block(10)
+            .prefetch(false)
+            .floor(5_000)
+            .build()
+            .await
+            .unwrap();
+        let first = ids.next_id().await.unwrap();
+        assert!(first > 5_000, "{first}");
+        assert!(first <= 5_021, "moved far past the floor: {first}");
+    }
+    let ids = HiLo::builder(MemorySource::new())
+        .block(10)
+        .floor_from(|| async { Err("the orders table is unreachable".into()) })
+        .build()
+        .await
+        .unwrap_err();
+    assert!(ids.to_string().contains("unreachable"), "{ids}");
+}

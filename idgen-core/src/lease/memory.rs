@@ -88,9 +88,12 @@ impl LeaseStore for MemoryLeaseStore {
                 Some(row) => {
                     row.holder = Some(req.holder.to_owned());
                     row.expires_at_ms = expires_at_ms;
+                    // Rows live as long as any holder holds the store, and are never forgotten:
+                    // the stored bound is exact.
                     return Ok(Some(Claim {
                         node,
                         last_timestamp_ms: row.last_timestamp_ms,
+                        exact: true,
                     }));
                 }
                 None => {
@@ -100,9 +103,11 @@ impl LeaseStore for MemoryLeaseStore {
                         last_timestamp_ms: None,
                     };
                     rows.insert(key, row);
+                    // No row: never claimed from this store (which cannot forget one).
                     return Ok(Some(Claim {
                         node,
                         last_timestamp_ms: None,
+                        exact: true,
                     }));
                 }
             }

@@ -93,8 +93,12 @@ async fn claim_once<S: Session>(
             .fetch_i64(sql.next_missing(req.namespace, req.capacity))
             .await?;
         let next = u64::try_from(next.unwrap_or(0)).unwrap_or(0);
-        if let Some(claim) = take_expired(session, sql, req, skip_locked).await? {
-            return Ok(Some(claim));
+        // A released row first: its last timestamp is exact, so its new holder issues at
+        // once; any other expired row may hide a holder the store forgot (see `Claim::exact`).
+        for released in [true, false] {
+            if let Some(claim) = take_expired(session, sql, req, skip_locked, released).await? {
+                return Ok(Some(claim));
+            }
         }
         if next < req.capacity {
             let nodes: Range<u64> = next..req.capacity.min(next + CHUNK);
@@ -118,14 +122,16 @@ async fn claim_once<S: Session>(
     Err(Failure::StayedLocked)
 }
 
-/// Takes the lowest expired row this session can lock: one statement on PostgreSQL and SQLite;
-/// on MySQL/MariaDB a short `READ COMMITTED` transaction (no gap locks, so claims and row
-/// inserts do not block each other) that locks the row, then assigns it.
+/// Takes the lowest expired row this session can lock (only a released one if `released`):
+/// one statement on PostgreSQL and SQLite; on MySQL/MariaDB a short `READ COMMITTED`
+/// transaction (no gap locks, so claims and row inserts do not block each other) that locks
+/// the row, then assigns it. The claim is [`exact`](Claim::exact) only from a released row.
 async fn take_expired<S: Session>(
     session: &mut S,
     sql: &LeaseSql,
     req: ClaimRequest<'_>,
     skip_locked: bool,
+    released: bool,
 ) -> Result<Option<Claim>, S::Error> {
     let ttl_ms = i64::try_from(req.ttl.as_millis()).unwrap_or(i64::MAX);
     let row = if sql.dialect() == Dialect::MySql {
@@ -134,7 +140,11 @@ async fn take_expired<S: Session>(
             .await?;
         session.execute(raw("BEGIN")).await?;
         let assigned = async {
-            let lock = sql.lock_expired(req.namespace, req.capacity, skip_locked);
+            let lock = if released {
+                sql.lock_released(req.namespace, req.capacity, skip_locked)
+            } else {
+                sql.lock_expired(req.namespace, req.capacity, skip_locked)
+            };
             let Some(row) = session.fetch_claim(lock).await? else {
                 return Ok(None);
             };
@@ -153,13 +163,18 @@ async fn take_expired<S: Session>(
         ended?;
         row
     } else {
-        let statement = sql.take_expired(req.namespace, req.capacity, req.holder, ttl_ms);
+        let statement = if released {
+            sql.take_released(req.namespace, req.capacity, req.holder, ttl_ms)
+        } else {
+            sql.take_expired(req.namespace, req.capacity, req.holder, ttl_ms)
+        };
         session.fetch_claim(statement).await?
     };
     Ok(row.and_then(|(node, last_timestamp_ms)| {
         Some(Claim {
             node: u64::try_from(node).ok()?,
             last_timestamp_ms,
+            exact: released,
         })
     }))
 }
@@ -295,6 +310,7 @@ mod tests {
         locked_for: u32,
         transient: u32,
         looks: u32,
+        released_looks: u32,
         paused: Duration,
         missing_table: bool,
         statements: Vec<String>,
@@ -348,6 +364,13 @@ mod tests {
             st: Statement<'_>,
         ) -> Result<Option<(i64, Option<i64>)>, Fake> {
             self.statements.push(st.sql.clone());
+            if st
+                .sql
+                .contains("holder IS NULL AND last_timestamp IS NOT NULL")
+            {
+                self.released_looks += 1;
+                return Ok(None); // no released rows in these scripts
+            }
             self.looks += 1;
             if self.free == 0 || self.looks <= self.locked_for {
                 return Ok(None);
@@ -464,11 +487,16 @@ mod tests {
             free: 1,
             ..Script::default()
         };
-        assert!(run(&mut s, 2).unwrap().is_some());
+        let claim = run(&mut s, 2).unwrap().unwrap();
+        assert!(!claim.exact, "an expired row, not a released one");
         let tx: Vec<&str> = s.statements.iter().map(|s| &s[..s.len().min(24)]).collect();
         assert_eq!(
             &tx[1..],
             [
+                "SET TRANSACTION ISOLATIO",
+                "BEGIN",
+                "SELECT node, last_timest", // a released row first: none
+                "ROLLBACK",
                 "SET TRANSACTION ISOLATIO",
                 "BEGIN",
                 "SELECT node, last_timest",
@@ -476,6 +504,8 @@ mod tests {
                 "COMMIT"
             ]
         );
-        assert!(s.statements[3].ends_with("FOR UPDATE SKIP LOCKED"));
+        assert!(s.statements[3].contains("holder IS NULL AND last_timestamp IS NOT NULL"));
+        assert!(s.statements[7].ends_with("FOR UPDATE SKIP LOCKED"));
+        assert_eq!(s.released_looks, 1);
     }
 }

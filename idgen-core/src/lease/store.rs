@@ -42,6 +42,20 @@ pub struct Claim {
     pub node: u64,
     /// The largest `last_timestamp_ms` any earlier holder stored for this node ID.
     pub last_timestamp_ms: Option<i64>,
+    /// Whether the store vouches that `last_timestamp_ms` bounds every tick any earlier holder
+    /// of this node ID issued or may still issue: `true` for a node ID given back with
+    /// [`release`](LeaseStore::release) (which stores the exact last timestamp), and for every
+    /// claim of a store that cannot forget what it acknowledged (the in-process
+    /// [`MemoryLeaseStore`](crate::lease::MemoryLeaseStore)).
+    ///
+    /// `false` when the store cannot prove it: no row or key for the node ID yet (a table or
+    /// namespace just created, perhaps on a database that came back empty), or a lease taken
+    /// over after it expired (perhaps a row restored from an older backup). A holder the store
+    /// forgot may then still be issuing, so `WorkerLease` issues only at ticks after the claim
+    /// time + one TTL + its clock allowance (see
+    /// [`LeaseOptions::clock_allowance`](crate::lease::LeaseOptions::clock_allowance)).
+    /// Answering `false` when unsure is always safe; it only costs that wait.
+    pub exact: bool,
 }
 
 /// Storage for node-ID leases: one row per node ID with its holder, expiry and last timestamp.

@@ -357,3 +357,102 @@ async fn inconsistent_options_are_refused() {
         assert!(err.to_string().contains(needle), "{err}");
     }
 }
+
+/// A store that, like a database store, cannot vouch for a node ID it has no release record of:
+/// every claim but that of a released node ID is not `exact`.
+#[derive(Clone)]
+struct Forgetful {
+    inner: MemoryLeaseStore,
+    released: Arc<std::sync::Mutex<HashSet<u64>>>,
+}
+
+impl Forgetful {
+    fn on(clock: &TokioClock) -> Self {
+        Forgetful {
+            inner: MemoryLeaseStore::with_clock(clock.clone()),
+            released: Arc::default(),
+        }
+    }
+}
+
+impl LeaseStore for Forgetful {
+    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
+        let claim = self.inner.claim(req).await?;
+        Ok(claim.map(|c| Claim {
+            exact: self.released.lock().unwrap().remove(&c.node),
+            ..c
+        }))
+    }
+    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
+        self.inner.renew(req).await
+    }
+    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
+        self.released.lock().unwrap().insert(req.node);
+        self.inner.release(req).await
+    }
+}
+
+/// A claim the store cannot prove free issues only after claim time + TTL + allowance:
+/// `acquire` returns then, the bound goes into the generator, and the node ID given back with
+/// `release` is taken at once with its exact last timestamp.
+#[tokio::test(start_paused = true)]
+async fn an_unproven_claim_waits_one_ttl_and_the_allowance_a_released_one_does_not() {
+    let clock = TokioClock::new();
+    let store = Forgetful::on(&clock);
+    let one = Layout::builder().node_bits(0).build().unwrap();
+    let opts = || options(&clock).clock_allowance(Duration::from_millis(700));
+    let began = clock.now_ms();
+    let lease = opts().acquire(store.clone(), &one).await.unwrap();
+    let bound = lease.previous_timestamp_ms().unwrap();
+    assert!(bound >= began + 3_700, "bound {bound}, began {began}");
+    assert!(clock.now_ms() > bound, "acquire returned before its bound");
+    let handle = lease.handle();
+    let ids = leased(one, &clock, ClockPolicy::default(), lease);
+    let first = ids.next_id().unwrap();
+    assert!(one.decompose(first).unwrap().unix_ms > bound);
+    handle.release().await.unwrap();
+    drop(ids);
+
+    let began = clock.now_ms();
+    let again = opts().acquire(store.clone(), &one).await.unwrap();
+    assert_eq!(
+        again.previous_timestamp_ms(),
+        Some(one.decompose(first).unwrap().unix_ms)
+    );
+    assert_eq!(clock.now_ms(), began, "a released node ID waited");
+    again.handle().release().await.unwrap();
+
+    // The opt-out of tests and development: no wait, no bound.
+    let store = Forgetful::on(&clock);
+    let began = clock.now_ms();
+    let quick = opts()
+        .skip_takeover_wait_for_tests_and_development(true)
+        .acquire(store, &one)
+        .await
+        .unwrap();
+    assert_eq!(quick.previous_timestamp_ms(), None);
+    assert_eq!(clock.now_ms(), began);
+}
+
+/// A lease dropped right after a takeover (a caller that gave up): the node ID is given back
+/// with the takeover bound as its last timestamp, so its next holder still issues only after it.
+#[tokio::test(start_paused = true)]
+async fn a_lease_dropped_after_a_takeover_gives_the_node_id_back_with_the_bound() {
+    let clock = TokioClock::new();
+    let store = Forgetful::on(&clock);
+    let one = Layout::builder().node_bits(0).build().unwrap();
+    let began = clock.now_ms();
+    let lease = options(&clock).acquire(store.clone(), &one).await.unwrap();
+    let bound = lease.previous_timestamp_ms().unwrap();
+    assert!(bound >= began + 4_000, "TTL 3 s + allowance 1 s: {bound}");
+    drop(lease);
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    let next = options(&clock).acquire(store, &one).await.unwrap();
+    assert_eq!(
+        next.previous_timestamp_ms(),
+        Some(bound),
+        "the bound was lost"
+    );
+}

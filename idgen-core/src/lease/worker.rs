@@ -77,6 +77,7 @@ struct Timing {
     renew_every: Duration,
     safety_margin: Duration,
     store_timeout: Duration,
+    clock_allowance: Duration,
 }
 
 /// What the lease's background renewal has seen, from [`LeaseHandle::status`].
@@ -99,8 +100,17 @@ pub struct LeaseStatus {
 /// Options for [`WorkerLease`]; start from [`WorkerLease::options`].
 ///
 /// Defaults: namespace `"default"`, table `"idgen_worker_lease"`, TTL 30 s, renewal every 10 s,
-/// safety margin 5 s, store calls time out after 5 s, capacity = the layout's node capacity,
-/// holder = host name, process ID and a random suffix.
+/// safety margin 5 s, store calls time out after 5 s, clock allowance 1 s, capacity = the
+/// layout's node capacity, holder = host name, process ID and a random suffix.
+///
+/// **The first start waits.** A claim the store cannot prove free (no row or key for the node
+/// ID yet, a table just created, a lease taken over after it expired) issues no ID before one
+/// TTL plus the [clock allowance](LeaseOptions::clock_allowance) has passed: with the
+/// defaults, `acquire` takes about 31 s on a fresh database and after a holder crashed without
+/// releasing. A node ID given back with [`LeaseHandle::release`] is taken at once. See
+/// [`clock_allowance`](LeaseOptions::clock_allowance) for why, and
+/// [`skip_takeover_wait_for_tests_and_development`](LeaseOptions::skip_takeover_wait_for_tests_and_development)
+/// for tests and examples.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -132,6 +142,7 @@ pub struct LeaseOptions {
     holder: Option<String>,
     clock: Arc<dyn Clock>,
     create_if_missing: bool,
+    takeover_wait: bool,
 }
 
 impl std::fmt::Debug for LeaseOptions {
@@ -143,6 +154,7 @@ impl std::fmt::Debug for LeaseOptions {
             .field("capacity", &self.capacity)
             .field("holder", &self.holder)
             .field("create_if_missing", &self.create_if_missing)
+            .field("takeover_wait", &self.takeover_wait)
             .finish()
     }
 }
@@ -157,11 +169,13 @@ impl Default for LeaseOptions {
                 renew_every: Duration::from_secs(10),
                 safety_margin: Duration::from_secs(5),
                 store_timeout: Duration::from_secs(5),
+                clock_allowance: Duration::from_secs(1),
             },
             capacity: None,
             holder: None,
             clock: Arc::new(SystemClock::new()),
             create_if_missing: false,
+            takeover_wait: true,
         }
     }
 }
@@ -201,6 +215,56 @@ impl LeaseOptions {
     /// How long one store call may take before it counts as failed.
     pub fn store_timeout(mut self, timeout: Duration) -> Self {
         self.timing.store_timeout = timeout;
+        self
+    }
+
+    /// How far ahead of this host's clock another host's clock may run (default 1 s): part of
+    /// the wait after a claim the store cannot prove free (Chubby's *lock-delay*).
+    ///
+    /// A lease store can forget what it acknowledged: Redis restarted without persistence, a
+    /// database restored from a backup or failed over to a lagging replica, a volume lost and
+    /// the database back empty. Its rows then cannot tell that a node ID is free; time can. A
+    /// holder issues only up to the fence deadline of its last acknowledged renewal, which it
+    /// computed before sending it, as its clock + TTL − safety margin; and the store forgot that
+    /// renewal only after acknowledging it, so before this claim returned. So when the claim
+    /// finds no record of a release (no row or key, a lease taken over after expiry), the lease
+    /// issues only at ticks after this host's clock at the claim's return + TTL + this
+    /// allowance: after every tick a forgotten holder can issue, as long as no holder's clock
+    /// runs ahead of this host's by more than the allowance plus the safety margin. `acquire`
+    /// waits until then (with a `lease_takeover_wait` event naming why), renewing meanwhile.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = idgen_core::lease::WorkerLease::options().clock_allowance(Duration::from_secs(2));
+    /// # let _ = options;
+    /// ```
+    pub fn clock_allowance(mut self, allowance: Duration) -> Self {
+        self.timing.clock_allowance = allowance;
+        self
+    }
+
+    /// **Tests and development only.** `true` issues at once after any claim, without the
+    /// wait of one TTL + [clock allowance](Self::clock_allowance) that protects against a lease
+    /// store which forgot a holder (default `false`: the wait is on). With it, a database
+    /// restored from a backup, a Redis restarted without persistence, or a table recreated
+    /// empty while old holders still run can give one node ID to two processes, and so
+    /// duplicate IDs. For test suites and examples that start on a fresh database and would
+    /// otherwise wait a TTL first.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), idgen_core::Error> {
+    /// use idgen_core::lease::{MemoryLeaseStore, WorkerLease};
+    /// // A test on a fresh database: no old holder can exist, so do not wait a TTL.
+    /// let lease = WorkerLease::options()
+    ///     .skip_takeover_wait_for_tests_and_development(true)
+    ///     .acquire(MemoryLeaseStore::new(), &idgen_core::Layout::TWITTER)
+    ///     .await?;
+    /// assert_eq!(lease.node(), 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn skip_takeover_wait_for_tests_and_development(mut self, skip: bool) -> Self {
+        self.takeover_wait = !skip;
         self
     }
 
@@ -311,12 +375,50 @@ impl LeaseOptions {
             })?;
 
         crate::observe::events::node_claimed(&self.namespace, claim.node, capacity);
+        let floor_ms = if claim.exact || !self.takeover_wait {
+            claim.last_timestamp_ms
+        } else {
+            // The store cannot prove the node ID free: no row or key for it, or a lease taken
+            // over after it expired. It may have forgotten a holder that still issues (a
+            // restart without persistence, a restore, a failover to a lagging replica, a
+            // database back empty). Why waiting until `now + ttl + allowance` is enough:
+            //
+            // * A holder H issues only ticks up to the fence deadline of its last renewal the
+            //   store acknowledged (the fence refuses later ticks, whatever the clock policy;
+            //   an unacknowledged renewal never moves the fence). H computed that deadline
+            //   before sending the renewal: H's clock then + TTL − safety margin.
+            // * The store acknowledged that renewal before it forgot it, and this claim
+            //   returned after the store forgot: so H read its clock before this host reads
+            //   `now` below (real time), and a host's clock does not step back (`Clock`).
+            // * Assumption: at any moment, H's clock is at most `clock_allowance` +
+            //   `safety_margin` ahead of this host's (clocks synchronised, e.g. by NTP, to
+            //   within the allowance; the margin also covers the clock-rate difference over
+            //   one TTL). Then H's deadline ≤ H's clock at the renewal + TTL − margin ≤ this
+            //   host's `now` + allowance + TTL: every tick H can issue is at or below the
+            //   bound, and this lease issues only after it.
+            // * A row's stored last timestamp is kept too (`max`): a previous holder whose
+            //   clock ran far ahead is still never reissued.
+            //
+            // A node ID given back with `release` carries the exact last tick (`exact`): it is
+            // free at once.
+            let t = self.timing;
+            let bound = self
+                .clock
+                .now_ms()
+                .saturating_add(millis(t.ttl))
+                .saturating_add(millis(t.clock_allowance));
+            Some(
+                claim
+                    .last_timestamp_ms
+                    .map_or(bound, |last| last.max(bound)),
+            )
+        };
         let shared = Arc::new(Shared {
             store,
             namespace: self.namespace,
             holder,
             node: claim.node,
-            floor_ms: claim.last_timestamp_ms,
+            floor_ms,
             options: t,
             clock: self.clock,
             // Closed until the first renewal has stored the bound.
@@ -347,7 +449,13 @@ impl LeaseOptions {
         shared.update(|s| s.valid_until_ms = deadline);
         claimed.0 = None;
         let heartbeat = tokio::spawn(heartbeat(Arc::clone(&shared)));
-        Ok(WorkerLease { shared, heartbeat })
+        let lease = WorkerLease { shared, heartbeat };
+        if !claim.exact && self.takeover_wait {
+            // Renewed in the background meanwhile; dropped (the caller gave up), the lease
+            // gives the node ID back with this bound as its last timestamp.
+            lease.wait_out_takeover().await;
+        }
+        Ok(lease)
     }
 }
 
@@ -417,9 +525,48 @@ impl WorkerLease {
         &self.shared.holder
     }
 
-    /// The largest last timestamp an earlier holder stored (the generator issues after it).
+    /// The bound the generator issues after: the largest last timestamp an earlier holder
+    /// stored, or, after a claim the store could not prove free, the claim time + TTL + clock
+    /// allowance if later (see [`LeaseOptions::clock_allowance`]).
     pub fn previous_timestamp_ms(&self) -> Option<i64> {
         self.shared.floor_ms
+    }
+
+    /// Waits until the clock has passed the tick of the takeover bound (`floor_ms`), logging
+    /// why once.
+    async fn wait_out_takeover(&self) {
+        let Some(floor) = self.shared.floor_ms else {
+            return;
+        };
+        let clock = &self.shared.clock;
+        let wait_ms = floor + 1 - clock.now_ms();
+        if wait_ms <= 0 {
+            return;
+        }
+        crate::observe::events::lease_takeover_wait(
+            &self.shared.namespace,
+            self.shared.node,
+            floor,
+            wait_ms,
+        );
+        if clock.is_simulated() {
+            // A simulated clock jumps: renew once after it, as the heartbeat would have meanwhile.
+            clock.wait_until(floor + 1);
+            let _calls = self.shared.store_calls.lock().await;
+            if let (Ok(true), deadline) = self.shared.renew().await
+                && self.shared.fence.extend_until(deadline)
+            {
+                self.shared.update(|s| s.valid_until_ms = deadline);
+            }
+            return;
+        }
+        loop {
+            let remaining = floor + 1 - clock.now_ms();
+            if remaining <= 0 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(remaining.unsigned_abs())).await;
+        }
     }
 
     /// A handle that outlives moving the lease into a generator: status and graceful release.

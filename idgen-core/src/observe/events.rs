@@ -65,6 +65,17 @@ pub(crate) fn node_claimed(namespace: &str, node: u64, capacity: u64) {
     }
 }
 
+/// A claim the store could not prove free (a new row or key, or a lease taken over after it
+/// expired): the lease issues only after `not_before_ms`, one TTL and the clock allowance after
+/// the claim, so a holder the store may have forgotten has stopped first.
+#[cfg(feature = "lease")]
+#[cold]
+pub(crate) fn lease_takeover_wait(namespace: &str, node: u64, not_before_ms: i64, wait_ms: i64) {
+    #[cfg(feature = "tracing")]
+    tracing::warn!(target: "idgen", event = "lease_takeover_wait", namespace, node, not_before_ms,
+        wait_ms, "node ID {node} was claimed without a record of its release (a new row or key, or a lease taken over after it expired): issuing only after {wait_ms} ms (one TTL and the clock allowance), so that a holder the lease store may have forgotten has stopped first");
+}
+
 /// A block fetch failed (it is retried).
 #[cfg(feature = "hilo")]
 #[cold]

@@ -43,7 +43,7 @@ use crate::{AsyncDieselConnection, AsyncDieselPool, Error};
 /// let pool = Pool::builder(AsyncDieselConnectionManager::<Sqlite>::new(path)).build()?;
 /// let store = AsyncDieselLeaseStore::with_table(pool, "my_leases")?;
 /// store.create_table().await?;
-/// let lease = WorkerLease::acquire(store.clone(), &Layout::TWITTER).await?;
+/// let lease = WorkerLease::options().skip_takeover_wait_for_tests_and_development(true).acquire(store.clone(), &Layout::TWITTER).await?;
 /// assert_eq!(store.rows("default").await?[0].node, lease.node());
 /// # Ok(()) }
 /// # #[cfg(not(feature = "sqlite"))]
@@ -235,7 +235,7 @@ where
     /// # let path = dir.path().join("app.db").display().to_string();
     /// let pool = Pool::builder(AsyncDieselConnectionManager::<Sqlite>::new(path)).build()?;
     /// let store = AsyncDieselLeaseStore::new(pool);
-    /// let lease = WorkerLease::options().namespace("orders").holder("web-1").create_if_missing(true)
+    /// let lease = WorkerLease::options().skip_takeover_wait_for_tests_and_development(true).namespace("orders").holder("web-1").create_if_missing(true)
     ///     .acquire(store.clone(), &idgen_diesel::Layout::TWITTER).await?;
     /// let rows = store.rows("orders").await?;
     /// assert_eq!(rows.len(), 1024); // the node space, created on the first claim

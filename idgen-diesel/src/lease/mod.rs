@@ -23,7 +23,7 @@
 //! let pool = Pool::new(ConnectionManager::<diesel::SqliteConnection>::new(database_url))?;
 //! create_lease_table(&pool)?; // once, or the migration below
 //!
-//! let lease = WorkerLease::acquire(&pool, &Layout::TWITTER).await?;
+//! let lease = WorkerLease::options().skip_takeover_wait_for_tests_and_development(true).acquire(&pool, &Layout::TWITTER).await?;
 //! let handle = lease.handle();
 //! let ids = Snowflake::builder().layout(Layout::TWITTER).lease(lease).build()?;
 //! let id = ids.next_id()?;

@@ -47,7 +47,7 @@ const CONNECTION_WAIT: Duration = Duration::from_secs(5);
 /// let pool = Pool::new(ConnectionManager::<diesel::SqliteConnection>::new(path))?;
 /// let store = DieselLeaseStore::with_table(pool, "my_leases")?;
 /// store.create_table()?;
-/// let lease = WorkerLease::acquire(store.clone(), &Layout::TWITTER).await?;
+/// let lease = WorkerLease::options().skip_takeover_wait_for_tests_and_development(true).acquire(store.clone(), &Layout::TWITTER).await?;
 /// assert_eq!(store.rows("default")?[0].node, lease.node());
 /// # Ok(()) }
 /// # #[cfg(not(feature = "sqlite"))]
@@ -210,7 +210,7 @@ impl<C: DieselConnection> DieselLeaseStore<C> {
     /// # let path = dir.path().join("app.db").display().to_string();
     /// let store = DieselLeaseStore::new(Pool::new(ConnectionManager::<diesel::SqliteConnection>::new(path))?);
     /// store.create_table()?;
-    /// let lease = WorkerLease::options().namespace("orders").holder("web-1")
+    /// let lease = WorkerLease::options().skip_takeover_wait_for_tests_and_development(true).namespace("orders").holder("web-1")
     ///     .acquire(store.clone(), &idgen_diesel::Layout::TWITTER).await?;
     /// let rows = store.rows("orders")?;
     /// assert_eq!(rows.len(), 1024); // the node space, created on the first claim

@@ -40,7 +40,9 @@ pub async fn migrations_create_what_the_stores_use(db: &DatabaseConnection) {
     let orders_hilo = || HiLo::builder(db).counter("orders").block(BLOCK).build();
 
     Migrator::up(db, None).await.unwrap();
-    let lease = idgen_seaorm::lease::WorkerLease::acquire(db, &idgen_seaorm::Layout::TWITTER)
+    let lease = idgen_seaorm::lease::WorkerLease::options()
+        .skip_takeover_wait_for_tests_and_development(true)
+        .acquire(db, &idgen_seaorm::Layout::TWITTER)
         .await
         .unwrap();
     assert_eq!(lease.node(), 0);

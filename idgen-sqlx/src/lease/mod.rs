@@ -18,7 +18,7 @@
 //! let pool = sqlx::SqlitePool::connect("sqlite::memory:").await?; // or a PgPool, a MySqlPool
 //! create_lease_table(&pool).await?; // once, or the migration below
 //!
-//! let lease = WorkerLease::acquire(&pool, &Layout::TWITTER).await?;
+//! let lease = WorkerLease::options().skip_takeover_wait_for_tests_and_development(true).acquire(&pool, &Layout::TWITTER).await?;
 //! let handle = lease.handle();
 //! let ids = Snowflake::builder().layout(Layout::TWITTER).lease(lease).build()?;
 //! let id = ids.next_id()?;

@@ -37,7 +37,7 @@ const DETACHED_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 /// let pool = sqlx::SqlitePool::connect("sqlite::memory:").await?;
 /// let store = SqlxLeaseStore::with_table(pool, "my_leases")?;
 /// store.create_table().await?;
-/// let lease = WorkerLease::acquire(store.clone(), &Layout::TWITTER).await?;
+/// let lease = WorkerLease::options().skip_takeover_wait_for_tests_and_development(true).acquire(store.clone(), &Layout::TWITTER).await?;
 /// assert_eq!(store.rows("default").await?[0].node, lease.node());
 ///
 /// let err = SqlxLeaseStore::with_table(sqlx::SqlitePool::connect("sqlite::memory:").await?, "x; DROP TABLE y");
@@ -200,7 +200,7 @@ impl<DB: SqlxDatabase> SqlxLeaseStore<DB> {
     /// use idgen_sqlx::lease::{SqliteLeaseStore, WorkerLease};
     /// let store = SqliteLeaseStore::new(sqlx::SqlitePool::connect("sqlite::memory:").await?);
     /// store.create_table().await?;
-    /// let lease = WorkerLease::options().namespace("orders").holder("web-1")
+    /// let lease = WorkerLease::options().skip_takeover_wait_for_tests_and_development(true).namespace("orders").holder("web-1")
     ///     .acquire(store.clone(), &idgen_sqlx::Layout::TWITTER).await?;
     /// let rows = store.rows("orders").await?;
     /// assert_eq!(rows.len(), 1024); // the node space, created on the first claim

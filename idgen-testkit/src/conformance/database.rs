@@ -354,6 +354,19 @@ impl Database {
         self.execute(&sql).await;
     }
 
+    /// Deletes the lease rows (keys) of `namespace` in `table`, as a store that forgot them
+    /// would have none: a database back empty, Redis restarted without persistence.
+    pub async fn forget_lease_rows(&self, table: &str, namespace: &str) {
+        if let Some(keys) = self.key_prefix() {
+            return super::key_value::forget(keys, table, namespace).await;
+        }
+        let sql = format!(
+            "DELETE FROM {} WHERE namespace = '{namespace}'",
+            self.quoted(table)
+        );
+        self.execute(&sql).await;
+    }
+
     /// A URL that reaches this server through a [`TcpProxy`] the returned [`Outage`] can cut;
     /// for SQLite the same URL, and an outage that holds the file's write lock.
     pub async fn reachable_until_cut(&self) -> (String, Outage) {

@@ -70,6 +70,18 @@ pub(crate) async fn hold(
     }
 }
 
+/// Deletes every lease key of `namespace`, as a store that forgot them would have none (Redis
+/// restarted without persistence, etcd restored from an older snapshot).
+pub(crate) async fn forget(keys: &KeyPrefix, table: &str, namespace: &str) {
+    match keys.kind() {
+        #[cfg(feature = "etcd")]
+        Kind::Etcd => etcd::forget(keys, &lease_keys(keys, table, namespace)).await,
+        #[cfg(feature = "redis")]
+        Kind::Redis => redis::forget(keys, &lease_keys(keys, table, namespace)).await,
+        other => panic!("no lease keys on {}", other.name()),
+    }
+}
+
 /// What a script does: takes a block of `step` from the counter `counter`; its first ID.
 pub(crate) async fn raw_allocate(keys: &KeyPrefix, counter: &str, step: u64) -> i64 {
     match keys.kind() {
@@ -187,6 +199,14 @@ mod etcd {
                 .await
                 .expect("hold the node IDs");
         }
+    }
+
+    pub(super) async fn forget(keys: &KeyPrefix, base: &str) {
+        let mut client = client(keys.server_url()).await.expect("an etcd client");
+        client
+            .delete(base, Some(etcd_client::DeleteOptions::new().with_prefix()))
+            .await
+            .expect("delete the lease keys");
     }
 
     /// A block from the counter whose keys start with `counter_key`.
@@ -319,6 +339,19 @@ mod redis {
         pipe.query_async::<()>(&mut conn)
             .await
             .expect("hold the node IDs");
+    }
+
+    pub(super) async fn forget(keys: &KeyPrefix, base: &str) {
+        let url = keys.server_url();
+        let mut conn = connection(url).await.expect("a Redis connection");
+        let found: Vec<String> = query(&mut conn, url, cmd("KEYS").arg(format!("{base}*")).clone())
+            .await
+            .expect("KEYS");
+        for key in found {
+            query::<()>(&mut conn, url, cmd("DEL").arg(&key).clone())
+                .await
+                .expect("DEL");
+        }
     }
 
     /// A block of `step` from the counter at `counter_key`.

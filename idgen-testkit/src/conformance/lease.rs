@@ -72,10 +72,20 @@ pub fn layout(bits: u8) -> Layout {
         .expect("a layout with that many node bits")
 }
 
-/// Options with a short TTL (renewal every 1/8, margin 1/4, store time-out 1/8 of it).
+/// The default options without the takeover wait
+/// ([`skip_takeover_wait_for_tests_and_development`](LeaseOptions::skip_takeover_wait_for_tests_and_development)):
+/// the cases start on a fresh database or key prefix, where no holder a store forgot can
+/// exist, and would otherwise wait one TTL (30 s) after each claim of a new row. The cases
+/// about that wait turn it back on.
+pub fn no_wait() -> LeaseOptions {
+    WorkerLease::options().skip_takeover_wait_for_tests_and_development(true)
+}
+
+/// Options with a short TTL (renewal every 1/8, margin 1/4, store time-out 1/8 of it), without
+/// the takeover wait (see [`no_wait`]).
 pub fn short(ttl_ms: u64) -> LeaseOptions {
     let ttl = Duration::from_millis(ttl_ms);
-    WorkerLease::options()
+    no_wait()
         .ttl(ttl)
         .renew_every(ttl / 8)
         .safety_margin(ttl / 4)
@@ -146,7 +156,7 @@ pub async fn sixty_four_tasks_get_distinct_node_ids<S: LeaseSubject>() {
     let tasks: Vec<_> = (0..64)
         .map(|_| {
             let store = store.clone();
-            tokio::spawn(async move { WorkerLease::acquire(store, &Layout::TWITTER).await })
+            tokio::spawn(async move { no_wait().acquire(store, &Layout::TWITTER).await })
         })
         .collect();
     let mut leases = Vec::new();
@@ -178,18 +188,16 @@ pub async fn the_ninth_of_eight_node_ids_gets_the_capacity_error<S: LeaseSubject
     let eight = layout(3);
     let mut held = Vec::new();
     for _ in 0..8 {
-        held.push(WorkerLease::acquire(store.clone(), &eight).await.unwrap());
+        held.push(no_wait().acquire(store.clone(), &eight).await.unwrap());
     }
-    let err = WorkerLease::acquire(store.clone(), &eight)
-        .await
-        .unwrap_err();
+    let err = no_wait().acquire(store.clone(), &eight).await.unwrap_err();
     assert!(
         matches!(&err, Error::NoFreeNode { capacity: 8, namespace } if namespace == "default"),
         "{err:?}"
     );
     assert!(err.to_string().contains("all 8 node IDs"), "{err}");
 
-    let orders = || WorkerLease::options().namespace("orders").capacity(8);
+    let orders = || no_wait().namespace("orders").capacity(8);
     for _ in 0..8 {
         let lease = orders()
             .acquire(store.clone(), &Layout::TWITTER)
@@ -323,7 +331,7 @@ pub async fn a_renewal_answered_after_release_leaves_the_node_id_free<S: LeaseSu
 pub async fn a_released_node_id_is_free_at_once_and_keeps_its_last_timestamp<S: LeaseSubject>() {
     let (db, store) = setup::<S>().await;
     let one = layout(0);
-    let lease = WorkerLease::acquire(store.clone(), &one).await.unwrap();
+    let lease = no_wait().acquire(store.clone(), &one).await.unwrap();
     let (ids, handle) = generator(lease, one);
     let mut last = ids.next_id().unwrap();
     for _ in 0..1000 {
@@ -338,7 +346,7 @@ pub async fn a_released_node_id_is_free_at_once_and_keeps_its_last_timestamp<S: 
     assert_eq!(row.holder, None, "{row:?}");
     assert!(row.expires_at_ms <= now_ms() + 5, "{row:?}"); // 5 ms for clock rounding
 
-    let next = WorkerLease::acquire(store.clone(), &one).await.unwrap();
+    let next = no_wait().acquire(store.clone(), &one).await.unwrap();
     assert_eq!(next.previous_timestamp_ms(), Some(last_ms));
     let (ids, handle) = generator(next, one);
     assert!(ids.next_id().unwrap() > last);
@@ -360,7 +368,7 @@ pub async fn a_new_holder_never_issues_at_or_below_the_rows_last_timestamp<S: Le
     };
     assert!(store.renew(crashed).await.unwrap());
 
-    let lease = WorkerLease::acquire(store.clone(), &one).await.unwrap();
+    let lease = no_wait().acquire(store.clone(), &one).await.unwrap();
     assert_eq!(lease.previous_timestamp_ms(), Some(ahead));
     let (ids, handle) = generator(lease, one);
     match ids.next_id() {
@@ -373,7 +381,7 @@ pub async fn a_new_holder_never_issues_at_or_below_the_rows_last_timestamp<S: Le
     let row = db.lease_rows(TABLE, "default").await.remove(0);
     assert_eq!(row.last_timestamp_ms, Some(ahead), "release lost the floor");
 
-    let lease = WorkerLease::acquire(store.clone(), &one).await.unwrap();
+    let lease = no_wait().acquire(store.clone(), &one).await.unwrap();
     let wait = ClockPolicy::Wait {
         max: Duration::from_secs(10),
     };
@@ -387,7 +395,8 @@ pub async fn a_new_holder_never_issues_at_or_below_the_rows_last_timestamp<S: Le
 pub async fn a_missing_table_is_named_with_a_hint<S: LeaseSubject>() {
     let db = Database::fresh(S::DATABASE).await;
     let store = open_store::<S>(db.url(), TABLE).await;
-    let err = WorkerLease::acquire(store, &Layout::TWITTER)
+    let err = no_wait()
+        .acquire(store, &Layout::TWITTER)
         .await
         .unwrap_err();
     assert!(
@@ -427,7 +436,8 @@ pub async fn a_custom_table_in_a_schema_and_a_refused_name<S: LeaseSubject>() {
     let store = open_store::<S>(db.url(), &table).await;
     S::create_table(&store).await.unwrap();
     S::create_table(&store).await.unwrap(); // idempotent
-    let lease = WorkerLease::acquire(store.clone(), &Layout::TWITTER)
+    let lease = no_wait()
+        .acquire(store.clone(), &Layout::TWITTER)
         .await
         .unwrap();
     let rows = db.lease_rows(&table, "default").await;

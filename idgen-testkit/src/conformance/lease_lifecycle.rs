@@ -8,7 +8,8 @@ use idgen_core::lease::{ClaimRequest, LeaseStore, RenewRequest, WorkerLease};
 
 use super::gate::GatedStore;
 use super::lease::{
-    LeaseSubject, TABLE, claim, generator, layout, now_ms, open_store, renewal, setup, short,
+    LeaseSubject, TABLE, claim, generator, layout, no_wait, now_ms, open_store, renewal, setup,
+    short,
 };
 use super::{Database, DbKind};
 
@@ -193,7 +194,7 @@ pub async fn every_write_is_committed_on_a_server_without_autocommit<S: LeaseSub
     let store = open_store::<S>(db.url(), TABLE).await;
     S::create_table(&store).await.unwrap();
     let one = layout(0);
-    let lease = WorkerLease::options()
+    let lease = no_wait()
         .holder("first")
         .acquire(store.clone(), &one)
         .await
@@ -218,7 +219,7 @@ pub async fn every_write_is_committed_on_a_server_without_autocommit<S: LeaseSub
     );
 
     let other = open_store::<S>(db.url(), TABLE).await;
-    let next = WorkerLease::options()
+    let next = no_wait()
         .holder("second")
         .capacity(1)
         .acquire(other, &one)

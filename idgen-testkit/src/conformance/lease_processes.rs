@@ -8,7 +8,9 @@ use idgen_core::lease::WorkerLease;
 use idgen_core::{Error, Layout, Snowflake, SnowflakeId};
 
 use super::child::{self, Child, Children, Orders, say};
-use super::lease::{LeaseSubject, TABLE, generator, layout, open_store, release_all, setup, short};
+use super::lease::{
+    LeaseSubject, TABLE, generator, layout, no_wait, open_store, release_all, setup, short,
+};
 
 /// What a holding child does: `leases` acquirers at once in `namespace` of a layout with
 /// `node_bits` node bits, then `count` IDs from the first lease (written to `out`, 8 bytes
@@ -176,7 +178,7 @@ pub async fn a_process_that_returns_from_main_without_release_frees_its_node_id_
     let mut attempt_began;
     let next = loop {
         attempt_began = exited_at.elapsed();
-        match WorkerLease::options()
+        match no_wait()
             .namespace("exit")
             .capacity(1)
             .acquire(store.clone(), &Layout::TWITTER)
@@ -228,7 +230,7 @@ where
     let acquirers: Vec<_> = (0..LEASES_PER_PROCESS)
         .map(|_| {
             let here = here.clone();
-            tokio::spawn(async move { WorkerLease::acquire(here, &layout(10)).await })
+            tokio::spawn(async move { no_wait().acquire(here, &layout(10)).await })
         })
         .collect();
     let mut leases = Vec::new();
@@ -308,7 +310,7 @@ fn exit_without_release<S: LeaseSubject>() {
     runtime.block_on(async {
         let url = child::var("URL");
         let store = open_store::<S>(&url, TABLE).await;
-        let lease = WorkerLease::options()
+        let lease = no_wait()
             .namespace("exit")
             .acquire(store, &Layout::TWITTER)
             .await

@@ -38,6 +38,13 @@ macro_rules! lease_suite {
                 a_released_node_id_is_free_at_once_and_keeps_its_last_timestamp,
                 a_new_holder_never_issues_at_or_below_the_rows_last_timestamp,
             );
+            $crate::__conformance_cases!(lease_forgetting<$subject>:
+                a_new_row_waits_one_ttl_and_the_allowance_a_released_one_does_not,
+                a_lease_taken_over_after_expiry_waits_one_ttl_and_the_allowance,
+                a_holder_the_store_forgot_stops_before_the_new_holder_of_its_node_id_issues,
+                a_holder_whose_row_is_forgotten_fences_at_its_next_renewal,
+                a_holder_whose_row_is_taken_by_another_fences_at_its_next_renewal,
+            );
             $crate::__conformance_cases!(lease_lifecycle<$subject>:
                 a_renewal_in_flight_during_release_leaves_the_node_id_free,
                 a_detached_store_releases_after_the_runtime_stopped,
@@ -89,6 +96,10 @@ macro_rules! hilo_suite {
                 blocks_follow_pooled_lo_arithmetic,
                 a_counter_set_back_fails_closed,
                 the_database_going_away_and_coming_back,
+            );
+            $crate::__conformance_cases!(hilo_forgetting<$subject>:
+                a_floor_keeps_a_new_process_above_a_counter_set_back,
+                a_sequence_whose_increment_changes_while_it_runs_fails_closed,
             );
             $crate::__conformance_child_cases!(hilo<$subject>("hilo_child"):
                 four_processes_and_a_script_share_one_counter,

@@ -12,7 +12,7 @@ use idgen_core::lease::WorkerLease;
 use super::Database;
 use super::child::{self, Child, Children, Orders, say};
 use super::hilo::HiLoSubject;
-use super::lease::{LeaseSubject, TABLE};
+use super::lease::{LeaseSubject, TABLE, no_wait};
 
 /// Processes that start at once.
 const PROCESSES: usize = 8;
@@ -148,11 +148,12 @@ async fn start_up<L: LeaseSubject, H: HiLoSubject>(
             L::create_table(&store)
                 .await
                 .map_err(|e| format!("create the lease table: {e}"))?;
-            WorkerLease::acquire(store, &Layout::TWITTER)
+            no_wait()
+                .acquire(store, &Layout::TWITTER)
                 .await
                 .map_err(|e| format!("acquire: {e}"))?
         }
-        StartUp::CreatingWhatIsMissing => WorkerLease::options()
+        StartUp::CreatingWhatIsMissing => no_wait()
             .create_if_missing(true)
             .acquire(store, &Layout::TWITTER)
             .await

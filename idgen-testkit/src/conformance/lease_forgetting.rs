@@ -1,0 +1,247 @@
+//! The lease store forgets (issue 24): a claim the store cannot prove free issues only after one
+//! TTL and the clock allowance; a released node ID is taken at once; a holder whose row or key
+//! is gone, or held by another, fences at its next renewal.
+//!
+//! The faults are made by hand on the store's own table or keys (rows deleted: a database back
+//! empty, Redis restarted without persistence; a row overwritten: a claim the holder never
+//! saw), without the store under test. The container tests of whole faults (restores,
+//! failovers) live in `tests/faults`.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use idgen_core::lease::{LeaseOptions, LeaseStore, RenewRequest};
+use idgen_core::{Error, Snowflake, SnowflakeId};
+
+use super::gate::GatedStore;
+use super::lease::{LeaseSubject, TABLE, claim, generator, layout, now_ms, renewal, setup, short};
+
+/// The TTL of these cases: a few seconds, so each wait stays short.
+const TTL_MS: u64 = 2_000;
+/// The clock allowance of these cases.
+const ALLOWANCE_MS: u64 = 300;
+
+/// Short options with the takeover wait on (as in production) and a small allowance.
+fn waiting() -> LeaseOptions {
+    short(TTL_MS)
+        .skip_takeover_wait_for_tests_and_development(false)
+        .clock_allowance(Duration::from_millis(ALLOWANCE_MS))
+}
+
+fn wait_ms() -> i64 {
+    (TTL_MS + ALLOWANCE_MS) as i64
+}
+
+/// A claim of a new row (a fresh table, as after a database came back empty) issues only after
+/// the claim time + TTL + allowance: `acquire` returns after it, and the bound it carries
+/// (`previous_timestamp_ms`) is at least that far after the claim began. The node ID given
+/// back with `release` is then taken at once, with the exact last timestamp as its bound.
+pub async fn a_new_row_waits_one_ttl_and_the_allowance_a_released_one_does_not<S: LeaseSubject>() {
+    let (_db, store) = setup::<S>().await;
+    let one = layout(0);
+    let began = now_ms();
+    let lease = waiting().acquire(store.clone(), &one).await.unwrap();
+    let returned = now_ms();
+    let bound = lease.previous_timestamp_ms().expect("a takeover bound");
+    assert!(
+        bound >= began + wait_ms(),
+        "the bound {bound} is less than TTL + allowance ({} ms) after the claim began ({began})",
+        wait_ms()
+    );
+    assert!(
+        returned > bound,
+        "acquire returned at {returned}, before its bound {bound}"
+    );
+    let (ids, handle) = generator(lease, one);
+    let first = ids.next_id().unwrap();
+    assert!(one.decompose(first).unwrap().unix_ms > bound);
+    let last = ids.next_id().unwrap();
+    handle.release().await.unwrap();
+
+    // Released: exact, free at once. The bound is the last issued tick, not a wait.
+    let began = now_ms();
+    let next = waiting().acquire(store.clone(), &one).await.unwrap();
+    let bound = next
+        .previous_timestamp_ms()
+        .expect("the released last timestamp");
+    assert_eq!(bound, one.decompose(last).unwrap().unix_ms);
+    assert!(
+        bound < began,
+        "a released node ID must not wait: bound {bound}, claim began {began}"
+    );
+    let (ids, handle) = generator(next, one);
+    assert!(ids.next_id().unwrap() > last);
+    handle.release().await.unwrap();
+}
+
+/// A lease taken over after it expired (its holder crashed, or the row came back from an older
+/// backup) may hide a holder that still issues: the claim waits one TTL and the allowance, and
+/// keeps the row's stored last timestamp as well.
+pub async fn a_lease_taken_over_after_expiry_waits_one_ttl_and_the_allowance<S: LeaseSubject>() {
+    let (_db, store) = setup::<S>().await;
+    let one = layout(0);
+    let previous = store.claim(claim("previous", 1)).await.unwrap().unwrap();
+    assert_eq!(previous.node, 0);
+    assert!(!previous.exact, "a new row proves nothing");
+    let stored = now_ms();
+    let crashed = RenewRequest {
+        ttl: Duration::ZERO, // expired now, never released
+        ..renewal(0, "previous", Some(stored))
+    };
+    assert!(store.renew(crashed).await.unwrap());
+
+    let began = now_ms();
+    let lease = waiting().acquire(store.clone(), &one).await.unwrap();
+    let returned = now_ms();
+    let bound = lease.previous_timestamp_ms().unwrap();
+    assert!(
+        bound >= began + wait_ms(),
+        "bound {bound}, claim began {began}"
+    );
+    assert!(returned > bound);
+    lease.handle().release().await.unwrap();
+}
+
+/// A new process claims the node ID of a holder the store forgot (its rows deleted, as a
+/// database back empty or a Redis restarted without persistence has none) while that holder
+/// still issues: the old holder's renewals are held at a gate, so it issues until its fence
+/// deadline, and the test lets them through only once the new holder has issued its first ID
+/// and the old one has issued after that or stopped. Every ID of the old holder is below the
+/// new holder's first.
+pub async fn a_holder_the_store_forgot_stops_before_the_new_holder_of_its_node_id_issues<
+    S: LeaseSubject,
+>() {
+    let (db, store) = setup::<S>().await;
+    let gated = GatedStore::new(store.clone());
+    let one = layout(0);
+    let old = short(TTL_MS).acquire(gated.clone(), &one).await.unwrap();
+    let (ids, _old_handle) = generator(old, one);
+    let issued = Arc::new(Mutex::new(Vec::<(Instant, SnowflakeId)>::new()));
+    let issuer = tokio::spawn(issue_until_refused(ids, Arc::clone(&issued)));
+    while issued.lock().unwrap().len() < 10 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    gated.arm();
+    gated.renewal_waiting().await;
+
+    let fault_at = Instant::now();
+    db.forget_lease_rows(TABLE, "default").await;
+    let new = waiting().acquire(store.clone(), &one).await.unwrap();
+    assert_eq!(new.node(), 0);
+    let (new_ids, handle) = generator(new, one);
+    let first = new_ids.next_id().unwrap();
+    let first_at = Instant::now();
+    println!(
+        "{}: the new holder issued its first ID {} ms after the rows were forgotten",
+        S::DATABASE.name(),
+        first_at.duration_since(fault_at).as_millis()
+    );
+    // The old holder issues after the new one's first ID, or has stopped already.
+    while !issuer.is_finished()
+        && issued
+            .lock()
+            .unwrap()
+            .last()
+            .is_none_or(|(at, _)| *at <= first_at)
+    {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    gated.open();
+    let _ = issuer.await.unwrap();
+    let issued = std::mem::take(&mut *issued.lock().unwrap());
+    let (last_at, last_id) = *issued.last().unwrap();
+    println!(
+        "{}: the old holder issued its last ID {} ms after the fault",
+        S::DATABASE.name(),
+        last_at.saturating_duration_since(fault_at).as_millis()
+    );
+    assert!(
+        first > last_id,
+        "the new holder issued {first} at or below the old holder's {last_id}: two holders of node 0"
+    );
+    handle.release().await.unwrap();
+}
+
+/// What a fault does to the holder's row or key.
+#[derive(Clone, Copy, Debug)]
+enum Fault {
+    /// Deleted, as a database back empty or a Redis restarted without persistence has none.
+    Forgotten,
+    /// Taken by another holder behind this one's back.
+    Overwritten,
+}
+
+/// A holder's row or key is deleted while it issues: its next renewal finds nothing and fences
+/// at once (the fence revoked, not run out). Reports how long it issued after the fault, and
+/// the time from the renewal's answer to its last ID.
+pub async fn a_holder_whose_row_is_forgotten_fences_at_its_next_renewal<S: LeaseSubject>() {
+    old_holder_fences::<S>(Fault::Forgotten).await;
+}
+
+/// A holder's row or key is taken by another holder while it issues: its next renewal fences at
+/// once (the fence revoked, not run out).
+pub async fn a_holder_whose_row_is_taken_by_another_fences_at_its_next_renewal<S: LeaseSubject>() {
+    old_holder_fences::<S>(Fault::Overwritten).await;
+}
+
+async fn old_holder_fences<S: LeaseSubject>(fault: Fault) {
+    let (db, store) = setup::<S>().await;
+    let one = layout(0);
+    // Renewals every 500 ms, each granting 3 s: the renewal after the fault comes long before
+    // the deadline, even on a loaded machine.
+    let old = short(4_000)
+        .renew_every(Duration::from_millis(500))
+        .acquire(store.clone(), &one)
+        .await
+        .unwrap();
+    let status = old.handle();
+    let (ids, _handle) = generator(old, one);
+    let issued = Arc::new(Mutex::new(Vec::<(Instant, SnowflakeId)>::new()));
+    let issuer = tokio::spawn(issue_until_refused(ids, Arc::clone(&issued)));
+    while issued.lock().unwrap().len() < 10 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let fault_at = Instant::now();
+    match fault {
+        Fault::Forgotten => db.forget_lease_rows(TABLE, "default").await,
+        Fault::Overwritten => db.hold_lease_rows(TABLE, "default", 0..1).await,
+    }
+    let deadline = status.status().valid_until_ms;
+    let (refused_at, refusal) = issuer.await.unwrap();
+    match refusal {
+        Error::Fenced { valid_until_ms, .. } => assert_eq!(
+            valid_until_ms,
+            i64::MIN,
+            "{fault:?}: the generator stopped at its deadline, not at the renewal's answer"
+        ),
+        other => panic!("{fault:?}: expected Fenced, got {other:?}"),
+    }
+    let refused_ms = now_ms();
+    assert!(status.status().lost, "{fault:?}: the lease is not lost");
+    assert!(
+        refused_ms < deadline,
+        "{fault:?}: refused at {refused_ms}, after the deadline {deadline}"
+    );
+    let issued = std::mem::take(&mut *issued.lock().unwrap());
+    let (last_at, _) = *issued.last().unwrap();
+    println!(
+        "{} {fault:?}: the old holder issued for {} ms after the fault; its last ID came {} ms before its first refusal (the renewal's answer revokes the fence at once)",
+        S::DATABASE.name(),
+        last_at.saturating_duration_since(fault_at).as_millis(),
+        refused_at.saturating_duration_since(last_at).as_millis(),
+    );
+}
+
+/// Issues IDs (about one a millisecond) until the generator refuses: when, and why.
+async fn issue_until_refused(
+    ids: Snowflake,
+    issued: Arc<Mutex<Vec<(Instant, SnowflakeId)>>>,
+) -> (Instant, Error) {
+    loop {
+        match ids.next_id() {
+            Ok(id) => issued.lock().unwrap().push((Instant::now(), id)),
+            Err(e) => return (Instant::now(), e),
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
