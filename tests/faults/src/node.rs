@@ -67,6 +67,11 @@ pub struct Config {
     /// [`ROWS`] (primary key `id`) before it is printed, as an application stores the IDs it
     /// takes, so the table's largest key bounds every hi-lo ID printed before.
     pub hilo_rows: bool,
+    /// `IDGEN_FAULT_HILO_FLOOR_MARGIN`: when set (with `IDGEN_FAULT_HILO_ROWS=1`), hi-lo gets a
+    /// floor (`HiLoBuilder::floor_from`): the largest key in [`ROWS`] plus this margin, read at
+    /// start-up. The margin covers the IDs running generators hold in memory and have not
+    /// stored yet (their blocks).
+    pub hilo_floor_margin: Option<i64>,
     /// `IDGEN_FAULT_BLOCK` (100): the hi-lo block size.
     pub block: u64,
     /// `IDGEN_FAULT_HILO_TIMEOUT_MS` (1000): how long hi-lo waits for a block.
@@ -91,6 +96,7 @@ impl Default for Config {
             reacquire: false,
             gate: false,
             hilo_rows: false,
+            hilo_floor_margin: None,
             block: 100,
             hilo_timeout: Duration::from_millis(1000),
             min_low_water: 1,
@@ -155,6 +161,14 @@ impl Config {
             reacquire: number("IDGEN_FAULT_REACQUIRE", 0)? != 0,
             gate: number("IDGEN_FAULT_GATE", 0)? != 0,
             hilo_rows: number("IDGEN_FAULT_HILO_ROWS", 0)? != 0,
+            hilo_floor_margin: match std::env::var("IDGEN_FAULT_HILO_FLOOR_MARGIN") {
+                Ok(v) => {
+                    Some(v.parse().map_err(|_| {
+                        format!("IDGEN_FAULT_HILO_FLOOR_MARGIN={v:?} is not a number")
+                    })?)
+                }
+                Err(_) => None,
+            },
             block: number("IDGEN_FAULT_BLOCK", d.block)?,
             hilo_timeout: ms("IDGEN_FAULT_HILO_TIMEOUT_MS", d.hilo_timeout)?,
             min_low_water: number("IDGEN_FAULT_MIN_LOW_WATER", d.min_low_water)?,
@@ -244,7 +258,34 @@ impl Backend {
         }
     }
 
-    async fn hilo(&self, config: &Config) -> Result<HiLo, Error> {
+    async fn hilo(&self, config: &Config, rows: Option<&PgPool>) -> Result<HiLo, Error> {
+        if let (Some(pool), Some(margin)) = (rows, config.hilo_floor_margin) {
+            let pool = pool.clone();
+            let floor = move || {
+                let pool = pool.clone();
+                async move {
+                    let max: i64 =
+                        sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM fault_rows")
+                            .fetch_one(&pool)
+                            .await?;
+                    Ok(max + margin)
+                }
+            };
+            return match self {
+                Backend::Postgres(pool) => {
+                    configure(HiLo::builder(pool.clone()), config)
+                        .floor_from(floor)
+                        .build()
+                        .await
+                }
+                Backend::Redis(client) => {
+                    configure(HiLo::builder(client.clone()), config)
+                        .floor_from(floor)
+                        .build()
+                        .await
+                }
+            };
+        }
         match self {
             Backend::Postgres(pool) => configure(HiLo::builder(pool.clone()), config).build().await,
             Backend::Redis(client) => {
@@ -266,6 +307,8 @@ fn configure<T: IntoHiLoSource<M>, M>(
         .block(config.block)
         .timeout(config.hilo_timeout)
         .min_low_water(config.min_low_water)
+        // At most the current block and one more in memory: what a floor's margin must cover.
+        .max_buffered_blocks(1)
         .create_if_missing(true)
 }
 
@@ -318,7 +361,7 @@ pub async fn run(config: Config) -> Result<(), String> {
     tokio::spawn(async move {
         let hilo = retry("start hi-lo", || async {
             hilo_backend
-                .hilo(&hilo_config)
+                .hilo(&hilo_config, rows.as_ref())
                 .await
                 .map_err(|e| e.to_string())
         })
