@@ -17,6 +17,11 @@ use crate::Line;
 pub const BASE_IMAGE: &str = "idgen-test/base:bookworm";
 /// The PostgreSQL image (made by `scripts/test-images`).
 pub const POSTGRES_IMAGE: &str = "idgen-test/postgres:15";
+/// The Redis image (made by `scripts/test-images`).
+pub const REDIS_IMAGE: &str = "idgen-test/redis:7.0";
+/// The database the instances use, created by [`Cluster::start`]: a database of its own (not
+/// `postgres`), so a test can drop it and restore it from a dump.
+pub const DATABASE: &str = "ids";
 /// The label every container, network and image of this process carries.
 pub const LABEL: &str = "org.idgen.faults.pid";
 
@@ -51,7 +56,7 @@ pub fn unavailable() -> Option<String> {
     if let Err(err) = docker(&["version", "--format", "{{.Server.Version}}"]) {
         return Some(format!("no Docker engine answers: {err}"));
     }
-    for image in [BASE_IMAGE, POSTGRES_IMAGE] {
+    for image in [BASE_IMAGE, POSTGRES_IMAGE, REDIS_IMAGE] {
         if docker(&["image", "inspect", "--format", "{{.Id}}", image]).is_err() {
             return Some(format!(
                 "the image {image} is missing: run scripts/test-images"
@@ -108,6 +113,13 @@ fn node_image(binary: &Path) -> Result<String, String> {
         .clone()
 }
 
+/// Runs `sql` with psql on the standby container `id` (its socket is in `/tmp`).
+fn standby_sql(id: &str, sql: &str) -> Result<String, String> {
+    docker(&[
+        "exec", id, "psql", "-h", "/tmp", "-U", "postgres", "-qAt", "-c", sql,
+    ])
+}
+
 /// Removes this process's containers, networks and image when the process ends, however.
 fn watchdog() {
     static WATCHDOG: OnceLock<Option<Mutex<Child>>> = OnceLock::new();
@@ -128,12 +140,23 @@ docker rmi "idgen-test/fault-node:$2""#;
     });
 }
 
-/// A network with PostgreSQL (alias `db`) and instances on it.
+/// A network with PostgreSQL (alias `db`), optionally Redis (alias `redis`), and instances on
+/// it.
 pub struct Cluster {
     network: String,
+    label: String,
     db: String,
+    redis: Option<String>,
     image: String,
     nodes: Vec<String>,
+    /// Containers replaced during the test (removed at the end with the others).
+    retired: Vec<String>,
+    /// An empty PostgreSQL waiting to replace the database.
+    next_db: Option<String>,
+    /// A Redis replica of `redis`.
+    replica: Option<String>,
+    /// A PostgreSQL streaming standby of `db`.
+    standby: Option<String>,
 }
 
 impl Cluster {
@@ -151,29 +174,479 @@ impl Cluster {
         docker(&["network", "create", "--label", &label, &network])?;
         let mut cluster = Cluster {
             network,
+            label,
             db: String::new(),
+            redis: None,
             image,
             nodes: Vec::new(),
+            retired: Vec::new(),
+            next_db: None,
+            replica: None,
+            standby: None,
         };
-        cluster.db = docker(&[
+        cluster.db = cluster.run_postgres()?;
+        cluster.wait_for_db()?;
+        cluster.psql("postgres", &format!("CREATE DATABASE {DATABASE}"))?;
+        Ok(cluster)
+    }
+
+    /// A new PostgreSQL container with an empty data directory, alias `db`.
+    fn run_postgres(&self) -> Result<String, String> {
+        docker(&[
             "run",
             "--detach",
             "--label",
-            &label,
+            &self.label,
             "--network",
-            &cluster.network,
+            &self.network,
             "--network-alias",
             "db",
             "--env",
             "POSTGRES_PASSWORD=postgres",
             "--env",
             "POSTGRES_INITDB_ARGS=--no-sync",
+            // No SCRAM: its key derivation, in the instances' debug build on a loaded machine,
+            // makes every new connection take seconds, and a fault is about reconnecting fast.
+            "--env",
+            "POSTGRES_HOST_AUTH_METHOD=trust",
+            POSTGRES_IMAGE,
+            "-c",
+            "fsync=off",
+        ])
+    }
+
+    /// Runs `sql` in `database` as `postgres` (psql in the database's container, on its socket).
+    ///
+    /// ```no_run
+    /// # let cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// cluster.psql("ids", "SELECT 1").unwrap();
+    /// ```
+    pub fn psql(&self, database: &str, sql: &str) -> Result<String, String> {
+        self.db_shell(
+            &format!("psql -v ON_ERROR_STOP=1 -qAt -d {database} -c \"$1\"",),
+            &[sql],
+        )
+    }
+
+    /// Runs the shell `script` in the database's container as user `postgres`, with `args` as
+    /// `$1…`.
+    fn db_shell(&self, script: &str, args: &[&str]) -> Result<String, String> {
+        let mut argv = vec![
+            "exec", "--user", "postgres", &self.db, "sh", "-c", script, "sh",
+        ];
+        argv.extend(args);
+        docker(&argv)
+    }
+
+    /// `pg_dump` of [`DATABASE`] into a file inside the database's container.
+    ///
+    /// ```no_run
+    /// # let cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// cluster.dump_db().unwrap();
+    /// ```
+    pub fn dump_db(&self) -> Result<(), String> {
+        self.db_shell(
+            &format!("pg_dump --format=custom --file=/tmp/idgen-faults.dump {DATABASE}"),
+            &[],
+        )
+        .map(drop)
+    }
+
+    /// Restores the dump [`dump_db`](Self::dump_db) took into a new database beside
+    /// [`DATABASE`] (`pg_restore` takes seconds on a loaded machine; the instances do not see
+    /// it yet), for [`swap_in_restored_db`](Self::swap_in_restored_db).
+    ///
+    /// ```no_run
+    /// # let cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// cluster.restore_db_beside().unwrap();
+    /// ```
+    pub fn restore_db_beside(&self) -> Result<(), String> {
+        self.db_shell(
+            &format!(
+                "createdb {DATABASE}_restored && \
+                 pg_restore --exit-on-error --single-transaction --dbname={DATABASE}_restored \
+                 /tmp/idgen-faults.dump"
+            ),
+            &[],
+        )
+        .map(drop)
+    }
+
+    /// The restore itself, as the instances see it: [`DATABASE`] is closed to new sessions,
+    /// its sessions are ended, and the database [`restore_db_beside`](Self::restore_db_beside)
+    /// made takes its name (the old one is kept as `…_replaced`). As a drop, create and restore
+    /// of the dump, in about the time a small restore takes.
+    ///
+    /// ```no_run
+    /// # let cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// cluster.swap_in_restored_db().unwrap();
+    /// ```
+    pub fn swap_in_restored_db(&self) -> Result<(), String> {
+        self.db_shell(
+            &format!(
+                "psql -v ON_ERROR_STOP=1 -qAt -d postgres \
+                 -c 'ALTER DATABASE {DATABASE} ALLOW_CONNECTIONS false' \
+                 -c \"SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '{DATABASE}'\" \
+                 -c 'ALTER DATABASE {DATABASE} RENAME TO {DATABASE}_replaced' \
+                 -c 'ALTER DATABASE {DATABASE}_restored RENAME TO {DATABASE}'"
+            ),
+            &[],
+        )
+        .map(drop)
+    }
+
+    /// Starts, beside the database, a second PostgreSQL with an empty data directory and
+    /// [`DATABASE`] created but empty (alias `db-next`, which no instance uses), for
+    /// [`replace_db`](Self::replace_db).
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// cluster.prepare_empty_db().unwrap();
+    /// ```
+    pub fn prepare_empty_db(&mut self) -> Result<(), String> {
+        let next = docker(&[
+            "run",
+            "--detach",
+            "--label",
+            &self.label,
+            "--network",
+            &self.network,
+            "--network-alias",
+            "db-next",
+            "--env",
+            "POSTGRES_PASSWORD=postgres",
+            "--env",
+            "POSTGRES_INITDB_ARGS=--no-sync",
+            // No SCRAM: its key derivation, in the instances' debug build on a loaded machine,
+            // makes every new connection take seconds, and a fault is about reconnecting fast.
+            "--env",
+            "POSTGRES_HOST_AUTH_METHOD=trust",
             POSTGRES_IMAGE,
             "-c",
             "fsync=off",
         ])?;
-        cluster.wait_for_db()?;
-        Ok(cluster)
+        let current = std::mem::replace(&mut self.db, next);
+        let ready = self
+            .wait_for_db()
+            .and_then(|()| self.psql("postgres", &format!("CREATE DATABASE {DATABASE}")));
+        let next = std::mem::replace(&mut self.db, current);
+        self.next_db = Some(next);
+        ready.map(drop)
+    }
+
+    /// A lost volume: kills the database container (`docker kill`) and puts in its place,
+    /// under the alias `db`, the empty PostgreSQL [`prepare_empty_db`](Self::prepare_empty_db)
+    /// started (or, without one, starts one now); returns when it answers.
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// cluster.replace_db().unwrap();
+    /// ```
+    pub fn replace_db(&mut self) -> Result<(), String> {
+        if self.next_db.is_none() {
+            self.prepare_empty_db()?;
+        }
+        let next = self.next_db.take().unwrap_or_default();
+        docker(&["kill", &self.db])?;
+        docker(&["network", "disconnect", &self.network, &next])?;
+        docker(&["network", "connect", "--alias", "db", &self.network, &next])?;
+        let old = std::mem::replace(&mut self.db, next);
+        self.retired.push(old);
+        self.wait_for_db()
+    }
+
+    /// Starts a Redis replica of the Redis server (no alias: no instance uses it) and waits
+    /// until its link to the primary is up.
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// # cluster.start_redis().unwrap();
+    /// cluster.start_redis_replica().unwrap();
+    /// ```
+    pub fn start_redis_replica(&mut self) -> Result<(), String> {
+        let primary = self.redis_id()?.to_owned();
+        let ip = docker(&[
+            "inspect",
+            "--format",
+            "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
+            &primary,
+        ])?;
+        let id = docker(&[
+            "run",
+            "--detach",
+            "--label",
+            &self.label,
+            "--network",
+            &self.network,
+            REDIS_IMAGE,
+            "redis-server",
+            "--bind",
+            "0.0.0.0",
+            "--protected-mode",
+            "no",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--replicaof",
+            &ip,
+            "6379",
+        ])?;
+        self.replica = Some(id.clone());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let info =
+                docker(&["exec", &id, "redis-cli", "info", "replication"]).unwrap_or_default();
+            if info.contains("master_link_status:up") {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(format!("the Redis replica did not connect: {info}"));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Cuts the Redis replica's link to the primary (`docker network disconnect`): from now on
+    /// nothing the primary acknowledges reaches it.
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// # cluster.start_redis().unwrap();
+    /// # cluster.start_redis_replica().unwrap();
+    /// cluster.cut_redis_replica().unwrap();
+    /// ```
+    pub fn cut_redis_replica(&self) -> Result<(), String> {
+        let replica = self.replica.as_deref().ok_or("no Redis replica")?;
+        docker(&["network", "disconnect", &self.network, replica]).map(drop)
+    }
+
+    /// A failover to the (lagging) replica: kills the primary, promotes the replica
+    /// (`REPLICAOF NO ONE`) and gives it the alias `redis`; returns when it answers there.
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// # cluster.start_redis().unwrap();
+    /// # cluster.start_redis_replica().unwrap();
+    /// cluster.fail_over_redis().unwrap();
+    /// ```
+    pub fn fail_over_redis(&mut self) -> Result<(), String> {
+        let replica = self.replica.take().ok_or("no Redis replica")?;
+        let primary = self.redis.replace(replica.clone()).unwrap_or_default();
+        self.retired.push(primary.clone());
+        docker(&["kill", &primary])?;
+        docker(&["exec", &replica, "redis-cli", "replicaof", "no", "one"])?;
+        // Connected again only once promoted: it must not find itself under `redis` while it
+        // still looks for its primary there.
+        let _ = docker(&["network", "disconnect", &self.network, &replica]);
+        docker(&[
+            "network",
+            "connect",
+            "--alias",
+            "redis",
+            &self.network,
+            &replica,
+        ])?;
+        self.wait_for_redis()
+    }
+
+    /// Starts an asynchronous streaming standby of the database (`pg_basebackup -R`, no alias:
+    /// no instance uses it) and waits until it streams.
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// cluster.start_pg_standby().unwrap();
+    /// ```
+    pub fn start_pg_standby(&mut self) -> Result<(), String> {
+        self.db_shell(
+            "echo 'host replication all all trust' >>\"$PGDATA/pg_hba.conf\" && \
+             psql -qAt -c 'SELECT pg_reload_conf()'",
+            &[],
+        )?;
+        let ip = docker(&[
+            "inspect",
+            "--format",
+            "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
+            &self.db,
+        ])?;
+        let script = format!(
+            "pg_basebackup -h {ip} -U postgres -D /tmp/standby -R -X stream --checkpoint=fast && \
+             chmod 700 /tmp/standby && \
+             exec postgres -D /tmp/standby -c fsync=off -c unix_socket_directories=/tmp"
+        );
+        let id = docker(&[
+            "run",
+            "--detach",
+            "--label",
+            &self.label,
+            "--network",
+            &self.network,
+            "--user",
+            "postgres",
+            "--entrypoint",
+            "sh",
+            POSTGRES_IMAGE,
+            "-c",
+            &script,
+        ])?;
+        self.standby = Some(id.clone());
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let status = standby_sql(&id, "SELECT status FROM pg_stat_wal_receiver");
+            if status.as_deref() == Ok("streaming") {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                let logs = docker(&["logs", "--tail", "20", &id]).unwrap_or_default();
+                return Err(format!("the standby does not stream ({status:?}): {logs}"));
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// Pauses the standby's replay (`pg_wal_replay_pause()`) and cuts its link to the primary
+    /// (`docker network disconnect`): nothing the primary commits from now on reaches it.
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// # cluster.start_pg_standby().unwrap();
+    /// cluster.pause_pg_standby().unwrap();
+    /// ```
+    pub fn pause_pg_standby(&self) -> Result<(), String> {
+        let standby = self.standby.as_deref().ok_or("no standby")?;
+        standby_sql(standby, "SELECT pg_wal_replay_pause()")?;
+        docker(&["network", "disconnect", &self.network, standby]).map(drop)
+    }
+
+    /// Promotes the (cut off, lagging) standby (`pg_promote()`, which ends the paused replay)
+    /// while the primary still serves the instances; [`fail_over_to_pg_standby`]
+    /// (Self::fail_over_to_pg_standby) then puts it in the primary's place.
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// # cluster.start_pg_standby().unwrap();
+    /// cluster.promote_pg_standby().unwrap();
+    /// ```
+    pub fn promote_pg_standby(&self) -> Result<(), String> {
+        let standby = self.standby.as_deref().ok_or("no standby")?;
+        let promoted = standby_sql(standby, "SELECT pg_promote(true, 30)")?;
+        if promoted != "t" {
+            return Err(format!("pg_promote() answered {promoted:?}"));
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while standby_sql(standby, "SELECT pg_is_in_recovery()").as_deref() != Ok("f") {
+            if Instant::now() > deadline {
+                return Err("the promoted standby is still in recovery".to_owned());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(())
+    }
+
+    /// The failover: kills the primary and gives the promoted standby the alias `db` (as a
+    /// virtual IP or a DNS name moves); returns when it answers there.
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// # cluster.start_pg_standby().unwrap();
+    /// # cluster.promote_pg_standby().unwrap();
+    /// cluster.fail_over_to_pg_standby().unwrap();
+    /// ```
+    pub fn fail_over_to_pg_standby(&mut self) -> Result<(), String> {
+        let standby = self.standby.take().ok_or("no standby")?;
+        docker(&["kill", &self.db])?;
+        let primary = std::mem::replace(&mut self.db, standby.clone());
+        self.retired.push(primary);
+        docker(&[
+            "network",
+            "connect",
+            "--alias",
+            "db",
+            &self.network,
+            &standby,
+        ])?;
+        Ok(())
+    }
+
+    /// Sends `signal` to the instances `ids` (`docker kill --signal`): `USR1` lets instances
+    /// started with `IDGEN_FAULT_GATE=1` go.
+    ///
+    /// ```no_run
+    /// # let cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// cluster.signal(&["abc".to_owned()], "USR1").unwrap();
+    /// ```
+    pub fn signal(&self, ids: &[String], signal: &str) -> Result<(), String> {
+        let mut args = vec!["kill", "--signal", signal];
+        args.extend(ids.iter().map(String::as_str));
+        docker(&args).map(drop)
+    }
+
+    /// Starts Redis (alias `redis`, no persistence: no snapshots, no append-only file) and
+    /// waits until it answers.
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// cluster.start_redis().unwrap();
+    /// ```
+    pub fn start_redis(&mut self) -> Result<(), String> {
+        let id = docker(&[
+            "run",
+            "--detach",
+            "--label",
+            &self.label,
+            "--network",
+            &self.network,
+            "--network-alias",
+            "redis",
+            REDIS_IMAGE,
+            "redis-server",
+            "--bind",
+            "0.0.0.0",
+            "--protected-mode",
+            "no",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ])?;
+        self.redis = Some(id);
+        self.wait_for_redis()
+    }
+
+    fn redis_id(&self) -> Result<&str, String> {
+        self.redis
+            .as_deref()
+            .ok_or_else(|| "no Redis in this cluster".to_owned())
+    }
+
+    fn wait_for_redis(&self) -> Result<(), String> {
+        let id = self.redis_id()?;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if docker(&["exec", id, "redis-cli", "ping"]).is_ok_and(|answer| answer == "PONG") {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                let logs = docker(&["logs", "--tail", "20", id]).unwrap_or_default();
+                return Err(format!("Redis did not get ready: {logs}"));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Kills Redis (`docker kill`: no shutdown, no save) and starts the same container again,
+    /// empty (no persistence); returns when it answers.
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// # cluster.start_redis().unwrap();
+    /// cluster.restart_redis().unwrap();
+    /// ```
+    pub fn restart_redis(&self) -> Result<(), String> {
+        let id = self.redis_id()?;
+        docker(&["kill", id])?;
+        docker(&["start", id])?;
+        self.wait_for_redis()
     }
 
     fn wait_for_db(&self) -> Result<(), String> {
@@ -223,7 +696,9 @@ impl Cluster {
             "--name",
             &container_name,
             "--env",
-            "IDGEN_FAULT_DB_URL=postgres://postgres:postgres@db:5432/postgres",
+            &format!("IDGEN_FAULT_DB_URL=postgres://postgres:postgres@db:5432/{DATABASE}"),
+            "--env",
+            "IDGEN_FAULT_REDIS_URL=redis://redis:6379/",
         ]
         .map(str::to_owned)
         .to_vec();
@@ -349,6 +824,11 @@ impl Cluster {
 impl Drop for Cluster {
     fn drop(&mut self) {
         let mut args = vec!["rm", "--force", "--volumes", self.db.as_str()];
+        args.extend(self.redis.iter().map(String::as_str));
+        args.extend(self.retired.iter().map(String::as_str));
+        args.extend(self.next_db.iter().map(String::as_str));
+        args.extend(self.replica.iter().map(String::as_str));
+        args.extend(self.standby.iter().map(String::as_str));
         args.extend(self.nodes.iter().map(String::as_str));
         let _ = docker(&args);
         let _ = docker(&["network", "rm", &self.network]);

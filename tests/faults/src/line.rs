@@ -15,8 +15,15 @@ use std::fmt;
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Line {
+    /// The process started (before it connects to any store).
+    Start,
+    /// The instance starts to acquire a lease (the claim's wait runs from here to its first ID).
+    Claim,
     /// The lease was acquired: this node ID.
     Lease(u64),
+    /// The lease was lost (its node ID taken by another holder, or its row or key gone); the
+    /// instance acquires a new one when told to (`IDGEN_FAULT_REACQUIRE`).
+    Lost(String),
     /// Acquiring failed (e.g. every node ID is held); retrying.
     LeaseWait(String),
     /// A Snowflake ID was issued.
@@ -53,7 +60,10 @@ impl Line {
         let tag = parts.next()?;
         let rest = parts.next().unwrap_or("");
         let line = match tag {
+            "START" => Line::Start,
+            "CLAIM" => Line::Claim,
             "LEASE" => Line::Lease(rest.parse().ok()?),
+            "LOST" => Line::Lost(rest.to_owned()),
             "WAIT" => Line::LeaseWait(rest.to_owned()),
             "S" => Line::Snowflake(rest.parse().ok()?),
             "SE" => Line::SnowflakeError(rest.to_owned()),
@@ -68,7 +78,10 @@ impl Line {
 impl fmt::Display for Line {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Line::Start => write!(f, "START"),
+            Line::Claim => write!(f, "CLAIM"),
             Line::Lease(node) => write!(f, "LEASE {node}"),
+            Line::Lost(why) => write!(f, "LOST {why}"),
             Line::LeaseWait(why) => write!(f, "WAIT {why}"),
             Line::Snowflake(id) => write!(f, "S {id}"),
             Line::SnowflakeError(why) => write!(f, "SE {why}"),

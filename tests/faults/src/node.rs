@@ -3,18 +3,32 @@
 use std::io::Write;
 use std::time::Duration;
 
-use idgen_sqlx::hilo::{HiLo, PgSequence};
+use idgen_redis::hilo::RedisCounter;
+use idgen_redis::redis;
+use idgen_sqlx::hilo::{HiLo, HiLoBuilder, IntoHiLoSource, PgSequence};
 use idgen_sqlx::lease::{WorkerLease, create_lease_table};
 use idgen_sqlx::{Error, Layout, Snowflake};
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
+use tokio::signal::unix::{SignalKind, signal};
 
 use crate::Line;
 
 /// The hi-lo counter the instances share.
 pub const COUNTER: &str = "fault_hilo";
+/// The table the hi-lo IDs go into with `IDGEN_FAULT_HILO_ROWS=1`.
+pub const ROWS: &str = "fault_rows";
 /// The Snowflake layout the instances use.
 pub const LAYOUT: Layout = Layout::TWITTER;
+
+/// Where an instance leases its node ID and takes its hi-lo blocks (`IDGEN_FAULT_STORE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Store {
+    /// `postgres` (the default): the lease table and a sequence in PostgreSQL.
+    Postgres,
+    /// `redis`: the lease keys and the counter in Redis.
+    Redis,
+}
 
 /// What an instance is told through its environment (`IDGEN_FAULT_*`, times in milliseconds).
 ///
@@ -25,8 +39,12 @@ pub const LAYOUT: Layout = Layout::TWITTER;
 /// ```
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// `IDGEN_FAULT_DB_URL`: the PostgreSQL URL.
+    /// `IDGEN_FAULT_STORE`: `postgres` (default) or `redis`.
+    pub store: Store,
+    /// `IDGEN_FAULT_DB_URL`: the PostgreSQL URL (needed with the store `postgres`).
     pub db_url: String,
+    /// `IDGEN_FAULT_REDIS_URL`: the Redis URL (needed with the store `redis`).
+    pub redis_url: String,
     /// `IDGEN_FAULT_TTL_MS` (3000).
     pub ttl: Duration,
     /// `IDGEN_FAULT_RENEW_MS` (500).
@@ -38,6 +56,22 @@ pub struct Config {
     /// `IDGEN_FAULT_CAPACITY` (2): node IDs `0..capacity` are leased, so a third instance
     /// waits for a node ID to expire.
     pub capacity: u64,
+    /// `IDGEN_FAULT_REACQUIRE` (`0`): with `1`, an instance whose lease is lost acquires a new
+    /// one (as an application that restarts its generator would) instead of staying stopped.
+    pub reacquire: bool,
+    /// `IDGEN_FAULT_GATE` (`0`): with `1`, the instance prints `START` and then waits for
+    /// `SIGUSR1` before it connects, so a test can start it ahead and let it go the moment a
+    /// fault ends (`docker kill --signal USR1`), without a container start in between.
+    pub gate: bool,
+    /// `IDGEN_FAULT_HILO_ROWS` (`0`): with `1`, each hi-lo ID goes into the PostgreSQL table
+    /// [`ROWS`] (primary key `id`) before it is printed, as an application stores the IDs it
+    /// takes, so the table's largest key bounds every hi-lo ID printed before.
+    pub hilo_rows: bool,
+    /// `IDGEN_FAULT_HILO_FLOOR_MARGIN`: when set (with `IDGEN_FAULT_HILO_ROWS=1`), hi-lo gets a
+    /// floor (`HiLoBuilder::floor_from`): the largest key in [`ROWS`] plus this margin, read at
+    /// start-up. The margin covers the IDs running generators hold in memory and have not
+    /// stored yet (their blocks).
+    pub hilo_floor_margin: Option<i64>,
     /// `IDGEN_FAULT_BLOCK` (100): the hi-lo block size.
     pub block: u64,
     /// `IDGEN_FAULT_HILO_TIMEOUT_MS` (1000): how long hi-lo waits for a block.
@@ -51,12 +85,18 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
+            store: Store::Postgres,
             db_url: String::new(),
+            redis_url: String::new(),
             ttl: Duration::from_millis(3000),
             renew_every: Duration::from_millis(500),
             safety_margin: Duration::from_millis(1000),
             store_timeout: Duration::from_millis(800),
             capacity: 2,
+            reacquire: false,
+            gate: false,
+            hilo_rows: false,
+            hilo_floor_margin: None,
             block: 100,
             hilo_timeout: Duration::from_millis(1000),
             min_low_water: 1,
@@ -90,14 +130,45 @@ impl Config {
             }
         };
         let d = Config::default();
+        let store = match std::env::var("IDGEN_FAULT_STORE").as_deref() {
+            Err(_) | Ok("postgres") => Store::Postgres,
+            Ok("redis") => Store::Redis,
+            Ok(other) => {
+                return Err(format!(
+                    "IDGEN_FAULT_STORE={other:?}: not postgres or redis"
+                ));
+            }
+        };
+        let url = |name: &str, needed: bool| -> Result<String, String> {
+            match std::env::var(name) {
+                Ok(url) => Ok(url),
+                Err(_) if needed => Err(format!("{name} is not set")),
+                Err(_) => Ok(String::new()),
+            }
+        };
         Ok(Config {
-            db_url: std::env::var("IDGEN_FAULT_DB_URL")
-                .map_err(|_| "IDGEN_FAULT_DB_URL is not set".to_owned())?,
+            store,
+            db_url: url(
+                "IDGEN_FAULT_DB_URL",
+                store == Store::Postgres || std::env::var_os("IDGEN_FAULT_HILO_ROWS").is_some(),
+            )?,
+            redis_url: url("IDGEN_FAULT_REDIS_URL", store == Store::Redis)?,
             ttl: ms("IDGEN_FAULT_TTL_MS", d.ttl)?,
             renew_every: ms("IDGEN_FAULT_RENEW_MS", d.renew_every)?,
             safety_margin: ms("IDGEN_FAULT_MARGIN_MS", d.safety_margin)?,
             store_timeout: ms("IDGEN_FAULT_STORE_TIMEOUT_MS", d.store_timeout)?,
             capacity: number("IDGEN_FAULT_CAPACITY", d.capacity)?,
+            reacquire: number("IDGEN_FAULT_REACQUIRE", 0)? != 0,
+            gate: number("IDGEN_FAULT_GATE", 0)? != 0,
+            hilo_rows: number("IDGEN_FAULT_HILO_ROWS", 0)? != 0,
+            hilo_floor_margin: match std::env::var("IDGEN_FAULT_HILO_FLOOR_MARGIN") {
+                Ok(v) => {
+                    Some(v.parse().map_err(|_| {
+                        format!("IDGEN_FAULT_HILO_FLOOR_MARGIN={v:?} is not a number")
+                    })?)
+                }
+                Err(_) => None,
+            },
             block: number("IDGEN_FAULT_BLOCK", d.block)?,
             hilo_timeout: ms("IDGEN_FAULT_HILO_TIMEOUT_MS", d.hilo_timeout)?,
             min_low_water: number("IDGEN_FAULT_MIN_LOW_WATER", d.min_low_water)?,
@@ -127,6 +198,120 @@ fn describe(err: &Error) -> String {
     format!("{kind} {err}")
 }
 
+/// The store an instance is connected to.
+#[derive(Clone)]
+enum Backend {
+    Postgres(PgPool),
+    Redis(redis::Client),
+}
+
+impl Backend {
+    async fn connect(config: &Config) -> Result<Backend, String> {
+        match config.store {
+            Store::Postgres => Ok(Backend::Postgres(connect(config).await?)),
+            Store::Redis => redis::Client::open(config.redis_url.as_str())
+                .map(Backend::Redis)
+                .map_err(|e| format!("the Redis URL {}: {e}", config.redis_url)),
+        }
+    }
+
+    /// Creates the lease table and the counter when missing (as a deployment's migration would;
+    /// every instance runs it at start, and creates them again when missing later, with
+    /// `create_if_missing`).
+    async fn prepare(&self, config: &Config) {
+        match self {
+            Backend::Postgres(pool) => {
+                retry("create the lease table", || async {
+                    create_lease_table(pool).await.map_err(|e| e.to_string())
+                })
+                .await;
+                retry("create the hi-lo sequence", || async {
+                    let sequence = PgSequence::new(pool, COUNTER).map_err(|e| e.to_string())?;
+                    sequence
+                        .create(config.block)
+                        .await
+                        .map_err(|e| e.to_string())
+                })
+                .await;
+            }
+            Backend::Redis(client) => {
+                retry("create the hi-lo counter", || async {
+                    let counter = RedisCounter::new(client, COUNTER).map_err(|e| e.to_string())?;
+                    counter.create().await.map_err(|e| e.to_string())
+                })
+                .await;
+            }
+        }
+    }
+
+    async fn acquire(&self, config: &Config) -> Result<WorkerLease, Error> {
+        let options = WorkerLease::options()
+            .ttl(config.ttl)
+            .renew_every(config.renew_every)
+            .safety_margin(config.safety_margin)
+            .store_timeout(config.store_timeout)
+            .capacity(config.capacity)
+            .create_if_missing(true);
+        match self {
+            Backend::Postgres(pool) => options.acquire(pool, &LAYOUT).await,
+            Backend::Redis(client) => options.acquire(client, &LAYOUT).await,
+        }
+    }
+
+    async fn hilo(&self, config: &Config, rows: Option<&PgPool>) -> Result<HiLo, Error> {
+        if let (Some(pool), Some(margin)) = (rows, config.hilo_floor_margin) {
+            let pool = pool.clone();
+            let floor = move || {
+                let pool = pool.clone();
+                async move {
+                    let max: i64 =
+                        sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM fault_rows")
+                            .fetch_one(&pool)
+                            .await?;
+                    Ok(max + margin)
+                }
+            };
+            return match self {
+                Backend::Postgres(pool) => {
+                    configure(HiLo::builder(pool.clone()), config)
+                        .floor_from(floor)
+                        .build()
+                        .await
+                }
+                Backend::Redis(client) => {
+                    configure(HiLo::builder(client.clone()), config)
+                        .floor_from(floor)
+                        .build()
+                        .await
+                }
+            };
+        }
+        match self {
+            Backend::Postgres(pool) => configure(HiLo::builder(pool.clone()), config).build().await,
+            Backend::Redis(client) => {
+                configure(HiLo::builder(client.clone()), config)
+                    .build()
+                    .await
+            }
+        }
+    }
+}
+
+/// The hi-lo options every instance uses, whatever the store.
+fn configure<T: IntoHiLoSource<M>, M>(
+    builder: HiLoBuilder<T, M>,
+    config: &Config,
+) -> HiLoBuilder<T, M> {
+    builder
+        .counter(COUNTER)
+        .block(config.block)
+        .timeout(config.hilo_timeout)
+        .min_low_water(config.min_low_water)
+        // At most the current block and one more in memory: what a floor's margin must cover.
+        .max_buffered_blocks(1)
+        .create_if_missing(true)
+}
+
 /// Runs an instance until the process is killed; returns only on a set-up error.
 ///
 /// ```no_run
@@ -135,62 +320,60 @@ fn describe(err: &Error) -> String {
 /// # }
 /// ```
 pub async fn run(config: Config) -> Result<(), String> {
-    let pool = connect(&config).await?;
-    retry("create the lease table", || async {
-        create_lease_table(&pool).await.map_err(|e| e.to_string())
-    })
-    .await;
-    retry("create the hi-lo sequence", || async {
-        let sequence = PgSequence::new(&pool, COUNTER).map_err(|e| e.to_string())?;
-        sequence
-            .create(config.block)
-            .await
-            .map_err(|e| e.to_string())
-    })
-    .await;
-
-    let lease = loop {
-        let attempt = WorkerLease::options()
-            .ttl(config.ttl)
-            .renew_every(config.renew_every)
-            .safety_margin(config.safety_margin)
-            .store_timeout(config.store_timeout)
-            .capacity(config.capacity)
-            .acquire(&pool, &LAYOUT)
-            .await;
-        match attempt {
-            Ok(lease) => break lease,
-            Err(err) => {
-                emit(Line::LeaseWait(err.to_string()));
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-        }
+    let mut go = match config.gate {
+        true => Some(
+            signal(SignalKind::user_defined1())
+                .map_err(|e| format!("cannot wait for SIGUSR1: {e}"))?,
+        ),
+        false => None,
     };
-    emit(Line::Lease(lease.handle().node()));
-    let ids = Snowflake::builder()
-        .layout(LAYOUT)
-        .lease(lease)
-        .build()
-        .map_err(|e| e.to_string())?;
-    let hilo = retry("start hi-lo", || async {
-        HiLo::builder(pool.clone())
-            .counter(COUNTER)
-            .block(config.block)
-            .timeout(config.hilo_timeout)
-            .min_low_water(config.min_low_water)
-            .build()
-            .await
-            .map_err(|e| e.to_string())
-    })
-    .await;
+    // A gated instance waits before it connects: a connection opened before the fault could
+    // point at a server that is gone (no answer, not even a reset) and stall its first calls.
+    if let Some(go) = &mut go {
+        emit(Line::Start);
+        go.recv().await;
+    }
+    emit(Line::Start);
+    let backend = Backend::connect(&config).await?;
+    if !config.gate {
+        // The gated instances start after a fault: their `create_if_missing` does this.
+        backend.prepare(&config).await;
+    }
+    let rows = match (&backend, config.hilo_rows) {
+        (_, false) => None,
+        (Backend::Postgres(pool), true) => Some(pool.clone()),
+        (Backend::Redis(_), true) => Some(connect(&config).await?),
+    };
+    if let Some(pool) = &rows {
+        retry("create the rows table", || async {
+            sqlx::query("CREATE TABLE IF NOT EXISTS fault_rows (id BIGINT PRIMARY KEY)")
+                .execute(pool)
+                .await
+                .map(drop)
+                .map_err(|e| e.to_string())
+        })
+        .await;
+    }
 
     let interval = config.interval;
+    let hilo_backend = backend.clone();
+    let hilo_config = config.clone();
     tokio::spawn(async move {
+        let hilo = retry("start hi-lo", || async {
+            hilo_backend
+                .hilo(&hilo_config, rows.as_ref())
+                .await
+                .map_err(|e| e.to_string())
+        })
+        .await;
         let mut failing = false;
         loop {
             match hilo.next_id().await {
                 Ok(id) => {
                     failing = false;
+                    if let Some(pool) = &rows {
+                        store_row(pool, id).await;
+                    }
                     emit(Line::HiLo(id));
                 }
                 Err(err) => {
@@ -204,21 +387,66 @@ pub async fn run(config: Config) -> Result<(), String> {
         }
     });
 
-    let mut failing = false;
     loop {
-        match ids.next_id() {
-            Ok(id) => {
-                failing = false;
-                emit(Line::Snowflake(id.get()));
-            }
-            Err(err) => {
-                if !failing {
-                    emit(Line::SnowflakeError(describe(&err)));
+        emit(Line::Claim);
+        let lease = loop {
+            match backend.acquire(&config).await {
+                Ok(lease) => break lease,
+                Err(err) => {
+                    emit(Line::LeaseWait(err.to_string()));
+                    tokio::time::sleep(Duration::from_millis(100)).await;
                 }
-                failing = true;
             }
+        };
+        let handle = lease.handle();
+        emit(Line::Lease(handle.node()));
+        let ids = Snowflake::builder()
+            .layout(LAYOUT)
+            .lease(lease)
+            .build()
+            .map_err(|e| e.to_string())?;
+        let mut failing = false;
+        loop {
+            match ids.next_id() {
+                Ok(id) => {
+                    failing = false;
+                    emit(Line::Snowflake(id.get()));
+                }
+                Err(err) => {
+                    if !failing {
+                        emit(Line::SnowflakeError(describe(&err)));
+                    }
+                    failing = true;
+                    let status = handle.status();
+                    if status.lost && config.reacquire {
+                        emit(Line::Lost(status.last_error.unwrap_or_default()));
+                        break;
+                    }
+                }
+            }
+            tokio::time::sleep(interval).await;
         }
-        tokio::time::sleep(interval).await;
+    }
+}
+
+/// Inserts hi-lo ID `id` into [`ROWS`], retrying while the database fails; an ID already there
+/// (handed out twice) is printed as an error, and then as the ID it is.
+async fn store_row(pool: &PgPool, id: i64) {
+    loop {
+        match sqlx::query("INSERT INTO fault_rows (id) VALUES ($1)")
+            .bind(id)
+            .execute(pool)
+            .await
+        {
+            Ok(_) => return,
+            Err(sqlx::Error::Database(err)) if err.is_unique_violation() => {
+                emit(Line::HiLoError(format!(
+                    "duplicate {id} is in {ROWS} already"
+                )));
+                return;
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
     }
 }
 

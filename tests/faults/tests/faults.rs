@@ -1,5 +1,11 @@
 //! Fault tests across hosts: `idgen-fault-node` instances in containers on a Docker network,
-//! PostgreSQL in another container. Every ID every instance issued is counted at the end.
+//! PostgreSQL (and Redis) in other containers. Every ID every instance issued is counted at the
+//! end.
+//!
+//! The store-forgets scenarios (issue 24) print one report line each: the fault's start and the
+//! store's return (time 0), per old holder its last ID under its old lease and when it was
+//! lost and leased again, per new process when it began to claim, got its lease and issued its
+//! first ID (the claim's wait), and the totals.
 //!
 //! Needs a Docker engine and the local images (`scripts/test-images`); without them each test
 //! says why and passes, unless `IDGEN_TESTKIT_ROUTE=containers` (as CI runs) makes that a
@@ -9,7 +15,7 @@ use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::Path;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use idgen_faults::Line;
 use idgen_faults::cluster::{Cluster, now_ms, unavailable};
@@ -317,4 +323,487 @@ fn a_paused_instance_does_not_issue_with_its_lapsed_lease() {
         assert!(error.starts_with("fenced"), "not Fenced: {error}");
         assert_eq!((s_dup, h_dup), (0, 0), "duplicate IDs");
     });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The store forgets (issue 24): three holders issue, the store loses what it acknowledged, three
+// new processes start right after, and every ID of every process is counted.
+
+/// The environment of every instance in a store-forgets scenario: node IDs 0..8 (so the new
+/// processes find the ones the old holders hold free only if the store forgot them), and an
+/// instance whose lease is lost acquires a new one.
+const FORGET_ENV: [(&str, &str); 2] = [
+    ("IDGEN_FAULT_CAPACITY", "8"),
+    ("IDGEN_FAULT_REACQUIRE", "1"),
+];
+
+/// The hi-lo counter lives in Redis, the IDs go into a PostgreSQL table (`IDGEN_FAULT_HILO_ROWS`):
+/// the case where a floor read from the data protects a counter the store forgot. The floor is
+/// the table's largest key plus what running generators may hold in memory and not have
+/// stored yet: 6 instances (at most 8) × 2 blocks (the current one and one buffered) × 100. With
+/// the largest key alone, old holders still serve their blocks after the fault while the new
+/// processes' blocks start just above the largest stored key: measured, 29 IDs handed out twice.
+const REDIS_HILO_ENV: [(&str, &str); 2] = [
+    ("IDGEN_FAULT_HILO_ROWS", "1"),
+    ("IDGEN_FAULT_HILO_FLOOR_MARGIN", "1600"),
+];
+
+/// One lease of one instance: its node ID, when it was acquired (printed), the Snowflake IDs
+/// issued under it (printed time, ID), and when it was reported lost.
+struct Segment {
+    node: u64,
+    /// When the instance began to acquire this lease (`CLAIM`).
+    claimed_at: i64,
+    leased_at: i64,
+    ids: Vec<(i64, i64)>,
+    lost_at: Option<i64>,
+}
+
+/// `lines` split at each `LEASE`: the leases of one instance in order.
+fn segments(lines: &[(i64, Line)]) -> Vec<Segment> {
+    let mut out: Vec<Segment> = Vec::new();
+    let mut claimed_at = None;
+    for (at, line) in lines {
+        match line {
+            Line::Claim => claimed_at = Some(*at),
+            Line::Lease(node) => out.push(Segment {
+                node: *node,
+                claimed_at: claimed_at.take().unwrap_or(*at),
+                leased_at: *at,
+                ids: Vec::new(),
+                lost_at: None,
+            }),
+            Line::Snowflake(id) => {
+                if let Some(segment) = out.last_mut() {
+                    segment.ids.push((*at, *id));
+                }
+            }
+            Line::Lost(_) => {
+                if let Some(segment) = out.last_mut() {
+                    segment.lost_at.get_or_insert(*at);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The overlaps between leases of different instances on the same node ID: for each pair
+/// whose ranges of ID timestamps intersect, how many milliseconds they share. Zero overlaps is
+/// what "two instances never share a node ID" means; a duplicate ID needs an overlap.
+fn overlaps(all: &[(&str, &[(i64, Line)])]) -> Vec<(String, String, u64, i64)> {
+    let mut ranges = Vec::new();
+    for (name, lines) in all {
+        for (i, segment) in segments(lines).iter().enumerate() {
+            if let (Some(first), Some(last)) = (segment.ids.first(), segment.ids.last()) {
+                ranges.push((
+                    format!("{name}#{i}"),
+                    segment.node,
+                    id_ms(first.1),
+                    id_ms(last.1),
+                ));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (i, a) in ranges.iter().enumerate() {
+        for b in &ranges[i + 1..] {
+            let same_instance = a.0.split('#').next() == b.0.split('#').next();
+            if a.1 == b.1 && !same_instance {
+                let shared = a.3.min(b.3) - a.2.max(b.2);
+                if shared >= 0 {
+                    out.push((a.0.clone(), b.0.clone(), a.1, shared + 1));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether `lines` show at least 20 Snowflake IDs printed after `since_ms`, the last of them
+/// less than a second before `now_ms`.
+fn issuing_since(lines: &[(i64, Line)], since_ms: i64, now_ms: i64) -> bool {
+    let ids = snowflakes(lines);
+    ids.iter().filter(|(at, _)| *at > since_ms).count() >= 20
+        && ids.last().is_some_and(|(at, _)| *at > now_ms - 1000)
+}
+
+/// What a store-forgets scenario measured.
+struct Outcome {
+    snowflakes: usize,
+    hilos: usize,
+    snowflake_duplicates: usize,
+    hilo_duplicates: usize,
+    overlaps: Vec<(String, String, u64, i64)>,
+    /// Hi-lo IDs the new processes handed out that some instance had printed before the
+    /// fault began.
+    hilo_reissued: usize,
+    /// Per old holder: whether it was issuing at the end (under a new lease or its old one).
+    old_resumed: Vec<bool>,
+    /// Per new process: from the start of its claim to its first Snowflake ID (the claim's
+    /// wait), in ms.
+    claim_waits: Vec<i64>,
+}
+
+/// How a store-forgets scenario runs (see [`store_forgets`]).
+struct Scenario<'a> {
+    /// What the report calls it.
+    test: &'a str,
+    /// The Docker network's name.
+    name: &'a str,
+    /// Lease and count in Redis (else PostgreSQL).
+    redis: bool,
+    /// More environment for every instance.
+    env: &'a [(&'a str, &'a str)],
+    /// Cut the old holders off the network from the start of the fault until the new processes
+    /// hold their leases (at most 3 s): their next renewals come after the new claims, the
+    /// order in which the store's forgetting does harm, forced instead of left to the race
+    /// between a claim and a renewal interval (which a loaded machine decides).
+    hold_old: bool,
+}
+
+/// Runs a store-forgets scenario: three holders `a`, `b`, `c` (with [`FORGET_ENV`]) lease node
+/// IDs and issue; three new processes `d`, `e`, `f` are started and wait; `prepare` readies
+/// the fault (untimed, the holders issue meanwhile); `fault` breaks the store and returns once
+/// it answers again (the store's return, time 0 of the report); the new processes are let go
+/// right then. Returns `None` when the test cannot run.
+fn store_forgets(
+    scenario: &Scenario<'_>,
+    prepare: impl FnOnce(&mut Cluster),
+    fault: impl FnOnce(&mut Cluster),
+) -> Option<Outcome> {
+    let Scenario {
+        test,
+        name,
+        redis,
+        env,
+        hold_old,
+    } = *scenario;
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !can_run(test) {
+        return None;
+    }
+    let mut cluster = Cluster::start(name, Path::new(BINARY)).unwrap();
+    let mut env: Vec<(&str, &str)> = env.to_vec();
+    env.extend(FORGET_ENV);
+    if redis {
+        cluster.start_redis().unwrap();
+        env.push(("IDGEN_FAULT_STORE", "redis"));
+    }
+    let old: Vec<String> = ["a", "b", "c"]
+        .iter()
+        .map(|n| cluster.start_node(n, &env).unwrap())
+        .collect();
+    for id in &old {
+        ready(&cluster, id);
+    }
+    // The new processes start now, but wait for a signal before they connect: let go the
+    // moment the store is back, they claim within milliseconds, not after a container start.
+    let mut gated = env.clone();
+    gated.push(("IDGEN_FAULT_GATE", "1"));
+    let new: Vec<String> = ["d", "e", "f"]
+        .iter()
+        .map(|n| cluster.start_node(n, &gated).unwrap())
+        .collect();
+    for id in &new {
+        cluster
+            .wait_until(
+                id,
+                Duration::from_secs(30),
+                "the gated instance's start",
+                |l| l.iter().any(|(_, line)| *line == Line::Start),
+            )
+            .unwrap();
+    }
+    prepare(&mut cluster);
+    let fault_ms = now_ms();
+    if hold_old {
+        for id in &old {
+            cluster.disconnect(id).unwrap();
+        }
+    }
+    fault(&mut cluster);
+    let back_ms = now_ms();
+    cluster.signal(&new, "USR1").unwrap();
+    if hold_old {
+        for id in &new {
+            let left = (back_ms + 3000 - now_ms()).max(0) as u64;
+            let _ = cluster.wait_until(id, Duration::from_millis(left), "a lease", |l| {
+                node(l).is_some()
+            });
+        }
+        for id in &old {
+            cluster.connect(id).unwrap();
+        }
+        say(&format!(
+            "{test}: old holders cut off from {:+} ms to {:+} ms",
+            fault_ms - back_ms,
+            now_ms() - back_ms
+        ));
+    }
+    // Every instance, old and new, issues again (or 30 s pass: reported below): 20 IDs since
+    // the store's return, the last one just now (an old holder that stopped and leases anew
+    // is waited for).
+    for id in old.iter().chain(&new) {
+        let _ = cluster.wait_until(
+            id,
+            Duration::from_secs(30),
+            "Snowflake IDs after the fault",
+            |l| issuing_since(l, back_ms + 200, now_ms()),
+        );
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let end_ms = now_ms();
+    let all = cluster.finish().unwrap();
+    let (snowflakes_n, hilos_n, s_dup, h_dup) = count(&all);
+    let names = ["a", "b", "c", "d", "e", "f"];
+    let named: Vec<(&str, &[(i64, Line)])> = names
+        .iter()
+        .zip(old.iter().chain(&new))
+        .map(|(n, id)| (*n, all[id].as_slice()))
+        .collect();
+    let overlaps = overlaps(&named);
+    let before: HashSet<i64> = named
+        .iter()
+        .flat_map(|(_, lines)| hilos(lines))
+        .filter(|(at, _)| *at < fault_ms)
+        .map(|(_, id)| id)
+        .collect();
+    let hilo_reissued = named[3..]
+        .iter()
+        .flat_map(|(_, lines)| hilos(lines))
+        .filter(|(_, id)| before.contains(id))
+        .count();
+    let mut report = format!(
+        "{test}: fault from {:+} ms to 0 ms (the store's return); ",
+        fault_ms - back_ms
+    );
+    let mut old_resumed = Vec::new();
+    for (n, lines) in &named[..3] {
+        let segs = segments(lines);
+        let first = &segs[0];
+        let tail = first.ids.last().map_or(i64::MIN, |(at, _)| at - back_ms);
+        let resumed = issuing_since(lines, back_ms + 200, end_ms);
+        let again = segs.get(1).map(|s| {
+            let first_id = s.ids.first().map_or(i64::MAX, |(at, _)| *at);
+            format!(
+                "claimed again at {:+} ms, leased node {} at {:+} ms, issued from {:+} ms",
+                s.claimed_at - back_ms,
+                s.node,
+                s.leased_at - back_ms,
+                first_id.saturating_sub(back_ms)
+            )
+        });
+        report += &format!(
+            "old {n} (node {}): last ID {tail:+} ms, lost at {}, {}, resumed: {resumed}; ",
+            first.node,
+            first
+                .lost_at
+                .map_or("-".to_owned(), |at| format!("{:+} ms", at - back_ms)),
+            again.unwrap_or_else(|| "no new lease".to_owned()),
+        );
+        old_resumed.push(resumed);
+    }
+    let mut claim_waits = Vec::new();
+    for (n, lines) in &named[3..] {
+        let segs = segments(lines);
+        let Some(first) = segs.first() else {
+            report += &format!("new {n}: no lease; ");
+            claim_waits.push(i64::MAX);
+            continue;
+        };
+        let first_id = first.ids.first().map_or(i64::MAX, |(at, _)| *at);
+        let wait = first_id.saturating_sub(first.claimed_at);
+        let started = lines
+            .iter()
+            .filter(|(_, l)| *l == Line::Start)
+            .nth(1)
+            .map_or(i64::MAX, |(at, _)| at - back_ms);
+        let mut waits: Vec<&str> = lines
+            .iter()
+            .filter_map(|(_, l)| match l {
+                Line::LeaseWait(why) => Some(why.as_str()),
+                _ => None,
+            })
+            .collect();
+        waits.dedup();
+        waits.truncate(3);
+        report += &format!("new {n}: let go at {started:+} ms, waits {waits:?}; ");
+        report += &format!(
+            "new {n}: claim from {:+} ms, node {} leased at {:+} ms, first ID at {:+} ms (claim wait {wait} ms); ",
+            first.claimed_at - back_ms,
+            first.node,
+            first.leased_at - back_ms,
+            first_id.saturating_sub(back_ms),
+        );
+        claim_waits.push(wait);
+    }
+    report += &format!(
+        "{snowflakes_n} Snowflake IDs and {hilos_n} hi-lo IDs from 6 instances, {s_dup} and {h_dup} duplicates, \
+         {hilo_reissued} hi-lo IDs printed before the fault handed out again by the new processes; \
+         leases of two instances on one node ID at the same time: {overlaps:?}"
+    );
+    say(&report);
+    Some(Outcome {
+        snowflakes: snowflakes_n,
+        hilos: hilos_n,
+        snowflake_duplicates: s_dup,
+        hilo_duplicates: h_dup,
+        overlaps,
+        hilo_reissued,
+        old_resumed,
+        claim_waits,
+    })
+}
+
+/// What every store-forgets scenario must give: no two instances on one node ID at the same
+/// time, so no duplicate Snowflake ID; every instance issuing again on its own.
+fn assert_never_shared(outcome: &Outcome) {
+    assert!(
+        outcome.snowflakes > 0 && outcome.hilos > 0,
+        "nothing issued"
+    );
+    assert!(
+        outcome.overlaps.is_empty(),
+        "two instances issued on one node ID at the same time: {:?}",
+        outcome.overlaps
+    );
+    assert_eq!(outcome.snowflake_duplicates, 0, "duplicate Snowflake IDs");
+    assert!(
+        outcome.old_resumed.iter().all(|r| *r),
+        "an old holder did not issue again on its own: {:?}",
+        outcome.old_resumed
+    );
+    assert!(
+        outcome.claim_waits.iter().all(|w| *w < 30_000),
+        "a new process issued nothing: {:?}",
+        outcome.claim_waits
+    );
+}
+
+/// What a hi-lo counter in Redis with a floor read from the data (the largest key in the
+/// PostgreSQL table the IDs go into) must give when Redis forgets the counter: no ID handed
+/// out twice, by the new processes or by anyone.
+fn assert_hilo_never_reissued(outcome: &Outcome) {
+    assert_eq!(
+        outcome.hilo_reissued, 0,
+        "new processes handed out hi-lo IDs printed before the fault"
+    );
+    assert_eq!(outcome.hilo_duplicates, 0, "duplicate hi-lo IDs");
+}
+
+#[test]
+fn redis_restarted_without_persistence_never_lets_two_instances_share_a_node_id() {
+    let scenario = Scenario {
+        test: "Redis restarted without persistence",
+        name: "redis-restart",
+        redis: true,
+        env: &REDIS_HILO_ENV,
+        hold_old: false,
+    };
+    let outcome = store_forgets(
+        &scenario,
+        |_| {},
+        |cluster| cluster.restart_redis().unwrap(),
+    );
+    if let Some(outcome) = outcome {
+        assert_never_shared(&outcome);
+        assert_hilo_never_reissued(&outcome);
+    }
+}
+
+#[test]
+fn postgres_replaced_by_an_empty_database_never_lets_two_instances_share_a_node_id() {
+    let scenario = Scenario {
+        test: "PostgreSQL replaced by an empty database",
+        name: "pg-empty",
+        redis: false,
+        env: &[],
+        hold_old: true,
+    };
+    let outcome = store_forgets(
+        &scenario,
+        |cluster| cluster.prepare_empty_db().unwrap(),
+        |cluster| cluster.replace_db().unwrap(),
+    );
+    if let Some(outcome) = outcome {
+        assert_never_shared(&outcome);
+    }
+}
+
+#[test]
+fn postgres_restored_from_an_older_dump_never_lets_two_instances_share_a_node_id() {
+    let scenario = Scenario {
+        test: "PostgreSQL restored from a dump taken 15 s earlier",
+        name: "pg-restore",
+        redis: false,
+        env: &[],
+        hold_old: true,
+    };
+    let outcome = store_forgets(
+        &scenario,
+        |cluster| {
+            let dumped = Instant::now();
+            cluster.dump_db().unwrap();
+            cluster.restore_db_beside().unwrap();
+            std::thread::sleep(Duration::from_secs(15).saturating_sub(dumped.elapsed()));
+        },
+        |cluster| cluster.swap_in_restored_db().unwrap(),
+    );
+    if let Some(outcome) = outcome {
+        assert_never_shared(&outcome);
+    }
+}
+
+#[test]
+fn redis_failover_to_a_lagging_replica_never_lets_two_instances_share_a_node_id() {
+    let scenario = Scenario {
+        test: "Redis failover to a lagging replica",
+        name: "redis-failover",
+        redis: true,
+        env: &REDIS_HILO_ENV,
+        hold_old: true,
+    };
+    let outcome = store_forgets(
+        &scenario,
+        |cluster| {
+            cluster.start_redis_replica().unwrap();
+            // The replica's link is cut; renewals go on on the primary for longer than the
+            // TTL, so in the replica's copy every lease has expired.
+            cluster.cut_redis_replica().unwrap();
+            std::thread::sleep(Duration::from_millis(TTL_MS as u64 + 500));
+        },
+        |cluster| cluster.fail_over_redis().unwrap(),
+    );
+    if let Some(outcome) = outcome {
+        assert_never_shared(&outcome);
+        assert_hilo_never_reissued(&outcome);
+    }
+}
+
+#[test]
+fn postgres_failover_to_a_lagging_standby_never_lets_two_instances_share_a_node_id() {
+    let scenario = Scenario {
+        test: "PostgreSQL failover to a lagging streaming standby",
+        name: "pg-standby",
+        redis: false,
+        env: &[],
+        hold_old: true,
+    };
+    let outcome = store_forgets(
+        &scenario,
+        |cluster| {
+            cluster.start_pg_standby().unwrap();
+            // Replay paused and link cut: renewals go on on the primary for longer than the
+            // TTL, so in the standby's copy every lease has expired.
+            cluster.pause_pg_standby().unwrap();
+            std::thread::sleep(Duration::from_millis(TTL_MS as u64 + 500));
+            cluster.promote_pg_standby().unwrap();
+        },
+        |cluster| cluster.fail_over_to_pg_standby().unwrap(),
+    );
+    if let Some(outcome) = outcome {
+        assert_never_shared(&outcome);
+    }
 }
