@@ -412,7 +412,13 @@ async fn within_timeout<T>(
     attempt: impl FnMut() -> Result<Option<T>>,
     before_wait: impl FnMut(),
 ) -> Result<T> {
-    within_deadline(shared, Instant::now() + shared.timeout(), attempt, before_wait).await
+    within_deadline(
+        shared,
+        Instant::now() + shared.timeout(),
+        attempt,
+        before_wait,
+    )
+    .await
 }
 
 /// [`until_ready`] until `deadline`, on the caller's runtime.

@@ -409,7 +409,10 @@ async fn one_time_base_across_a_wall_clock_step(forward: bool, lease_first: bool
     });
     waited.await.expect("two renewals");
     if let Err(err) = ids.next_id() {
-        panic!("{case}: fenced with healthy renewals ({:?}): {err}", handle.status());
+        panic!(
+            "{case}: fenced with healthy renewals ({:?}): {err}",
+            handle.status()
+        );
     }
 
     // The store stops answering; once it hands the node ID to another holder, the generator

@@ -246,9 +246,10 @@ async fn hold_the_counter<H: HiLoSubject>(db: &Database, kind: CounterKind) -> H
     match db.kind() {
         DbKind::Postgres => {
             let mut other = db.begin().await;
-            let create = idgen_core::sql::CounterSql::sequence(idgen_core::sql::Dialect::Postgres, COUNTER)
-                .expect("the counter's SQL")
-                .create_guarded(BLOCK);
+            let create =
+                idgen_core::sql::CounterSql::sequence(idgen_core::sql::Dialect::Postgres, COUNTER)
+                    .expect("the counter's SQL")
+                    .create_guarded(BLOCK);
             for sql in create {
                 other.execute(&sql).await;
             }
