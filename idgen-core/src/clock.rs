@@ -1,7 +1,7 @@
 //! Time sources for generators: [`Clock`], [`SystemClock`] and [`ManualClock`].
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, OnceLock};
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 use std::time::Instant;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -72,13 +72,20 @@ macro_rules! clock_through_pointer {
 
 clock_through_pointer!(Arc<C>, &C);
 
-/// The real time, anchored once to the wall clock and then advanced by the monotonic clock.
+/// The real time, anchored once per process to the wall clock and then advanced by the
+/// monotonic clock.
 ///
-/// It reads `SystemTime` once, when created, and from then on adds the time elapsed on
-/// `Instant`. So inside one process it never steps backwards, even when NTP or an operator steps
-/// the wall clock; it does not follow such steps either. Across restarts the wall clock is read
-/// anew: a restart while the wall clock is behind is the case that
-/// [`ClockPolicy`](crate::ClockPolicy) and a database-leased node ID's last timestamp guard against.
+/// The first `SystemClock` of a process reads `SystemTime` once; from then on every
+/// `SystemClock` of the process adds the time elapsed on the monotonic clock to that one
+/// anchor. So inside one process it never steps backwards, even when NTP or an operator steps
+/// the wall clock; it does not follow such steps either. And every `SystemClock` of a process
+/// reads the same time, whenever it was made: a [`WorkerLease`](crate::lease::WorkerLease)'s
+/// deadline and the [`Fence`](crate::Fence) check of a generator built on it are measured on one
+/// time base, in whichever order the two were made, even with a wall-clock step between them
+/// (which would otherwise become a permanent offset between the deadline and the check).
+/// Across restarts the wall clock is read anew: a restart while the wall clock is behind is the
+/// case that [`ClockPolicy`](crate::ClockPolicy) and a database-leased node ID's last timestamp
+/// guard against.
 ///
 /// ```
 /// use idgen_core::{Clock, SystemClock};
@@ -87,6 +94,11 @@ clock_through_pointer!(Arc<C>, &C);
 /// let unix_ms = std::time::SystemTime::now()
 ///     .duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
 /// assert!((clock.now_ms() - unix_ms).abs() < 1_000);
+///
+/// // Made later, read first: still the same time base.
+/// let later = SystemClock::new();
+/// let (b, a) = (later.now_ms(), clock.now_ms());
+/// assert!(a >= b && a - b < 1_000);
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct SystemClock {
@@ -94,10 +106,12 @@ pub struct SystemClock {
 }
 
 impl SystemClock {
-    /// Anchors a new clock to the current wall-clock time.
+    /// The process's clock: anchored to the wall clock when the first `SystemClock` of the
+    /// process was made, and shared by every later one.
     pub fn new() -> Self {
+        static ANCHOR: OnceLock<Monotonic> = OnceLock::new();
         SystemClock {
-            inner: Monotonic::anchored(),
+            inner: *ANCHOR.get_or_init(Monotonic::anchored),
         }
     }
 }
@@ -105,9 +119,46 @@ impl SystemClock {
 const NS_PER_MS: i128 = 1_000_000;
 
 fn unix_now_ns() -> i128 {
-    match SystemTime::now().duration_since(UNIX_EPOCH) {
+    let ns = match SystemTime::now().duration_since(UNIX_EPOCH) {
         Ok(d) => d.as_nanos() as i128,
         Err(e) => -(e.duration().as_nanos() as i128),
+    };
+    #[cfg(test)]
+    let ns = ns + wall_clock_step::on_this_thread();
+    ns
+}
+
+/// Tests only: a wall-clock step seen by this thread's reads of the wall clock, as NTP or
+/// `date -s` would make it, without touching the real clock.
+#[cfg(test)]
+pub(crate) mod wall_clock_step {
+    use std::cell::Cell;
+    use std::time::Duration;
+
+    thread_local! {
+        static STEP_NS: Cell<i128> = const { Cell::new(0) };
+    }
+
+    pub(super) fn on_this_thread() -> i128 {
+        STEP_NS.with(Cell::get)
+    }
+
+    /// Steps this thread's wall clock forward (`forward`) or back by `by`, until the guard is
+    /// dropped.
+    #[must_use]
+    pub(crate) fn step(forward: bool, by: Duration) -> Stepped {
+        let ns = by.as_nanos() as i128;
+        STEP_NS.with(|s| s.set(s.get() + if forward { ns } else { -ns }));
+        Stepped(if forward { ns } else { -ns })
+    }
+
+    /// Undoes its step when dropped.
+    pub(crate) struct Stepped(i128);
+
+    impl Drop for Stepped {
+        fn drop(&mut self) {
+            STEP_NS.with(|s| s.set(s.get() - self.0));
+        }
     }
 }
 

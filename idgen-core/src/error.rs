@@ -261,6 +261,22 @@ pub enum Error {
     /// A [`HiLo`](crate::hilo::HiLo) was started outside a tokio runtime.
     #[error("hi-lo needs a tokio runtime to fetch blocks in the background: start it inside one")]
     HiLoNoRuntime,
+
+    /// [`HiLoBuilder::build`](crate::hilo::HiLoBuilder::build) did not finish within the
+    /// builder's [`timeout`](crate::hilo::HiLoBuilder::timeout): the counter's creation or its
+    /// increment check got no answer (another session holds the counter's lock, say). The
+    /// call in flight was cancelled; nothing was started.
+    #[error(
+        "hi-lo counter {counter} did not start within its timeout of {timeout_ms} ms: no answer while waiting for {waiting_for}"
+    )]
+    HiLoStartTimeout {
+        /// The counter's name.
+        counter: String,
+        /// The builder's timeout, in milliseconds: the bound of the whole start-up.
+        timeout_ms: u64,
+        /// What start-up was waiting for: `"the counter's creation"` or `"the counter's increment check"`.
+        waiting_for: &'static str,
+    },
     // ---- public IDs (`PublicId`, `IdCodec`) and UUIDv7 ----
     /// A public ID's text has the wrong type prefix (or none, or one where none belongs).
     #[error(
@@ -343,6 +359,29 @@ pub enum Error {
         /// Where the key came from (e.g. `environment variable PUBLIC_ID_KEY`, `key slot 2`).
         origin: String,
         /// What is wrong (the key itself is never shown).
+        reason: String,
+    },
+
+    /// A generator, hi-lo buffer or lease made before a `fork()` (without `exec`) was used in
+    /// the child process. The copy would issue the parent's IDs again (same node ID and
+    /// sequence, or the same buffered hi-lo block), and renewing or releasing the copied lease
+    /// would renew or release the parent's node ID, so the copy refuses; the parent's original
+    /// is unaffected. A child builds its own: a new lease (a node ID of its own) and generator,
+    /// or a new `HiLo` on a connection pool of its own.
+    #[error(
+        "this {what} was made in the parent process before fork(): a forked child cannot use it (the parent issues the same IDs from its original, and the lease belongs to the parent); build a new one in the child, with a node ID or connection pool of its own"
+    )]
+    Forked {
+        /// What was copied: `"Snowflake generator"`, `"hi-lo buffer"`, `"node ID lease"` or
+        /// `"fence"`.
+        what: &'static str,
+    },
+
+    /// The `pthread_atfork` handler that stops generators copied into a forked child could not
+    /// be registered, so no generator is built (it could not be protected).
+    #[error("{reason}")]
+    ForkHandler {
+        /// The failure.
         reason: String,
     },
 

@@ -107,6 +107,7 @@ pub mod db_generator;
 mod decimal;
 mod error;
 mod fmt_time;
+mod fork;
 #[cfg(feature = "hilo")]
 #[cfg_attr(docsrs, doc(cfg(feature = "hilo")))]
 pub mod hilo;

@@ -357,7 +357,12 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     }
 
     /// How long `next_id()` and `reserve()` wait for a block when the buffer is empty before
-    /// returning [`Error::HiLoUnavailable`] (default 5 s). Also bounds `build()`.
+    /// returning [`Error::HiLoUnavailable`] (default 5 s). Also bounds the whole of `build()`:
+    /// the counter's creation ([`create_if_missing`](Self::create_if_missing)), the increment
+    /// check and the first block together, whatever holds them up (another session holding the
+    /// counter's lock, a database that does not answer); past it, `build()` returns
+    /// [`Error::HiLoStartTimeout`] naming what it was waiting for (or
+    /// [`Error::HiLoUnavailable`] when it was the first block).
     ///
     /// ```
     /// # use idgen_core::hilo::{HiLo, MemorySource};
@@ -463,8 +468,17 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     }
 
     /// Checks the options, reads the counter's increment (refusing a mismatch), fetches the
-    /// first block and returns the running [`HiLo`]. Needs a tokio runtime; without one, use
+    /// first block and returns the running [`HiLo`], all within the
+    /// [`timeout`](Self::timeout). Needs a tokio runtime; without one, use
     /// [`build_blocking`](Self::build_blocking).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::HiLoInvalidOption`] for an option out of range, [`Error::HiLoSource`] from the
+    /// counter (one that is missing among them), [`Error::HiLoIncrementMismatch`],
+    /// [`Error::HiLoStartTimeout`] when the creation or the increment check did not answer
+    /// within the timeout, [`Error::HiLoUnavailable`] when the first block did not, and
+    /// [`Error::HiLoNoRuntime`] outside a tokio runtime.
     ///
     /// ```
     /// # use idgen_core::hilo::{HiLo, MemorySource};

@@ -52,6 +52,11 @@ use crate::{BoxError, Error, Result};
 ///
 /// `HiLo` is cheap to clone (an `Arc`); clones share the buffer.
 ///
+/// **After `fork()`** (without `exec`), the child's copy refuses with [`Error::Forked`]: its
+/// buffered blocks are the parent's, which the parent keeps handing out. The child may start a
+/// `HiLo` of its own, on a connection pool it opened (the parent's connections are not the
+/// child's to use).
+///
 /// ```
 /// use idgen_core::hilo::{HiLo, MemorySource};
 ///
@@ -67,6 +72,9 @@ use crate::{BoxError, Error, Result};
 #[derive(Clone)]
 pub struct HiLo {
     shared: Arc<Shared>,
+    /// The fork count this generator was started under: a copy in a forked child sees another
+    /// count and refuses to hand out the parent's buffered IDs (see `crate::fork`).
+    forks: u64,
 }
 
 impl std::fmt::Debug for HiLo {
@@ -109,19 +117,30 @@ impl HiLo {
         HiLoBuilder::new(source)
     }
 
+    /// Start-up, bounded as a whole by the builder's timeout: the counter's creation, the
+    /// increment check and the first block each get what is left of it.
     pub(crate) async fn start<S: HiLoSource>(source: S, options: Options) -> Result<HiLo> {
         Handle::try_current().map_err(|_| Error::HiLoNoRuntime)?;
+        crate::fork::protected()?;
+        let forks = crate::fork::generation();
+        let deadline = Instant::now() + options.timeout;
+        let counter = source.name().to_owned();
+        let timeout_ms = u64::try_from(options.timeout.as_millis()).unwrap_or(u64::MAX);
+        let timed_out = |waiting_for: &'static str| Error::HiLoStartTimeout {
+            counter: counter.clone(),
+            timeout_ms,
+            waiting_for,
+        };
         if options.create_if_missing {
-            source
-                .create_if_missing(options.block)
+            tokio::time::timeout_at(deadline, source.create_if_missing(options.block))
                 .await
-                .map_err(|err| source_error(source.name(), err))?;
+                .map_err(|_| timed_out("the counter's creation"))?
+                .map_err(|err| source_error(&counter, err))?;
         }
         let source: Arc<dyn DynSource> = Arc::new(source);
-        let counter = source.name().to_owned();
-        let increment = source
-            .increment()
+        let increment = tokio::time::timeout_at(deadline, source.increment())
             .await
+            .map_err(|_| timed_out("the counter's increment check"))?
             .map_err(|err| source_error(&counter, err))?;
         let block = match increment {
             Increment::Fixed(database) if database != options.block => {
@@ -161,14 +180,25 @@ impl HiLo {
             // Every block from here on must lie above it, or the generator fails closed.
             shared.raise_highest(floor);
         }
-        // Each wait kicks a fetch (the first block), and is no caller's wait.
-        within_timeout(
+        // Each wait kicks a fetch (the first block), and is no caller's wait; the wait gets
+        // what is left of the timeout.
+        within_deadline(
             &shared,
+            deadline,
             || Ok(shared.started()?.then_some(())),
             || shared.kick(Caller::Async),
         )
         .await?;
-        Ok(HiLo { shared })
+        Ok(HiLo { shared, forks })
+    }
+
+    /// The error of a copy of this generator in a forked child; checked before every take.
+    #[cold]
+    #[inline(never)]
+    fn forked() -> Error {
+        Error::Forked {
+            what: "hi-lo buffer",
+        }
     }
 
     /// The next ID. Waits only when the buffer is empty (a fetch is late or failing), at most
@@ -268,6 +298,9 @@ impl HiLo {
     /// The fast path: one ID from the current block, else the slow path.
     #[inline(always)]
     fn take(&self, caller: Caller) -> Result<Option<i64>> {
+        if crate::fork::is_forked_since(self.forks) {
+            return Err(Self::forked());
+        }
         match self.shared.cursor.take() {
             Take::Id { id, kick: false } => Ok(Some(id)),
             taken => self.take_slow(taken, caller),
@@ -335,6 +368,9 @@ impl HiLo {
         if n > max {
             return Err(Error::HiLoReserveTooLarge { requested: n, max });
         }
+        if crate::fork::is_forked_since(self.forks) {
+            return Err(Self::forked());
+        }
         let attempt = || match self.shared.reserve(n, Caller::Async) {
             Reserved::Got(range) => Ok(Some(range)),
             Reserved::Fatal(err) => Err(err),
@@ -390,11 +426,26 @@ async fn until_ready<T>(
 /// [`until_ready`] for at most the [timeout](HiLoBuilder::timeout), on the caller's runtime.
 async fn within_timeout<T>(
     shared: &Shared,
+    attempt: impl FnMut() -> Result<Option<T>>,
+    before_wait: impl FnMut(),
+) -> Result<T> {
+    within_deadline(
+        shared,
+        Instant::now() + shared.timeout(),
+        attempt,
+        before_wait,
+    )
+    .await
+}
+
+/// [`until_ready`] until `deadline`, on the caller's runtime.
+async fn within_deadline<T>(
+    shared: &Shared,
+    deadline: Instant,
     mut attempt: impl FnMut() -> Result<Option<T>>,
     before_wait: impl FnMut(),
 ) -> Result<T> {
     let began = Instant::now();
-    let deadline = began + shared.timeout();
     let waited = tokio::time::timeout_at(deadline, until_ready(shared, &mut attempt, before_wait));
     match waited.await {
         Ok(result) => result,
@@ -440,6 +491,9 @@ impl Future for NextId<'_> {
         if this.waiting.is_none() {
             // The fast path returns from here; anything else goes out of line, so the common
             // case builds no `Result` with an `Error` in it.
+            if crate::fork::is_forked_since(this.hilo.forks) {
+                return Poll::Ready(Err(HiLo::forked()));
+            }
             return match this.hilo.shared.cursor.take() {
                 Take::Id { id, kick: false } => Poll::Ready(Ok(id)),
                 taken => this.first_poll_slow(taken, cx),

@@ -455,4 +455,105 @@ async fn a_lease_dropped_after_a_takeover_gives_the_node_id_back_with_the_bound(
         Some(bound),
         "the bound was lost"
     );
+/// One time base for a lease and its generator (issue 23, item 4): the wall clock steps by 30 s
+/// between the lease's options and the generator's builder (each makes a `SystemClock`), in
+/// either order and either direction. Real time, real `SystemClock`s; the step is injected
+/// into this thread's wall-clock reads only.
+///
+/// Each case shows neither effect of two time bases: with renewals healthy the generator
+/// issues (a generator clock ahead of the lease's would be `Fenced` for good), and once the
+/// store stops answering, the generator is fenced by the time the store hands the node ID to
+/// another holder (a generator clock behind would keep issuing 30 s past that).
+async fn one_time_base_across_a_wall_clock_step(forward: bool, lease_first: bool) {
+    use crate::clock::wall_clock_step;
+
+    let case = format!(
+        "wall clock stepped {} 30 s after the {} was made",
+        if forward { "forward" } else { "back" },
+        if lease_first { "lease" } else { "generator" }
+    );
+    // The database's clock, made before the step.
+    let store = Flaky {
+        inner: MemoryLeaseStore::new(),
+        down: Arc::default(),
+    };
+    let one_node = Layout::builder().node_bits(0).build().unwrap();
+    let (options, builder, _stepped) = if lease_first {
+        let options = WorkerLease::options();
+        let stepped = wall_clock_step::step(forward, Duration::from_secs(30));
+        (options, Snowflake::builder(), stepped)
+    } else {
+        let builder = Snowflake::builder();
+        let stepped = wall_clock_step::step(forward, Duration::from_secs(30));
+        (WorkerLease::options(), builder, stepped)
+    };
+    let lease = options
+        .ttl(Duration::from_secs(2))
+        .renew_every(Duration::from_millis(300))
+        .safety_margin(Duration::from_millis(500))
+        .store_timeout(Duration::from_millis(200))
+        .acquire(store.clone(), &one_node)
+        .await
+        .unwrap();
+    let handle = lease.handle();
+    let ids = builder.layout(one_node).lease(lease).build().unwrap();
+
+    // Healthy renewals: the generator issues.
+    let waited = tokio::time::timeout(Duration::from_secs(20), async {
+        while handle.status().renewals < 2 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    });
+    waited.await.expect("two renewals");
+    if let Err(err) = ids.next_id() {
+        panic!(
+            "{case}: fenced with healthy renewals ({:?}): {err}",
+            handle.status()
+        );
+    }
+
+    // The store stops answering; once it hands the node ID to another holder, the generator
+    // must already be fenced.
+    store.down.store(true, Ordering::SeqCst);
+    let next_holder = ClaimRequest {
+        namespace: "default",
+        capacity: 1,
+        holder: "next-holder",
+        ttl: Duration::from_secs(60),
+    };
+    let claimed = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            if store.inner.claim(next_holder).await.unwrap().is_some() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+    claimed.await.expect("the store's lease expires");
+    match ids.next_id() {
+        Err(Error::Fenced { .. }) => {}
+        other => panic!(
+            "{case}: the generator still issues after the store gave its node ID to another holder: {other:?}"
+        ),
+    }
+}
+
+#[tokio::test]
+async fn a_wall_clock_step_forward_after_the_lease_was_made_leaves_one_time_base() {
+    one_time_base_across_a_wall_clock_step(true, true).await;
+}
+
+#[tokio::test]
+async fn a_wall_clock_step_back_after_the_lease_was_made_leaves_one_time_base() {
+    one_time_base_across_a_wall_clock_step(false, true).await;
+}
+
+#[tokio::test]
+async fn a_wall_clock_step_forward_after_the_generator_was_made_leaves_one_time_base() {
+    one_time_base_across_a_wall_clock_step(true, false).await;
+}
+
+#[tokio::test]
+async fn a_wall_clock_step_back_after_the_generator_was_made_leaves_one_time_base() {
+    one_time_base_across_a_wall_clock_step(false, false).await;
 }

@@ -32,6 +32,13 @@ use crate::{Clock, Error, Fence, Layout, NodeLease, Result, SystemClock};
 /// [`LeaseStore::detached`](crate::lease::LeaseStore::detached)), waiting at most
 /// `min(store_timeout, 2 s)`. Failing that, the node ID is free again after its TTL.
 ///
+/// **After `fork()`** (without `exec`), the node ID stays the parent's: the child's copy of
+/// the lease never renews or releases it. [`LeaseHandle::release`] returns [`Error::Forked`]
+/// there, dropping the copy does nothing with the store, the renewal task does not run in the
+/// child (or, in a copy of a current-thread runtime the child drives, stops without a call),
+/// and a generator built in the child on the copy is refused. A child that needs Snowflake IDs
+/// acquires a lease of its own.
+///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), idgen_core::Error> {
@@ -74,6 +81,9 @@ struct Shared {
     /// Held across each renewal and the release, so a release is sent only after a renewal in
     /// flight has been answered (or timed out).
     store_calls: tokio::sync::Mutex<()>,
+    /// The fork count the lease was claimed under: a copy in a forked child never renews or
+    /// releases (the node ID is the parent's; see `crate::fork`).
+    forks: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -324,7 +334,27 @@ impl LeaseOptions {
         self
     }
 
-    /// The clock the fence is measured on: the same clock as the generator's.
+    /// The clock the lease computes its fence deadlines on (default: the process's
+    /// [`SystemClock`]). The generator checks those deadlines on its own clock, so the two must
+    /// read one time base. With neither given a clock they do, in whichever order they were
+    /// made: every `SystemClock` of a process shares one anchor. A lease given a clock here
+    /// needs its generator built on the same clock (`SnowflakeBuilder::clock`);
+    /// [`build`](crate::SnowflakeBuilder::build) refuses clocks more than
+    /// [`CLOCKS_AGREE_WITHIN_MS`](crate::snowflake::CLOCKS_AGREE_WITHIN_MS) apart.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), idgen_core::Error> {
+    /// use idgen_core::lease::{MemoryLeaseStore, WorkerLease};
+    /// use idgen_core::{Layout, ManualClock, Snowflake};
+    ///
+    /// let clock = ManualClock::new(1_800_000_000_000);
+    /// let store = MemoryLeaseStore::with_clock(clock.clone());
+    /// let lease = WorkerLease::options().clock(clock.clone()).acquire(store, &Layout::TWITTER).await?;
+    /// let ids = Snowflake::builder().clock(clock).lease(lease).build()?;
+    /// assert!(ids.next_id().is_ok());
+    /// # Ok(()) }
+    /// ```
     pub fn clock(mut self, clock: impl Clock + 'static) -> Self {
         self.clock = Arc::new(clock);
         self
@@ -546,6 +576,9 @@ impl NodeLease for WorkerLease {
     fn not_before_ms(&self) -> Option<i64> {
         self.shared.floor_ms
     }
+    fn clock_now_ms(&self) -> Option<i64> {
+        Some(self.shared.clock.now_ms())
+    }
 }
 
 impl Drop for WorkerLease {
@@ -553,6 +586,9 @@ impl Drop for WorkerLease {
     /// running tokio runtime, or, when there is none or it shuts down before the task has run,
     /// on a short-lived thread of its own (bounded, best effort; see [`WorkerLease`]).
     fn drop(&mut self) {
+        if self.shared.in_forked_child() {
+            return; // the parent's lease: a copy in a child gives nothing back
+        }
         self.heartbeat.abort();
         // Also after a release that failed or was cancelled: only one that succeeded is enough.
         if self.shared.released.load(Ordering::SeqCst) {
@@ -661,6 +697,7 @@ impl ClaimGuard {
             released: AtomicBool::new(false),
             stop: Notify::new(),
             store_calls: tokio::sync::Mutex::new(()),
+            forks: crate::fork::generation(),
         };
         ClaimGuard {
             shared: Arc::new(shared),
@@ -854,6 +891,7 @@ impl LeaseHandle {
     /// The generator is stopped all the same (before the store call), and the release can be
     /// tried again: a release that failed, or whose future was dropped, did not count. If no
     /// release succeeded, dropping the lease tries once more in the background.
+    /// [`Error::Forked`] in a forked child, for the parent's lease (nothing is sent).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -876,6 +914,11 @@ impl LeaseHandle {
     /// # Ok(()) }
     /// ```
     pub async fn release(&self) -> Result<()> {
+        if self.shared.in_forked_child() {
+            return Err(Error::Forked {
+                what: "node ID lease",
+            });
+        }
         if self.shared.released.load(Ordering::SeqCst) {
             return Ok(());
         }
@@ -905,6 +948,12 @@ impl Shared {
         self.stopped.store(true, Ordering::SeqCst);
         self.stop.notify_one();
         last
+    }
+
+    /// Whether this is a copy of the lease in a forked child: the node ID is the parent's, so
+    /// the copy never renews or releases it.
+    fn in_forked_child(&self) -> bool {
+        crate::fork::is_forked_since(self.forks)
     }
 
     /// Gives the node ID back, unless a release already has. `last` is what
@@ -969,7 +1018,7 @@ async fn heartbeat(shared: Arc<Shared>) {
             _ = shared.stop.notified() => return,
         }
         let calls = shared.store_calls.lock().await;
-        if shared.stopped.load(Ordering::SeqCst) {
+        if shared.stopped.load(Ordering::SeqCst) || shared.in_forked_child() {
             return;
         }
         let (outcome, deadline) = shared.renew().await;

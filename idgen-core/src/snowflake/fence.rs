@@ -90,6 +90,8 @@ struct FenceState {
     /// The generators issuing under this fence. Locked only when a generator is built or
     /// dropped and by `revoke`, never on the path of an ID.
     generators: Mutex<Vec<Registered>>,
+    /// The fork count when the fence was made (see `crate::fork`).
+    forks: u64,
 }
 
 impl std::fmt::Debug for FenceState {
@@ -134,6 +136,7 @@ impl Fence {
                 valid_until_ms: AtomicI64::new(valid_until_ms.max(REVOKED_MS + 1)),
                 last_issued_ms: AtomicI64::new(NONE_ISSUED),
                 generators: Mutex::new(Vec::new()),
+                forks: crate::fork::generation(),
             }),
         }
     }
@@ -241,6 +244,12 @@ impl Fence {
         }
     }
 
+    /// The fork count the fence was made under: a generator built on it in a forked child is
+    /// a copy of the parent's (see `crate::fork`).
+    pub(crate) fn fork_generation(&self) -> u64 {
+        self.inner.forks
+    }
+
     #[inline]
     pub(crate) fn note_issued_ms(&self, ms: i64) {
         self.inner.last_issued_ms.fetch_max(ms, Ordering::AcqRel);
@@ -314,4 +323,44 @@ pub trait NodeLease: Send + Sync + 'static {
     /// The last timestamp (Unix ms) any earlier holder of this node ID issued: the generator
     /// issues only at later ticks.
     fn not_before_ms(&self) -> Option<i64>;
+
+    /// What the clock the lease computes its deadlines on reads now (Unix ms), or `None` (the
+    /// default) for a lease without one. The fence's deadline is checked on the generator's
+    /// clock, so the two must be one time base:
+    /// [`SnowflakeBuilder::build`](crate::SnowflakeBuilder::build) refuses a generator whose
+    /// clock reads more than [`CLOCKS_AGREE_WITHIN_MS`] away from this.
+    ///
+    /// ```
+    /// use idgen_core::{Error, Fence, ManualClock, NodeLease, Snowflake};
+    ///
+    /// struct OnAClock(ManualClock);
+    /// impl NodeLease for OnAClock {
+    ///     fn node(&self) -> u64 { 9 }
+    ///     fn fence(&self) -> Fence { Fence::new(i64::MAX) }
+    ///     fn not_before_ms(&self) -> Option<i64> { None }
+    ///     fn clock_now_ms(&self) -> Option<i64> {
+    ///         use idgen_core::Clock;
+    ///         Some(self.0.now_ms())
+    ///     }
+    /// }
+    /// let lease_clock = ManualClock::new(1_800_000_000_000);
+    /// // On the lease's clock: fine.
+    /// let ids = Snowflake::builder().clock(lease_clock.clone())
+    ///     .lease(OnAClock(lease_clock.clone())).build()?;
+    /// // On a clock 30 s ahead: refused.
+    /// let err = Snowflake::builder().clock(ManualClock::new(1_800_000_030_000))
+    ///     .lease(OnAClock(lease_clock)).build().unwrap_err();
+    /// assert!(matches!(err, Error::InvalidOptions { .. }));
+    /// # drop(ids);
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    fn clock_now_ms(&self) -> Option<i64> {
+        None
+    }
 }
+
+/// How far apart a lease's clock and the clock of a generator built on it may read when the
+/// generator is built (see [`NodeLease::clock_now_ms`]): one second, far below any lease's
+/// safety margin. Two [`SystemClock`](crate::SystemClock)s of one process always agree (they
+/// share one anchor).
+pub const CLOCKS_AGREE_WITHIN_MS: i64 = 1_000;

@@ -4,7 +4,7 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::snowflake::fence::{Fence, IssueState, NodeLease, REVOKED};
+use crate::snowflake::fence::{CLOCKS_AGREE_WITHIN_MS, Fence, IssueState, NodeLease, REVOKED};
 use crate::snowflake::{ClockPolicy, FieldOrder, Layout, NodeId, SnowflakeId};
 use crate::sync::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use crate::{Clock, Error, Result, SystemClock};
@@ -22,6 +22,12 @@ use crate::{Clock, Error, Result, SystemClock};
 ///
 /// Two generators with the same layout and node ID produce the same IDs: give each process its
 /// own node ID (a fixed value, [`NodeId`] sources, or a database lease).
+///
+/// **After `fork()`** (without `exec`), the child's copy of a generator refuses to issue with
+/// [`Error::Forked`], whatever its node ID came from: a copy with a fixed node ID would repeat
+/// the parent's IDs just as a leased one would. The parent's generator is unaffected. A child
+/// that needs IDs builds a generator of its own, on a node ID of its own (a new lease, over a
+/// connection pool the child opened).
 ///
 /// ```
 /// use idgen_core::{Layout, Snowflake};
@@ -51,6 +57,9 @@ pub struct Snowflake<C: Clock = SystemClock> {
     clock: C,
     policy: ClockPolicy,
     fence: Option<Fence>,
+    /// The fork count this generator (or its fence) was made under: a copy in a forked child
+    /// sees another count and refuses to issue (see `crate::fork`).
+    forks: u64,
     counters: Counters,
     _lease: Option<Box<dyn NodeLease>>,
 }
@@ -375,6 +384,9 @@ impl<C: Clock> Snowflake<C> {
     /// One attempt: issue, or say how long to wait, or fail.
     #[inline(always)]
     fn step(&self) -> Result<Step> {
+        if crate::fork::is_forked_since(self.forks) {
+            return Err(Self::forked());
+        }
         let mut current = self.hot.word.load(Relaxed);
         loop {
             if current & REVOKED != 0 {
@@ -501,6 +513,15 @@ impl<C: Clock> Snowflake<C> {
         }
     }
 
+    /// The error of a copy of this generator in a forked child.
+    #[cold]
+    #[inline(never)]
+    fn forked() -> Error {
+        Error::Forked {
+            what: "Snowflake generator",
+        }
+    }
+
     /// The error of a generator whose fence was revoked.
     #[cold]
     #[inline(never)]
@@ -582,6 +603,11 @@ impl<C: Clock> Drop for Snowflake<C> {
     /// Hands the exact last tick to the fence, so a lease released after this generator is gone
     /// still stores what it issued.
     fn drop(&mut self) {
+        // A copy in a forked child leaves the fence alone: it is the parent's (and its lock
+        // may have been held by a parent thread at the fork).
+        if crate::fork::is_forked_since(self.forks) {
+            return;
+        }
         if let Some(fence) = &self.fence {
             fence.unregister(&self.hot);
         }
@@ -722,6 +748,15 @@ impl<C: Clock> SnowflakeBuilder<C> {
 
     /// The generator. Fails when no node ID was given, the node ID source fails, the node ID
     /// does not fit the layout, or a lease was combined with a node ID or fence of its own.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::MissingNode`]; the [`NodeId`] source's error; [`Error::FieldOutOfRange`] for a
+    /// node ID too wide; [`Error::InvalidOptions`] for a lease combined with a node ID or fence,
+    /// or whose clock reads more than
+    /// [`CLOCKS_AGREE_WITHIN_MS`](crate::snowflake::CLOCKS_AGREE_WITHIN_MS) away from the
+    /// generator's; [`Error::Forked`] for a lease or fence made before a `fork()`, in the child;
+    /// [`Error::ForkHandler`] if the fork handler could not be registered.
     pub fn build(mut self) -> Result<Snowflake<C>> {
         let layout = self.layout;
         if let Some(reason) = self.conflict.take() {
@@ -742,6 +777,18 @@ impl<C: Clock> SnowflakeBuilder<C> {
                         lease.node()
                     ),
                 });
+            }
+            if let Some(lease_ms) = lease.clock_now_ms() {
+                let own_ms = self.clock.now_ms();
+                if lease_ms.abs_diff(own_ms) > CLOCKS_AGREE_WITHIN_MS.unsigned_abs() {
+                    return Err(Error::InvalidOptions {
+                        reason: format!(
+                            "the lease's clock reads {} but the generator's reads {}: the lease's deadline would be checked on another time base, so the generator could stop for good or issue past its lease (build the generator with the lease's clock, `.clock(...)`, or give neither a clock of its own)",
+                            crate::fmt_time::UnixMs(lease_ms),
+                            crate::fmt_time::UnixMs(own_ms)
+                        ),
+                    });
+                }
             }
             node = Some(NodeId::Fixed(lease.node()));
             fence = Some(lease.fence());
@@ -771,6 +818,21 @@ impl<C: Clock> SnowflakeBuilder<C> {
             }
             _ => 0,
         };
+        crate::fork::protected()?;
+        // A fence (and so a lease) made before a fork belongs to the parent: a generator built
+        // on it in the child is a copy too.
+        let forks = fence
+            .as_ref()
+            .map_or_else(crate::fork::generation, Fence::fork_generation);
+        if crate::fork::is_forked_since(forks) {
+            return Err(Error::Forked {
+                what: if self.lease.is_some() {
+                    "node ID lease"
+                } else {
+                    "fence"
+                },
+            });
+        }
         let hot = Arc::new(IssueState::new(state));
         if let Some(fence) = &fence {
             fence.register(&hot, layout);
@@ -789,6 +851,7 @@ impl<C: Clock> SnowflakeBuilder<C> {
             clock: self.clock,
             policy: self.policy,
             fence,
+            forks,
             counters: Counters::default(),
             _lease: self.lease,
         })

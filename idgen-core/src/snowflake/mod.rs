@@ -10,7 +10,7 @@ mod node;
 mod policy;
 mod shard;
 
-pub use fence::{Fence, NodeLease};
+pub use fence::{CLOCKS_AGREE_WITHIN_MS, Fence, NodeLease};
 pub use generator::{Snowflake, SnowflakeBuilder, Stats};
 pub use id::SnowflakeId;
 #[cfg(feature = "serde")]

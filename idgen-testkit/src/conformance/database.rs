@@ -436,6 +436,17 @@ pub enum OpenTransaction {
 }
 
 impl OpenTransaction {
+    /// Runs `sql` (one or more statements, no result) inside the transaction.
+    pub async fn execute(&mut self, sql: &str) {
+        let statement = AssertSqlSafe(sql.to_owned());
+        match self {
+            OpenTransaction::Postgres(conn) => conn.execute(statement).await.map(drop),
+            OpenTransaction::MySql(conn) => conn.execute(statement).await.map(drop),
+            OpenTransaction::Sqlite(conn) => conn.execute(statement).await.map(drop),
+        }
+        .unwrap_or_else(|e| panic!("{e}: {sql}"));
+    }
+
     /// Rolls the transaction back.
     pub async fn rollback(self) {
         match self {

@@ -229,6 +229,124 @@ pub async fn a_missing_counter_and_a_refused_name_are_named<H: HiLoSubject>() {
     assert!(err.to_string().contains(&format!("{refused:?}")), "{err}");
 }
 
+/// Another session holding the counter, from [`hold_the_counter`].
+enum Held {
+    /// PostgreSQL, MySQL/MariaDB: a transaction of another client.
+    Transaction(super::OpenTransaction),
+    /// SQLite: another connection holding the file's write lock.
+    Lock(super::Outage),
+}
+
+/// Makes another session hold the counter until [`let_go`]: on PostgreSQL it is in the middle
+/// of creating it (its transaction holds idgen's DDL lock and the uncommitted sequence, as
+/// another process starting up, or a migration, would); on MySQL/MariaDB it holds the
+/// sequence's or counter table's table lock (`LOCK TABLES … WRITE`); on SQLite the file's write
+/// lock (`BEGIN EXCLUSIVE`). Outside PostgreSQL the counter exists first.
+async fn hold_the_counter<H: HiLoSubject>(db: &Database, kind: CounterKind) -> Held {
+    match db.kind() {
+        DbKind::Postgres => {
+            let mut other = db.begin().await;
+            let create =
+                idgen_core::sql::CounterSql::sequence(idgen_core::sql::Dialect::Postgres, COUNTER)
+                    .expect("the counter's SQL")
+                    .create_guarded(BLOCK);
+            for sql in create {
+                other.execute(&sql).await;
+            }
+            Held::Transaction(other)
+        }
+        DbKind::MySql => {
+            H::create(&open_source::<H>(db.url()).await, BLOCK)
+                .await
+                .expect("create the counter");
+            let locked = match kind {
+                CounterKind::Sequence => COUNTER,
+                _ => COUNTER_TABLE,
+            };
+            let mut other = db.begin().await;
+            other.execute(&format!("LOCK TABLES {locked} WRITE")).await;
+            Held::Transaction(other)
+        }
+        DbKind::Sqlite => {
+            H::create(&open_source::<H>(db.url()).await, BLOCK)
+                .await
+                .expect("create the counter");
+            let (_, mut lock) = db.reachable_until_cut().await;
+            lock.cut().await;
+            Held::Lock(lock)
+        }
+        DbKind::Etcd | DbKind::Redis => unreachable!("an SQL case"),
+    }
+}
+
+/// Ends the hold of [`hold_the_counter`].
+async fn let_go(held: Held, kind: DbKind) {
+    match held {
+        Held::Transaction(mut other) => {
+            if kind == DbKind::MySql {
+                other.execute("UNLOCK TABLES").await;
+            }
+            other.rollback().await;
+        }
+        Held::Lock(mut lock) => lock.restore().await,
+    }
+}
+
+/// `build()` is bounded by the builder's timeout as a whole, the counter's creation and the
+/// increment check included (issue 23, item 3): while another session holds the counter, a
+/// build returns within the timeout and a little more, with the typed error naming the timeout
+/// and what it was waiting for; once the other session lets go, the same build succeeds.
+pub async fn build_returns_within_its_timeout_while_another_session_holds_the_counter<
+    H: HiLoSubject,
+>() {
+    let db = Database::fresh(H::DATABASE).await;
+    let kind = counter_kind::<H>(&db).await;
+    let held = hold_the_counter::<H>(&db, kind).await;
+    let timeout = Duration::from_millis(300);
+    let build = HiLo::builder(open_source::<H>(db.url()).await)
+        .block(BLOCK)
+        .create_if_missing(true)
+        .timeout(timeout)
+        .build();
+    let began = std::time::Instant::now();
+    // The guard only stops a build that would wait for ever (today's PostgreSQL one), so the
+    // case fails instead of hanging.
+    let built = tokio::time::timeout(Duration::from_secs(20), build).await;
+    let took = began.elapsed();
+    let_go(held, db.kind()).await;
+    let err = match built {
+        Err(_) => panic!("build() still waited 20 s after its timeout of {timeout:?}"),
+        Ok(Ok(_)) => panic!("build() succeeded while another session held the counter"),
+        Ok(Err(err)) => err,
+    };
+    assert!(
+        matches!(
+            &err,
+            Error::HiLoStartTimeout {
+                timeout_ms: 300,
+                waiting_for: "the counter's creation" | "the counter's increment check",
+                ..
+            }
+        ),
+        "{err:?} after {took:?}"
+    );
+    assert!(err.to_string().contains("300 ms"), "{err}");
+    // Generous for a loaded machine, and far below what the database would wait by itself
+    // (SQLite's busy timeout is 5 s; PostgreSQL and MariaDB wait for the lock for ever).
+    assert!(
+        took < timeout + Duration::from_millis(2_000),
+        "build() returned {took:?} after it began, its timeout being {timeout:?}"
+    );
+    let ids = HiLo::builder(open_source::<H>(db.url()).await)
+        .block(BLOCK)
+        .create_if_missing(true)
+        .timeout(Duration::from_secs(20))
+        .build()
+        .await
+        .expect("the build succeeds once the other session let go");
+    assert!(ids.next_id().await.unwrap() >= 1);
+}
+
 /// Pooled-lo exactly: with a block of 7 and no prefetch, nine IDs are 1..=9 from two blocks,
 /// [1, 8) and [8, 15), and the next block anyone takes starts at 15.
 pub async fn blocks_follow_pooled_lo_arithmetic<H: HiLoSubject>() {

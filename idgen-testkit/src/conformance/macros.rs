@@ -70,7 +70,8 @@ macro_rules! lease_suite {
 /// The hi-lo source suite for one subject ([`HiLoSubject`](crate::conformance::HiLoSubject)):
 /// a module `$name` with one test per case, and the child entry `hilo_child`. With a third
 /// argument `mysql`, also the case of a server without autocommit; with `key_value` (etcd,
-/// Redis), the cases that are not about SQL (not the caller's rolled-back transaction).
+/// Redis), the cases that are not about SQL (not the caller's rolled-back transaction, not a
+/// lock held by another session).
 ///
 /// ```
 /// # // A stand-in subject (an adapter's test file opens a pool to `url` instead).
@@ -84,6 +85,7 @@ macro_rules! hilo_suite {
     (@extra sql $subject:ty) => {
         $crate::__conformance_cases!(hilo<$subject>:
             a_rolled_back_caller_transaction_does_not_return_a_block,
+            build_returns_within_its_timeout_while_another_session_holds_the_counter,
         );
     };
     (@extra mysql $subject:ty) => {

@@ -8,7 +8,7 @@
 //! | macro | cases |
 //! |---|---|
 //! | [`lease_suite!`](crate::lease_suite) | the lease store: claims, capacity, release, floor, TTL, outage, processes, lifecycle edges, calls given up on; with `mysql`, a server without autocommit; with `key_value` (etcd, Redis), all but the SQL table cases |
-//! | [`hilo_suite!`](crate::hilo_suite) | the hi-lo source: increment check, missing counter, pooled-lo, transactions, set-back, outage, processes; with `mysql`, a server without autocommit; with `key_value`, all but the transaction case |
+//! | [`hilo_suite!`](crate::hilo_suite) | the hi-lo source: increment check, missing counter, pooled-lo, transactions, set-back, outage, processes; a start-up bounded by its timeout while another session holds the counter; with `mysql`, a server without autocommit; with `key_value`, all but the transaction and lock cases |
 //! | [`startup_suite!`](crate::startup_suite) | eight processes starting together on twenty empty databases |
 //! | [`cross_adapter_suite!`](crate::cross_adapter_suite) | processes of two adapters sharing one lease table and one counter |
 //!
