@@ -455,6 +455,8 @@ async fn a_lease_dropped_after_a_takeover_gives_the_node_id_back_with_the_bound(
         Some(bound),
         "the bound was lost"
     );
+}
+
 /// One time base for a lease and its generator (issue 23, item 4): the wall clock steps by 30 s
 /// between the lease's options and the generator's builder (each makes a `SystemClock`), in
 /// either order and either direction. Real time, real `SystemClock`s; the step is injected
