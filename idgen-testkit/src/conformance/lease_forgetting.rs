@@ -17,7 +17,7 @@ use super::gate::GatedStore;
 use super::lease::{LeaseSubject, TABLE, claim, generator, layout, now_ms, renewal, setup, short};
 
 /// The TTL of these cases: a few seconds, so each wait stays short.
-const TTL_MS: u64 = 2_000;
+const TTL_MS: u64 = 4_000;
 /// The clock allowance of these cases.
 const ALLOWANCE_MS: u64 = 300;
 
