@@ -91,8 +91,8 @@ pub trait AsyncDieselConnection:
 {
     /// The SQL dialect.
     const DIALECT: Dialect;
-    /// Readies a connection taken from the pool: autocommit on MySQL/MariaDB, a 5 s busy
-    /// timeout on SQLite when it has none (as the blocking connections).
+    /// Readies a connection taken from the pool: a 5 s busy timeout on SQLite when it has none,
+    /// nothing elsewhere (as the blocking connections).
     #[doc(hidden)]
     fn prepare(&mut self) -> impl Future<Output = QueryResult<()>> + Send;
     /// Runs `st` with its values bound; the rows it affected.
@@ -124,9 +124,11 @@ pub trait AsyncDieselConnection:
     ) -> impl Future<Output = QueryResult<Vec<LeaseRow>>> + Send;
 }
 
-/// One connection as an idgen-core [`Session`](idgen_core::sql::Session); async.
+/// One connection as an idgen-core [`Session`](idgen_core::sql::Session); async. What it leaves
+/// unfinished is kept in `state`, owned with the connection ([`Lent`]).
 pub(crate) struct AsyncDieselSession<'c, C> {
     pub(crate) conn: &'c mut C,
+    pub(crate) state: &'c mut crate::session::Unsettled,
 }
 
 crate::session::diesel_session!(
@@ -174,6 +176,67 @@ where
     Ok(conn)
 }
 
+/// A connection of a diesel-async pool lent to one idgen call, with what the call's session
+/// left unfinished on it. Dropped unsettled (a statement not answered, or idgen's own
+/// transaction open: the call's task was dropped, e.g. by a runtime shutting down), it takes
+/// the connection out of the pool and closes it, so that no application's user gets it inside
+/// idgen's transaction (deadpool would give it back as it is).
+pub(crate) struct Lent<C: AsyncDieselConnection>
+where
+    AsyncDieselConnectionManager<C>: deadpool::managed::Manager<Type = C, Error = PoolError>,
+{
+    conn: Option<deadpool::managed::Object<AsyncDieselConnectionManager<C>>>,
+    state: crate::session::Unsettled,
+}
+
+impl<C: AsyncDieselConnection> Lent<C>
+where
+    AsyncDieselConnectionManager<C>: deadpool::managed::Manager<Type = C, Error = PoolError>,
+{
+    /// `conn`, settled.
+    pub(crate) fn new(conn: deadpool::managed::Object<AsyncDieselConnectionManager<C>>) -> Self {
+        Lent {
+            conn: Some(conn),
+            state: crate::session::Unsettled::default(),
+        }
+    }
+
+    /// A session on the connection.
+    pub(crate) fn session(&mut self) -> AsyncDieselSession<'_, C> {
+        let conn = self
+            .conn
+            .as_deref_mut()
+            .expect("a lent connection is there until it is dropped");
+        AsyncDieselSession {
+            conn,
+            state: &mut self.state,
+        }
+    }
+
+    /// The connection back, if no session left it unsettled (else it is closed here).
+    pub(crate) fn settled(
+        mut self,
+    ) -> Option<deadpool::managed::Object<AsyncDieselConnectionManager<C>>> {
+        if self.state.any() {
+            return None;
+        }
+        self.conn.take()
+    }
+}
+
+impl<C: AsyncDieselConnection> Drop for Lent<C>
+where
+    AsyncDieselConnectionManager<C>: deadpool::managed::Manager<Type = C, Error = PoolError>,
+{
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take()
+            && self.state.any()
+        {
+            drop(deadpool::managed::Object::take(conn));
+        }
+    }
+}
+
 /// The future of a connection's preparation.
 type Preparing<'c> = std::pin::Pin<Box<dyn Future<Output = QueryResult<()>> + Send + 'c>>;
 
@@ -208,7 +271,7 @@ async_diesel_connection!(
     diesel_async::AsyncMysqlConnection,
     diesel::mysql::Mysql,
     Dialect::MySql,
-    |conn| Box::pin(conn.batch_execute("SET autocommit = 1"))
+    |_| Box::pin(async { Ok(()) })
 );
 async_diesel_connection!(
     "sqlite",

@@ -39,10 +39,10 @@ mod sealed {
 pub trait DieselConnection: R2D2Connection + sealed::Sealed + 'static {
     /// The SQL dialect.
     const DIALECT: Dialect;
-    /// Readies a connection taken from the pool: autocommit on MySQL/MariaDB (whatever the
-    /// server's default: with `autocommit=0` every statement would open a transaction that is
-    /// never committed), a 5 s busy timeout on SQLite when it has none (writers wait for the
-    /// one writer; sqlx's default).
+    /// Readies a connection taken from the pool: a 5 s busy timeout on SQLite when it has none
+    /// (writers wait for the one writer; sqlx's default). Nothing elsewhere: idgen changes no
+    /// setting of a connection the application lends it (on MySQL/MariaDB each unit of work
+    /// runs in an explicit transaction of its own, whatever the connection's autocommit).
     #[doc(hidden)]
     fn prepare(&mut self) -> QueryResult<()>;
     /// Runs `st` with its values bound; the rows it affected.
@@ -114,9 +114,35 @@ impl TableRow {
     }
 }
 
+/// What a session may leave unfinished on its connection: a statement not answered yet (its
+/// call was cancelled), or idgen's own transaction
+/// ([`Session::transaction_open`](idgen_core::sql::Session::transaction_open)). Kept by the
+/// owner of the connection, which does not give an unsettled connection back to its pool
+/// ([`break_connection`] for r2d2; the diesel-async stores take it out of theirs).
+#[derive(Debug, Default)]
+pub(crate) struct Unsettled {
+    pub(crate) in_flight: bool,
+    pub(crate) in_transaction: bool,
+}
+
+impl Unsettled {
+    /// Whether the connection may be inside a statement or a transaction of idgen's.
+    pub(crate) fn any(&self) -> bool {
+        self.in_flight || self.in_transaction
+    }
+}
+
+/// Marks `conn` broken, so that r2d2 closes it instead of giving it back to the pool (r2d2 asks
+/// `R2D2Connection::is_broken`, which is diesel's transaction manager's state).
+pub(crate) fn break_connection<C: diesel::Connection>(conn: &mut C) {
+    use diesel::connection::TransactionManager;
+    C::TransactionManager::transaction_manager_status_mut(conn).set_in_error();
+}
+
 /// One connection as an idgen-core [`Session`](idgen_core::sql::Session); blocking.
 pub(crate) struct DieselSession<'c, C> {
     pub(crate) conn: &'c mut C,
+    pub(crate) state: &'c mut Unsettled,
 }
 
 /// What a diesel error means on `dialect` (diesel reports messages, not codes).
@@ -151,43 +177,63 @@ macro_rules! diesel_session {
                 &mut self,
                 st: idgen_core::sql::Statement<'_>,
             ) -> diesel::QueryResult<u64> {
-                if st.params.is_empty() {
+                self.state.in_flight = true;
+                let done = if st.params.is_empty() {
                     // One simple query: it may hold several statements.
-                    return self.conn.batch_execute(&st.sql)$(.$await)?.map(|()| 0);
-                }
-                self.conn.run(st)$(.$await)?.map(|rows| rows as u64)
+                    self.conn.batch_execute(&st.sql)$(.$await)?.map(|()| 0)
+                } else {
+                    self.conn.run(st)$(.$await)?.map(|rows| rows as u64)
+                };
+                self.state.in_flight = false;
+                done
             }
 
             async fn fetch_i64(
                 &mut self,
                 st: idgen_core::sql::Statement<'_>,
             ) -> diesel::QueryResult<Option<i64>> {
-                Ok(self.conn.load_numbers(st)$(.$await)??.first().copied())
+                self.state.in_flight = true;
+                let rows = self.conn.load_numbers(st)$(.$await)?;
+                self.state.in_flight = false;
+                Ok(rows?.first().copied())
             }
 
             async fn fetch_text(
                 &mut self,
                 st: idgen_core::sql::Statement<'_>,
             ) -> diesel::QueryResult<Option<String>> {
-                Ok(self.conn.load_texts(st)$(.$await)??.into_iter().next())
+                self.state.in_flight = true;
+                let rows = self.conn.load_texts(st)$(.$await)?;
+                self.state.in_flight = false;
+                Ok(rows?.into_iter().next())
             }
 
             async fn fetch_claim(
                 &mut self,
                 st: idgen_core::sql::Statement<'_>,
             ) -> diesel::QueryResult<Option<(i64, Option<i64>)>> {
-                Ok(self.conn.load_claims(st)$(.$await)??.first().copied())
+                self.state.in_flight = true;
+                let rows = self.conn.load_claims(st)$(.$await)?;
+                self.state.in_flight = false;
+                Ok(rows?.first().copied())
             }
 
             async fn fetch_lease_rows(
                 &mut self,
                 st: idgen_core::sql::Statement<'_>,
             ) -> diesel::QueryResult<Vec<idgen_core::sql::LeaseRow>> {
-                self.conn.load_lease_rows(st)$(.$await)?
+                self.state.in_flight = true;
+                let rows = self.conn.load_lease_rows(st)$(.$await)?;
+                self.state.in_flight = false;
+                rows
             }
 
             async fn pause(&mut self, pause: std::time::Duration) {
                 $sleep(pause)$(.$await)?;
+            }
+
+            fn transaction_open(&mut self, open: bool) {
+                self.state.in_transaction = open;
             }
         }
     };
@@ -316,7 +362,7 @@ diesel_connection!(
     diesel::MysqlConnection,
     diesel::mysql::Mysql,
     Dialect::MySql,
-    |conn| conn.batch_execute("SET autocommit = 1")
+    |_| Ok(())
 );
 diesel_connection!(
     "sqlite",

@@ -16,17 +16,87 @@ use diesel_async::{AsyncMysqlConnection, AsyncPgConnection};
 use idgen_diesel::AsyncDieselPool;
 use idgen_diesel::hilo::AsyncDieselCounter;
 use idgen_diesel::lease::{AsyncDieselLeaseStore, BoxError};
-use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
+use blocking::Value;
+use idgen_testkit::conformance::{
+    AppFuture, AppPool, AppPoolSpec, CounterKind, DbKind, HiLoSubject, LeaseSubject,
+};
 
 /// idgen-diesel's async store and counter over `C`: on a pool of at most 8 connections, or
 /// with `UNCHECKED` of one connection that is handed out again without a check
 /// (`RecyclingMethod::Fast`).
 struct AsyncDiesel<C, const UNCHECKED: bool = false>(std::marker::PhantomData<fn() -> C>);
 
+/// A diesel-async pool as an [`AppPool`].
+struct DeadpoolApp<C: idgen_diesel::AsyncDieselConnection>
+where
+    AsyncDieselConnectionManager<C>: deadpool::managed::Manager<Type = C, Error = diesel_async::pooled_connection::PoolError>,
+{
+    pool: AsyncDieselPool<C>,
+    size: u32,
+}
+
 /// The subject `AsyncDiesel<$conn>` (for each concrete connection: diesel-async's pool bounds
 /// are written out per type, not carried by a generic parameter).
 macro_rules! async_subject {
     ($conn:ty, $db:expr, $counter:expr) => {
+        impl AsyncDiesel<$conn> {
+            /// An application's pool made as `spec` says (`on_connect` in its custom setup).
+            fn app_pool(url: &str, spec: AppPoolSpec) -> Result<(AsyncDieselPool<$conn>, Box<dyn AppPool>), BoxError> {
+                let mut config = ManagerConfig::<$conn>::default();
+                let on_connect = spec.on_connect;
+                config.custom_setup = Box::new(move |url| {
+                    Box::pin(async move {
+                        let mut conn =
+                            <$conn as diesel_async::AsyncConnection>::establish(url).await?;
+                        if let Some(sql) = on_connect {
+                            diesel_async::SimpleAsyncConnection::batch_execute(&mut conn, sql)
+                                .await
+                                .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
+                        }
+                        Ok(conn)
+                    })
+                });
+                let manager =
+                    AsyncDieselConnectionManager::<$conn>::new_with_config(diesel_url(url), config);
+                let pool = Pool::builder(manager).max_size(spec.size as usize).build()?;
+                let app = DeadpoolApp { pool: pool.clone(), size: spec.size };
+                Ok((pool, Box::new(app)))
+            }
+        }
+
+        impl AppPool for DeadpoolApp<$conn> {
+            fn scalar_each<'a>(&'a self, sql: &'a str) -> AppFuture<'a, Vec<Option<i64>>> {
+                Box::pin(async move {
+                    let mut conns = Vec::new();
+                    for _ in 0..self.size {
+                        conns.push(self.pool.get().await?);
+                    }
+                    let mut values = Vec::new();
+                    for conn in &mut conns {
+                        let rows: Vec<Value> =
+                            diesel_async::RunQueryDsl::load(diesel::sql_query(sql), &mut **conn)
+                                .await?;
+                        values.push(rows.first().map(|row| row.value));
+                    }
+                    Ok(values)
+                })
+            }
+
+            fn execute_each<'a>(&'a self, sql: &'a str) -> AppFuture<'a, ()> {
+                Box::pin(async move {
+                    let mut conns = Vec::new();
+                    for _ in 0..self.size {
+                        conns.push(self.pool.get().await?);
+                    }
+                    for conn in &mut conns {
+                        diesel_async::SimpleAsyncConnection::batch_execute(&mut **conn, sql)
+                            .await?;
+                    }
+                    Ok(())
+                })
+            }
+        }
+
         impl<const UNCHECKED: bool> AsyncDiesel<$conn, UNCHECKED> {
             /// A deadpool pool to `url` (connected on first use).
             fn pool(url: &str) -> Result<AsyncDieselPool<$conn>, BoxError> {
@@ -50,6 +120,14 @@ macro_rules! async_subject {
             async fn create_table(store: &Self::Store) -> Result<(), BoxError> {
                 Ok(store.create_table().await?)
             }
+            async fn app_store(
+                url: &str,
+                table: &str,
+                spec: AppPoolSpec,
+            ) -> Result<(Self::Store, Box<dyn AppPool>), BoxError> {
+                let (pool, app) = AsyncDiesel::<$conn>::app_pool(url, spec)?;
+                Ok((AsyncDieselLeaseStore::with_table(pool, table)?, app))
+            }
         }
 
         impl<const UNCHECKED: bool> HiLoSubject for AsyncDiesel<$conn, UNCHECKED> {
@@ -61,6 +139,14 @@ macro_rules! async_subject {
             }
             async fn create(source: &Self::Source, block: u64) -> Result<(), BoxError> {
                 Ok(source.create(block).await?)
+            }
+            async fn app_source(
+                url: &str,
+                counter: &str,
+                spec: AppPoolSpec,
+            ) -> Result<(Self::Source, Box<dyn AppPool>), BoxError> {
+                let (pool, app) = AsyncDiesel::<$conn>::app_pool(url, spec)?;
+                Ok((AsyncDieselCounter::new(&pool, counter)?, app))
             }
         }
     };

@@ -35,15 +35,18 @@
 //!   1024 node IDs, as needed), idempotently.
 //! - **Claim** takes the lowest node ID whose `expires_at` has passed on the **database's**
 //!   clock, atomically: PostgreSQL `UPDATE … WHERE node = (SELECT … FOR UPDATE SKIP LOCKED)
-//!   RETURNING`; MySQL/MariaDB a short `READ COMMITTED` transaction of its own with `SELECT …
+//!   RETURNING`; MySQL/MariaDB a short transaction of its own with `SELECT …
 //!   FOR UPDATE SKIP LOCKED` (plain `FOR UPDATE` before MySQL 8.0.1 / MariaDB 10.6) then
 //!   `UPDATE`; SQLite one `UPDATE … RETURNING`.
 //! - **Renew** succeeds while this holder still holds the row and keeps the larger last
 //!   timestamp; **release** expires the row now, clears its holder (so a late renewal finds
 //!   nothing to renew) and stores the exact last timestamp.
-//! - Every statement runs on a connection of its own from the `DatabaseConnection`'s pool, in
-//!   autocommit, never inside a transaction of the caller (the store takes the connection, not a
-//!   `DatabaseTransaction`). Deadlocks, lock time-outs and busy errors are retried briefly.
+//! - Every statement runs on a connection of its own from the `DatabaseConnection`'s pool,
+//!   never inside a transaction of the caller (the store takes the connection, not a
+//!   `DatabaseTransaction`), and changes none of its settings (on MySQL/MariaDB each step in an
+//!   explicit transaction of its own, committed whatever the connection's autocommit). A call
+//!   cancelled halfway closes its connection rather than giving it back inside a transaction.
+//!   Deadlocks, lock time-outs and busy errors are retried briefly.
 //!
 //! # The table
 //!

@@ -7,7 +7,12 @@ use idgen_seaorm::lease::{
     BoxError, Claim, ClaimRequest, LeaseStore, RenewRequest, SeaOrmLeaseStore,
 };
 use idgen_seaorm::migration::{HiLoCounterMigration, LeaseTableMigration};
-use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
+use idgen_testkit::conformance::connections::{
+    mysql_app_pool, postgres_app_pool, sqlite_app_pool,
+};
+use idgen_testkit::conformance::{
+    AppPool, AppPoolSpec, CounterKind, DbKind, HiLoSubject, LeaseSubject,
+};
 use sea_orm::{Database, DatabaseConnection};
 use sea_orm_migration::{MigrationTrait, SchemaManager};
 
@@ -80,6 +85,30 @@ const fn database(d: u8) -> DbKind {
     }
 }
 
+/// A `DatabaseConnection` on an application's sqlx pool made as `spec` says (`after_connect`
+/// included), and that pool.
+fn app_connection(
+    d: u8,
+    url: &str,
+    spec: AppPoolSpec,
+) -> Result<(DatabaseConnection, Box<dyn AppPool>), BoxError> {
+    use sea_orm::{SqlxMySqlConnector, SqlxPostgresConnector, SqlxSqliteConnector};
+    Ok(match d {
+        POSTGRES => {
+            let (pool, app) = postgres_app_pool(url, spec)?;
+            (SqlxPostgresConnector::from_sqlx_postgres_pool(pool), app)
+        }
+        MYSQL => {
+            let (pool, app) = mysql_app_pool(url, spec)?;
+            (SqlxMySqlConnector::from_sqlx_mysql_pool(pool), app)
+        }
+        _ => {
+            let (pool, app) = sqlite_app_pool(url, spec)?;
+            (SqlxSqliteConnector::from_sqlx_sqlite_pool(pool), app)
+        }
+    })
+}
+
 impl<const D: u8> LeaseSubject for SeaOrm<D> {
     type Store = Lease;
     const DATABASE: DbKind = database(D);
@@ -97,6 +126,20 @@ impl<const D: u8> LeaseSubject for SeaOrm<D> {
         let migration = LeaseTableMigration::with_table(&lease.table)?;
         migration.up(&SchemaManager::new(&lease.db)).await?;
         Ok(lease.store.create_table().await?)
+    }
+    async fn app_store(
+        url: &str,
+        table: &str,
+        spec: AppPoolSpec,
+    ) -> Result<(Lease, Box<dyn AppPool>), BoxError> {
+        let (db, app) = app_connection(D, url, spec)?;
+        let store = SeaOrmLeaseStore::with_table(db.clone(), table)?;
+        let lease = Lease {
+            db,
+            table: table.to_owned(),
+            store,
+        };
+        Ok((lease, app))
     }
 }
 
@@ -122,6 +165,20 @@ impl<const D: u8> HiLoSubject for SeaOrm<D> {
         let migration = HiLoCounterMigration::new(&counter.name, block)?;
         migration.up(&SchemaManager::new(&counter.db)).await?;
         Ok(counter.counter.create(block).await?)
+    }
+    async fn app_source(
+        url: &str,
+        name: &str,
+        spec: AppPoolSpec,
+    ) -> Result<(Counter, Box<dyn AppPool>), BoxError> {
+        let (db, app) = app_connection(D, url, spec)?;
+        let counter = SeaOrmCounter::new(&db, name)?;
+        let counter = Counter {
+            db,
+            name: name.to_owned(),
+            counter,
+        };
+        Ok((counter, app))
     }
 }
 

@@ -58,9 +58,9 @@ pub trait SqlxDatabase: Database + sealed::Sealed {
     const DIALECT: Dialect;
     #[doc(hidden)]
     type Session: idgen_core::sql::Session<Error = sqlx::Error>;
-    /// A session on a connection of `pool`, in autocommit (on MySQL/MariaDB `SET autocommit =
-    /// 1` first, whatever the server's default: on a server started with `autocommit=0` every
-    /// statement would otherwise open a transaction that is never committed).
+    /// A session on a connection of `pool`, as the pool lends it: idgen changes none of its
+    /// settings (on MySQL/MariaDB each unit of work runs in an explicit transaction of its own,
+    /// which commits whatever the connection's autocommit setting).
     #[doc(hidden)]
     fn session(pool: &Pool<Self>) -> SessionFuture<'_, Self::Session>;
 }
@@ -68,13 +68,33 @@ pub trait SqlxDatabase: Database + sealed::Sealed {
 /// One pooled connection as an idgen-core [`Session`](idgen_core::sql::Session). A connection
 /// whose statement failed is closed rather than given back (the failure may be a broken
 /// connection; the next session reconnects).
+///
+/// Dropped while a statement has not answered or while idgen's own transaction is open (the
+/// call was cancelled: the store's time-out, the caller's, a dropped future, a runtime shutting
+/// down), it closes the connection instead of giving it back to the pool: sqlx would give it
+/// back after a ping, with the transaction still open (sqlx does not track a `START
+/// TRANSACTION` sent as a statement), to the application's next user of the connection. The
+/// server rolls back what the closed connection left open.
 #[doc(hidden)]
 pub struct SqlxSession<DB: Database> {
     conn: PoolConnection<DB>,
+    /// A statement has been sent and not answered yet.
+    in_flight: bool,
+    /// idgen's own transaction is open ([`Session::transaction_open`](idgen_core::sql::Session::transaction_open)).
+    in_transaction: bool,
 }
 
 impl<DB: Database> SqlxSession<DB> {
+    fn new(conn: PoolConnection<DB>) -> Self {
+        SqlxSession {
+            conn,
+            in_flight: false,
+            in_transaction: false,
+        }
+    }
+
     fn closing<T>(&mut self, result: Result<T, sqlx::Error>) -> Result<T, sqlx::Error> {
+        self.in_flight = false;
         if result
             .as_ref()
             .is_err_and(|e| !matches!(e, sqlx::Error::Database(_)))
@@ -82,6 +102,14 @@ impl<DB: Database> SqlxSession<DB> {
             self.conn.close_on_drop();
         }
         result
+    }
+}
+
+impl<DB: Database> Drop for SqlxSession<DB> {
+    fn drop(&mut self) {
+        if self.in_flight || self.in_transaction {
+            self.conn.close_on_drop();
+        }
     }
 }
 
@@ -109,13 +137,7 @@ macro_rules! sqlx_database {
             type Session = SqlxSession<$db>;
 
             fn session(pool: &Pool<Self>) -> SessionFuture<'_, SqlxSession<$db>> {
-                Box::pin(async move {
-                    let mut conn = pool.acquire().await?;
-                    if $dialect == Dialect::MySql {
-                        conn.execute("SET autocommit = 1").await?;
-                    }
-                    Ok(SqlxSession { conn })
-                })
+                Box::pin(async move { Ok(SqlxSession::new(pool.acquire().await?)) })
             }
         }
 
@@ -142,6 +164,7 @@ macro_rules! sqlx_database {
                 st: Statement<'_>,
             ) -> Result<Vec<<$db as Database>::Row>, sqlx::Error> {
                 let args = Self::arguments(&st.params)?;
+                self.in_flight = true;
                 let rows = sqlx::query_with(AssertSqlSafe(st.sql), args)
                     .fetch_all(&mut *self.conn)
                     .await;
@@ -162,14 +185,19 @@ macro_rules! sqlx_database {
             }
 
             async fn execute(&mut self, st: Statement<'_>) -> Result<u64, sqlx::Error> {
-                let done = if st.params.is_empty() {
-                    // One simple query: it may hold several statements.
-                    (&mut *self.conn).execute(AssertSqlSafe(st.sql)).await
+                let args = if st.params.is_empty() {
+                    None
                 } else {
-                    let args = Self::arguments(&st.params)?;
+                    Some(Self::arguments(&st.params)?)
+                };
+                self.in_flight = true;
+                let done = if let Some(args) = args {
                     sqlx::query_with(AssertSqlSafe(st.sql), args)
                         .execute(&mut *self.conn)
                         .await
+                } else {
+                    // One simple query: it may hold several statements.
+                    (&mut *self.conn).execute(AssertSqlSafe(st.sql)).await
                 };
                 self.closing(done).map(|done| done.rows_affected())
             }
@@ -213,6 +241,10 @@ macro_rules! sqlx_database {
 
             async fn pause(&mut self, pause: Duration) {
                 tokio::time::sleep(pause).await;
+            }
+
+            fn transaction_open(&mut self, open: bool) {
+                self.in_transaction = open;
             }
         }
     };

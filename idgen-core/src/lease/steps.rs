@@ -16,7 +16,11 @@ use std::ops::Range;
 use std::time::Duration;
 
 use crate::lease::{BoxError, Claim, ClaimRequest, RenewRequest};
-use crate::sql::{CallError, Dialect, ErrorClass, LeaseRow, LeaseSql, Session, Statement};
+use crate::sql::session::{begin_transaction, end_transaction, in_own_transaction};
+use crate::sql::{
+    CallError, Dialect, ErrorClass, LeaseRow, LeaseSql, Session, Statement,
+    check_outside_transaction,
+};
 
 /// Rows of a namespace are created in chunks of this many node IDs, as they are needed.
 pub const CHUNK: u64 = 1024;
@@ -48,12 +52,15 @@ impl<E> From<E> for Failure<E> {
 /// rows), so it waits a little and looks again, up to [`LOCKED_ROUNDS`] times. The whole claim
 /// is tried again after a transient error, up to [`TRANSIENT_ATTEMPTS`] times.
 ///
+/// On MySQL/MariaDB each step runs in a transaction of its own (see [`Session`]).
+///
 /// Errors name the operation and the table, with a hint when the table is missing.
 pub async fn claim<S: Session>(
     session: &mut S,
     sql: &LeaseSql,
     req: ClaimRequest<'_>,
 ) -> Result<Option<Claim>, BoxError> {
+    check_outside_transaction(session).await?;
     let mut attempt = 0;
     loop {
         match claim_once(session, sql, req).await {
@@ -89,9 +96,11 @@ async fn claim_once<S: Session>(
     let mut locked_rounds = 0;
     for _ in 0..rounds {
         // Rows are never deleted, so every row counted here is seen by the claim after it.
-        let next = session
-            .fetch_i64(sql.next_missing(req.namespace, req.capacity))
-            .await?;
+        let next = in_own_transaction!(
+            session,
+            session.fetch_i64(sql.next_missing(req.namespace, req.capacity))
+        )
+        .await?;
         let next = u64::try_from(next.unwrap_or(0)).unwrap_or(0);
         // A released row first: its last timestamp is exact, so its new holder issues at
         // once; any other expired row may hide a holder the store forgot (see `Claim::exact`).
@@ -102,15 +111,19 @@ async fn claim_once<S: Session>(
         }
         if next < req.capacity {
             let nodes: Range<u64> = next..req.capacity.min(next + CHUNK);
-            session
-                .execute(sql.insert_rows(req.namespace, nodes))
-                .await?;
+            in_own_transaction!(
+                session,
+                session.execute(sql.insert_rows(req.namespace, nodes))
+            )
+            .await?;
             continue;
         }
         // Every row exists and none could be locked: full, unless some were only locked.
-        let expired = session
-            .fetch_i64(sql.count_expired(req.namespace, req.capacity))
-            .await?;
+        let expired = in_own_transaction!(
+            session,
+            session.fetch_i64(sql.count_expired(req.namespace, req.capacity))
+        )
+        .await?;
         if expired.unwrap_or(0) == 0 {
             return Ok(None);
         }
@@ -123,9 +136,12 @@ async fn claim_once<S: Session>(
 }
 
 /// Takes the lowest expired row this session can lock (only a released one if `released`):
-/// one statement on PostgreSQL and SQLite; on MySQL/MariaDB a short `READ COMMITTED`
-/// transaction (no gap locks, so claims and row inserts do not block each other) that locks
-/// the row, then assigns it. The claim is [`exact`](Claim::exact) only from a released row.
+/// one statement on PostgreSQL and SQLite; on MySQL/MariaDB a short transaction of idgen's own
+/// that locks the row, then assigns it. It runs in the connection's isolation level, which
+/// idgen does not change (the connection may be the application's): every read in it is a
+/// locking read, which reads the latest committed rows at any level. (Under `REPEATABLE READ`
+/// its gap locks can make a concurrent insert of rows wait until it commits, a few
+/// milliseconds.) The claim is [`exact`](Claim::exact) only from a released row.
 async fn take_expired<S: Session>(
     session: &mut S,
     sql: &LeaseSql,
@@ -135,10 +151,7 @@ async fn take_expired<S: Session>(
 ) -> Result<Option<Claim>, S::Error> {
     let ttl_ms = i64::try_from(req.ttl.as_millis()).unwrap_or(i64::MAX);
     let row = if sql.dialect() == Dialect::MySql {
-        session
-            .execute(raw("SET TRANSACTION ISOLATION LEVEL READ COMMITTED"))
-            .await?;
-        session.execute(raw("BEGIN")).await?;
+        begin_transaction(session).await?;
         let assigned = async {
             let lock = if released {
                 sql.lock_released(req.namespace, req.capacity, skip_locked)
@@ -153,15 +166,7 @@ async fn take_expired<S: Session>(
             Ok(Some(row))
         }
         .await;
-        let end = if matches!(assigned, Ok(Some(_))) {
-            "COMMIT"
-        } else {
-            "ROLLBACK"
-        };
-        let ended = session.execute(raw(end)).await;
-        let row = assigned?;
-        ended?;
-        row
+        end_transaction(session, assigned).await?
     } else {
         let statement = if released {
             sql.take_released(req.namespace, req.capacity, req.holder, ttl_ms)
@@ -196,6 +201,7 @@ pub async fn renew<S: Session>(
     sql: &LeaseSql,
     req: RenewRequest<'_>,
 ) -> Result<bool, BoxError> {
+    check_outside_transaction(session).await?;
     let ttl_ms = i64::try_from(req.ttl.as_millis()).unwrap_or(i64::MAX);
     let mut attempt = 0;
     loop {
@@ -206,7 +212,7 @@ pub async fn renew<S: Session>(
             ttl_ms,
             req.last_timestamp_ms,
         );
-        match session.execute(statement).await {
+        match in_own_transaction!(session, session.execute(statement)).await {
             Err(e) if retry(session, &e, &mut attempt) => {
                 session.pause(transient_pause(attempt)).await;
             }
@@ -225,10 +231,11 @@ pub async fn release<S: Session>(
     sql: &LeaseSql,
     req: RenewRequest<'_>,
 ) -> Result<(), BoxError> {
+    check_outside_transaction(session).await?;
     let mut attempt = 0;
     loop {
         let statement = sql.release(req.namespace, req.node, req.holder, req.last_timestamp_ms);
-        match session.execute(statement).await {
+        match in_own_transaction!(session, session.execute(statement)).await {
             Err(e) if retry(session, &e, &mut attempt) => {
                 session.pause(transient_pause(attempt)).await;
             }
@@ -247,8 +254,8 @@ pub async fn rows<S: Session>(
     sql: &LeaseSql,
     namespace: &str,
 ) -> Result<Vec<LeaseRow>, BoxError> {
-    session
-        .fetch_lease_rows(sql.rows(namespace))
+    check_outside_transaction(session).await?;
+    in_own_transaction!(session, session.fetch_lease_rows(sql.rows(namespace)))
         .await
         .map_err(|e| describe(session, sql, "read rows", e))
 }
@@ -257,7 +264,9 @@ pub async fn rows<S: Session>(
 /// same moment (on PostgreSQL after [`PG_DDL_LOCK`](crate::sql::PG_DDL_LOCK); a creator that
 /// took no lock, such as a migration tool, can still collide: then it runs once more).
 pub async fn create_table<S: Session>(session: &mut S, sql: &LeaseSql) -> Result<(), BoxError> {
-    crate::sql::create_if_missing(session, &sql.create_guarded())
+    check_outside_transaction(session).await?;
+    let ddl = sql.create_guarded();
+    in_own_transaction!(session, crate::sql::create_if_missing(session, &ddl))
         .await
         .map_err(|e| describe(session, sql, "create", e))
 }
@@ -313,6 +322,8 @@ mod tests {
         released_looks: u32,
         paused: Duration,
         missing_table: bool,
+        /// The connection is inside a transaction of the application's.
+        in_transaction: bool,
         statements: Vec<String>,
     }
 
@@ -342,6 +353,9 @@ mod tests {
         }
         async fn fetch_i64(&mut self, st: Statement<'_>) -> Result<Option<i64>, Fake> {
             self.statements.push(st.sql.clone());
+            if st.sql.contains("@@in_transaction") {
+                return Ok(Some(i64::from(self.in_transaction)));
+            }
             if self.missing_table {
                 return Err(Fake("no such table"));
             }
@@ -480,7 +494,7 @@ mod tests {
     }
 
     #[test]
-    fn a_mysql_claim_locks_then_assigns_in_one_read_committed_transaction() {
+    fn a_mysql_claim_runs_each_step_in_a_transaction_of_its_own_and_sets_nothing() {
         let mut s = Script {
             dialect: Some(Dialect::MySql),
             rows: 2,
@@ -491,21 +505,38 @@ mod tests {
         assert!(!claim.exact, "an expired row, not a released one");
         let tx: Vec<&str> = s.statements.iter().map(|s| &s[..s.len().min(24)]).collect();
         assert_eq!(
-            &tx[1..],
+            tx,
             [
-                "SET TRANSACTION ISOLATIO",
-                "BEGIN",
+                "SELECT CAST(@@in_transac",
+                "START TRANSACTION",
+                "SELECT CAST(COALESCE(MAX",
+                "COMMIT",
+                "START TRANSACTION",
                 "SELECT node, last_timest", // a released row first: none
-                "ROLLBACK",
-                "SET TRANSACTION ISOLATIO",
-                "BEGIN",
+                "COMMIT",
+                "START TRANSACTION",
                 "SELECT node, last_timest",
                 "UPDATE `leases` SET hold",
                 "COMMIT"
             ]
         );
-        assert!(s.statements[3].contains("holder IS NULL AND last_timestamp IS NOT NULL"));
-        assert!(s.statements[7].ends_with("FOR UPDATE SKIP LOCKED"));
+        assert!(s.statements[5].contains("holder IS NULL AND last_timestamp IS NOT NULL"));
+        assert!(s.statements[8].ends_with("FOR UPDATE SKIP LOCKED"));
         assert_eq!(s.released_looks, 1);
+        assert!(!s.statements.iter().any(|st| st.starts_with("SET ")));
+    }
+
+    #[test]
+    fn a_mysql_connection_inside_the_applications_transaction_is_left_alone() {
+        let mut s = Script {
+            dialect: Some(Dialect::MySql),
+            rows: 2,
+            free: 1,
+            in_transaction: true,
+            ..Script::default()
+        };
+        let err = run(&mut s, 2).unwrap_err().to_string();
+        assert!(err.contains("inside a transaction of the application's"), "{err}");
+        assert_eq!(s.statements.len(), 1, "only the check: {:?}", s.statements);
     }
 }

@@ -4,8 +4,10 @@
 //! keep the counter in a `SEQUENCE` whose `INCREMENT BY` is the block size; MySQL (and MariaDB
 //! by choice) and SQLite in a row of a counter table, which takes any step per call.
 
+use super::session::in_own_transaction;
 use super::{
     DEFAULT_COUNTER_TABLE, Dialect, ErrorClass, PG_DDL_LOCK, Session, SqlName, Statement, Value,
+    check_outside_transaction,
 };
 use crate::{BoxError, Error};
 
@@ -273,8 +275,9 @@ impl CounterSql {
     }
 }
 
-/// The procedures of every SQL hi-lo counter, over an adapter's [`Session`] (on the counter's
-/// own connection, in autocommit).
+/// The procedures of every SQL hi-lo counter, over an adapter's [`Session`]: each a unit of
+/// work of its own, on MySQL/MariaDB in a transaction of its own (see [`Session`]), so it
+/// commits whatever the connection's autocommit setting, which idgen never changes.
 impl CounterSql {
     /// Takes one block of `size` IDs and returns its first ID. A missing sequence, table or
     /// row is [`missing`](Self::missing); other errors are the driver's.
@@ -284,19 +287,24 @@ impl CounterSql {
         size: u64,
     ) -> Result<i64, BoxError> {
         let statement = self.allocate(size)?;
+        check_outside_transaction(session).await?;
         if (self.dialect, self.kind) == (Dialect::MySql, CounterKind::Table) {
             let step = i64::try_from(size)?;
-            match session.execute(statement).await {
-                Ok(1) => {}
-                Ok(_) => return Err(self.missing().into()),
-                Err(e) => return Err(self.or_missing(session, e)),
-            }
-            // LAST_INSERT_ID() is per connection, and this is the counter's own connection:
-            // the counter after the update, so the block starts `step` below it.
-            let after = session.fetch_i64(raw(Self::LAST_INSERT_ID)).await?;
-            return Ok(after.ok_or_else(|| self.missing())? - step);
+            // LAST_INSERT_ID() is per connection, read on the connection of the update: the
+            // counter after the update, so the block starts `step` below it.
+            let updated = in_own_transaction!(session, async {
+                let rows = session.execute(statement).await?;
+                let after = session.fetch_i64(raw(Self::LAST_INSERT_ID)).await?;
+                Ok::<_, S::Error>((rows, after))
+            })
+            .await;
+            return match updated {
+                Ok((1, Some(after))) => Ok(after - step),
+                Ok(_) => Err(self.missing().into()),
+                Err(e) => Err(self.or_missing(session, e)),
+            };
         }
-        match session.fetch_i64(statement).await {
+        match in_own_transaction!(session, session.fetch_i64(statement)).await {
             Ok(Some(start)) => Ok(start),
             Ok(None) => Err(self.missing().into()),
             Err(e) => Err(self.or_missing(session, e)),
@@ -306,7 +314,8 @@ impl CounterSql {
     /// The counter's fixed step (a sequence's increment, checked by [`step`](Self::step)), or
     /// `None` for a table counter, which takes any step per call.
     pub async fn increment_on<S: Session>(&self, session: &mut S) -> Result<Option<u64>, BoxError> {
-        match session.fetch_i64(self.increment()).await {
+        check_outside_transaction(session).await?;
+        match in_own_transaction!(session, session.fetch_i64(self.increment())).await {
             Ok(Some(increment)) => match self.kind {
                 CounterKind::Sequence => Ok(Some(self.step(increment)?)),
                 CounterKind::Table => Ok(None),
@@ -320,8 +329,9 @@ impl CounterSql {
     /// idempotently and safely when other processes do the same at the same moment; a creator
     /// that took no lock (a migration tool) can still collide: then it runs once more.
     pub async fn create_on<S: Session>(&self, session: &mut S, block: u64) -> Result<(), BoxError> {
+        check_outside_transaction(session).await?;
         for sql in self.create_guarded(block) {
-            super::session::create_if_missing(session, &sql).await?;
+            in_own_transaction!(session, super::session::create_if_missing(session, &sql)).await?;
         }
         Ok(())
     }

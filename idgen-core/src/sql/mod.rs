@@ -35,7 +35,7 @@ mod counter;
 mod dialect;
 mod lease;
 mod name;
-mod session;
+pub(crate) mod session;
 mod statement;
 
 pub use call_error::CallError;
@@ -43,7 +43,7 @@ pub use counter::{CounterKind, CounterSql, detect_mysql_kind};
 pub use dialect::{Dialect, ErrorClass, mariadb_has_sequences, mysql_has_skip_locked};
 pub use lease::LeaseSql;
 pub use name::SqlName;
-pub use session::{LeaseRow, Session, block_on, create_if_missing};
+pub use session::{LeaseRow, Session, block_on, check_outside_transaction, create_if_missing};
 pub use statement::{Statement, Value};
 
 /// The lease table's default name, shared by every adapter.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use idgen_core::sql::{CounterKind, detect_mysql_kind};
 
-use crate::async_session::{AsyncDieselSession, pooled};
+use crate::async_session::{AsyncDieselSession, Lent, pooled};
 use crate::hilo::spec::CounterSpec;
 use crate::hilo::{BoxError, HiLoSource, Increment};
 use deadpool::managed::Manager;
@@ -73,14 +73,16 @@ macro_rules! on_connection {
         let task = tokio::spawn(async move {
             counter.spec.check(C::DIALECT)?;
             let mut slot = counter.conn.lock().await;
-            let mut conn = match slot.take() {
+            let conn = match slot.take() {
                 Some(conn) => conn,
                 None => pooled::<C>(&counter.pool)
                     .await
                     .map_err(|e| format!("no connection for the counter: {e}"))?,
             };
+            // Closed, not given back to the pool, if this task is dropped halfway.
+            let mut lent = Lent::new(conn);
             let outcome: Result<_, BoxError> = async {
-                let mut session = AsyncDieselSession { conn: &mut *conn };
+                let mut session = lent.session();
                 let kind = counter.kind(&mut session).await?;
                 let $sql = counter.spec.sql(C::DIALECT, kind)?;
                 let $session = &mut session;
@@ -88,7 +90,7 @@ macro_rules! on_connection {
             }
             .await;
             if outcome.is_ok() {
-                *slot = Some(conn);
+                *slot = lent.settled();
             }
             outcome
         });

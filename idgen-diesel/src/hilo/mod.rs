@@ -13,9 +13,9 @@
 //! across processes and restarts. At start-up the sequence's increment is read from the catalog
 //! and a sequence whose increment differs from the block size is refused with
 //! [`Error::HiLoIncrementMismatch`](crate::Error::HiLoIncrementMismatch) naming both numbers.
-//! Every allocation is one autocommit statement on the counter's own connection (on
-//! MySQL/MariaDB the counter sets `autocommit = 1` when it takes the connection, whatever the
-//! server's default).
+//! Every allocation is one statement on the counter's own connection (on MySQL/MariaDB in an
+//! explicit transaction of its own, so it commits whatever the connection's autocommit
+//! setting, which idgen does not change).
 //!
 //! | database | counter | one allocation | increment read from |
 //! |---|---|---|---|

@@ -9,7 +9,7 @@ use idgen_core::sql::{CounterKind, CounterSql, block_on, detect_mysql_kind};
 
 use crate::hilo::spec::CounterSpec;
 use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
-use crate::session::DieselSession;
+use crate::session::{DieselSession, Unsettled, break_connection};
 use crate::{DieselConnection, DieselPool, Error, R2d2Pool};
 
 /// The counter table's default name (MySQL table mode, SQLite; idgen-core's).
@@ -194,12 +194,21 @@ impl<C: DieselConnection> DieselCounter<C> {
         let Some(conn) = slot.as_mut() else {
             return Err("the counter has no connection".into());
         };
-        let mut session = DieselSession { conn: &mut **conn };
+        let mut state = Unsettled::default();
+        let mut session = DieselSession {
+            conn: &mut **conn,
+            state: &mut state,
+        };
         let outcome = self.kind(&mut session).and_then(|kind| {
             let sql = self.spec.sql(C::DIALECT, kind)?;
             op(&mut session, &sql)
         });
-        if outcome.is_err() {
+        if state.any() {
+            // A transaction whose end failed: r2d2 closes the connection instead of lending it
+            // on.
+            break_connection(&mut **conn);
+        }
+        if outcome.is_err() || state.any() {
             *slot = None;
         }
         outcome

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use idgen_core::lease::steps::{self, Call, StepStore};
 use idgen_core::sql::LeaseSql;
 
-use crate::async_session::{AsyncDieselSession, pooled, unpooled};
+use crate::async_session::{AsyncDieselSession, Lent, pooled, unpooled};
+use crate::session::Unsettled;
 use crate::lease::store::store_error;
 use crate::lease::{BoxError, DEFAULT_TABLE, LeaseRow, LeaseStore};
 use deadpool::managed::Manager;
@@ -22,7 +23,8 @@ use crate::{AsyncDieselConnection, AsyncDieselPool, Error};
 /// The table, the SQL and the guarantees are those of [`DieselLeaseStore`](super::DieselLeaseStore)
 /// and idgen-sqlx's store, so processes of any of them lease from one table without ever
 /// sharing a node ID. Each call takes a connection of its own from the pool (waiting at most
-/// 5 s) and runs in autocommit (a claim on MySQL/MariaDB in a short transaction of its own),
+/// 5 s), changes none of its settings (on MySQL/MariaDB each step runs in an explicit
+/// transaction of its own; a task dropped halfway closes its connection),
 /// never inside a transaction of the caller, as a task of its own on the caller's runtime (a
 /// caller that stops waiting leaves the statement to complete). A store (with its clones) runs
 /// one call at a time.
@@ -261,9 +263,13 @@ where
     async fn start(&self) -> Result<(Connection<C>, &LeaseSql), BoxError> {
         let sql = self.sql()?;
         let conn = if self.detached {
-            unpooled(&self.pool).await.map(Connection::Own)
+            unpooled(&self.pool)
+                .await
+                .map(|conn| Connection::Own(conn, Unsettled::default()))
         } else {
-            pooled::<C>(&self.pool).await.map(Connection::Pooled)
+            pooled::<C>(&self.pool)
+                .await
+                .map(|conn| Connection::Pooled(Lent::new(conn)))
         };
         let conn =
             conn.map_err(|e| format!("no connection for lease table {}: {e}", sql.table()))?;
@@ -276,8 +282,10 @@ enum Connection<C: AsyncDieselConnection>
 where
     AsyncDieselConnectionManager<C>: Manager<Type = C, Error = PoolError>,
 {
-    Pooled(deadpool::managed::Object<AsyncDieselConnectionManager<C>>),
-    Own(C),
+    /// Closed rather than given back to the pool if a call left it unsettled ([`Lent`]).
+    Pooled(Lent<C>),
+    /// Closed when dropped.
+    Own(C, Unsettled),
 }
 
 impl<C: AsyncDieselConnection> Connection<C>
@@ -285,11 +293,10 @@ where
     AsyncDieselConnectionManager<C>: Manager<Type = C, Error = PoolError>,
 {
     fn session(&mut self) -> AsyncDieselSession<'_, C> {
-        let conn = match self {
-            Connection::Pooled(conn) => &mut **conn,
-            Connection::Own(conn) => conn,
-        };
-        AsyncDieselSession { conn }
+        match self {
+            Connection::Pooled(lent) => lent.session(),
+            Connection::Own(conn, state) => AsyncDieselSession { conn, state },
+        }
     }
 }
 

@@ -36,9 +36,12 @@
 //! ```
 //!
 //! The store's calls run on short-lived threads of their own (never on a runtime thread, and
-//! still while a runtime shuts down), each on a connection of its own from the pool, in
-//! autocommit (on MySQL/MariaDB the store sets `autocommit = 1` on the connection first,
-//! whatever the server's default). On SQLite a connection without a busy timeout gets one of
+//! still while a runtime shuts down), each on a connection of its own from the pool, changing
+//! none of its settings: on MySQL/MariaDB each step runs in an explicit transaction of its own
+//! (`START TRANSACTION` … `COMMIT`, committed whether the pool's connections run with
+//! `autocommit=1` or `0`), and a connection inside a transaction of the application's is left
+//! alone (the call fails). A connection a call could not leave settled (a transaction whose end
+//! failed, a diesel-async task dropped halfway) is closed, not given back to the pool. On SQLite a connection without a busy timeout gets one of
 //! 5 s (as sqlx's default), since claims from several processes wait for the one writer.
 //!
 //! # The table

@@ -10,7 +10,7 @@ use idgen_core::sql::{LeaseSql, block_on};
 
 use crate::lease::exit_wait;
 use crate::lease::{BoxError, IntoLeaseStore};
-use crate::session::DieselSession;
+use crate::session::{DieselSession, Unsettled, break_connection};
 use crate::{DieselConnection, DieselPool, Error, R2d2Pool};
 
 /// The lease table's default name (idgen-core's, shared by every adapter).
@@ -29,8 +29,8 @@ const CONNECTION_WAIT: Duration = Duration::from_secs(5);
 ///
 /// The table, the SQL and the guarantees are idgen-sqlx's, so diesel and sqlx processes lease
 /// from one table without ever sharing a node ID. Each call takes a connection of its own from
-/// the pool and runs in autocommit (a claim on MySQL/MariaDB in a short transaction of its own),
-/// never inside a transaction of the caller, on a short-lived thread of its own per call, so
+/// the pool, changes none of its settings (on MySQL/MariaDB each step runs in an explicit
+/// transaction of its own), never inside a transaction of the caller, on a short-lived thread of its own per call, so
 /// async executors never block on the database (and a release still runs while the runtime
 /// shuts down). A store (with its clones) runs one call at a time.
 ///
@@ -297,7 +297,19 @@ fn run_on<C: DieselConnection, T>(
         .get_timeout(wait)
         .map_err(|e| format!("no connection for lease table {}: {e}", sql.table()))?;
     conn.prepare()?;
-    op(&mut DieselSession { conn: &mut *conn }, sql)
+    let mut state = Unsettled::default();
+    let outcome = op(
+        &mut DieselSession {
+            conn: &mut *conn,
+            state: &mut state,
+        },
+        sql,
+    );
+    if state.any() {
+        // A transaction whose end failed: r2d2 closes the connection instead of lending it on.
+        break_connection(&mut *conn);
+    }
+    outcome
 }
 
 /// The store error of a direct call (not through the engine).

@@ -7,7 +7,9 @@ use diesel::{MysqlConnection, PgConnection, SqliteConnection};
 use idgen_diesel::hilo::DieselCounter;
 use idgen_diesel::lease::{BoxError, DieselLeaseStore};
 use idgen_diesel::{DieselConnection, DieselPool};
-use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
+use idgen_testkit::conformance::{
+    AppFuture, AppPool, AppPoolSpec, CounterKind, DbKind, HiLoSubject, LeaseSubject,
+};
 
 /// What diesel's `establish` takes for a testkit URL: the file's path for SQLite.
 pub(crate) fn diesel_url(url: &str) -> String {
@@ -25,11 +27,99 @@ fn pool<C: DieselConnection>(url: &str) -> DieselPool<C> {
         .build_unchecked(ConnectionManager::new(diesel_url(url)))
 }
 
+/// `… AS value`, a number, as the application's checks read it.
+#[derive(diesel::QueryableByName)]
+pub(crate) struct Value {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub(crate) value: i64,
+}
+
+/// The application's `on_connect` statement, run on each connection r2d2 opens.
+#[derive(Debug)]
+struct OnConnect(Option<&'static str>);
+
+impl<C: diesel::connection::SimpleConnection>
+    diesel::r2d2::CustomizeConnection<C, diesel::r2d2::Error> for OnConnect
+{
+    fn on_acquire(&self, conn: &mut C) -> Result<(), diesel::r2d2::Error> {
+        if let Some(sql) = self.0 {
+            conn.batch_execute(sql)
+                .map_err(diesel::r2d2::Error::QueryError)?;
+        }
+        Ok(())
+    }
+}
+
+/// An application's r2d2 pool made as `spec` says.
+fn app_pool<C: DieselConnection>(url: &str, spec: AppPoolSpec) -> DieselPool<C> {
+    Pool::builder()
+        .max_size(spec.size)
+        .min_idle(Some(0))
+        .connection_customizer(Box::new(OnConnect(spec.on_connect)))
+        .build_unchecked(ConnectionManager::new(diesel_url(url)))
+}
+
+/// An r2d2 pool as an [`AppPool`].
+pub(crate) struct R2d2App<C: diesel::r2d2::R2D2Connection + 'static> {
+    pool: DieselPool<C>,
+    size: u32,
+}
+
+/// `AppPool` for `R2d2App<$conn>`.
+macro_rules! r2d2_app {
+    ($conn:ty) => {
+        impl AppPool for R2d2App<$conn> {
+            fn scalar_each<'a>(&'a self, sql: &'a str) -> AppFuture<'a, Vec<Option<i64>>> {
+                let (pool, size, sql) = (self.pool.clone(), self.size, sql.to_owned());
+                Box::pin(async move {
+                    tokio::task::spawn_blocking(move || -> Result<_, BoxError> {
+                        let mut conns = (0..size)
+                            .map(|_| pool.get())
+                            .collect::<Result<Vec<_>, _>>()?;
+                        let mut values = Vec::new();
+                        for conn in &mut conns {
+                            let rows: Vec<Value> =
+                                diesel::RunQueryDsl::load(diesel::sql_query(&sql), &mut **conn)?;
+                            values.push(rows.first().map(|row| row.value));
+                        }
+                        Ok(values)
+                    })
+                    .await?
+                })
+            }
+
+            fn execute_each<'a>(&'a self, sql: &'a str) -> AppFuture<'a, ()> {
+                use diesel::connection::SimpleConnection;
+                let (pool, size, sql) = (self.pool.clone(), self.size, sql.to_owned());
+                Box::pin(async move {
+                    tokio::task::spawn_blocking(move || -> Result<_, BoxError> {
+                        let mut conns = (0..size)
+                            .map(|_| pool.get())
+                            .collect::<Result<Vec<_>, _>>()?;
+                        for conn in &mut conns {
+                            conn.batch_execute(&sql)?;
+                        }
+                        Ok(())
+                    })
+                    .await?
+                })
+            }
+        }
+    };
+}
+
+r2d2_app!(PgConnection);
+r2d2_app!(MysqlConnection);
+r2d2_app!(SqliteConnection);
+
 /// idgen-diesel's blocking store and counter over `C`.
 pub(crate) struct Blocking<C>(std::marker::PhantomData<fn() -> C>);
 
 /// Which database a connection type reaches, and how its counter is kept.
-pub(crate) trait Backend: DieselConnection {
+pub(crate) trait Backend: DieselConnection
+where
+    R2d2App<Self>: AppPool,
+{
     const DATABASE: DbKind;
     const COUNTER: CounterKind;
 }
@@ -49,7 +139,10 @@ impl Backend for SqliteConnection {
     const COUNTER: CounterKind = CounterKind::Table;
 }
 
-impl<C: Backend> LeaseSubject for Blocking<C> {
+impl<C: Backend> LeaseSubject for Blocking<C>
+where
+    R2d2App<C>: AppPool,
+{
     type Store = DieselLeaseStore<C>;
     const DATABASE: DbKind = C::DATABASE;
     async fn store(url: &str, table: &str) -> Result<Self::Store, BoxError> {
@@ -59,9 +152,24 @@ impl<C: Backend> LeaseSubject for Blocking<C> {
         let store = store.clone();
         Ok(tokio::task::spawn_blocking(move || store.create_table()).await??)
     }
+    async fn app_store(
+        url: &str,
+        table: &str,
+        spec: AppPoolSpec,
+    ) -> Result<(Self::Store, Box<dyn AppPool>), BoxError> {
+        let pool = app_pool::<C>(url, spec);
+        let app = R2d2App {
+            pool: pool.clone(),
+            size: spec.size,
+        };
+        Ok((DieselLeaseStore::with_table(pool, table)?, Box::new(app)))
+    }
 }
 
-impl<C: Backend> HiLoSubject for Blocking<C> {
+impl<C: Backend> HiLoSubject for Blocking<C>
+where
+    R2d2App<C>: AppPool,
+{
     type Source = DieselCounter<C>;
     const DATABASE: DbKind = C::DATABASE;
     const COUNTER: CounterKind = C::COUNTER;
@@ -71,6 +179,18 @@ impl<C: Backend> HiLoSubject for Blocking<C> {
     async fn create(source: &Self::Source, block: u64) -> Result<(), BoxError> {
         let source = source.clone();
         Ok(tokio::task::spawn_blocking(move || source.create(block)).await??)
+    }
+    async fn app_source(
+        url: &str,
+        counter: &str,
+        spec: AppPoolSpec,
+    ) -> Result<(Self::Source, Box<dyn AppPool>), BoxError> {
+        let pool = app_pool::<C>(url, spec);
+        let app = R2d2App {
+            pool: pool.clone(),
+            size: spec.size,
+        };
+        Ok((DieselCounter::new(&pool, counter)?, Box::new(app)))
     }
 }
 

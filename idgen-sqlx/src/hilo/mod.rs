@@ -63,9 +63,9 @@
 //! # Its own connection, autocommit
 //!
 //! Each source owns a **one-connection pool** made from the caller's pool's connect options
-//! (connected lazily, reconnected after a failure). Every allocation is one autocommit
-//! statement on that connection (on MySQL/MariaDB the connection sets `autocommit = 1` when it
-//! opens, so a server started with `autocommit=0` cannot leave a block uncommitted):
+//! (connected lazily, reconnected after a failure). Every allocation is one statement on that
+//! connection (on MySQL/MariaDB in an explicit transaction of its own, so a server started with
+//! `autocommit=0` cannot leave a block uncommitted):
 //! - never inside a caller's transaction, so a rolled-back transaction cannot un-allocate a
 //!   block of a table counter that this process already hands out;
 //! - never waiting for a slot of the caller's pool, so a pool whose every connection is held by

@@ -41,7 +41,7 @@
 //!   (in chunks of 1024 node IDs, as they are needed), idempotently.
 //! - **Claim**: takes the lowest node ID whose `expires_at` has passed **on the database's
 //!   clock**, atomically: PostgreSQL `UPDATE … WHERE node = (SELECT … FOR UPDATE SKIP LOCKED)
-//!   RETURNING`; MySQL/MariaDB a short `READ COMMITTED` transaction with `SELECT … FOR UPDATE
+//!   RETURNING`; MySQL/MariaDB a short transaction with `SELECT … FOR UPDATE
 //!   SKIP LOCKED` (MySQL 8.0.1+, MariaDB 10.6+; plain `FOR UPDATE` on older servers, which is
 //!   slower under contention but as safe) then `UPDATE`; SQLite one `UPDATE … RETURNING` (one
 //!   writer at a time; concurrent claims wait up to the pool's busy timeout). A claim that
@@ -53,9 +53,15 @@
 //! - **Release**: expires the row now, clears its holder and stores the exact last timestamp
 //!   issued. A renewal sent before the release and answered after it finds no holder to match,
 //!   so the node ID stays free.
-//! - Every call runs on its own connection from the pool, in autocommit (on MySQL/MariaDB the
-//!   store sets `autocommit = 1` on the connection first, whatever the server's default), never
-//!   inside a transaction of the caller. Deadlocks, lock time-outs and busy errors are retried briefly.
+//! - Every call runs on its own connection from the pool, never inside a transaction of the
+//!   caller, and changes none of the connection's settings: on MySQL/MariaDB each step runs in
+//!   an explicit transaction of its own (`START TRANSACTION` … `COMMIT`, which commits whether
+//!   the pool's connections run with `autocommit=1` or `0`), after checking that the connection
+//!   is not inside a transaction of the application's (MariaDB's `@@in_transaction`; such a
+//!   connection is left alone and the call fails). A call cancelled halfway (the store's
+//!   time-out, the caller's, a dropped future, a runtime shutting down) closes its connection
+//!   rather than giving it back to the pool inside a transaction. Deadlocks, lock time-outs and
+//!   busy errors are retried briefly.
 //!
 //! # The table
 //!

@@ -22,8 +22,10 @@ const DETACHED_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Node-ID leases kept in a table of a PostgreSQL, MySQL/MariaDB or SQLite database, over a
 /// sqlx [`Pool`]: the [`LeaseStore`](crate::lease::LeaseStore) behind `WorkerLease::acquire(&pool, &layout)`.
 ///
-/// Each call runs on a connection of its own from the pool, in autocommit (a claim on
-/// MySQL/MariaDB in a short transaction of its own), never inside a transaction of the caller.
+/// Each call runs on a connection of its own from the pool, never inside a transaction of the
+/// caller, and leaves the connection as it found it: no setting changed (on MySQL/MariaDB each
+/// step in an explicit transaction of its own), and a call cancelled halfway closes the
+/// connection rather than giving it back inside a transaction.
 /// Expiry is measured on the database's clock. See the [module documentation](crate::lease)
 /// for the table and the SQL.
 ///

@@ -10,7 +10,12 @@ use std::time::Duration;
 
 use idgen_sqlx::hilo::{MySqlCounter, MySqlMode, PgSequence, SqliteCounter};
 use idgen_sqlx::lease::{BoxError, SqlxLeaseStore};
-use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
+use idgen_testkit::conformance::connections::{
+    mysql_app_pool, postgres_app_pool, sqlite_app_pool,
+};
+use idgen_testkit::conformance::{
+    AppPool, AppPoolSpec, CounterKind, DbKind, HiLoSubject, LeaseSubject,
+};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
 use sqlx::{MySql, MySqlPool, PgPool, Postgres, Sqlite, SqlitePool};
 
@@ -34,10 +39,10 @@ fn sqlite_pool(url: &str) -> Result<SqlitePool, BoxError> {
 }
 
 /// Both subject traits for `$subject`: its store on the database `$db` (`$kind`) and its
-/// source `$source` (counter kind `$counter`), each over a new pool `$pool(url)`; `$new(&pool,
-/// counter)` makes the source.
+/// source `$source` (counter kind `$counter`), each over a new pool `$pool(url)` (or an
+/// application's pool `$app(url, spec)`); `$new(&pool, counter)` makes the source.
 macro_rules! sqlx_subject {
-    ($subject:ty, $db:ty, $kind:expr, $pool:expr; $source:ty, $counter:expr, $new:expr) => {
+    ($subject:ty, $db:ty, $kind:expr, $pool:expr, $app:expr; $source:ty, $counter:expr, $new:expr) => {
         impl LeaseSubject for $subject {
             type Store = SqlxLeaseStore<$db>;
             const DATABASE: DbKind = $kind;
@@ -46,6 +51,14 @@ macro_rules! sqlx_subject {
             }
             async fn create_table(store: &Self::Store) -> Result<(), BoxError> {
                 Ok(store.create_table().await?)
+            }
+            async fn app_store(
+                url: &str,
+                table: &str,
+                spec: AppPoolSpec,
+            ) -> Result<(Self::Store, Box<dyn AppPool>), BoxError> {
+                let (pool, app) = $app(url, spec)?;
+                Ok((SqlxLeaseStore::with_table(pool, table)?, app))
             }
         }
 
@@ -59,24 +72,32 @@ macro_rules! sqlx_subject {
             async fn create(source: &$source, block: u64) -> Result<(), BoxError> {
                 Ok(source.create(block).await?)
             }
+            async fn app_source(
+                url: &str,
+                counter: &str,
+                spec: AppPoolSpec,
+            ) -> Result<($source, Box<dyn AppPool>), BoxError> {
+                let (pool, app) = $app(url, spec)?;
+                Ok(($new(&pool, counter)?, app))
+            }
         }
     };
 }
 
 sqlx_subject!(
-    SqlxPostgres, Postgres, DbKind::Postgres, PgPool::connect_lazy;
+    SqlxPostgres, Postgres, DbKind::Postgres, PgPool::connect_lazy, postgres_app_pool;
     PgSequence, CounterKind::Sequence, PgSequence::new
 );
 sqlx_subject!(
-    SqlxMySql, MySql, DbKind::MySql, MySqlPool::connect_lazy;
+    SqlxMySql, MySql, DbKind::MySql, MySqlPool::connect_lazy, mysql_app_pool;
     MySqlCounter, CounterKind::Detect,
     |pool: &MySqlPool, counter: &str| MySqlCounter::new(pool, counter, MySqlMode::Detect)
 );
 sqlx_subject!(
-    SqlxMySqlTable, MySql, DbKind::MySql, MySqlPool::connect_lazy;
+    SqlxMySqlTable, MySql, DbKind::MySql, MySqlPool::connect_lazy, mysql_app_pool;
     MySqlCounter, CounterKind::Table, MySqlCounter::table
 );
 sqlx_subject!(
-    SqlxSqlite, Sqlite, DbKind::Sqlite, sqlite_pool;
+    SqlxSqlite, Sqlite, DbKind::Sqlite, sqlite_pool, sqlite_app_pool;
     SqliteCounter, CounterKind::Table, SqliteCounter::new
 );

@@ -73,6 +73,18 @@ pub trait HiLoSubject: Send + Sync + 'static {
         source: &Self::Source,
         block: u64,
     ) -> impl Future<Output = Result<(), BoxError>> + Send;
+    /// The counter `counter` on a pool of the application's made as `spec` says, and that pool
+    /// ([`AppPool`](super::AppPool)): for the cases about the application's connections (every
+    /// SQL subject has one; the default fails, for etcd and Redis).
+    fn app_source(
+        url: &str,
+        counter: &str,
+        spec: super::AppPoolSpec,
+    ) -> impl Future<Output = Result<(Self::Source, Box<dyn super::AppPool>), BoxError>> + Send
+    {
+        let _ = (url, counter, spec);
+        async { Err("this subject has no application's pool".into()) }
+    }
 }
 
 /// The counter kind `H` has on `db` (asking the server for [`CounterKind::Detect`]).

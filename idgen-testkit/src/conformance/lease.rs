@@ -47,6 +47,18 @@ pub trait LeaseSubject: Send + Sync + 'static {
     fn store(url: &str, table: &str) -> impl Future<Output = Result<Self::Store, BoxError>> + Send;
     /// Creates the store's table if it is missing, the way this adapter's users do.
     fn create_table(store: &Self::Store) -> impl Future<Output = Result<(), BoxError>> + Send;
+    /// A store using `table` on a pool of the application's made as `spec` says, and that pool
+    /// ([`AppPool`](super::AppPool)): for the cases about the application's connections (every
+    /// SQL subject has one; the default fails, for etcd and Redis).
+    fn app_store(
+        url: &str,
+        table: &str,
+        spec: super::AppPoolSpec,
+    ) -> impl Future<Output = Result<(Self::Store, Box<dyn super::AppPool>), BoxError>> + Send
+    {
+        let _ = (url, table, spec);
+        async { Err("this subject has no application's pool".into()) }
+    }
 }
 
 /// A fresh database of `S`, with the default lease table, and a store on it.

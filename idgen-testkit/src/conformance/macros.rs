@@ -20,10 +20,16 @@ macro_rules! lease_suite {
             a_missing_table_is_named_with_a_hint,
             a_custom_table_in_a_schema_and_a_refused_name,
         );
+        $crate::__conformance_cases!(connections<$subject>:
+            a_cancelled_call_leaves_the_applications_connections_as_they_were,
+        );
     };
     (@extra mysql $subject:ty) => {
         $crate::__conformance_cases!(lease_lifecycle<$subject>:
             every_write_is_committed_on_a_server_without_autocommit,
+        );
+        $crate::__conformance_cases!(connections<$subject>:
+            an_autocommit_off_pool_keeps_its_setting_and_gets_committed_writes,
         );
     };
     // The module, with the cases of every store and those of the `@extra` groups named.
@@ -86,6 +92,9 @@ macro_rules! hilo_suite {
         $crate::__conformance_cases!(hilo<$subject>:
             a_rolled_back_caller_transaction_does_not_return_a_block,
             build_returns_within_its_timeout_while_another_session_holds_the_counter,
+        );
+        $crate::__conformance_cases!(connections<$subject>:
+            a_cancelled_allocation_leaves_the_applications_connections_as_they_were,
         );
     };
     (@extra mysql $subject:ty) => {

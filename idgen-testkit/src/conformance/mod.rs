@@ -54,6 +54,7 @@
 //! ```
 
 mod child;
+pub mod connections;
 mod database;
 mod gate;
 pub mod hilo;
@@ -69,6 +70,7 @@ mod sql_suites;
 pub mod startup;
 
 pub use child::Children;
+pub use connections::{AppFuture, AppPool, AppPoolSpec};
 pub use database::{Database, DbKind, LeaseRow, OpenTransaction, Outage};
 pub use hilo::{CounterKind, HiLoSubject};
 pub use lease::LeaseSubject;
