@@ -743,6 +743,9 @@ async fn a_holder_label_is_never_enough_to_renew_someone_else_s_node() {
 /// of the node ID must hand back unchanged.
 const PREVIOUS_LAST_MS: i64 = 1_700_000_000_000;
 
+/// What a test store saw, by holder.
+type Log<T> = Arc<Mutex<Vec<(String, T)>>>;
+
 /// Issue 23, item 5: a store whose claims wait at a gate the test opens. A held claim is sent
 /// on from a task of its own, so it reaches the store even if its caller stopped waiting (a
 /// statement already on the wire commits); the test hears when it landed. Releases are
@@ -753,8 +756,8 @@ struct LateClaims {
     inner: MemoryLeaseStore,
     open: Arc<tokio::sync::watch::Sender<bool>>,
     waiting: Arc<tokio::sync::Semaphore>,
-    landed: Arc<Mutex<Vec<(String, Option<Claim>)>>>,
-    releases: Arc<Mutex<Vec<(String, Option<i64>)>>>,
+    landed: Log<Option<Claim>>,
+    releases: Log<Option<i64>>,
     hang_releases: Arc<AtomicBool>,
     releasing: Arc<tokio::sync::Semaphore>,
     detached: bool,

@@ -29,12 +29,15 @@ struct Abandoning<S> {
     calls: Arc<Calls>,
 }
 
+/// A held claim's answer from the real store (its error as text).
+type Landed = Result<Option<Claim>, String>;
+
 struct Calls {
     hold_claims: AtomicBool,
     claim_waiting: Semaphore,
     open: watch::Sender<bool>,
-    landed: mpsc::UnboundedSender<Option<Claim>>,
-    answers: tokio::sync::Mutex<mpsc::UnboundedReceiver<Option<Claim>>>,
+    landed: mpsc::UnboundedSender<Landed>,
+    answers: tokio::sync::Mutex<mpsc::UnboundedReceiver<Landed>>,
     fail_next_release: AtomicBool,
     hang_next_release: AtomicBool,
     release_waiting: Semaphore,
@@ -70,7 +73,6 @@ impl<S: LeaseStore + Clone> Abandoning<S> {
 
     /// Lets the held claim go on to the store (and closes the gate behind it); its answer.
     async fn land_held_claim(&self) -> Option<Claim> {
-        self.calls.hold_claims.store(false, Ordering::SeqCst);
         self.calls.open.send_replace(true);
         let mut answers = self.calls.answers.lock().await;
         let answer = tokio::time::timeout(WAIT, answers.recv())
@@ -78,7 +80,7 @@ impl<S: LeaseStore + Clone> Abandoning<S> {
             .expect("the held claim lands")
             .expect("the gate keeps its sender");
         self.calls.open.send_replace(false);
-        answer
+        answer.unwrap_or_else(|e| panic!("the held claim failed: {e}"))
     }
 
     /// Makes the next release fail (`cancel == false`) or hang; then runs `release` and checks
@@ -132,9 +134,9 @@ impl<S: LeaseStore + Clone> LeaseStore for Abandoning<S> {
                 ttl,
             };
             let answer = inner.claim(request).await;
-            if let Ok(claim) = &answer {
-                let _ = calls.landed.send(*claim);
-            }
+            let _ = calls
+                .landed
+                .send(answer.as_ref().map(|c| *c).map_err(|e| e.to_string()));
             answer
         });
         sent.await?
@@ -215,8 +217,8 @@ pub async fn a_claim_that_lands_after_its_caller_gave_up_is_given_back<S: LeaseS
     let last_ms = released_by_a_first_holder(store.clone()).await;
 
     let gated = Abandoning::new(store.clone());
+    gated.calls.hold_claims.store(true, Ordering::SeqCst);
     for caller_gives_up in [false, true] {
-        gated.calls.hold_claims.store(true, Ordering::SeqCst);
         if caller_gives_up {
             // The caller's own time-out, long before the store's: it stops waiting as soon as
             // the claim is at the gate.
@@ -240,6 +242,7 @@ pub async fn a_claim_that_lands_after_its_caller_gave_up_is_given_back<S: LeaseS
                 "{:?}",
                 attempt.map(|l| l.node())
             );
+            gated.claim_waiting().await; // it reached the gate before the time-out
         }
         let landed = gated.land_held_claim().await;
         assert_eq!(landed.map(|c| c.node), Some(0), "the held claim committed");
