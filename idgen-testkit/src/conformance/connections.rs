@@ -113,11 +113,12 @@ impl Gate {
                 let mut tx = db.begin().await;
                 if let OpenTransaction::Postgres(conn) = &mut tx {
                     use sqlx::Executor;
-                    (&mut **conn).execute(sqlx::AssertSqlSafe(format!(
-                        "ALTER SEQUENCE {COUNTER} NO CYCLE"
-                    )))
-                    .await
-                    .expect("ALTER SEQUENCE in an open transaction");
+                    (&mut **conn)
+                        .execute(sqlx::AssertSqlSafe(format!(
+                            "ALTER SEQUENCE {COUNTER} NO CYCLE"
+                        )))
+                        .await
+                        .expect("ALTER SEQUENCE in an open transaction");
                 }
                 *held = Some(tx);
             }
@@ -233,9 +234,7 @@ const APP: AppPoolSpec = AppPoolSpec {
 /// milliseconds to a quarter second, and the store time-out of a `WorkerLease`): afterwards
 /// every connection of the application's pool the store runs on has no open transaction and
 /// its settings, and a write of the application's on it is seen by another session.
-pub async fn a_cancelled_call_leaves_the_applications_connections_as_they_were<
-    S: LeaseSubject,
->() {
+pub async fn a_cancelled_call_leaves_the_applications_connections_as_they_were<S: LeaseSubject>() {
     let db = Database::fresh(S::DATABASE).await;
     let (store, app) = S::app_store(db.url(), TABLE, APP)
         .await
@@ -278,7 +277,14 @@ pub async fn a_cancelled_call_leaves_the_applications_connections_as_they_were<
     gate.close(&db).await;
     let claimed = options().acquire(store.clone(), &layout(4)).await;
     gate.open(&db).await;
-    assert_left_as_found(&db, &*app, 1, &mut writes, "a claim cut by the store time-out").await;
+    assert_left_as_found(
+        &db,
+        &*app,
+        1,
+        &mut writes,
+        "a claim cut by the store time-out",
+    )
+    .await;
     let lease = match claimed {
         Ok(lease) => lease,
         Err(_) => options()
@@ -313,9 +319,7 @@ pub async fn a_cancelled_call_leaves_the_applications_connections_as_they_were<
 /// transaction. A connection the application gives back inside its own (uncommitted)
 /// transaction is left alone: idgen's call fails, and the application's write is neither
 /// committed nor rolled back by idgen.
-pub async fn an_autocommit_off_pool_keeps_its_setting_and_gets_committed_writes<
-    S: LeaseSubject,
->() {
+pub async fn an_autocommit_off_pool_keeps_its_setting_and_gets_committed_writes<S: LeaseSubject>() {
     assert_eq!(S::DATABASE, DbKind::MySql);
     let db = Database::fresh(S::DATABASE).await;
     db.execute(&format!("CREATE TABLE {APP_TABLE} (x INTEGER)"))
@@ -338,7 +342,10 @@ pub async fn an_autocommit_off_pool_keeps_its_setting_and_gets_committed_writes<
         .await
         .expect("a claim on autocommit=0 connections");
     let rows = db.lease_rows(TABLE, "default").await;
-    let row = rows.iter().find(|r| r.node == lease.node()).expect("its row");
+    let row = rows
+        .iter()
+        .find(|r| r.node == lease.node())
+        .expect("its row");
     assert_eq!(
         row.holder.as_deref(),
         Some(lease.holder()),
@@ -353,8 +360,15 @@ pub async fn an_autocommit_off_pool_keeps_its_setting_and_gets_committed_writes<
             .expect("a renewal")
     );
     let rows = db.lease_rows(TABLE, "default").await;
-    let row = rows.iter().find(|r| r.node == lease.node()).expect("its row");
-    assert_eq!(row.last_timestamp_ms, Some(last), "the renewal is not committed");
+    let row = rows
+        .iter()
+        .find(|r| r.node == lease.node())
+        .expect("its row");
+    assert_eq!(
+        row.last_timestamp_ms,
+        Some(last),
+        "the renewal is not committed"
+    );
     assert_left_as_found(&db, &*app, 0, &mut writes, "a renewal").await;
     let node = lease.node();
     lease.handle().release().await.expect("a release");
