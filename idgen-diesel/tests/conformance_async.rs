@@ -5,6 +5,7 @@
 #[path = "conformance/blocking.rs"]
 mod blocking;
 
+use blocking::Value;
 use blocking::{BlockingMySql, BlockingPostgres, BlockingSqlite, diesel_url};
 use diesel::SqliteConnection;
 use diesel_async::pooled_connection::deadpool::Pool;
@@ -16,7 +17,6 @@ use diesel_async::{AsyncMysqlConnection, AsyncPgConnection};
 use idgen_diesel::AsyncDieselPool;
 use idgen_diesel::hilo::AsyncDieselCounter;
 use idgen_diesel::lease::{AsyncDieselLeaseStore, BoxError};
-use blocking::Value;
 use idgen_testkit::conformance::{
     AppFuture, AppPool, AppPoolSpec, CounterKind, DbKind, HiLoSubject, LeaseSubject,
 };
@@ -29,7 +29,8 @@ struct AsyncDiesel<C, const UNCHECKED: bool = false>(std::marker::PhantomData<fn
 /// A diesel-async pool as an [`AppPool`].
 struct DeadpoolApp<C: idgen_diesel::AsyncDieselConnection>
 where
-    AsyncDieselConnectionManager<C>: deadpool::managed::Manager<Type = C, Error = diesel_async::pooled_connection::PoolError>,
+    AsyncDieselConnectionManager<C>:
+        deadpool::managed::Manager<Type = C, Error = diesel_async::pooled_connection::PoolError>,
 {
     pool: AsyncDieselPool<C>,
     size: u32,
@@ -41,7 +42,10 @@ macro_rules! async_subject {
     ($conn:ty, $db:expr, $counter:expr) => {
         impl AsyncDiesel<$conn> {
             /// An application's pool made as `spec` says (`on_connect` in its custom setup).
-            fn app_pool(url: &str, spec: AppPoolSpec) -> Result<(AsyncDieselPool<$conn>, Box<dyn AppPool>), BoxError> {
+            fn app_pool(
+                url: &str,
+                spec: AppPoolSpec,
+            ) -> Result<(AsyncDieselPool<$conn>, Box<dyn AppPool>), BoxError> {
                 let mut config = ManagerConfig::<$conn>::default();
                 let on_connect = spec.on_connect;
                 config.custom_setup = Box::new(move |url| {
@@ -58,8 +62,13 @@ macro_rules! async_subject {
                 });
                 let manager =
                     AsyncDieselConnectionManager::<$conn>::new_with_config(diesel_url(url), config);
-                let pool = Pool::builder(manager).max_size(spec.size as usize).build()?;
-                let app = DeadpoolApp { pool: pool.clone(), size: spec.size };
+                let pool = Pool::builder(manager)
+                    .max_size(spec.size as usize)
+                    .build()?;
+                let app = DeadpoolApp {
+                    pool: pool.clone(),
+                    size: spec.size,
+                };
                 Ok((pool, Box::new(app)))
             }
         }

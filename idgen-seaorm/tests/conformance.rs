@@ -7,9 +7,7 @@ use idgen_seaorm::lease::{
     BoxError, Claim, ClaimRequest, LeaseStore, RenewRequest, SeaOrmLeaseStore,
 };
 use idgen_seaorm::migration::{HiLoCounterMigration, LeaseTableMigration};
-use idgen_testkit::conformance::connections::{
-    mysql_app_pool, postgres_app_pool, sqlite_app_pool,
-};
+use idgen_testkit::conformance::connections::{mysql_app_pool, postgres_app_pool, sqlite_app_pool};
 use idgen_testkit::conformance::{
     AppPool, AppPoolSpec, CounterKind, DbKind, HiLoSubject, LeaseSubject,
 };

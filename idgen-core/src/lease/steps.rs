@@ -536,7 +536,10 @@ mod tests {
             ..Script::default()
         };
         let err = run(&mut s, 2).unwrap_err().to_string();
-        assert!(err.contains("inside a transaction of the application's"), "{err}");
+        assert!(
+            err.contains("inside a transaction of the application's"),
+            "{err}"
+        );
         assert_eq!(s.statements.len(), 1, "only the check: {:?}", s.statements);
     }
 }

@@ -162,7 +162,11 @@ pub(crate) async fn end_transaction<S: Session, T>(
     if session.dialect() != Dialect::MySql {
         return outcome;
     }
-    let end = if outcome.is_ok() { "COMMIT" } else { "ROLLBACK" };
+    let end = if outcome.is_ok() {
+        "COMMIT"
+    } else {
+        "ROLLBACK"
+    };
     let ended = session.execute(raw(end)).await;
     if ended.is_ok() {
         session.transaction_open(false);

@@ -8,9 +8,9 @@ use idgen_core::lease::steps::{self, Call, StepStore};
 use idgen_core::sql::LeaseSql;
 
 use crate::async_session::{AsyncDieselSession, Lent, pooled, unpooled};
-use crate::session::Unsettled;
 use crate::lease::store::store_error;
 use crate::lease::{BoxError, DEFAULT_TABLE, LeaseRow, LeaseStore};
+use crate::session::Unsettled;
 use deadpool::managed::Manager;
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, PoolError};
 

@@ -10,9 +10,7 @@ use std::time::Duration;
 
 use idgen_sqlx::hilo::{MySqlCounter, MySqlMode, PgSequence, SqliteCounter};
 use idgen_sqlx::lease::{BoxError, SqlxLeaseStore};
-use idgen_testkit::conformance::connections::{
-    mysql_app_pool, postgres_app_pool, sqlite_app_pool,
-};
+use idgen_testkit::conformance::connections::{mysql_app_pool, postgres_app_pool, sqlite_app_pool};
 use idgen_testkit::conformance::{
     AppPool, AppPoolSpec, CounterKind, DbKind, HiLoSubject, LeaseSubject,
 };

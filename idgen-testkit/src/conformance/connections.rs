@@ -70,14 +70,14 @@ impl Gate {
         match db.kind() {
             DbKind::Postgres => {
                 db.execute(
-                    "CREATE TABLE idgen_test_gate (closed BOOLEAN NOT NULL);
-                     INSERT INTO idgen_test_gate VALUES (false);",
+                    "CREATE TABLE idgen_test_gate (closed INTEGER NOT NULL);
+                     INSERT INTO idgen_test_gate VALUES (0);",
                 )
                 .await;
                 db.execute(&format!(
                     "CREATE OR REPLACE FUNCTION idgen_test_gate_sleep() RETURNS trigger \
                      LANGUAGE plpgsql AS $$ BEGIN \
-                     IF (SELECT closed FROM idgen_test_gate) THEN PERFORM pg_sleep({GATE_SLEEP}); END IF; \
+                     IF (SELECT closed FROM idgen_test_gate) = 1 THEN PERFORM pg_sleep({GATE_SLEEP}); END IF; \
                      RETURN NEW; END $$"
                 ))
                 .await;
@@ -113,11 +113,12 @@ impl Gate {
                 let mut tx = db.begin().await;
                 if let OpenTransaction::Postgres(conn) = &mut tx {
                     use sqlx::Executor;
-                    (&mut **conn).execute(sqlx::AssertSqlSafe(format!(
-                        "ALTER SEQUENCE {COUNTER} NO CYCLE"
-                    )))
-                    .await
-                    .expect("ALTER SEQUENCE in an open transaction");
+                    (&mut **conn)
+                        .execute(sqlx::AssertSqlSafe(format!(
+                            "ALTER SEQUENCE {COUNTER} NO CYCLE"
+                        )))
+                        .await
+                        .expect("ALTER SEQUENCE in an open transaction");
                 }
                 *held = Some(tx);
             }
@@ -173,13 +174,14 @@ async fn assert_left_as_found(
             );
         }
         DbKind::Postgres => {
-            // In a transaction block, now() is when the block began, not this statement.
+            // A transaction that wrote (idgen's would have) has a transaction ID assigned; a
+            // statement of its own has none.
             let open = app
                 .scalar_each(
-                    "SELECT CAST(CASE WHEN now() = statement_timestamp() THEN 0 ELSE 1 END AS BIGINT) AS value",
+                    "SELECT CAST(CASE WHEN txid_current_if_assigned() IS NULL THEN 0 ELSE 1 END AS BIGINT) AS value",
                 )
                 .await
-                .expect("now() = statement_timestamp()");
+                .expect("txid_current_if_assigned()");
             assert!(
                 open.iter().all(|o| *o == Some(0)),
                 "after {after}: a connection of the application's pool is inside a transaction: {open:?}"
@@ -187,18 +189,21 @@ async fn assert_left_as_found(
         }
         _ => {}
     }
+    let connections = app
+        .scalar_each(&format!("SELECT COUNT(*) AS value FROM {APP_TABLE}"))
+        .await
+        .expect("the application's connections")
+        .len() as i64;
     app.execute_each(&format!("INSERT INTO {APP_TABLE} (x) VALUES (1)"))
         .await
         .expect("the application's write");
+    // The application's way: on `autocommit=0` connections its reads and writes above are
+    // in a transaction until it commits.
     if autocommit == 0 {
         app.execute_each("COMMIT")
             .await
             .expect("the application's commit");
     }
-    let connections = app
-        .scalar_each("SELECT CAST(1 AS BIGINT) AS value")
-        .await
-        .map_or(0, |v| v.len() as i64);
     *writes += connections;
     assert_eq!(
         db.scalar(&format!("SELECT COUNT(*) FROM {APP_TABLE}"))
@@ -229,9 +234,7 @@ const APP: AppPoolSpec = AppPoolSpec {
 /// milliseconds to a quarter second, and the store time-out of a `WorkerLease`): afterwards
 /// every connection of the application's pool the store runs on has no open transaction and
 /// its settings, and a write of the application's on it is seen by another session.
-pub async fn a_cancelled_call_leaves_the_applications_connections_as_they_were<
-    S: LeaseSubject,
->() {
+pub async fn a_cancelled_call_leaves_the_applications_connections_as_they_were<S: LeaseSubject>() {
     let db = Database::fresh(S::DATABASE).await;
     let (store, app) = S::app_store(db.url(), TABLE, APP)
         .await
@@ -274,7 +277,14 @@ pub async fn a_cancelled_call_leaves_the_applications_connections_as_they_were<
     gate.close(&db).await;
     let claimed = options().acquire(store.clone(), &layout(4)).await;
     gate.open(&db).await;
-    assert_left_as_found(&db, &*app, 1, &mut writes, "a claim cut by the store time-out").await;
+    assert_left_as_found(
+        &db,
+        &*app,
+        1,
+        &mut writes,
+        "a claim cut by the store time-out",
+    )
+    .await;
     let lease = match claimed {
         Ok(lease) => lease,
         Err(_) => options()
@@ -309,9 +319,7 @@ pub async fn a_cancelled_call_leaves_the_applications_connections_as_they_were<
 /// transaction. A connection the application gives back inside its own (uncommitted)
 /// transaction is left alone: idgen's call fails, and the application's write is neither
 /// committed nor rolled back by idgen.
-pub async fn an_autocommit_off_pool_keeps_its_setting_and_gets_committed_writes<
-    S: LeaseSubject,
->() {
+pub async fn an_autocommit_off_pool_keeps_its_setting_and_gets_committed_writes<S: LeaseSubject>() {
     assert_eq!(S::DATABASE, DbKind::MySql);
     let db = Database::fresh(S::DATABASE).await;
     db.execute(&format!("CREATE TABLE {APP_TABLE} (x INTEGER)"))
@@ -334,22 +342,33 @@ pub async fn an_autocommit_off_pool_keeps_its_setting_and_gets_committed_writes<
         .await
         .expect("a claim on autocommit=0 connections");
     let rows = db.lease_rows(TABLE, "default").await;
-    let row = rows.iter().find(|r| r.node == lease.node()).expect("its row");
+    let row = rows
+        .iter()
+        .find(|r| r.node == lease.node())
+        .expect("its row");
     assert_eq!(
         row.holder.as_deref(),
         Some(lease.holder()),
         "the claim is not committed: {rows:?}"
     );
     assert_left_as_found(&db, &*app, 0, &mut writes, "a claim").await;
+    let last = super::lease::now_ms() + 3_600_000;
     assert!(
         store
-            .renew(renewal(lease.node(), lease.holder(), Some(1)))
+            .renew(renewal(lease.node(), lease.holder(), Some(last)))
             .await
             .expect("a renewal")
     );
     let rows = db.lease_rows(TABLE, "default").await;
-    let row = rows.iter().find(|r| r.node == lease.node()).expect("its row");
-    assert_eq!(row.last_timestamp_ms, Some(1), "the renewal is not committed");
+    let row = rows
+        .iter()
+        .find(|r| r.node == lease.node())
+        .expect("its row");
+    assert_eq!(
+        row.last_timestamp_ms,
+        Some(last),
+        "the renewal is not committed"
+    );
     assert_left_as_found(&db, &*app, 0, &mut writes, "a renewal").await;
     let node = lease.node();
     lease.handle().release().await.expect("a release");

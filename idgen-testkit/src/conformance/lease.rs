@@ -54,8 +54,7 @@ pub trait LeaseSubject: Send + Sync + 'static {
         url: &str,
         table: &str,
         spec: super::AppPoolSpec,
-    ) -> impl Future<Output = Result<(Self::Store, Box<dyn super::AppPool>), BoxError>> + Send
-    {
+    ) -> impl Future<Output = Result<(Self::Store, Box<dyn super::AppPool>), BoxError>> + Send {
         let _ = (url, table, spec);
         async { Err("this subject has no application's pool".into()) }
     }
