@@ -740,7 +740,11 @@ fn claim_floor(claim: &Claim, takeover_wait: bool, t: Timing, clock: &dyn Clock)
         .now_ms()
         .saturating_add(millis(t.ttl))
         .saturating_add(millis(t.clock_allowance));
-    Some(claim.last_timestamp_ms.map_or(bound, |last| last.max(bound)))
+    Some(
+        claim
+            .last_timestamp_ms
+            .map_or(bound, |last| last.max(bound)),
+    )
 }
 
 impl Drop for ClaimGuard {
