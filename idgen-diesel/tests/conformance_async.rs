@@ -76,9 +76,20 @@ macro_rules! async_subject {
         impl AppPool for DeadpoolApp<$conn> {
             fn scalar_each<'a>(&'a self, sql: &'a str) -> AppFuture<'a, Vec<Option<i64>>> {
                 Box::pin(async move {
+                    // Every connection the pool can lend now: a hi-lo counter of idgen-diesel
+                    // holds one of the application's connections for its lifetime.
                     let mut conns = Vec::new();
                     for _ in 0..self.size {
-                        conns.push(self.pool.get().await?);
+                        let wait = std::time::Duration::from_millis(500);
+                        match tokio::time::timeout(wait, self.pool.get()).await {
+                            Ok(conn) => conns.push(conn?),
+                            Err(_) if !conns.is_empty() => break,
+                            Err(_) => {
+                                return Err(
+                                    "no connection of the application's pool within 500 ms".into()
+                                );
+                            }
+                        }
                     }
                     let mut values = Vec::new();
                     for conn in &mut conns {
@@ -93,9 +104,20 @@ macro_rules! async_subject {
 
             fn execute_each<'a>(&'a self, sql: &'a str) -> AppFuture<'a, ()> {
                 Box::pin(async move {
+                    // Every connection the pool can lend now: a hi-lo counter of idgen-diesel
+                    // holds one of the application's connections for its lifetime.
                     let mut conns = Vec::new();
                     for _ in 0..self.size {
-                        conns.push(self.pool.get().await?);
+                        let wait = std::time::Duration::from_millis(500);
+                        match tokio::time::timeout(wait, self.pool.get()).await {
+                            Ok(conn) => conns.push(conn?),
+                            Err(_) if !conns.is_empty() => break,
+                            Err(_) => {
+                                return Err(
+                                    "no connection of the application's pool within 500 ms".into()
+                                );
+                            }
+                        }
                     }
                     for conn in &mut conns {
                         diesel_async::SimpleAsyncConnection::batch_execute(&mut **conn, sql)

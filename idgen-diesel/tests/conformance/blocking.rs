@@ -73,9 +73,7 @@ macro_rules! r2d2_app {
                 let (pool, size, sql) = (self.pool.clone(), self.size, sql.to_owned());
                 Box::pin(async move {
                     tokio::task::spawn_blocking(move || -> Result<_, BoxError> {
-                        let mut conns = (0..size)
-                            .map(|_| pool.get())
-                            .collect::<Result<Vec<_>, _>>()?;
+                        let mut conns = lendable(&pool, size)?;
                         let mut values = Vec::new();
                         for conn in &mut conns {
                             let rows: Vec<Value> =
@@ -93,9 +91,7 @@ macro_rules! r2d2_app {
                 let (pool, size, sql) = (self.pool.clone(), self.size, sql.to_owned());
                 Box::pin(async move {
                     tokio::task::spawn_blocking(move || -> Result<_, BoxError> {
-                        let mut conns = (0..size)
-                            .map(|_| pool.get())
-                            .collect::<Result<Vec<_>, _>>()?;
+                        let mut conns = lendable(&pool, size)?;
                         for conn in &mut conns {
                             conn.batch_execute(&sql)?;
                         }
@@ -106,6 +102,23 @@ macro_rules! r2d2_app {
             }
         }
     };
+}
+
+/// Every connection `pool` can lend now, up to `size`: a hi-lo counter of idgen-diesel holds one
+/// of the application's connections for its lifetime, so the others are the application's.
+fn lendable<C: diesel::r2d2::R2D2Connection + 'static>(
+    pool: &DieselPool<C>,
+    size: u32,
+) -> Result<Vec<diesel::r2d2::PooledConnection<ConnectionManager<C>>>, BoxError> {
+    let mut conns = Vec::new();
+    for _ in 0..size {
+        match pool.get_timeout(std::time::Duration::from_millis(500)) {
+            Ok(conn) => conns.push(conn),
+            Err(_) if !conns.is_empty() => break,
+            Err(err) => return Err(err.into()),
+        }
+    }
+    Ok(conns)
 }
 
 r2d2_app!(PgConnection);
