@@ -79,14 +79,16 @@ macro_rules! async_subject {
                     // Every connection the pool can lend now: a hi-lo counter of idgen-diesel
                     // holds one of the application's connections for its lifetime.
                     let mut conns = Vec::new();
-                    for _ in 0..self.size {
-                        let wait = std::time::Duration::from_millis(500);
+                    for n in 0..self.size {
+                        // The first may have to open a connection (seconds in a debug build).
+                        let wait =
+                            std::time::Duration::from_millis(if n == 0 { 10_000 } else { 1_000 });
                         match tokio::time::timeout(wait, self.pool.get()).await {
                             Ok(conn) => conns.push(conn?),
                             Err(_) if !conns.is_empty() => break,
                             Err(_) => {
                                 return Err(
-                                    "no connection of the application's pool within 500 ms".into()
+                                    "no connection of the application's pool within 10 s".into()
                                 );
                             }
                         }
@@ -107,14 +109,16 @@ macro_rules! async_subject {
                     // Every connection the pool can lend now: a hi-lo counter of idgen-diesel
                     // holds one of the application's connections for its lifetime.
                     let mut conns = Vec::new();
-                    for _ in 0..self.size {
-                        let wait = std::time::Duration::from_millis(500);
+                    for n in 0..self.size {
+                        // The first may have to open a connection (seconds in a debug build).
+                        let wait =
+                            std::time::Duration::from_millis(if n == 0 { 10_000 } else { 1_000 });
                         match tokio::time::timeout(wait, self.pool.get()).await {
                             Ok(conn) => conns.push(conn?),
                             Err(_) if !conns.is_empty() => break,
                             Err(_) => {
                                 return Err(
-                                    "no connection of the application's pool within 500 ms".into()
+                                    "no connection of the application's pool within 10 s".into()
                                 );
                             }
                         }

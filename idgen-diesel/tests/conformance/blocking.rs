@@ -111,8 +111,10 @@ fn lendable<C: diesel::r2d2::R2D2Connection + 'static>(
     size: u32,
 ) -> Result<Vec<diesel::r2d2::PooledConnection<ConnectionManager<C>>>, BoxError> {
     let mut conns = Vec::new();
-    for _ in 0..size {
-        match pool.get_timeout(std::time::Duration::from_millis(500)) {
+    for n in 0..size {
+        // The first may have to open a connection (seconds in a debug build on a loaded machine).
+        let wait = std::time::Duration::from_millis(if n == 0 { 10_000 } else { 1_000 });
+        match pool.get_timeout(wait) {
             Ok(conn) => conns.push(conn),
             Err(_) if !conns.is_empty() => break,
             Err(err) => return Err(err.into()),

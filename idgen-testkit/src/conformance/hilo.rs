@@ -424,7 +424,8 @@ pub async fn the_database_going_away_and_coming_back<H: HiLoSubject>() {
     let ids = HiLo::builder(open_source::<H>(&url).await)
         .block(BLOCK)
         .max_buffered_blocks(4)
-        .timeout(Duration::from_millis(300))
+        // Also bounds `build()`, whose first connection can take a second on a loaded machine.
+        .timeout(Duration::from_secs(2))
         .backoff(Duration::from_millis(20), Duration::from_millis(200))
         .build()
         .await

@@ -57,7 +57,8 @@ async fn nodes(child: &mut Child) -> Vec<u64> {
 /// last renewal; then the next holder gets it and issues only above what the killed one issued.
 pub async fn a_killed_holder_loses_its_node_id_after_the_ttl<S: LeaseSubject>(children: Children) {
     let (db, store) = setup::<S>().await;
-    let ttl_ms = 2_000;
+    // Store timeout a quarter: a child's first claim opens a connection on a loaded machine.
+    let ttl_ms = 4_000;
     let hold = Hold {
         namespace: "killed",
         node_bits: 0,
