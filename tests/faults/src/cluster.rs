@@ -519,8 +519,9 @@ impl Cluster {
     }
 
     /// Promotes the (cut off, lagging) standby (`pg_promote()`, which ends the paused replay)
-    /// while the primary still serves the instances; [`fail_over_to_pg_standby`]
-    /// (Self::fail_over_to_pg_standby) then puts it in the primary's place.
+    /// while the primary still serves the instances;
+    /// [`fail_over_to_pg_standby`](Self::fail_over_to_pg_standby) then puts it in the
+    /// primary's place.
     ///
     /// ```no_run
     /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
