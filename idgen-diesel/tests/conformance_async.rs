@@ -73,26 +73,36 @@ macro_rules! async_subject {
             }
         }
 
+        impl DeadpoolApp<$conn> {
+            /// Every connection the pool can lend now: a hi-lo counter of idgen-diesel holds one
+            /// of the application's connections for its lifetime. The first may have to open a
+            /// connection (seconds in a debug build on a loaded machine).
+            async fn lendable(
+                &self,
+            ) -> Result<Vec<diesel_async::pooled_connection::deadpool::Object<$conn>>, BoxError>
+            {
+                let mut conns = Vec::new();
+                for n in 0..self.size {
+                    let wait =
+                        std::time::Duration::from_millis(if n == 0 { 10_000 } else { 1_000 });
+                    match tokio::time::timeout(wait, self.pool.get()).await {
+                        Ok(conn) => conns.push(conn?),
+                        Err(_) if !conns.is_empty() => break,
+                        Err(_) => {
+                            return Err(
+                                "no connection of the application's pool within 10 s".into()
+                            );
+                        }
+                    }
+                }
+                Ok(conns)
+            }
+        }
+
         impl AppPool for DeadpoolApp<$conn> {
             fn scalar_each<'a>(&'a self, sql: &'a str) -> AppFuture<'a, Vec<Option<i64>>> {
                 Box::pin(async move {
-                    // Every connection the pool can lend now: a hi-lo counter of idgen-diesel
-                    // holds one of the application's connections for its lifetime.
-                    let mut conns = Vec::new();
-                    for n in 0..self.size {
-                        // The first may have to open a connection (seconds in a debug build).
-                        let wait =
-                            std::time::Duration::from_millis(if n == 0 { 10_000 } else { 1_000 });
-                        match tokio::time::timeout(wait, self.pool.get()).await {
-                            Ok(conn) => conns.push(conn?),
-                            Err(_) if !conns.is_empty() => break,
-                            Err(_) => {
-                                return Err(
-                                    "no connection of the application's pool within 10 s".into()
-                                );
-                            }
-                        }
-                    }
+                    let mut conns = self.lendable().await?;
                     let mut values = Vec::new();
                     for conn in &mut conns {
                         let rows: Vec<Value> =
@@ -106,23 +116,7 @@ macro_rules! async_subject {
 
             fn execute_each<'a>(&'a self, sql: &'a str) -> AppFuture<'a, ()> {
                 Box::pin(async move {
-                    // Every connection the pool can lend now: a hi-lo counter of idgen-diesel
-                    // holds one of the application's connections for its lifetime.
-                    let mut conns = Vec::new();
-                    for n in 0..self.size {
-                        // The first may have to open a connection (seconds in a debug build).
-                        let wait =
-                            std::time::Duration::from_millis(if n == 0 { 10_000 } else { 1_000 });
-                        match tokio::time::timeout(wait, self.pool.get()).await {
-                            Ok(conn) => conns.push(conn?),
-                            Err(_) if !conns.is_empty() => break,
-                            Err(_) => {
-                                return Err(
-                                    "no connection of the application's pool within 10 s".into()
-                                );
-                            }
-                        }
-                    }
+                    let mut conns = self.lendable().await?;
                     for conn in &mut conns {
                         diesel_async::SimpleAsyncConnection::batch_execute(&mut **conn, sql)
                             .await?;
