@@ -123,15 +123,15 @@ fn unix_now_ns() -> i128 {
         Ok(d) => d.as_nanos() as i128,
         Err(e) => -(e.duration().as_nanos() as i128),
     };
-    #[cfg(test)]
+    #[cfg(any(test, feature = "__test-clock-step"))]
     let ns = ns + wall_clock_step::on_this_thread();
     ns
 }
 
 /// Tests only: a wall-clock step seen by this thread's reads of the wall clock, as NTP or
 /// `date -s` would make it, without touching the real clock.
-#[cfg(test)]
-pub(crate) mod wall_clock_step {
+#[cfg(any(test, feature = "__test-clock-step"))]
+pub mod wall_clock_step {
     use std::cell::Cell;
     use std::time::Duration;
 
@@ -146,14 +146,14 @@ pub(crate) mod wall_clock_step {
     /// Steps this thread's wall clock forward (`forward`) or back by `by`, until the guard is
     /// dropped.
     #[must_use]
-    pub(crate) fn step(forward: bool, by: Duration) -> Stepped {
+    pub fn step(forward: bool, by: Duration) -> Stepped {
         let ns = by.as_nanos() as i128;
         STEP_NS.with(|s| s.set(s.get() + if forward { ns } else { -ns }));
         Stepped(if forward { ns } else { -ns })
     }
 
     /// Undoes its step when dropped.
-    pub(crate) struct Stepped(i128);
+    pub struct Stepped(i128);
 
     impl Drop for Stepped {
         fn drop(&mut self) {

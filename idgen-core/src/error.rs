@@ -19,7 +19,7 @@ use crate::fmt_time::UnixMs;
 /// `fn main() -> Result<(), idgen_core::Error>` prints the same helpful text:
 ///
 /// ```
-/// let err = idgen_core::sql::SqlName::parse("hi-lo counter", "orders;").unwrap_err();
+/// let err = idgen_sql::SqlName::parse("hi-lo counter", "orders;").unwrap_err();
 /// assert_eq!(format!("{err:?}"), err.to_string());
 /// ```
 #[derive(Clone, thiserror::Error)]

@@ -23,7 +23,7 @@ static FORKS: AtomicU64 = AtomicU64::new(0);
 
 /// The fork count to record in a new generator, fence, lease or hi-lo buffer. Registers the
 /// child handler first (once per process), so every fork after this call is counted.
-pub(crate) fn generation() -> u64 {
+pub fn generation() -> u64 {
     // A failed registration is reported by `protected`, which every generator's build calls.
     let _ = protected();
     FORKS.load(Ordering::Relaxed)
@@ -33,13 +33,13 @@ pub(crate) fn generation() -> u64 {
 /// child. One relaxed load of a word only a child handler ever writes (so it stays in every
 /// core's cache) and one compare: the cost on the path of an ID.
 #[inline(always)]
-pub(crate) fn is_forked_since(generation: u64) -> bool {
+pub fn is_forked_since(generation: u64) -> bool {
     FORKS.load(Ordering::Relaxed) != generation
 }
 
 /// The handler is registered, or the reason it could not be (a generator refuses to build
 /// without it rather than issue unprotected).
-pub(crate) fn protected() -> Result<(), Error> {
+pub fn protected() -> Result<(), Error> {
     static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
     REGISTERED
         .get_or_init(register)

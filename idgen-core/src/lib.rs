@@ -1,16 +1,10 @@
 //! # idgen-core
 //!
-//! Unique, sortable, database-friendly IDs, in five families:
+//! The ID values and generators of idgen, with no database and no async runtime by default:
 //!
 //! * **Snowflake IDs** ([`SnowflakeId`], [`snowflake`]): a 63-bit, time-ordered ID made by a
 //!   [`Snowflake`] generator under a [`Layout`] (Twitter, Sonyflake, Instagram or your own),
 //!   with no round trip; it serializes as a JSON string so JavaScript never rounds it.
-//! * **Hi-lo blocks** ([`hilo`], feature `hilo`): `i64` IDs handed out from memory in blocks
-//!   taken from one central counter (a database sequence or counter row; the sources are in
-//!   the adapter crates), refilled in the background.
-//! * **Node-ID leases** ([`lease`], feature `lease`): a [`WorkerLease`](lease::WorkerLease)
-//!   claims a node ID no other live process holds from a table of the application's database,
-//!   renews it, and fences the generator before a lease it could not renew runs out.
 //! * **Public IDs** ([`public_id`]): [`PublicId<T>`] and [`AnyPublicId`], TypeID-style random
 //!   IDs for the outside world (`ord_01h455vb4pex5vsknk084sn02q`), with the prefix known at
 //!   compile time or only at run time; [`IdCodec`] (feature `id-codec`) enciphers an internal
@@ -18,11 +12,15 @@
 //! * **UUIDv7** ([`uuid7`]): [`Uuid7Generator`], monotonic time-ordered UUIDs.
 //!
 //! Around them: [`Id<T>`], a 64-bit ID tagged with its entity type (`Id<Order>` is not
-//! `Id<Customer>`), handed out by [`Snowflake::next_typed_id`] and `HiLo::next_typed_id`;
-//! [`serde_string`] (feature `serde`) for plain `i64`/`u64` fields that travel as JSON strings;
-//! [`Clock`], [`SystemClock`] and [`ManualClock`], the time source of a generator; [`sql`], the
-//! database contract every SQL adapter runs (statements, name rule, claim procedure); [`uuid`],
-//! the `uuid` crate, re-exported.
+//! `Id<Customer>`), handed out by [`Snowflake::next_typed_id`]; [`serde_string`] (feature
+//! `serde`) for plain `i64`/`u64` fields that travel as JSON strings; [`Clock`],
+//! [`SystemClock`] and [`ManualClock`], the time source of a generator; [`Fence`] and
+//! [`NodeLease`], the seam a node-ID lease plugs into; [`uuid`], the `uuid` crate, re-exported.
+//!
+//! What coordinates processes lives in other crates: node-ID leases (`WorkerLease`) and hi-lo
+//! blocks (`HiLo`) in `idgen-engine`; the SQL they run in `idgen-sql`; the stores and sources
+//! for each database in `idgen-sqlx`, `idgen-diesel`, `idgen-seaorm`, `idgen-etcd` and
+//! `idgen-redis`, each of which re-exports this crate.
 //!
 //! | feature | default | adds |
 //! |---|---|---|
@@ -30,8 +28,6 @@
 //! | `serde` | yes | serde for every ID type (IDs as strings); [`serde_string`], [`serde_as_number`] |
 //! | `id-codec` | yes | [`IdCodec`], [`CodecKey`] (AES-256) |
 //! | `tokio` | | async waits for the next tick without blocking a runtime thread |
-//! | `lease` | | [`lease`]: `WorkerLease` over any `LeaseStore` (implies `tokio`) |
-//! | `hilo` | | [`hilo`]: `HiLo` over any `HiLoSource` (implies `tokio`) |
 //! | `metrics`, `tracing` | | operator metrics and events ([`observe`]) |
 //! | `jiff`, `chrono`, `time` | | decoded instants as those crates' types |
 //! | `schemars`, `utoipa` | | JSON Schema / OpenAPI schemas for the ID types |
@@ -39,8 +35,7 @@
 //! | `diesel`, `diesel-postgres`, `diesel-mysql`, `diesel-sqlite` | | diesel 2.3 column types |
 //! | `sea-orm`, `sea-orm-postgres-array` | | sea-orm 2.0 column types |
 //!
-//! [`BoxError`] is the one boxed error of sources and stores; [`Error`] is the one error type
-//! of every idgen crate (the adapters add none of their own except idgen-seaorm's hook errors).
+//! [`Error`] is this crate's error: parsing, decoding, layouts, clocks, fences.
 //!
 //! The database column types for sqlx, diesel and sea-orm live here behind features (Rust's
 //! orphan rule allows them nowhere else); applications depend on `idgen-sqlx`, `idgen-diesel` or
@@ -98,31 +93,21 @@
 #[macro_use]
 mod macros;
 
-#[cfg(any(feature = "lease", feature = "hilo"))]
-mod borrowed;
 mod clock;
-#[cfg(feature = "lease")]
-#[cfg_attr(docsrs, doc(cfg(feature = "lease")))]
-pub mod db_generator;
 mod decimal;
 mod error;
 mod fmt_time;
-mod fork;
-#[cfg(feature = "hilo")]
-#[cfg_attr(docsrs, doc(cfg(feature = "hilo")))]
-pub mod hilo;
+#[doc(hidden)]
+pub mod fork;
 mod integrations;
-#[cfg(feature = "lease")]
-#[cfg_attr(docsrs, doc(cfg(feature = "lease")))]
-pub mod lease;
 pub mod observe;
 pub mod public_id;
 #[cfg(feature = "serde")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 pub mod serde_string;
 pub mod snowflake;
-pub mod sql;
-mod sync;
+#[doc(hidden)]
+pub mod sync;
 pub mod typed_id;
 pub mod uuid7;
 
@@ -136,10 +121,13 @@ pub mod uuid7;
 /// ```
 pub use uuid;
 
+/// Tests of other idgen crates only (feature `__test-clock-step`): a wall-clock step seen by
+/// this thread's reads of the wall clock.
+#[cfg(feature = "__test-clock-step")]
+#[doc(hidden)]
+pub use clock::wall_clock_step;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::Error;
-#[cfg(feature = "hilo")]
-pub use hilo::{HiLo, HiLoSource};
 pub use public_id::{AnyPublicId, PublicId, PublicIdPrefix};
 #[cfg(feature = "id-codec")]
 pub use public_id::{CodecKey, IdCodec};
@@ -167,6 +155,6 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// The README's example, compiled and run as a doctest so it cannot drift from the API.
-#[cfg(all(doctest, feature = "lease", feature = "serde"))]
+#[cfg(all(doctest, feature = "serde"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

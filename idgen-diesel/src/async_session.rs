@@ -1,5 +1,5 @@
 //! [`AsyncDieselConnection`]: the diesel-async connections idgen keeps its tables in, and the
-//! [`Session`](idgen_core::sql::Session) on one of them that idgen-core's shared lease and
+//! [`Session`](idgen_sql::Session) on one of them that idgen-core's shared lease and
 //! hi-lo procedures run on (on the caller's runtime, no thread of its own). The statements are
 //! bound and their rows decoded by the same code as the blocking session's
 //! ([`crate::session`]); only the way a statement is run differs.
@@ -16,7 +16,7 @@ use std::time::Duration;
 use diesel::result::QueryResult;
 use diesel_async::SimpleAsyncConnection;
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, PoolError};
-use idgen_core::sql::{Dialect, LeaseRow, Statement};
+use idgen_sql::{Dialect, LeaseRow, Statement};
 
 mod sealed {
     /// Implemented by `async_diesel_connection!` for each connection, with its
@@ -124,7 +124,7 @@ pub trait AsyncDieselConnection:
     ) -> impl Future<Output = QueryResult<Vec<LeaseRow>>> + Send;
 }
 
-/// One connection as an idgen-core [`Session`](idgen_core::sql::Session); async. What it leaves
+/// One connection as an idgen-core [`Session`](idgen_sql::Session); async. What it leaves
 /// unfinished is kept in `state`, owned with the connection ([`Lent`]).
 pub(crate) struct AsyncDieselSession<'c, C> {
     pub(crate) conn: &'c mut C,

@@ -100,7 +100,7 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub use idgen_core::*;
+pub use idgen_engine::*;
 
 #[cfg(any(feature = "lease", feature = "hilo"))]
 mod session;

@@ -1,7 +1,7 @@
 //! [`DieselConnection`]: the diesel connections idgen keeps its tables in, and the
-//! [`Session`](idgen_core::sql::Session) on one of them that idgen-core's shared lease and
+//! [`Session`](idgen_sql::Session) on one of them that idgen-core's shared lease and
 //! hi-lo procedures run on (blocking: on a thread of its own, driven by
-//! [`block_on`](idgen_core::sql::block_on)). This is all the database code of idgen-diesel:
+//! [`block_on`](idgen_sql::block_on)). This is all the database code of idgen-diesel:
 //! binding the values of idgen-core's statements and decoding their rows.
 
 // Without a database feature no connection type implements `DieselConnection`, so the row
@@ -19,7 +19,7 @@ use diesel::r2d2::R2D2Connection;
 use diesel::result::{DatabaseErrorKind, Error as QueryError, QueryResult};
 use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::{QueryableByName, RunQueryDsl};
-use idgen_core::sql::{Dialect, ErrorClass, LeaseRow, Statement, Value};
+use idgen_sql::{Dialect, ErrorClass, LeaseRow, Statement, Value};
 
 mod sealed {
     /// Implemented by `diesel_connection!` for each connection, with its `DieselConnection`.
@@ -116,7 +116,7 @@ impl TableRow {
 
 /// What a session may leave unfinished on its connection: a statement not answered yet (its
 /// call was cancelled), or idgen's own transaction
-/// ([`Session::transaction_open`](idgen_core::sql::Session::transaction_open)). Kept by the
+/// ([`Session::transaction_open`](idgen_sql::Session::transaction_open)). Kept by the
 /// owner of the connection, which does not give an unsettled connection back to its pool
 /// ([`break_connection`] for r2d2; the diesel-async stores take it out of theirs).
 #[derive(Debug, Default)]
@@ -139,7 +139,7 @@ pub(crate) fn break_connection<C: diesel::Connection>(conn: &mut C) {
     C::TransactionManager::transaction_manager_status_mut(conn).set_in_error();
 }
 
-/// One connection as an idgen-core [`Session`](idgen_core::sql::Session); blocking.
+/// One connection as an idgen-core [`Session`](idgen_sql::Session); blocking.
 pub(crate) struct DieselSession<'c, C> {
     pub(crate) conn: &'c mut C,
     pub(crate) state: &'c mut Unsettled,
@@ -156,26 +156,26 @@ pub(crate) fn classify(dialect: Dialect, err: &QueryError) -> ErrorClass {
     }
 }
 
-/// The idgen-core [`Session`](idgen_core::sql::Session) of a session type over a connection
+/// The idgen-core [`Session`](idgen_sql::Session) of a session type over a connection
 /// trait (`DieselConnection` here, `AsyncDieselConnection` in [`crate::async_session`]), both
 /// with the same methods: one text for the blocking and the async session, whose only
 /// differences are whether each call is awaited (the trailing `await`) and how a pause waits.
 macro_rules! diesel_session {
     ($session:ident, $bound:ident $(+ $more:ident)*, $sleep:path $(, $await:tt)?) => {
-        impl<C: $bound $(+ $more)*> idgen_core::sql::Session for $session<'_, C> {
+        impl<C: $bound $(+ $more)*> idgen_sql::Session for $session<'_, C> {
             type Error = diesel::result::Error;
 
-            fn dialect(&self) -> idgen_core::sql::Dialect {
+            fn dialect(&self) -> idgen_sql::Dialect {
                 C::DIALECT
             }
 
-            fn classify(&self, err: &diesel::result::Error) -> idgen_core::sql::ErrorClass {
+            fn classify(&self, err: &diesel::result::Error) -> idgen_sql::ErrorClass {
                 $crate::session::classify(C::DIALECT, err)
             }
 
             async fn execute(
                 &mut self,
-                st: idgen_core::sql::Statement<'_>,
+                st: idgen_sql::Statement<'_>,
             ) -> diesel::QueryResult<u64> {
                 self.state.in_flight = true;
                 let done = if st.params.is_empty() {
@@ -190,7 +190,7 @@ macro_rules! diesel_session {
 
             async fn fetch_i64(
                 &mut self,
-                st: idgen_core::sql::Statement<'_>,
+                st: idgen_sql::Statement<'_>,
             ) -> diesel::QueryResult<Option<i64>> {
                 self.state.in_flight = true;
                 let rows = self.conn.load_numbers(st)$(.$await)?;
@@ -200,7 +200,7 @@ macro_rules! diesel_session {
 
             async fn fetch_text(
                 &mut self,
-                st: idgen_core::sql::Statement<'_>,
+                st: idgen_sql::Statement<'_>,
             ) -> diesel::QueryResult<Option<String>> {
                 self.state.in_flight = true;
                 let rows = self.conn.load_texts(st)$(.$await)?;
@@ -210,7 +210,7 @@ macro_rules! diesel_session {
 
             async fn fetch_claim(
                 &mut self,
-                st: idgen_core::sql::Statement<'_>,
+                st: idgen_sql::Statement<'_>,
             ) -> diesel::QueryResult<Option<(i64, Option<i64>)>> {
                 self.state.in_flight = true;
                 let rows = self.conn.load_claims(st)$(.$await)?;
@@ -220,8 +220,8 @@ macro_rules! diesel_session {
 
             async fn fetch_lease_rows(
                 &mut self,
-                st: idgen_core::sql::Statement<'_>,
-            ) -> diesel::QueryResult<Vec<idgen_core::sql::LeaseRow>> {
+                st: idgen_sql::Statement<'_>,
+            ) -> diesel::QueryResult<Vec<idgen_sql::LeaseRow>> {
                 self.state.in_flight = true;
                 let rows = self.conn.load_lease_rows(st)$(.$await)?;
                 self.state.in_flight = false;
@@ -305,7 +305,7 @@ macro_rules! bind_and_decode {
     ($backend:ty, $($dsl:ident)::+ $(, $async:tt $await:tt)?) => {
         $($async)? fn run(
             &mut self,
-            st: idgen_core::sql::Statement<'_>,
+            st: idgen_sql::Statement<'_>,
         ) -> diesel::QueryResult<usize> {
             let query = $crate::session::bound::<$backend>(st);
             $($dsl)::+::execute(query, self)$(.$await)?
@@ -313,7 +313,7 @@ macro_rules! bind_and_decode {
 
         $($async)? fn load_numbers(
             &mut self,
-            st: idgen_core::sql::Statement<'_>,
+            st: idgen_sql::Statement<'_>,
         ) -> diesel::QueryResult<Vec<i64>> {
             let query = $crate::session::bound::<$backend>(st);
             let rows: Vec<$crate::session::Number> = $($dsl)::+::load(query, self)$(.$await)??;
@@ -322,7 +322,7 @@ macro_rules! bind_and_decode {
 
         $($async)? fn load_texts(
             &mut self,
-            st: idgen_core::sql::Statement<'_>,
+            st: idgen_sql::Statement<'_>,
         ) -> diesel::QueryResult<Vec<String>> {
             let query = $crate::session::bound::<$backend>(st);
             let rows: Vec<$crate::session::TextValue> = $($dsl)::+::load(query, self)$(.$await)??;
@@ -331,7 +331,7 @@ macro_rules! bind_and_decode {
 
         $($async)? fn load_claims(
             &mut self,
-            st: idgen_core::sql::Statement<'_>,
+            st: idgen_sql::Statement<'_>,
         ) -> diesel::QueryResult<Vec<(i64, Option<i64>)>> {
             let query = $crate::session::bound::<$backend>(st);
             let rows: Vec<$crate::session::ClaimRow> = $($dsl)::+::load(query, self)$(.$await)??;
@@ -340,8 +340,8 @@ macro_rules! bind_and_decode {
 
         $($async)? fn load_lease_rows(
             &mut self,
-            st: idgen_core::sql::Statement<'_>,
-        ) -> diesel::QueryResult<Vec<idgen_core::sql::LeaseRow>> {
+            st: idgen_sql::Statement<'_>,
+        ) -> diesel::QueryResult<Vec<idgen_sql::LeaseRow>> {
             let query = $crate::session::bound::<$backend>(st);
             let rows: Vec<$crate::session::TableRow> = $($dsl)::+::load(query, self)$(.$await)??;
             rows.into_iter().map($crate::session::TableRow::into_lease_row).collect()

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use diesel::r2d2::{ConnectionManager, Pool};
 use diesel::{Connection, SqliteConnection, connection::SimpleConnection};
 use idgen_diesel::Layout;
-use idgen_diesel::lease::{DieselLeaseStore, WorkerLease};
+use idgen_diesel::lease::{DieselLeaseStore, WorkerLease, block_on};
 
 const CHILD: &str = "IDGEN_EXIT_WAIT_CHILD";
 const TEST: &str = "an_exiting_process_waits_for_its_running_lease_statement";
@@ -35,7 +35,7 @@ fn an_exiting_process_waits_for_its_running_lease_statement() {
         .to_str()
         .unwrap()
         .to_owned();
-    store(&path).create_table().unwrap();
+    block_on(store(&path).create_table()).unwrap();
 
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", TEST, "--nocapture", "--test-threads=1"])
@@ -71,7 +71,7 @@ fn an_exiting_process_waits_for_its_running_lease_statement() {
     assert!(status.success(), "the child exited with {status}");
     assert!(committed.elapsed() < Duration::from_secs(2));
     // The statement ran to its end: the claim the child gave up on is in the table.
-    let rows = store(&path).rows("exit").unwrap();
+    let rows = block_on(store(&path).rows("exit")).unwrap();
     assert!(rows.iter().any(|r| r.holder.is_some()), "{rows:?}");
 }
 
@@ -116,7 +116,7 @@ async fn two_statements_of_one_store_take_turns_on_one_connection() {
             .min_idle(Some(0))
             .build_unchecked(ConnectionManager::new(&path)),
     );
-    store.create_table().unwrap();
+    store.create_table().await.unwrap();
     assert_eq!(store.pool().state().connections, 1);
 
     // The first claim holds its connection, waiting for our write lock.

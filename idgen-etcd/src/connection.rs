@@ -6,7 +6,7 @@ use std::time::Duration;
 use etcd_client::{Client, ConnectOptions};
 use tokio::sync::OnceCell;
 
-use idgen_core::sql::CallError;
+use idgen_engine::CallError;
 
 /// How long opening a connection to a member may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);

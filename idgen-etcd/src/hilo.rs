@@ -1,6 +1,6 @@
 //! [`EtcdCounter`]: a hi-lo counter in etcd, advanced by a compare-and-swap transaction.
 
-pub use idgen_core::hilo::*;
+pub use idgen_engine::hilo::*;
 
 use std::sync::Mutex;
 
@@ -249,7 +249,7 @@ impl EtcdCounter {
 
 /// The SQL sources' rule for counter names, so a name moves between stores unchanged.
 fn validate_name(name: &str) -> Result<(), Error> {
-    idgen_core::sql::SqlName::parse("hi-lo counter", name).map(drop)
+    idgen_engine::SqlName::parse("hi-lo counter", name).map(drop)
 }
 
 impl HiLoSource for EtcdCounter {

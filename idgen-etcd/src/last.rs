@@ -5,7 +5,7 @@
 //! comparison orders timestamps: a renewal raises the bound with one compare
 //! (`value < "<new timestamp>"`), never lowering it, in a single transaction.
 
-use idgen_core::lease::BoxError;
+use idgen_engine::lease::BoxError;
 
 /// A decoded `last` value.
 #[derive(Debug, Clone, PartialEq, Eq)]

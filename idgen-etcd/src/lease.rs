@@ -1,6 +1,6 @@
 //! [`EtcdLeaseStore`]: node-ID leases on etcd's own leases.
 
-pub use idgen_core::lease::*;
+pub use idgen_engine::lease::*;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use etcd_client::{Client, Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp};
 use idgen_core::Error;
-use idgen_core::sql::SqlName;
+use idgen_engine::SqlName;
 
 use crate::Etcd;
 pub use crate::connection::EtcdMarker;

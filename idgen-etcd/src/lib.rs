@@ -84,7 +84,7 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub use idgen_core::*;
+pub use idgen_engine::*;
 
 /// The `etcd-client` crate this one is built on (for its `ConnectOptions`).
 pub use etcd_client;

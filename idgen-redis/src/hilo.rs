@@ -1,6 +1,6 @@
 //! [`RedisCounter`]: a hi-lo counter in one Redis key, advanced with `INCRBY`.
 
-pub use idgen_core::hilo::*;
+pub use idgen_engine::hilo::*;
 
 use idgen_core::Error;
 
@@ -160,7 +160,7 @@ impl RedisCounter {
 
 /// The SQL sources' rule for counter names, so a name moves between stores unchanged.
 fn validate_name(name: &str) -> Result<(), Error> {
-    idgen_core::sql::SqlName::parse("hi-lo counter", name).map(drop)
+    idgen_engine::SqlName::parse("hi-lo counter", name).map(drop)
 }
 
 impl HiLoSource for RedisCounter {

@@ -1,11 +1,11 @@
 //! [`RedisLeaseStore`]: node-ID leases as Redis keys with an expiry.
 
-pub use idgen_core::lease::*;
+pub use idgen_engine::lease::*;
 
 use std::sync::Arc;
 
 use idgen_core::Error;
-use idgen_core::sql::SqlName;
+use idgen_engine::SqlName;
 use redis::Script;
 
 use crate::connection::Connection;

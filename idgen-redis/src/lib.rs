@@ -99,7 +99,7 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub use idgen_core::*;
+pub use idgen_engine::*;
 
 /// The `redis` crate this one is built on (for [`redis::Client`]).
 pub use redis;

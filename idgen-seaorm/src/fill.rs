@@ -143,7 +143,7 @@ impl GeneratedId for SnowflakeId {
     }
 }
 
-/// From the process-wide [`HiLo`](idgen_core::hilo::HiLo) set by
+/// From the process-wide [`HiLo`](idgen_engine::hilo::HiLo) set by
 /// [`set_hilo`](crate::set_hilo): without waiting in `generate` (an error if no ID is buffered),
 /// waiting for a block in `generate_async`.
 #[cfg(feature = "hilo")]

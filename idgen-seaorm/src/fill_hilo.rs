@@ -2,7 +2,7 @@
 
 use std::sync::OnceLock;
 
-use idgen_core::hilo::HiLo;
+use idgen_engine::hilo::HiLo;
 
 use crate::Error;
 

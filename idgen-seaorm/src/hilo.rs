@@ -1,6 +1,6 @@
 //! Hi-lo over a sea-orm [`DatabaseConnection`] (feature `hilo`, on by default): blocks of IDs
 //! from one central database counter, handed out from memory by idgen-core's [`HiLo`] engine
-//! (re-exported here with everything of `idgen_core::hilo`).
+//! (re-exported here with everything of `idgen_engine::hilo`).
 //!
 //! ```
 //! # #[cfg(feature = "sqlite")]
@@ -59,14 +59,14 @@
 
 use sea_orm::{DatabaseConnection, DbBackend};
 
-pub use idgen_core::hilo::*;
+pub use idgen_engine::hilo::*;
 
 use crate::Error;
 pub use crate::SeaOrmConnection;
 use crate::pool::SqlxPool;
 
 /// The counter table's default name (MySQL without sequences, SQLite; idgen-sqlx's).
-pub use idgen_core::sql::DEFAULT_COUNTER_TABLE as DEFAULT_TABLE;
+pub use idgen_sql::DEFAULT_COUNTER_TABLE as DEFAULT_TABLE;
 
 /// A hi-lo counter in the database behind a [`DatabaseConnection`]: a sequence (PostgreSQL,
 /// MariaDB ≥ 10.3) or a row of the counter table (MySQL, older MariaDB, SQLite), on a

@@ -1,7 +1,7 @@
 //! Node IDs leased over a sea-orm [`DatabaseConnection`] (feature `lease`, on by default).
 //!
 //! The engine is idgen-core's [`WorkerLease`] (re-exported here with everything of
-//! `idgen_core::lease`): each process claims a free node ID from a table of the application's
+//! `idgen_engine::lease`): each process claims a free node ID from a table of the application's
 //! database, renews it in the background and stops its generator before a claim it could not
 //! renew expires. [`SeaOrmLeaseStore`] **is** idgen-sqlx's lease store
 //! ([`SqlxLeaseStore`](idgen_sqlx::lease::SqlxLeaseStore)) on the sqlx pool behind the
@@ -65,9 +65,9 @@
 
 use sea_orm::{DatabaseConnection, DbErr};
 
-pub use idgen_core::lease::*;
+pub use idgen_engine::lease::*;
 /// The lease table's default name (idgen-sqlx's).
-pub use idgen_core::sql::DEFAULT_LEASE_TABLE as DEFAULT_TABLE;
+pub use idgen_sql::DEFAULT_LEASE_TABLE as DEFAULT_TABLE;
 
 use crate::Error;
 pub use crate::SeaOrmConnection;

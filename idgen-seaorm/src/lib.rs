@@ -174,7 +174,7 @@ pub use fill_hilo::{fill_from_hilo, set_hilo};
 /// `idgen_core::Error` (the errors of generators, layouts and leases), named apart from this
 /// crate's own [`Error`].
 pub use idgen_core::Error as CoreError;
-pub use idgen_core::*;
+pub use idgen_engine::*;
 
 #[doc(hidden)]
 pub mod __private {

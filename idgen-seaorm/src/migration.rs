@@ -22,7 +22,7 @@
 use sea_orm::{ConnectionTrait, DbErr};
 use sea_orm_migration::{MigrationName, MigrationTrait, SchemaManager};
 
-use idgen_core::sql::{CounterSql, Dialect, LeaseSql, SqlName};
+use idgen_sql::{CounterSql, Dialect, LeaseSql, SqlName};
 
 use crate::Error;
 use crate::lease::DEFAULT_TABLE;
@@ -156,7 +156,7 @@ impl MigrationTrait for LeaseTableMigration {
 async fn create_if_missing(manager: &SchemaManager<'_>, ddl: &str) -> Result<(), DbErr> {
     let sql = match manager.get_database_backend() {
         #[cfg(feature = "postgres")]
-        sea_orm::DbBackend::Postgres => format!("{};\n{ddl}", idgen_core::sql::PG_DDL_LOCK),
+        sea_orm::DbBackend::Postgres => format!("{};\n{ddl}", idgen_sql::PG_DDL_LOCK),
         _ => ddl.to_owned(),
     };
     manager
@@ -237,7 +237,7 @@ impl HiLoCounterMigration {
                     .await?
                     .ok_or_else(|| DbErr::Migration("SELECT VERSION() returned no row".into()))?;
                 let version: String = row.try_get_by_index(0)?;
-                idgen_core::sql::mariadb_has_sequences(&version)
+                idgen_sql::mariadb_has_sequences(&version)
             }
             _ => false,
         })

@@ -176,7 +176,7 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub use idgen_core::*;
+pub use idgen_engine::*;
 
 #[cfg(all(
     any(feature = "lease", feature = "hilo"),

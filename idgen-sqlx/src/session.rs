@@ -1,5 +1,5 @@
 //! [`SqlxDatabase`]: the databases idgen keeps its tables in over sqlx, and the
-//! [`Session`](idgen_core::sql::Session) on one pooled connection that idgen-core's shared
+//! [`Session`](idgen_sql::Session) on one pooled connection that idgen-core's shared
 //! lease and hi-lo procedures run on. This is all the database code of idgen-sqlx: binding the
 //! values of idgen-core's statements and decoding their rows.
 
@@ -7,7 +7,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use idgen_core::sql::{Dialect, ErrorClass, LeaseRow, Statement, Value};
+use idgen_sql::{Dialect, ErrorClass, LeaseRow, Statement, Value};
 use sqlx::pool::PoolConnection;
 use sqlx::{Arguments, AssertSqlSafe, Database, Executor, Pool, Row};
 
@@ -57,7 +57,7 @@ pub trait SqlxDatabase: Database + sealed::Sealed {
     /// The SQL dialect.
     const DIALECT: Dialect;
     #[doc(hidden)]
-    type Session: idgen_core::sql::Session<Error = sqlx::Error>;
+    type Session: idgen_sql::Session<Error = sqlx::Error>;
     /// A session on a connection of `pool`, as the pool lends it: idgen changes none of its
     /// settings (on MySQL/MariaDB each unit of work runs in an explicit transaction of its own,
     /// which commits whatever the connection's autocommit setting).
@@ -65,7 +65,7 @@ pub trait SqlxDatabase: Database + sealed::Sealed {
     fn session(pool: &Pool<Self>) -> SessionFuture<'_, Self::Session>;
 }
 
-/// One pooled connection as an idgen-core [`Session`](idgen_core::sql::Session). A connection
+/// One pooled connection as an idgen-core [`Session`](idgen_sql::Session). A connection
 /// whose statement failed is closed rather than given back (the failure may be a broken
 /// connection; the next session reconnects).
 ///
@@ -80,7 +80,7 @@ pub struct SqlxSession<DB: Database> {
     conn: PoolConnection<DB>,
     /// A statement has been sent and not answered yet.
     in_flight: bool,
-    /// idgen's own transaction is open ([`Session::transaction_open`](idgen_core::sql::Session::transaction_open)).
+    /// idgen's own transaction is open ([`Session::transaction_open`](idgen_sql::Session::transaction_open)).
     in_transaction: bool,
 }
 
@@ -173,7 +173,7 @@ macro_rules! sqlx_database {
         }
 
         #[cfg(feature = $feature)]
-        impl idgen_core::sql::Session for SqlxSession<$db> {
+        impl idgen_sql::Session for SqlxSession<$db> {
             type Error = sqlx::Error;
 
             fn dialect(&self) -> Dialect {

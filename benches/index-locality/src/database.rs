@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::str::FromStr;
 
-use idgen_core::hilo::HiLo;
+use idgen_engine::hilo::HiLo;
 use sqlx::pool::PoolOptions;
 use sqlx::query_builder::Separated;
 use sqlx::{Connection, Database, Executor, IntoArguments, Pool, QueryBuilder};

@@ -1,7 +1,7 @@
 //! The five kinds of primary key under test, and one writer's generator for each.
 
-use idgen_core::hilo::HiLo;
 use idgen_core::{Layout, Snowflake, Uuid7Generator};
+use idgen_engine::hilo::HiLo;
 use uuid::Uuid;
 
 use crate::BoxResult;

@@ -5,7 +5,7 @@
 //! is the block `[v, v + block)`), the increment read from the catalog, each in the server's
 //! own SQL ([`Dialect::nextval`], [`Dialect::increment`]).
 
-use idgen_core::hilo::{BoxError, HiLoSource, Increment};
+use idgen_engine::hilo::{BoxError, HiLoSource, Increment};
 use sqlx::Pool;
 
 use crate::database::Dialect;

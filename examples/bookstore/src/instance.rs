@@ -78,8 +78,8 @@ impl Instance {
     /// `GET /metrics`; never on the per-ID path).
     pub fn export_metrics(&self) {
         idgen_core::observe::export_snowflake("orders", &self.ids);
-        idgen_core::observe::export_hilo(&self.line_ids);
-        idgen_core::observe::export_lease(&self.lease);
+        idgen_engine::observe::export_hilo(&self.line_ids);
+        idgen_engine::observe::export_lease(&self.lease);
     }
 
     /// Stops issuing IDs and gives the node ID back (idempotent).

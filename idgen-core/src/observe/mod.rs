@@ -53,9 +53,5 @@ pub(crate) mod events;
 #[cfg(feature = "metrics")]
 mod export;
 
-#[cfg(all(feature = "metrics", feature = "hilo"))]
-pub use export::export_hilo;
-#[cfg(all(feature = "metrics", feature = "lease"))]
-pub use export::export_lease;
 #[cfg(feature = "metrics")]
 pub use export::export_snowflake;

@@ -678,9 +678,15 @@ impl Layout {
         })
     }
 
-    /// Bit offsets of (timestamp, node, sequence).
+    /// Bit offsets of (timestamp, node, sequence): how far each field is shifted left in an
+    /// ID (what SQL that composes IDs itself, such as the database-side generator, needs).
+    ///
+    /// ```
+    /// use idgen_core::Layout;
+    /// assert_eq!(Layout::TWITTER.shifts(), (22, 12, 0));
+    /// ```
     #[inline]
-    pub(crate) const fn shifts(&self) -> (u32, u32, u32) {
+    pub const fn shifts(&self) -> (u32, u32, u32) {
         let low = (self.node_bits + self.seq_bits) as u32;
         match self.order {
             FieldOrder::TimeNodeSequence => (low, self.seq_bits as u32, 0),

@@ -57,7 +57,15 @@ impl ClockPolicy {
         }
     }
 
-    pub(crate) fn name(&self) -> &'static str {
+    /// The policy's name in text (`refuse`, `wait` or `borrow`), as the database-side
+    /// generator's configuration spells it.
+    ///
+    /// ```
+    /// use idgen_core::ClockPolicy;
+    /// assert_eq!(ClockPolicy::Refuse.name(), "refuse");
+    /// assert_eq!(ClockPolicy::default().name(), "wait");
+    /// ```
+    pub fn name(&self) -> &'static str {
         match self {
             ClockPolicy::Refuse => "refuse",
             ClockPolicy::Wait { .. } => "wait",

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use idgen_core::sql::{CounterKind, detect_mysql_kind};
+use idgen_sql::{CounterKind, detect_mysql_kind};
 
 use crate::async_session::{AsyncDieselSession, Lent, pooled};
 use crate::hilo::spec::CounterSpec;

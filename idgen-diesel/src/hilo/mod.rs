@@ -1,5 +1,5 @@
 //! Hi-lo over diesel (feature `hilo`): blocks of IDs from one central database counter, handed
-//! out from memory. The engine is [`idgen_core::hilo`] (re-exported here); this module gives
+//! out from memory. The engine is [`idgen_engine::hilo`] (re-exported here); this module gives
 //! it [`DieselCounter`], a counter over an r2d2 pool of diesel connections with **idgen-sqlx's
 //! SQL and semantics**, so diesel and sqlx processes can share one counter.
 //!
@@ -66,5 +66,5 @@ pub use crate::R2d2Pool;
 #[cfg(feature = "async")]
 #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
 pub use async_source::AsyncDieselCounter;
-pub use idgen_core::hilo::*;
+pub use idgen_engine::hilo::*;
 pub use source::{DEFAULT_TABLE, DieselCounter};

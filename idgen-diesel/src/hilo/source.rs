@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use diesel::r2d2::{ConnectionManager, PooledConnection, R2D2Connection};
-use idgen_core::sql::{CounterKind, CounterSql, block_on, detect_mysql_kind};
+use idgen_sql::{CounterKind, CounterSql, block_on, detect_mysql_kind};
 
 use crate::hilo::spec::CounterSpec;
 use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
@@ -13,7 +13,7 @@ use crate::session::{DieselSession, Unsettled, break_connection};
 use crate::{DieselConnection, DieselPool, Error, R2d2Pool};
 
 /// The counter table's default name (MySQL table mode, SQLite; idgen-core's).
-pub use idgen_core::sql::DEFAULT_COUNTER_TABLE as DEFAULT_TABLE;
+pub use idgen_sql::DEFAULT_COUNTER_TABLE as DEFAULT_TABLE;
 
 /// The longest an allocation waits for its connection (the engine retries after that).
 const CONNECTION_WAIT: Duration = Duration::from_secs(5);

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use idgen_core::sql::{CounterKind, CounterSql, Dialect};
+use idgen_sql::{CounterKind, CounterSql, Dialect};
 
 use crate::Error;
 use crate::hilo::DEFAULT_TABLE;

@@ -6,7 +6,7 @@
 //! in the background, and stops its generator before a claim it could not renew expires; the
 //! table also keeps each node ID's last timestamp, so the next holder never issues at or below
 //! it. The engine is idgen-core's [`WorkerLease`] (re-exported here with everything of
-//! `idgen_core::lease`); this module stores the leases over an r2d2 pool of diesel connections
+//! `idgen_engine::lease`); this module stores the leases over an r2d2 pool of diesel connections
 //! ([`DieselLeaseStore`]), in **the same table with the same SQL as idgen-sqlx**, so diesel and
 //! sqlx processes can lease from one table and never hold the same node ID.
 //!
@@ -105,6 +105,9 @@ pub use crate::DeadpoolPool;
 pub use crate::R2d2Pool;
 #[cfg(feature = "async")]
 #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
-pub use async_store::AsyncDieselLeaseStore;
-pub use idgen_core::lease::*;
+pub use async_store::{AsyncDieselLeaseStore, AsyncTurn};
+pub use idgen_engine::lease::*;
+/// Runs a store's future to its end on this thread, for blocking code (the r2d2 store runs
+/// each statement on a thread of its own, so no async runtime is needed).
+pub use idgen_sql::block_on;
 pub use store::{DEFAULT_TABLE, DieselLeaseStore, LeaseRow, create_lease_table};

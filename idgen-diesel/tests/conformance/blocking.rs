@@ -165,7 +165,7 @@ where
     }
     async fn create_table(store: &Self::Store) -> Result<(), BoxError> {
         let store = store.clone();
-        Ok(tokio::task::spawn_blocking(move || store.create_table()).await??)
+        Ok(store.create_table().await?)
     }
     async fn app_store(
         url: &str,

@@ -5,7 +5,7 @@
 //! [`install`] creates the state table, gives the database a node ID through the same lease
 //! table and claim procedure the applications' [`WorkerLease`](crate::lease::WorkerLease)s use
 //! (so the two never share a node ID), and creates the function. The SQL and what it does are
-//! described in [`idgen_core::db_generator`], re-exported here.
+//! described in [`idgen_sql::db_generator`], re-exported here.
 //!
 //! ```no_run
 //! # #[cfg(feature = "postgres")]
@@ -43,7 +43,7 @@ use sqlx::{Connection, Pool};
 pub use dialect::DbGeneratorDialect;
 #[doc(hidden)]
 pub use dialect::DialectFuture;
-pub use idgen_core::db_generator::*;
+pub use idgen_sql::db_generator::*;
 
 use crate::lease::{ClaimRequest, LeaseStore, RenewRequest, SqlxLeaseStore};
 use crate::{Error, SnowflakeId};

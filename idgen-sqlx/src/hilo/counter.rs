@@ -1,7 +1,7 @@
 //! A counter's SQL ([`CounterSql`], from idgen-core) on its own one-connection pool: what every
 //! source of this module runs.
 
-use idgen_core::sql::CounterSql;
+use idgen_sql::CounterSql;
 use sqlx::Pool;
 
 use crate::hilo::{BoxError, Increment};

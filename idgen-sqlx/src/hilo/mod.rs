@@ -1,5 +1,5 @@
 //! Hi-lo over a sqlx pool: blocks of IDs from one central database counter, handed out from
-//! memory (the engine is [`idgen_core::hilo`], re-exported here).
+//! memory (the engine is [`idgen_engine::hilo`], re-exported here).
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -134,7 +134,7 @@ mod sqlite;
 #[cfg(feature = "postgres")]
 mod striped_pg;
 
-pub use idgen_core::hilo::*;
+pub use idgen_engine::hilo::*;
 #[cfg(feature = "mysql")]
 pub use mysql::{MySqlCounter, MySqlMode};
 #[cfg(feature = "postgres")]
@@ -146,7 +146,7 @@ pub use striped_pg::PgStripe;
 
 use crate::Error;
 pub use crate::SqlxPool;
-use idgen_core::sql::SqlName;
+use idgen_sql::SqlName;
 
 /// The counter table's default name (MySQL table mode, SQLite).
 ///
@@ -163,7 +163,7 @@ use idgen_core::sql::SqlName;
 /// # #[cfg(not(feature = "sqlite"))]
 /// # fn main() {}
 /// ```
-pub use idgen_core::sql::DEFAULT_COUNTER_TABLE as DEFAULT_TABLE;
+pub use idgen_sql::DEFAULT_COUNTER_TABLE as DEFAULT_TABLE;
 
 /// Checks a counter or counter-table name as every source does (`name` or `schema.name`, each
 /// part 1 to 63 ASCII letters, digits or `_`, not starting with a digit), without a pool: for

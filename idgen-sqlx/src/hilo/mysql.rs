@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use idgen_core::sql::{CounterKind, CounterSql, Dialect, detect_mysql_kind};
+use idgen_sql::{CounterKind, CounterSql, Dialect, detect_mysql_kind};
 use sqlx::MySqlPool;
 
 use super::counter::Counter;

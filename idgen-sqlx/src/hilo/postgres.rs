@@ -1,6 +1,6 @@
 //! PostgreSQL: a `SEQUENCE` with `INCREMENT BY block`, one `nextval` per block.
 
-use idgen_core::sql::{CounterSql, Dialect};
+use idgen_sql::{CounterSql, Dialect};
 use sqlx::PgPool;
 
 use super::counter::Counter;

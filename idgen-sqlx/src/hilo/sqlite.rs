@@ -1,6 +1,6 @@
 //! SQLite: a counter table, `UPDATE … RETURNING` in one statement.
 
-use idgen_core::sql::{CounterSql, Dialect};
+use idgen_sql::{CounterSql, Dialect};
 use sqlx::SqlitePool;
 
 use super::counter::Counter;

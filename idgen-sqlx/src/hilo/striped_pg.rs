@@ -101,10 +101,10 @@ impl PgStripe {
     /// ```
     pub async fn create(&self, block: u64, count: u64, index: u64) -> Result<(), Error> {
         let sql = self.migration_sql(block, count, index)?;
-        let ddl = format!("{};\n{sql}", idgen_core::sql::PG_DDL_LOCK);
+        let ddl = format!("{};\n{sql}", idgen_sql::PG_DDL_LOCK);
         let created = async {
             let mut session = sqlx::Postgres::session(&self.catalog).await?;
-            idgen_core::sql::create_if_missing(&mut session, &ddl).await
+            idgen_sql::create_if_missing(&mut session, &ddl).await
         };
         created.await.map_err(|e: sqlx::Error| Error::HiLoSource {
             counter: self.name.clone(),

@@ -5,7 +5,7 @@
 //! in the background, and stops its generator before a claim it could not renew expires; the
 //! table also keeps each node ID's last timestamp, so the next holder never issues at or below
 //! it, even after a restart on a host whose clock is behind. The engine is idgen-core's
-//! [`WorkerLease`] (re-exported here with everything of `idgen_core::lease`); this module
+//! [`WorkerLease`] (re-exported here with everything of `idgen_engine::lease`); this module
 //! stores the leases in PostgreSQL, MySQL/MariaDB or SQLite over a sqlx pool.
 //!
 //! ```
@@ -119,7 +119,7 @@
 mod store;
 
 pub use crate::SqlxPool;
-pub use idgen_core::lease::*;
+pub use idgen_engine::lease::*;
 #[cfg(feature = "mysql")]
 pub use store::MySqlLeaseStore;
 #[cfg(feature = "postgres")]

@@ -7,8 +7,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use idgen_core::hilo::{BoxError, HiLoSource};
-use idgen_core::lease::{LeaseStore, WorkerLease};
+use idgen_engine::hilo::{BoxError, HiLoSource};
+use idgen_engine::lease::{LeaseStore, WorkerLease};
 
 use super::database::OpenTransaction;
 use super::hilo::{COUNTER, COUNTER_TABLE, CounterKind, HiLoSubject, counter_kind};

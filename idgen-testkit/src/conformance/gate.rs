@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use idgen_core::lease::{BoxError, Claim, ClaimRequest, LeaseStore, RenewRequest};
+use idgen_engine::lease::{BoxError, Claim, ClaimRequest, LeaseStore, RenewRequest};
 use tokio::sync::{Semaphore, mpsc, watch};
 
 /// How long the test waits for a renewal to reach the gate, or for its answer.

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use idgen_core::Error;
-use idgen_core::hilo::{BoxError, HiLo, HiLoSource};
+use idgen_engine::hilo::{BoxError, HiLo, HiLoSource};
 
 use super::child::{self, Child, Children, say};
 use super::{Database, DbKind};
@@ -37,7 +37,7 @@ pub enum CounterKind {
 /// A hi-lo source of one adapter on one database, as the suite drives it.
 ///
 /// ```
-/// use idgen_core::hilo::{BoxError, MemorySource};
+/// use idgen_engine::hilo::{BoxError, MemorySource};
 /// use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject};
 ///
 /// /// (A real subject opens a pool to `url`; this one only shows the shape.)
@@ -258,10 +258,9 @@ async fn hold_the_counter<H: HiLoSubject>(db: &Database, kind: CounterKind) -> H
     match db.kind() {
         DbKind::Postgres => {
             let mut other = db.begin().await;
-            let create =
-                idgen_core::sql::CounterSql::sequence(idgen_core::sql::Dialect::Postgres, COUNTER)
-                    .expect("the counter's SQL")
-                    .create_guarded(BLOCK);
+            let create = idgen_sql::CounterSql::sequence(idgen_sql::Dialect::Postgres, COUNTER)
+                .expect("the counter's SQL")
+                .create_guarded(BLOCK);
             for sql in create {
                 other.execute(&sql).await;
             }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use idgen_core::Error;
-use idgen_core::hilo::HiLo;
+use idgen_engine::hilo::HiLo;
 
 use super::DbKind;
 use super::hilo::{COUNTER, CounterKind, HiLoSubject, open_source, raw_allocate, set_back, setup};

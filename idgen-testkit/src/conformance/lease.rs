@@ -8,10 +8,10 @@ use std::collections::HashSet;
 use std::future::Future;
 use std::time::Duration;
 
-use idgen_core::lease::{
+use idgen_core::{Clock, ClockPolicy, Error, Layout, Snowflake, SystemClock};
+use idgen_engine::lease::{
     BoxError, ClaimRequest, LeaseHandle, LeaseOptions, LeaseStore, RenewRequest, WorkerLease,
 };
-use idgen_core::{Clock, ClockPolicy, Error, Layout, Snowflake, SystemClock};
 
 use super::{Database, DbKind};
 
@@ -21,7 +21,7 @@ pub const TABLE: &str = "idgen_worker_lease";
 /// A lease store of one adapter on one database, as the suite drives it.
 ///
 /// ```
-/// use idgen_core::lease::{BoxError, MemoryLeaseStore};
+/// use idgen_engine::lease::{BoxError, MemoryLeaseStore};
 /// use idgen_testkit::conformance::{DbKind, LeaseSubject};
 ///
 /// /// (A real subject opens a pool to `url`; this one only shows the shape.)

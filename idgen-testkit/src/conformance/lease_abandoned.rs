@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use idgen_core::Error;
-use idgen_core::lease::{
+use idgen_engine::lease::{
     BoxError, Claim, ClaimRequest, LeaseOptions, LeaseStore, RenewRequest, WorkerLease,
 };
 use tokio::sync::{Semaphore, mpsc, watch};

@@ -10,8 +10,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use idgen_core::lease::{LeaseOptions, LeaseStore, RenewRequest};
 use idgen_core::{Error, Snowflake, SnowflakeId};
+use idgen_engine::lease::{LeaseOptions, LeaseStore, RenewRequest};
 
 use super::gate::GatedStore;
 use super::lease::{LeaseSubject, TABLE, claim, generator, layout, now_ms, renewal, setup, short};

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use idgen_core::Error;
-use idgen_core::lease::{ClaimRequest, LeaseStore, RenewRequest};
+use idgen_engine::lease::{ClaimRequest, LeaseStore, RenewRequest};
 
 use super::gate::GatedStore;
 use super::lease::{

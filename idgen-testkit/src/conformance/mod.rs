@@ -16,8 +16,8 @@
 //! OS processes start the test binary again as a child ([`Children`]).
 //!
 //! ```
-//! use idgen_core::hilo::{BoxError, MemorySource};
-//! use idgen_core::lease::MemoryLeaseStore;
+//! use idgen_engine::hilo::{BoxError, MemorySource};
+//! use idgen_engine::lease::MemoryLeaseStore;
 //! use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
 //!
 //! // An adapter's subject opens its store or source on a pool to `url`, e.g. a PgLeaseStore
@@ -97,24 +97,30 @@ pub fn run<F: std::future::Future<Output = ()>>(case: F) {
 pub struct MemorySubject;
 
 impl LeaseSubject for MemorySubject {
-    type Store = idgen_core::lease::MemoryLeaseStore;
+    type Store = idgen_engine::lease::MemoryLeaseStore;
     const DATABASE: DbKind = DbKind::MySql;
-    async fn store(_url: &str, _table: &str) -> Result<Self::Store, idgen_core::hilo::BoxError> {
-        Ok(idgen_core::lease::MemoryLeaseStore::new())
+    async fn store(_url: &str, _table: &str) -> Result<Self::Store, idgen_engine::hilo::BoxError> {
+        Ok(idgen_engine::lease::MemoryLeaseStore::new())
     }
-    async fn create_table(_store: &Self::Store) -> Result<(), idgen_core::hilo::BoxError> {
+    async fn create_table(_store: &Self::Store) -> Result<(), idgen_engine::hilo::BoxError> {
         Ok(())
     }
 }
 
 impl HiLoSubject for MemorySubject {
-    type Source = idgen_core::hilo::MemorySource;
+    type Source = idgen_engine::hilo::MemorySource;
     const DATABASE: DbKind = DbKind::MySql;
     const COUNTER: CounterKind = CounterKind::Table;
-    async fn source(_url: &str, counter: &str) -> Result<Self::Source, idgen_core::hilo::BoxError> {
-        Ok(idgen_core::hilo::MemorySource::named(counter))
+    async fn source(
+        _url: &str,
+        counter: &str,
+    ) -> Result<Self::Source, idgen_engine::hilo::BoxError> {
+        Ok(idgen_engine::hilo::MemorySource::named(counter))
     }
-    async fn create(_source: &Self::Source, _block: u64) -> Result<(), idgen_core::hilo::BoxError> {
+    async fn create(
+        _source: &Self::Source,
+        _block: u64,
+    ) -> Result<(), idgen_engine::hilo::BoxError> {
         Ok(())
     }
 }

@@ -6,8 +6,8 @@
 use std::collections::HashSet;
 
 use idgen_core::Layout;
-use idgen_core::hilo::HiLo;
-use idgen_core::lease::WorkerLease;
+use idgen_engine::hilo::HiLo;
+use idgen_engine::lease::WorkerLease;
 
 use super::Database;
 use super::child::{self, Child, Children, Orders, say};

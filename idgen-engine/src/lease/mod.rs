@@ -1,0 +1,22 @@
+//! Node IDs leased from a database: [`WorkerLease`] over a [`LeaseStore`] (feature `lease`).
+//!
+//! Two generators with one node ID silently issue the same IDs. A lease makes that impossible:
+//! each process claims a free node ID from a table in the database it already has, renews the
+//! claim in the background, and stops its generator (through a [`Fence`](idgen_core::Fence)) before a
+//! claim it could not renew can expire and pass to another process. The table also keeps each
+//! node ID's last timestamp, so a restarted process whose clock is behind never reissues.
+//!
+//! The database stores live in the adapter crates (`idgen-sqlx`, `idgen-diesel`,
+//! `idgen-seaorm`), which all use the same table; [`MemoryLeaseStore`] serves one process.
+
+mod memory;
+mod store;
+mod worker;
+
+pub use crate::borrowed::Borrowed;
+pub use memory::MemoryLeaseStore;
+pub use store::{BoxError, Claim, ClaimRequest, IntoLeaseStore, LeaseStore, RenewRequest};
+pub use worker::{DEFAULT_LEASE_TABLE, LeaseHandle, LeaseOptions, LeaseStatus, WorkerLease};
+
+#[cfg(test)]
+mod tests;

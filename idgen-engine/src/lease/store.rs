@@ -1,0 +1,164 @@
+//! [`LeaseStore`]: where node-ID leases are kept (a database table, in the adapter crates).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+pub use idgen_core::BoxError;
+
+/// A request to claim a free or expired node ID.
+#[derive(Clone, Copy, Debug)]
+pub struct ClaimRequest<'a> {
+    /// Separates independent generators sharing one lease table (e.g. `"orders"`).
+    pub namespace: &'a str,
+    /// Node IDs `0..capacity` may be claimed (the layout's node capacity, or less).
+    pub capacity: u64,
+    /// Who claims it: unique per process (host, process ID and a random part).
+    pub holder: &'a str,
+    /// How long the claim lasts unless renewed, measured on the store's clock.
+    pub ttl: Duration,
+}
+
+/// A request to renew or release a held node ID.
+#[derive(Clone, Copy, Debug)]
+pub struct RenewRequest<'a> {
+    /// The namespace the node ID was claimed in.
+    pub namespace: &'a str,
+    /// The held node ID.
+    pub node: u64,
+    /// The holder that claimed it.
+    pub holder: &'a str,
+    /// The new lifetime from now, on the store's clock (ignored by `release`).
+    pub ttl: Duration,
+    /// An upper bound (Unix ms) on every timestamp this holder has issued or may issue before
+    /// the next renewal: the store keeps the largest value it was ever given.
+    pub last_timestamp_ms: Option<i64>,
+}
+
+/// A successful claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Claim {
+    /// The claimed node ID.
+    pub node: u64,
+    /// The largest `last_timestamp_ms` any earlier holder stored for this node ID.
+    pub last_timestamp_ms: Option<i64>,
+    /// Whether the store vouches that `last_timestamp_ms` bounds every tick any earlier holder
+    /// of this node ID issued or may still issue: `true` for a node ID given back with
+    /// [`release`](LeaseStore::release) (which stores the exact last timestamp), and for every
+    /// claim of a store that cannot forget what it acknowledged (the in-process
+    /// [`MemoryLeaseStore`](crate::lease::MemoryLeaseStore)).
+    ///
+    /// `false` when the store cannot prove it: no row or key for the node ID yet (a table or
+    /// namespace just created, perhaps on a database that came back empty), or a lease taken
+    /// over after it expired (perhaps a row restored from an older backup). A holder the store
+    /// forgot may then still be issuing, so `WorkerLease` issues only at ticks after the claim
+    /// time + one TTL + its clock allowance (see
+    /// [`LeaseOptions::clock_allowance`](crate::lease::LeaseOptions::clock_allowance)).
+    /// Answering `false` when unsure is always safe; it only costs that wait.
+    pub exact: bool,
+}
+
+/// Storage for node-ID leases: one row per node ID with its holder, expiry and last timestamp.
+///
+/// Expiry is measured on the **store's** clock (the database's `now()`), so holders on hosts
+/// with skewed clocks still agree on who holds what. Each method must be atomic on its own:
+/// `claim` must never give one node ID to two holders whose leases are both unexpired.
+///
+/// Implemented by the adapter crates (PostgreSQL, MariaDB/MySQL, SQLite) and by
+/// [`MemoryLeaseStore`](crate::lease::MemoryLeaseStore) for single-process use and tests.
+pub trait LeaseStore: Send + Sync + 'static {
+    /// Claims the lowest free or expired node ID below `capacity` for `holder`; `Ok(None)` when
+    /// all are held.
+    fn claim(
+        &self,
+        req: ClaimRequest<'_>,
+    ) -> impl Future<Output = Result<Option<Claim>, BoxError>> + Send;
+
+    /// Extends the lease when `holder` still holds `node` (even if it expired meanwhile, as long
+    /// as nobody claimed it since), and raises the stored last timestamp. `Ok(false)` when
+    /// another holder has it now.
+    fn renew(&self, req: RenewRequest<'_>) -> impl Future<Output = Result<bool, BoxError>> + Send;
+
+    /// Gives `node` back (expires it now) when `holder` still holds it, and **replaces** the
+    /// stored last timestamp with `last_timestamp_ms`: the holder has stopped issuing and knows
+    /// exactly what it issued, which is at most the bound its renewals stored.
+    ///
+    /// A released row names no holder any more, so a renewal of the same holder that was sent
+    /// before the release and arrives after it finds nothing to renew (`Ok(false)`) and the node
+    /// ID stays free. Releasing twice is harmless.
+    fn release(&self, req: RenewRequest<'_>) -> impl Future<Output = Result<(), BoxError>> + Send;
+
+    /// Creates what the store keeps its leases in (a database store's lease table) if it does
+    /// not exist, idempotently and safely when many processes do it at the same moment.
+    /// [`LeaseOptions::create_if_missing`](crate::lease::LeaseOptions::create_if_missing)
+    /// calls it before the claim.
+    ///
+    /// The default fails, so that a store (or a wrapper around one) that does not say what it
+    /// creates is never taken for one that did: stores with nothing to create (memory,
+    /// key-value stores) override it with `Ok(())`.
+    fn create_if_missing(&self) -> impl Future<Output = Result<(), BoxError>> + Send {
+        async { Err("this lease store cannot create its table; create it before start-up".into()) }
+    }
+
+    /// A copy of this store that does not depend on the async runtime it was made on: it opens
+    /// connections of its own when first used. `None` (the default) if the store cannot make one.
+    ///
+    /// `WorkerLease`'s `Drop` uses it to give the node ID back when the runtime the lease was
+    /// acquired on has stopped (the end of `#[tokio::main]`, say): it calls `detached()` and
+    /// then [`release`](LeaseStore::release) on a short-lived thread with a runtime of its own,
+    /// waiting a bounded time. Without it, such a node ID stays held until its TTL runs out.
+    fn detached(&self) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        None
+    }
+}
+
+/// Turns something an application has (a connection pool) into a [`LeaseStore`].
+///
+/// Adapter crates implement it for their pool types, so that
+/// `WorkerLease::acquire(&pool, &Layout::TWITTER)` works for each. `Marker` lets them do so for
+/// foreign pool types without breaking the orphan rule.
+pub trait IntoLeaseStore<Marker = ()> {
+    /// The store.
+    type Store: LeaseStore;
+    /// The store, using `table` as the lease table.
+    fn into_lease_store(self, table: &str) -> Self::Store;
+}
+
+impl<S: LeaseStore> IntoLeaseStore for S {
+    type Store = S;
+    fn into_lease_store(self, _table: &str) -> S {
+        self
+    }
+}
+
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Object-safe form of [`LeaseStore`], so `WorkerLease` has no type parameter.
+pub(crate) trait DynLeaseStore: Send + Sync + 'static {
+    fn claim<'a>(&'a self, req: ClaimRequest<'a>)
+    -> BoxFuture<'a, Result<Option<Claim>, BoxError>>;
+    fn renew<'a>(&'a self, req: RenewRequest<'a>) -> BoxFuture<'a, Result<bool, BoxError>>;
+    fn release<'a>(&'a self, req: RenewRequest<'a>) -> BoxFuture<'a, Result<(), BoxError>>;
+    fn detached(&self) -> Option<Box<dyn DynLeaseStore>>;
+}
+
+impl<S: LeaseStore> DynLeaseStore for S {
+    fn claim<'a>(
+        &'a self,
+        req: ClaimRequest<'a>,
+    ) -> BoxFuture<'a, Result<Option<Claim>, BoxError>> {
+        Box::pin(LeaseStore::claim(self, req))
+    }
+    fn renew<'a>(&'a self, req: RenewRequest<'a>) -> BoxFuture<'a, Result<bool, BoxError>> {
+        Box::pin(LeaseStore::renew(self, req))
+    }
+    fn release<'a>(&'a self, req: RenewRequest<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
+        Box::pin(LeaseStore::release(self, req))
+    }
+    fn detached(&self) -> Option<Box<dyn DynLeaseStore>> {
+        LeaseStore::detached(self).map(|s| Box::new(s) as Box<dyn DynLeaseStore>)
+    }
+}

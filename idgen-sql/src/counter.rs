@@ -1,0 +1,364 @@
+//! [`CounterSql`]: a hi-lo counter's DDL and statements on each database.
+//!
+//! pooled-lo: a counter value `v` is the block `[v, v + block)`. PostgreSQL and MariaDB ≥ 10.3
+//! keep the counter in a `SEQUENCE` whose `INCREMENT BY` is the block size; MySQL (and MariaDB
+//! by choice) and SQLite in a row of a counter table, which takes any step per call.
+
+use super::session::in_own_transaction;
+use super::{
+    DEFAULT_COUNTER_TABLE, Dialect, ErrorClass, PG_DDL_LOCK, Session, SqlName, Statement, Value,
+    check_outside_transaction,
+};
+use idgen_core::{BoxError, Error};
+
+/// Where a counter lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CounterKind {
+    /// A `SEQUENCE` named after the counter (PostgreSQL, MariaDB ≥ 10.3): one fixed step.
+    Sequence,
+    /// A row named after the counter in a counter table (MySQL, MariaDB, SQLite): any step
+    /// per call.
+    Table,
+}
+
+/// A hi-lo counter's SQL for one database: what every adapter's counter sends, so counters of
+/// different adapters share one sequence or row. Names are checked by [`SqlName`] and written
+/// unquoted (PostgreSQL folds them to lower case, consistently everywhere).
+///
+/// Statements that return a value name its column `value`.
+///
+/// ```
+/// use idgen_sql::{CounterSql, Dialect, Value};
+///
+/// let orders = CounterSql::sequence(Dialect::Postgres, "orders")?;
+/// assert_eq!(
+///     orders.create(1000),
+///     ["CREATE SEQUENCE IF NOT EXISTS orders AS BIGINT INCREMENT BY 1000 MINVALUE 1 START WITH 1 CACHE 1 NO CYCLE"]
+/// );
+/// assert_eq!(orders.allocate(1000)?.sql, "SELECT nextval('orders') AS value");
+///
+/// let lite = CounterSql::table(Dialect::Sqlite, "orders", "idgen_hilo")?;
+/// let next = lite.allocate(50)?;
+/// assert_eq!(next.params, [Value::BigInt(50), Value::Text("orders")]);
+/// assert!(CounterSql::table(Dialect::Sqlite, "orders'--", "idgen_hilo").is_err());
+/// # Ok::<(), idgen_core::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CounterSql {
+    dialect: Dialect,
+    kind: CounterKind,
+    name: SqlName,
+    table: SqlName,
+}
+
+impl CounterSql {
+    /// The counter `name` as a sequence (PostgreSQL; MariaDB ≥ 10.3 as [`Dialect::MySql`]).
+    ///
+    /// Errors: [`Error::InvalidSqlName`] for a refused name; [`Error::InvalidOptions`] on SQLite,
+    /// which has no sequences.
+    pub fn sequence(dialect: Dialect, name: &str) -> Result<CounterSql, Error> {
+        if dialect == Dialect::Sqlite {
+            return Err(Error::InvalidOptions {
+                reason: format!(
+                    "hi-lo counter {name}: SQLite has no sequences; use a counter table"
+                ),
+            });
+        }
+        Ok(CounterSql {
+            dialect,
+            kind: CounterKind::Sequence,
+            name: SqlName::parse("hi-lo counter", name)?,
+            table: SqlName::parse("hi-lo counter table", DEFAULT_COUNTER_TABLE)?,
+        })
+    }
+
+    /// The counter `name` as a row of the counter table `table` (MySQL/MariaDB, SQLite).
+    ///
+    /// Errors: [`Error::InvalidSqlName`] for a refused name; [`Error::InvalidOptions`] on
+    /// PostgreSQL, where idgen keeps counters in sequences.
+    pub fn table(dialect: Dialect, name: &str, table: &str) -> Result<CounterSql, Error> {
+        if dialect == Dialect::Postgres {
+            return Err(Error::InvalidOptions {
+                reason: format!("hi-lo counter {name}: on PostgreSQL a counter is a sequence"),
+            });
+        }
+        Ok(CounterSql {
+            dialect,
+            kind: CounterKind::Table,
+            name: SqlName::parse("hi-lo counter", name)?,
+            table: SqlName::parse("hi-lo counter table", table)?,
+        })
+    }
+
+    /// The database.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// Sequence or table row.
+    pub fn kind(&self) -> CounterKind {
+        self.kind
+    }
+
+    /// The counter's name.
+    pub fn name(&self) -> &str {
+        self.name.as_str()
+    }
+
+    /// The counter table's name (used by table counters).
+    pub fn table_name(&self) -> &str {
+        self.table.as_str()
+    }
+
+    /// The idempotent DDL that creates the counter (a sequence with `INCREMENT BY block`, or
+    /// the table and the counter's row starting at 1), one statement per element. Existing
+    /// ones are left as they are.
+    ///
+    /// ```
+    /// use idgen_sql::{CounterSql, Dialect};
+    /// let sql = CounterSql::table(Dialect::MySql, "orders", "idgen_hilo")?.create(1000);
+    /// assert_eq!(sql[1], "INSERT IGNORE INTO idgen_hilo (name, next_val) VALUES ('orders', 1)");
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    pub fn create(&self, block: u64) -> Vec<String> {
+        let (name, table) = (self.name.as_str(), self.table.as_str());
+        match (self.dialect, self.kind) {
+            (Dialect::Postgres, _) => vec![format!(
+                "CREATE SEQUENCE IF NOT EXISTS {name} AS BIGINT INCREMENT BY {block} MINVALUE 1 START WITH 1 CACHE 1 NO CYCLE"
+            )],
+            (_, CounterKind::Sequence) => vec![format!(
+                "CREATE SEQUENCE IF NOT EXISTS {name} START WITH 1 MINVALUE 1 INCREMENT BY {block} NOCACHE NOCYCLE"
+            )],
+            (Dialect::MySql, CounterKind::Table) => vec![
+                format!(
+                    "CREATE TABLE IF NOT EXISTS {table} (\n    name     VARCHAR(255) NOT NULL PRIMARY KEY,\n    next_val BIGINT       NOT NULL\n) ENGINE = InnoDB"
+                ),
+                format!("INSERT IGNORE INTO {table} (name, next_val) VALUES ('{name}', 1)"),
+            ],
+            (Dialect::Sqlite, CounterKind::Table) => vec![
+                format!(
+                    "CREATE TABLE IF NOT EXISTS {table} (\n    name     TEXT    NOT NULL PRIMARY KEY,\n    next_val INTEGER NOT NULL\n)"
+                ),
+                format!("INSERT OR IGNORE INTO {table} (name, next_val) VALUES ('{name}', 1)"),
+            ],
+        }
+    }
+
+    /// [`create`](Self::create) as one text, for a migration file.
+    ///
+    /// ```
+    /// use idgen_sql::{CounterSql, Dialect};
+    /// let sql = CounterSql::table(Dialect::Sqlite, "orders", "idgen_hilo")?.migration_sql(1000);
+    /// assert!(sql.ends_with(";\nINSERT OR IGNORE INTO idgen_hilo (name, next_val) VALUES ('orders', 1)"));
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    pub fn migration_sql(&self, block: u64) -> String {
+        self.create(block).join(";\n")
+    }
+
+    /// [`create`](Self::create) as the text to send, safe for processes that start together:
+    /// on PostgreSQL after [`PG_DDL_LOCK`] in one simple-query batch (one transaction).
+    /// Statements of other databases are sent one by one ([`create`](Self::create)).
+    pub fn create_guarded(&self, block: u64) -> Vec<String> {
+        match self.dialect {
+            Dialect::Postgres => vec![format!("{PG_DDL_LOCK};\n{}", self.migration_sql(block))],
+            _ => self.create(block),
+        }
+    }
+
+    /// Takes one block of `size` IDs. Returns its first ID as column `value`, except for a
+    /// MySQL/MariaDB table counter: there the `UPDATE` sets `LAST_INSERT_ID(next_val + size)`,
+    /// read from the statement's own result (or [`LAST_INSERT_ID`](Self::LAST_INSERT_ID) on the
+    /// same connection), and the block starts `size` below it. No row affected: the row is
+    /// missing.
+    ///
+    /// Errors: [`Error::HiLoInvalidOption`] for a `size` above `i64::MAX`.
+    pub fn allocate(&self, size: u64) -> Result<Statement<'_>, Error> {
+        let name = self.name.as_str();
+        let table = self.table.as_str();
+        let step = || {
+            i64::try_from(size).map_err(|_| Error::HiLoInvalidOption {
+                option: "block",
+                value: size.to_string(),
+                reason: "a block must fit in i64",
+            })
+        };
+        Ok(match (self.dialect, self.kind) {
+            (Dialect::Postgres, _) => {
+                Statement::new(format!("SELECT nextval('{name}') AS value"), Vec::new())
+            }
+            (_, CounterKind::Sequence) => {
+                Statement::new(format!("SELECT NEXTVAL({name}) AS value"), Vec::new())
+            }
+            (Dialect::MySql, CounterKind::Table) => Statement::new(
+                format!(
+                    "UPDATE {table} SET next_val = LAST_INSERT_ID(next_val + ?) WHERE name = ?"
+                ),
+                vec![Value::BigInt(step()?), Value::Text(name)],
+            ),
+            (Dialect::Sqlite, CounterKind::Table) => Statement::new(
+                format!(
+                    "UPDATE {table} SET next_val = next_val + ?1 WHERE name = ?2 RETURNING next_val - ?1 AS value"
+                ),
+                vec![Value::BigInt(step()?), Value::Text(name)],
+            ),
+        })
+    }
+
+    /// MySQL/MariaDB: the value the last `LAST_INSERT_ID(expr)` of this connection set, as
+    /// column `value`.
+    pub const LAST_INSERT_ID: &'static str = "SELECT CAST(LAST_INSERT_ID() AS SIGNED) AS value";
+
+    /// Reads, as column `value`, a sequence's increment (PostgreSQL from `pg_catalog.pg_sequence`,
+    /// MariaDB from the sequence itself), or a table counter's current value (only to see that
+    /// the row exists: a table counter takes any step). No row, or a missing relation: the
+    /// counter is missing ([`missing`](Self::missing)).
+    pub fn increment(&self) -> Statement<'_> {
+        let name = self.name.as_str();
+        match (self.dialect, self.kind) {
+            (Dialect::Postgres, _) => Statement::new(
+                format!(
+                    "SELECT seqincrement AS value FROM pg_catalog.pg_sequence WHERE seqrelid = '{name}'::regclass"
+                ),
+                Vec::new(),
+            ),
+            (_, CounterKind::Sequence) => {
+                Statement::new(format!("SELECT increment AS value FROM {name}"), Vec::new())
+            }
+            (_, CounterKind::Table) => Statement::new(
+                format!(
+                    "SELECT next_val AS value FROM {} WHERE name = ?",
+                    self.table
+                ),
+                vec![Value::Text(name)],
+            ),
+        }
+    }
+
+    /// A sequence's increment as the block size, or the refusal of a non-positive one.
+    ///
+    /// ```
+    /// use idgen_sql::{CounterSql, Dialect};
+    /// let orders = CounterSql::sequence(Dialect::Postgres, "orders")?;
+    /// assert_eq!(orders.step(1000)?, 1000);
+    /// assert!(orders.step(-1).unwrap_err().to_string().contains("must count upwards"));
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    pub fn step(&self, increment: i64) -> Result<u64, Error> {
+        u64::try_from(increment)
+            .ok()
+            .filter(|&s| s > 0)
+            .ok_or_else(|| Error::HiLoInvalidOption {
+                option: "database increment",
+                value: format!("{increment} (counter {})", self.name),
+                reason: "a hi-lo sequence must count upwards: INCREMENT BY the block size, >= 1",
+            })
+    }
+
+    /// The error for a counter whose sequence, table or row does not exist.
+    ///
+    /// ```
+    /// use idgen_sql::{CounterSql, Dialect};
+    /// let err = CounterSql::table(Dialect::Sqlite, "orders", "idgen_hilo")?.missing();
+    /// assert!(err.to_string().contains("no row 'orders' in table idgen_hilo"));
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    pub fn missing(&self) -> Error {
+        let missing = match self.kind {
+            CounterKind::Sequence => format!("no sequence named {}", self.name),
+            CounterKind::Table => format!("no row '{}' in table {}", self.name, self.table),
+        };
+        Error::HiLoCounterMissing {
+            counter: self.name.as_str().to_owned(),
+            missing,
+        }
+    }
+}
+
+/// The procedures of every SQL hi-lo counter, over an adapter's [`Session`]: each a unit of
+/// work of its own, on MySQL/MariaDB in a transaction of its own (see [`Session`]), so it
+/// commits whatever the connection's autocommit setting, which idgen never changes.
+impl CounterSql {
+    /// Takes one block of `size` IDs and returns its first ID. A missing sequence, table or
+    /// row is [`missing`](Self::missing); other errors are the driver's.
+    pub async fn allocate_on<S: Session>(
+        &self,
+        session: &mut S,
+        size: u64,
+    ) -> Result<i64, BoxError> {
+        let statement = self.allocate(size)?;
+        check_outside_transaction(session).await?;
+        if (self.dialect, self.kind) == (Dialect::MySql, CounterKind::Table) {
+            let step = i64::try_from(size)?;
+            // LAST_INSERT_ID() is per connection, read on the connection of the update: the
+            // counter after the update, so the block starts `step` below it.
+            let updated = in_own_transaction!(session, async {
+                let rows = session.execute(statement).await?;
+                let after = session.fetch_i64(raw(Self::LAST_INSERT_ID)).await?;
+                Ok::<_, S::Error>((rows, after))
+            })
+            .await;
+            return match updated {
+                Ok((1, Some(after))) => Ok(after - step),
+                Ok(_) => Err(self.missing().into()),
+                Err(e) => Err(self.or_missing(session, e)),
+            };
+        }
+        match in_own_transaction!(session, session.fetch_i64(statement)).await {
+            Ok(Some(start)) => Ok(start),
+            Ok(None) => Err(self.missing().into()),
+            Err(e) => Err(self.or_missing(session, e)),
+        }
+    }
+
+    /// The counter's fixed step (a sequence's increment, checked by [`step`](Self::step)), or
+    /// `None` for a table counter, which takes any step per call.
+    pub async fn increment_on<S: Session>(&self, session: &mut S) -> Result<Option<u64>, BoxError> {
+        check_outside_transaction(session).await?;
+        match in_own_transaction!(session, session.fetch_i64(self.increment())).await {
+            Ok(Some(increment)) => match self.kind {
+                CounterKind::Sequence => Ok(Some(self.step(increment)?)),
+                CounterKind::Table => Ok(None),
+            },
+            Ok(None) => Err(self.missing().into()),
+            Err(e) => Err(self.or_missing(session, e)),
+        }
+    }
+
+    /// Creates the counter if it is missing ([`create_guarded`](Self::create_guarded)),
+    /// idempotently and safely when other processes do the same at the same moment; a creator
+    /// that took no lock (a migration tool) can still collide: then it runs once more.
+    pub async fn create_on<S: Session>(&self, session: &mut S, block: u64) -> Result<(), BoxError> {
+        check_outside_transaction(session).await?;
+        for sql in self.create_guarded(block) {
+            in_own_transaction!(session, super::session::create_if_missing(session, &sql)).await?;
+        }
+        Ok(())
+    }
+
+    fn or_missing<S: Session>(&self, session: &S, err: S::Error) -> BoxError {
+        if session.classify(&err) == ErrorClass::MissingRelation {
+            self.missing().into()
+        } else {
+            err.into()
+        }
+    }
+}
+
+/// How a MySQL/MariaDB server keeps counters by default: MariaDB 10.3 or newer in sequences,
+/// anything else in a table ([`mariadb_has_sequences`](super::mariadb_has_sequences) on
+/// `SELECT VERSION()`).
+pub async fn detect_mysql_kind<S: Session>(session: &mut S) -> Result<CounterKind, S::Error> {
+    let version = session.fetch_text(raw("SELECT VERSION() AS value")).await?;
+    Ok(
+        if super::mariadb_has_sequences(version.as_deref().unwrap_or("")) {
+            CounterKind::Sequence
+        } else {
+            CounterKind::Table
+        },
+    )
+}
+
+fn raw(sql: &str) -> Statement<'static> {
+    Statement::new(sql.to_owned(), Vec::new())
+}

@@ -1,0 +1,226 @@
+//! [`SqlLeaseStore`]: the one lease store of every SQL adapter, over the adapter's
+//! [`SqlPool`].
+//!
+//! The adapter says only how a [`Call`] reaches a [`Session`](crate::Session) on one of its
+//! pool's connections (on which thread or task, with which connection, given back how); the
+//! table's name rule, the statements, the procedure, the errors and the store's methods are
+//! written here once.
+
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use idgen_core::Error;
+use idgen_engine::lease::{BoxError, Claim, ClaimRequest, LeaseStore, RenewRequest};
+
+use crate::procedure::{Call, ClaimCall, CreateTable, ReleaseCall, RenewCall, RowsCall};
+use crate::{DEFAULT_LEASE_TABLE, Dialect, LeaseRow, LeaseSql};
+
+/// A connection pool of one adapter, as the [`SqlLeaseStore`] uses it. `M` is the adapter's
+/// marker (the same one its `IntoLeaseStore` uses), so an adapter can implement this for its
+/// driver's pool type.
+///
+/// ```
+/// use std::sync::Arc;
+/// use idgen_engine::lease::BoxError;
+/// use idgen_sql::procedure::Call;
+/// use idgen_sql::{Dialect, LeaseSql, SqlLeaseStore, SqlPool};
+///
+/// /// This adapter's marker.
+/// enum Mine {}
+/// /// A pool that has no connection to lend.
+/// #[derive(Clone)]
+/// struct Closed;
+///
+/// impl SqlPool<Mine> for Closed {
+///     type Turn = ();
+///     const DIALECT: Dialect = Dialect::Sqlite;
+///     async fn run<K: Call>(&self, _: &(), sql: Arc<LeaseSql>, _: K) -> Result<K::Output, BoxError> {
+///         Err(format!("no connection for lease table {}", sql.table()).into())
+///     }
+///     fn detach(&self, _: &()) -> Option<(Self, ())> {
+///         Some((self.clone(), ()))
+///     }
+/// }
+///
+/// let store = SqlLeaseStore::<Mine, _>::new(Closed);
+/// assert_eq!(store.table(), Some("idgen_worker_lease"));
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let err = store.create_table().await.unwrap_err();
+/// assert!(err.to_string().contains("no connection for lease table idgen_worker_lease"), "{err}");
+/// # })
+/// ```
+pub trait SqlPool<M>: Clone + Send + Sync + 'static {
+    /// What the store keeps beside the pool and hands to every call (`()` for most; a lock
+    /// that runs one statement at a time, or a flag saying the store is detached).
+    type Turn: Clone + Default + Send + Sync + 'static;
+
+    /// The database the pool's connections speak.
+    const DIALECT: Dialect;
+
+    /// Runs `call` on a [`Session`](crate::Session) of one connection of this pool and gives
+    /// the connection back as it found it (or closes it, if the call left it unsettled).
+    ///
+    /// # Errors
+    ///
+    /// No connection (the message names the lease table), or what the call returned.
+    fn run<K: Call>(
+        &self,
+        turn: &Self::Turn,
+        sql: Arc<LeaseSql>,
+        call: K,
+    ) -> impl Future<Output = Result<K::Output, BoxError>> + Send;
+
+    /// A pool and turn that no longer depend on the application's runtime or pool: what a
+    /// lease dropped while its runtime shuts down releases through (see
+    /// [`LeaseStore::detached`]). `None` when there is no such thing.
+    fn detach(&self, turn: &Self::Turn) -> Option<(Self, Self::Turn)>;
+}
+
+/// The lease store of every SQL adapter: a lease table (named by the one [`SqlName`](crate::SqlName)
+/// rule) over an adapter's pool `P`. The adapters name it (`idgen_sqlx::lease::SqlxLeaseStore`,
+/// `idgen_diesel::lease::DieselLeaseStore`, …); an application usually passes its pool to
+/// `WorkerLease::acquire` and never names it.
+pub struct SqlLeaseStore<M, P: SqlPool<M>> {
+    pool: P,
+    turn: P::Turn,
+    sql: Result<Arc<LeaseSql>, Error>,
+    marker: PhantomData<fn() -> M>,
+}
+
+impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
+    /// A store on `pool` with the default table (`idgen_worker_lease`).
+    pub fn new(pool: P) -> Self {
+        Self::named(pool, DEFAULT_LEASE_TABLE)
+    }
+
+    /// A store on `pool` with the lease table `table` (`name` or `schema.name`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidSqlName`] when `table` breaks the name rule.
+    pub fn with_table(pool: P, table: &str) -> Result<Self, Error> {
+        let store = Self::named(pool, table);
+        store.sql()?;
+        Ok(store)
+    }
+
+    /// A store on `pool` with the lease table `table`; a name that breaks the rule is kept as
+    /// its error, returned by every call (what `IntoLeaseStore` needs: it cannot fail).
+    pub fn named(pool: P, table: &str) -> Self {
+        SqlLeaseStore {
+            pool,
+            turn: P::Turn::default(),
+            sql: LeaseSql::new(P::DIALECT, table).map(Arc::new),
+            marker: PhantomData,
+        }
+    }
+
+    /// The lease table's name as given, or `None` if it was refused.
+    pub fn table(&self) -> Option<&str> {
+        self.sql.as_ref().ok().map(|sql| sql.table())
+    }
+
+    /// The pool the store borrows connections from.
+    pub fn pool(&self) -> &P {
+        &self.pool
+    }
+
+    /// The `CREATE TABLE IF NOT EXISTS` statement of the lease table, for a migration tool.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidSqlName`] when the table's name was refused.
+    pub fn migration_sql(&self) -> Result<String, Error> {
+        Ok(self.sql()?.create_table())
+    }
+
+    /// Creates the lease table if it does not exist (idempotent; safe when many processes
+    /// start at once).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LeaseStore`] when the database refuses or cannot be reached;
+    /// [`Error::InvalidSqlName`] when the table's name was refused.
+    pub async fn create_table(&self) -> Result<(), Error> {
+        self.call(CreateTable).await.map_err(store_error("create"))
+    }
+
+    /// The rows of `namespace`, by node ID: who holds which node ID until when.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LeaseStore`] when the database refuses or cannot be reached.
+    pub async fn rows(&self, namespace: &str) -> Result<Vec<LeaseRow>, Error> {
+        self.call(RowsCall(namespace.to_owned()))
+            .await
+            .map_err(store_error("read rows"))
+    }
+
+    fn sql(&self) -> Result<&Arc<LeaseSql>, Error> {
+        self.sql.as_ref().map_err(Clone::clone)
+    }
+
+    async fn call<K: Call>(&self, call: K) -> Result<K::Output, BoxError> {
+        let sql = Arc::clone(self.sql()?);
+        self.pool.run(&self.turn, sql, call).await
+    }
+}
+
+/// The store's error for a failed `operation`, the adapter's error kept as its source.
+fn store_error(operation: &'static str) -> impl Fn(BoxError) -> Error {
+    move |e| Error::LeaseStore {
+        operation,
+        message: e.to_string(),
+        source: Some(Arc::from(e)),
+    }
+}
+
+impl<M: 'static, P: SqlPool<M>> LeaseStore for SqlLeaseStore<M, P> {
+    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
+        self.call(ClaimCall::from(req)).await
+    }
+
+    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
+        self.call(RenewCall::from(req)).await
+    }
+
+    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
+        self.call(ReleaseCall(RenewCall::from(req))).await
+    }
+
+    async fn create_if_missing(&self) -> Result<(), BoxError> {
+        self.call(CreateTable).await
+    }
+
+    fn detached(&self) -> Option<Self> {
+        let (pool, turn) = self.pool.detach(&self.turn)?;
+        Some(SqlLeaseStore {
+            pool,
+            turn,
+            sql: self.sql.clone(),
+            marker: PhantomData,
+        })
+    }
+}
+
+impl<M, P: SqlPool<M>> Clone for SqlLeaseStore<M, P> {
+    fn clone(&self) -> Self {
+        SqlLeaseStore {
+            pool: self.pool.clone(),
+            turn: self.turn.clone(),
+            sql: self.sql.clone(),
+            marker: PhantomData,
+        }
+    }
+}
+
+impl<M, P: SqlPool<M>> std::fmt::Debug for SqlLeaseStore<M, P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqlLeaseStore")
+            .field("database", &P::DIALECT)
+            .field("pool", &std::any::type_name::<P>())
+            .field("table", &self.table())
+            .finish()
+    }
+}

@@ -1,0 +1,81 @@
+//! The database contract, written once: what every SQL adapter (`idgen-sqlx`, `idgen-diesel`,
+//! `idgen-seaorm`) sends to PostgreSQL, MySQL/MariaDB and SQLite for node-ID leases and hi-lo
+//! counters. No driver is involved: the adapters bind the [`Value`]s of a [`Statement`] in
+//! order and decode the rows, nothing else, so processes of different adapters share one table
+//! or counter and behave alike.
+//!
+//! - [`Dialect`]: the database, its quoting, its clock, and the server-version checks
+//!   ([`mariadb_has_sequences`], [`mysql_has_skip_locked`]) and error classification
+//!   ([`Dialect::classify`]).
+//! - [`SqlName`]: the one rule for a table, sequence or counter name written into SQL
+//!   (`name` or `schema.name`, each part 1 to 63 ASCII letters, digits or `_`, not starting
+//!   with a digit), refused with [`Error::InvalidSqlName`](idgen_core::Error::InvalidSqlName).
+//! - [`LeaseSql`]: the lease table's DDL and statements.
+//! - [`CounterSql`]: a hi-lo counter's DDL and statements (a sequence, or a row of a table).
+//! - [`Session`]: the primitives an adapter implements on one connection (run a statement,
+//!   read a value), over which the lease procedure (`lease::steps`) and the hi-lo counter
+//!   procedure ([`CounterSql::allocate_on`] and friends) are written once.
+//! - [`CallError`]: a failed call of any adapter's store or counter (SQL, etcd, Redis), the
+//!   driver's error kept as its source.
+//! - The default names: [`DEFAULT_LEASE_TABLE`], [`DEFAULT_COUNTER_TABLE`], [`DEFAULT_COUNTER`].
+//!
+//! ```
+//! use idgen_sql::{Dialect, LeaseSql, DEFAULT_LEASE_TABLE};
+//!
+//! let sql = LeaseSql::new(Dialect::Postgres, DEFAULT_LEASE_TABLE)?;
+//! assert!(sql.create_table().starts_with("CREATE TABLE IF NOT EXISTS \"idgen_worker_lease\""));
+//! let renew = sql.renew("orders", 3, "web-1", 30_000, Some(1_700_000_000_000));
+//! assert_eq!(renew.params.len(), 5);
+//! assert!(LeaseSql::new(Dialect::MySql, "leases; --").is_err());
+//! # Ok::<(), idgen_core::Error>(())
+//! ```
+
+mod counter;
+pub mod db_generator;
+mod dialect;
+mod lease;
+mod lease_store;
+pub mod procedure;
+pub(crate) mod session;
+mod statement;
+
+pub use counter::{CounterKind, CounterSql, detect_mysql_kind};
+pub use dialect::{Dialect, ErrorClass, QuotedName, mariadb_has_sequences, mysql_has_skip_locked};
+pub use idgen_engine::{CallError, SqlName};
+pub use lease::LeaseSql;
+pub use lease_store::{SqlLeaseStore, SqlPool};
+pub use session::{LeaseRow, Session, block_on, check_outside_transaction, create_if_missing};
+pub use statement::{Statement, Value};
+
+/// The lease table's default name, shared by every adapter (defined in `idgen-engine`, whose
+/// `LeaseOptions` default to it).
+///
+/// ```
+/// assert_eq!(idgen_sql::DEFAULT_LEASE_TABLE, "idgen_worker_lease");
+/// ```
+pub use idgen_engine::lease::DEFAULT_LEASE_TABLE;
+
+/// The hi-lo counter table's default name (MySQL table mode, SQLite).
+///
+/// ```
+/// assert_eq!(idgen_sql::DEFAULT_COUNTER_TABLE, "idgen_hilo");
+/// ```
+pub const DEFAULT_COUNTER_TABLE: &str = "idgen_hilo";
+
+/// The hi-lo counter's default name: what `HiLo::new(pool, block)` uses (defined in
+/// `idgen-engine`).
+///
+/// ```
+/// assert_eq!(idgen_sql::DEFAULT_COUNTER, "hilo");
+/// ```
+pub use idgen_engine::hilo::DEFAULT_COUNTER;
+
+/// The transaction-scoped advisory lock every idgen adapter takes on PostgreSQL before its
+/// create-if-missing DDL (key `"idgenDDL"` in ASCII), so instances that start together wait for
+/// each other: `CREATE … IF NOT EXISTS` alone fails for concurrent callers there (two sessions
+/// both find the name free, and the later one fails on a catalog index).
+///
+/// ```
+/// assert!(idgen_sql::PG_DDL_LOCK.starts_with("SELECT pg_advisory_xact_lock("));
+/// ```
+pub const PG_DDL_LOCK: &str = "SELECT pg_advisory_xact_lock(7594308556992824396)";

@@ -1,0 +1,149 @@
+//! The calls of a lease store as values that own their arguments ([`Call`]), so that an
+//! adapter's [`SqlPool`](crate::SqlPool) can move one to the thread or task that holds a
+//! connection.
+
+use std::future::Future;
+use std::time::Duration;
+
+use crate::{LeaseSql, Session};
+use idgen_engine::lease::{BoxError, Claim, ClaimRequest, RenewRequest};
+
+/// One call of a lease store over [`Session`]s: its arguments, owned (so that it can move to a
+/// thread or a task of its own), and the procedure of [`procedure`](super) it runs.
+pub trait Call: Send + 'static {
+    /// What the call answers.
+    type Output: Send + 'static;
+    /// The operation, for messages (`"claim"`, `"renew"`, …).
+    const OPERATION: &'static str;
+    /// Runs the call on `session`, with the lease table's `sql`.
+    fn run<S: Session>(
+        &self,
+        session: &mut S,
+        sql: &LeaseSql,
+    ) -> impl Future<Output = Result<Self::Output, BoxError>> + Send;
+}
+
+/// [`claim`](super::claim), its [`ClaimRequest`] owned.
+#[derive(Clone, Debug)]
+pub struct ClaimCall {
+    namespace: String,
+    capacity: u64,
+    holder: String,
+    ttl: Duration,
+}
+
+impl From<ClaimRequest<'_>> for ClaimCall {
+    fn from(req: ClaimRequest<'_>) -> Self {
+        ClaimCall {
+            namespace: req.namespace.to_owned(),
+            capacity: req.capacity,
+            holder: req.holder.to_owned(),
+            ttl: req.ttl,
+        }
+    }
+}
+
+impl Call for ClaimCall {
+    type Output = Option<Claim>;
+    const OPERATION: &'static str = "claim";
+
+    async fn run<S: Session>(
+        &self,
+        session: &mut S,
+        sql: &LeaseSql,
+    ) -> Result<Option<Claim>, BoxError> {
+        let req = ClaimRequest {
+            namespace: &self.namespace,
+            capacity: self.capacity,
+            holder: &self.holder,
+            ttl: self.ttl,
+        };
+        super::claim(session, sql, req).await
+    }
+}
+
+/// [`renew`](super::renew), its [`RenewRequest`] owned.
+#[derive(Clone, Debug)]
+pub struct RenewCall {
+    namespace: String,
+    node: u64,
+    holder: String,
+    ttl: Duration,
+    last_timestamp_ms: Option<i64>,
+}
+
+impl RenewCall {
+    fn request(&self) -> RenewRequest<'_> {
+        RenewRequest {
+            namespace: &self.namespace,
+            node: self.node,
+            holder: &self.holder,
+            ttl: self.ttl,
+            last_timestamp_ms: self.last_timestamp_ms,
+        }
+    }
+}
+
+impl From<RenewRequest<'_>> for RenewCall {
+    fn from(req: RenewRequest<'_>) -> Self {
+        RenewCall {
+            namespace: req.namespace.to_owned(),
+            node: req.node,
+            holder: req.holder.to_owned(),
+            ttl: req.ttl,
+            last_timestamp_ms: req.last_timestamp_ms,
+        }
+    }
+}
+
+impl Call for RenewCall {
+    type Output = bool;
+    const OPERATION: &'static str = "renew";
+
+    async fn run<S: Session>(&self, session: &mut S, sql: &LeaseSql) -> Result<bool, BoxError> {
+        super::renew(session, sql, self.request()).await
+    }
+}
+
+/// [`release`](super::release), its [`RenewRequest`] owned.
+#[derive(Clone, Debug)]
+pub struct ReleaseCall(pub RenewCall);
+
+impl Call for ReleaseCall {
+    type Output = ();
+    const OPERATION: &'static str = "release";
+
+    async fn run<S: Session>(&self, session: &mut S, sql: &LeaseSql) -> Result<(), BoxError> {
+        super::release(session, sql, self.0.request()).await
+    }
+}
+
+/// [`create_table`](super::create_table).
+#[derive(Clone, Copy, Debug)]
+pub struct CreateTable;
+
+impl Call for CreateTable {
+    type Output = ();
+    const OPERATION: &'static str = "create";
+
+    async fn run<S: Session>(&self, session: &mut S, sql: &LeaseSql) -> Result<(), BoxError> {
+        super::create_table(session, sql).await
+    }
+}
+
+/// [`rows`](super::rows) of one namespace.
+#[derive(Clone, Debug)]
+pub struct RowsCall(pub String);
+
+impl Call for RowsCall {
+    type Output = Vec<crate::LeaseRow>;
+    const OPERATION: &'static str = "read rows";
+
+    async fn run<S: Session>(
+        &self,
+        session: &mut S,
+        sql: &LeaseSql,
+    ) -> Result<Vec<crate::LeaseRow>, BoxError> {
+        super::rows(session, sql, &self.0).await
+    }
+}

@@ -1,0 +1,39 @@
+//! [`Statement`]: SQL text and the values to bind to it, in order.
+
+/// A value to bind: the adapters map each to their driver's type.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value<'a> {
+    /// A text (`VARCHAR`, `TEXT`).
+    Text(&'a str),
+    /// A `BIGINT`.
+    BigInt(i64),
+    /// A nullable `BIGINT`.
+    NullableBigInt(Option<i64>),
+    /// A `DOUBLE PRECISION` (PostgreSQL interval arithmetic).
+    Double(f64),
+}
+
+/// One SQL statement and the values for its placeholders, in the order they are bound (on
+/// MySQL/MariaDB, the order the `?` appear).
+///
+/// ```
+/// use idgen_sql::{Dialect, LeaseSql, Value};
+///
+/// let sql = LeaseSql::new(Dialect::Sqlite, "leases")?;
+/// let next = sql.next_missing("orders", 1024);
+/// assert_eq!(next.params, [Value::Text("orders"), Value::BigInt(1024)]);
+/// # Ok::<(), idgen_core::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Statement<'a> {
+    /// The SQL text.
+    pub sql: String,
+    /// The values, in binding order.
+    pub params: Vec<Value<'a>>,
+}
+
+impl<'a> Statement<'a> {
+    pub(crate) fn new(sql: String, params: Vec<Value<'a>>) -> Self {
+        Statement { sql, params }
+    }
+}
