@@ -1,7 +1,7 @@
 //! Strict decimal text for 64-bit IDs: exactly the text `to_string` prints, so every value has
 //! one spelling.
 //!
-//! Shared by [`SnowflakeId`](crate::SnowflakeId), [`Id<T>`](crate::Id) and
+//! Shared by [`SnowflakeId`](crate::snowflake::SnowflakeId), [`Id<T>`](crate::typed_id::Id) and
 //! [`serde_string`](crate::serde_string): ASCII digits only, no sign (a `-` only in front of a
 //! negative `i64`), no leading zero, no whitespace, no `_`, no fraction or exponent, and no
 //! value above the type's limit. Each rejection has its own reason, for error messages.

@@ -25,7 +25,7 @@ use crate::fmt_time::UnixMs;
 #[derive(Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A text that should hold a decimal [`SnowflakeId`](crate::SnowflakeId) does not.
+    /// A text that should hold a decimal [`SnowflakeId`](crate::snowflake::SnowflakeId) does not.
     #[error("{input:?} is not a Snowflake ID: {reason}")]
     InvalidIdText {
         /// The rejected text (cut to 64 characters).
@@ -34,14 +34,14 @@ pub enum Error {
         reason: &'static str,
     },
 
-    /// A number outside `0..=i64::MAX` was offered as a [`SnowflakeId`](crate::SnowflakeId).
+    /// A number outside `0..=i64::MAX` was offered as a [`SnowflakeId`](crate::snowflake::SnowflakeId).
     #[error("{value} is not a Snowflake ID: an ID is between 0 and 9223372036854775807 (i64::MAX)")]
     IdOutOfRange {
         /// The rejected number.
         value: i128,
     },
 
-    /// A [`Layout`](crate::Layout) that cannot exist (too wide, no time bits, …).
+    /// A [`Layout`](crate::snowflake::Layout) that cannot exist (too wide, no time bits, …).
     #[error("invalid layout: {reason}")]
     InvalidLayout {
         /// What is wrong with it.
@@ -83,7 +83,7 @@ pub enum Error {
         last_ms: i64,
     },
 
-    /// The clock went back further than the generator's [`ClockPolicy`](crate::ClockPolicy) allows.
+    /// The clock went back further than the generator's [`ClockPolicy`](crate::snowflake::ClockPolicy) allows.
     #[error(
         "the clock moved backwards by {behind_ms} ms (policy {policy} allows {allowed_ms} ms); no ID was issued"
     )]
@@ -415,7 +415,7 @@ pub enum Error {
     },
 
     // ---- public IDs in database columns (src/integrations/sqlx/public_id/) ----
-    /// A database value read as a [`PublicId`](crate::PublicId) does not hold exactly 16 bytes
+    /// A database value read as a [`PublicId`](crate::public_id::PublicId) does not hold exactly 16 bytes
     /// (e.g. a `VARBINARY` or `BLOB` written by other code).
     #[error("a {found}-byte value is not a public ID: a public ID is stored as exactly 16 bytes")]
     PublicIdByteLength {
@@ -450,7 +450,7 @@ pub enum Error {
     },
 
     // ---- typed IDs (src/typed_id/) and integers read with `serde_string` ----
-    /// A text that should hold an [`Id<T>`](crate::Id), or an integer read with
+    /// A text that should hold an [`Id<T>`](crate::typed_id::Id), or an integer read with
     /// [`serde_string`](crate::serde_string), is not its canonical decimal text.
     #[error("{input:?} is not {what}: {reason}")]
     InvalidIntegerText {
@@ -462,7 +462,7 @@ pub enum Error {
         reason: &'static str,
     },
 
-    /// A number outside the range of an [`Id<T>`](crate::Id) (`0..=i64::MAX`), or of the
+    /// A number outside the range of an [`Id<T>`](crate::typed_id::Id) (`0..=i64::MAX`), or of the
     /// integer type a [`serde_string`](crate::serde_string) field has.
     #[error("{value} is not {what}: {range}")]
     IntegerOutOfRange {
@@ -475,7 +475,7 @@ pub enum Error {
     },
 
     /// A database returned a value that is not an integer (floating point, binary, a date…)
-    /// where an [`Id<T>`](crate::Id) was expected. Never truncated.
+    /// where an [`Id<T>`](crate::typed_id::Id) was expected. Never truncated.
     #[error(
         "{value} is not {what}: the database returned a {kind} value where an integer from 0 to 9223372036854775807 was expected"
     )]
@@ -527,7 +527,7 @@ pub enum Error {
         reason: String,
     },
 
-    /// An ID names a shard that does not exist ([`Layout::shard_of`](crate::Layout::shard_of)).
+    /// An ID names a shard that does not exist ([`Layout::shard_of`](crate::snowflake::Layout::shard_of)).
     #[error(
         "ID {id} belongs to shard {shard}, but there are {shard_count} shards (0 to {})",
         .shard_count.saturating_sub(1)
@@ -591,7 +591,7 @@ fn fenced_message(now_ms: i64, valid_until_ms: i64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::Error;
+    use crate::error::Error;
 
     #[derive(Debug, thiserror::Error)]
     #[error("connection refused")]

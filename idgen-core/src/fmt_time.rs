@@ -1,5 +1,5 @@
 //! RFC 3339 text for instants in error messages, `Debug` output and
-//! [`Decomposed`](crate::Decomposed)'s `Display`, without a date-time crate.
+//! [`Decomposed`](crate::snowflake::Decomposed)'s `Display`, without a date-time crate.
 
 use std::fmt;
 

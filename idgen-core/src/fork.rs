@@ -1,7 +1,7 @@
 //! Which process an ID source was made in: a forked child must not issue from its parent's.
 //!
 //! `fork()` without `exec` copies every object of the parent into the child: a leased
-//! [`Snowflake`](crate::Snowflake) (its node ID, its last timestamp, its sequence), a
+//! [`Snowflake`](crate::snowflake::Snowflake) (its node ID, its last timestamp, its sequence), a
 //! [`HiLo`](crate::hilo::HiLo) buffer, a [`WorkerLease`](crate::lease::WorkerLease). Both
 //! processes would then issue the same IDs, and the child, dropping its copy of the lease, would
 //! give the *parent's* node ID back. So a `pthread_atfork` child handler counts forks (one atomic
@@ -15,7 +15,7 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::Error;
+use crate::error::Error;
 
 /// Forks in this process's ancestry since the handler was registered (the child handler adds
 /// one). An object made under another count was made in an ancestor.

@@ -1,5 +1,5 @@
 //! `#[serde(with = "idgen_core::serde_string")]`: a plain `i64` or `u64` field as a JSON
-//! string, read as strictly as [`SnowflakeId`](crate::SnowflakeId) and [`Id<T>`](crate::Id).
+//! string, read as strictly as [`SnowflakeId`](crate::snowflake::SnowflakeId) and [`Id<T>`](crate::typed_id::Id).
 //!
 //! For integer IDs that are not (yet) typed: customer numbers, foreign keys, cursors. JSON gets
 //! a string (`"112719806108546862"`), since JavaScript rounds integers above 2^53. Input is a
@@ -34,8 +34,8 @@
 
 use serde::{Deserializer, Serializer};
 
-use crate::Error;
 use crate::decimal::{self, Limit};
+use crate::error::Error;
 use crate::integrations::serde_integer::{self, JsonInteger};
 
 /// The integer types `serde_string` handles: `i64` and `u64` (sealed).

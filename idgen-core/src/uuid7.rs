@@ -6,7 +6,7 @@
 //! `BINARY(16)`, SQLite `BLOB`, and the text form everywhere. Not SQL Server: its
 //! `uniqueidentifier` compares the last 6 bytes first, so UUIDv7 values are **not** in time order
 //! there (store them as `BINARY(16)` if you need that). A UUIDv7 also reveals its creation time
-//! to the millisecond: show the world a [`PublicId`](crate::PublicId), not a UUIDv7 key.
+//! to the millisecond: show the world a [`PublicId`](crate::public_id::PublicId), not a UUIDv7 key.
 
 #[cfg(loom)]
 use loom::sync::atomic::{AtomicU64, Ordering};
@@ -16,8 +16,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use uuid::{Uuid, Variant};
 
+use crate::clock::{Clock, SystemClock};
+use crate::error::Error;
 use crate::public_id::random;
-use crate::{Clock, Error, SystemClock};
 
 /// The last millisecond a UUIDv7 can hold: 2⁴⁸ − 1 ms after the Unix epoch (year 10889).
 pub(crate) const MAX_UNIX_MS: i64 = (1 << 48) - 1;
@@ -36,7 +37,7 @@ const RANDOM_BITS: u32 = 58;
 /// RFC 9562 method 1 ("fixed-length dedicated counter"): after the 48-bit millisecond timestamp
 /// come a 16-bit counter (the 12 bits of `rand_a` and the top 4 of `rand_b`) and 58 fresh
 /// random bits from a per-thread CSPRNG keyed by the OS, with no system call per UUID (the
-/// generator of [`PublicId::try_new`](crate::PublicId::try_new), which says how it is seeded and
+/// generator of [`PublicId::try_new`](crate::public_id::PublicId::try_new), which says how it is seeded and
 /// reseeded, in forked children too). In a new millisecond the counter starts at a random value
 /// below 2¹⁵; within a millisecond it counts up. Timestamp and counter live together in one
 /// `AtomicU64` (`ms << 16 | counter`) advanced by compare-and-swap, so the generator is lock-free,
@@ -51,7 +52,7 @@ const RANDOM_BITS: u32 = 58;
 /// * A clock before 1970 or after year 10889, or a counter carried past that, is an
 ///   [`Error::Uuid7TimeOutOfRange`], never a wrap-around.
 ///
-/// The clock is a [`Clock`]; tests pass a [`ManualClock`](crate::ManualClock).
+/// The clock is a [`Clock`]; tests pass a [`ManualClock`](crate::clock::ManualClock).
 ///
 /// ```
 /// use idgen_core::Uuid7Generator;

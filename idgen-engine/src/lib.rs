@@ -55,3 +55,8 @@ pub use call_error::CallError;
 #[cfg(feature = "hilo")]
 pub use hilo::{HiLo, HiLoSource};
 pub use name::SqlName;
+
+/// The README's example, compiled and run as a doctest so it cannot drift from the API.
+#[cfg(all(doctest, feature = "lease", feature = "hilo"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

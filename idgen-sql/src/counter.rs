@@ -5,10 +5,10 @@
 //! by choice) and SQLite in a row of a counter table, which takes any step per call.
 
 use super::session::in_own_transaction;
-use super::{
-    DEFAULT_COUNTER_TABLE, Dialect, ErrorClass, PG_DDL_LOCK, Session, SqlName, Statement, Value,
-    check_outside_transaction,
-};
+use super::{DEFAULT_COUNTER_TABLE, PG_DDL_LOCK, SqlName};
+use crate::dialect::{Dialect, ErrorClass};
+use crate::session::{Session, check_outside_transaction};
+use crate::statement::{Statement, Value};
 use idgen_core::{BoxError, Error};
 
 /// Where a counter lives.

@@ -7,7 +7,9 @@
 
 use std::ops::Range;
 
-use super::{Dialect, QuotedName, SqlName, Statement, Value};
+use super::SqlName;
+use crate::dialect::{Dialect, QuotedName};
+use crate::statement::{Statement, Value};
 use idgen_core::Error;
 
 /// The lease table's SQL for one database and table name: what every adapter's lease store

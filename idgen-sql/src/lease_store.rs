@@ -1,7 +1,7 @@
 //! [`SqlLeaseStore`]: the one lease store of every SQL adapter, over the adapter's
 //! [`SqlPool`].
 //!
-//! The adapter says only how a [`Call`] reaches a [`Session`](crate::Session) on one of its
+//! The adapter says only how a [`Call`] reaches a [`Session`](crate::session::Session) on one of its
 //! pool's connections (on which thread or task, with which connection, given back how); the
 //! table's name rule, the statements, the procedure, the errors and the store's methods are
 //! written here once.
@@ -13,8 +13,11 @@ use std::sync::Arc;
 use idgen_core::Error;
 use idgen_engine::lease::{BoxError, Claim, ClaimRequest, LeaseStore, RenewRequest};
 
+use crate::DEFAULT_LEASE_TABLE;
+use crate::dialect::Dialect;
+use crate::lease::LeaseSql;
 use crate::procedure::{Call, ClaimCall, CreateTable, ReleaseCall, RenewCall, RowsCall};
-use crate::{DEFAULT_LEASE_TABLE, Dialect, LeaseRow, LeaseSql};
+use crate::session::LeaseRow;
 
 /// A connection pool of one adapter, as the [`SqlLeaseStore`] uses it. `M` is the adapter's
 /// marker (the same one its `IntoLeaseStore` uses), so an adapter can implement this for its
@@ -58,7 +61,7 @@ pub trait SqlPool<M>: Clone + Send + Sync + 'static {
     /// The database the pool's connections speak.
     const DIALECT: Dialect;
 
-    /// Runs `call` on a [`Session`](crate::Session) of one connection of this pool and gives
+    /// Runs `call` on a [`Session`](crate::session::Session) of one connection of this pool and gives
     /// the connection back as it found it (or closes it, if the call left it unsettled).
     ///
     /// # Errors

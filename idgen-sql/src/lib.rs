@@ -79,3 +79,8 @@ pub use idgen_engine::hilo::DEFAULT_COUNTER;
 /// assert!(idgen_sql::PG_DDL_LOCK.starts_with("SELECT pg_advisory_xact_lock("));
 /// ```
 pub const PG_DDL_LOCK: &str = "SELECT pg_advisory_xact_lock(7594308556992824396)";
+
+/// The README's example, compiled and run as a doctest so it cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -2,9 +2,9 @@
 //! [`LeaseSql`] in their order, the rounds of a claim, the wait for rows locked for a moment,
 //! the "full" decision, the retries after transient errors, and the error messages.
 //!
-//! An adapter implements [`Session`] on one connection and [`SqlPool`](crate::SqlPool) on its
+//! An adapter implements [`Session`] on one connection and [`SqlPool`](crate::lease_store::SqlPool) on its
 //! pool (how one [`Call`] reaches a session: which connection, on which thread or task); the
-//! one [`SqlLeaseStore`](crate::SqlLeaseStore) runs these procedures over them. So stores of
+//! one [`SqlLeaseStore`](crate::lease_store::SqlLeaseStore) runs these procedures over them. So stores of
 //! every adapter answer the same situation the same way.
 
 mod calls;
@@ -14,11 +14,12 @@ pub use calls::{Call, ClaimCall, CreateTable, ReleaseCall, RenewCall, RowsCall};
 use std::ops::Range;
 use std::time::Duration;
 
+use crate::CallError;
+use crate::dialect::{Dialect, ErrorClass};
+use crate::lease::LeaseSql;
+use crate::session::{LeaseRow, Session, check_outside_transaction};
 use crate::session::{begin_transaction, end_transaction, in_own_transaction};
-use crate::{
-    CallError, Dialect, ErrorClass, LeaseRow, LeaseSql, Session, Statement,
-    check_outside_transaction,
-};
+use crate::statement::Statement;
 use idgen_engine::lease::{BoxError, Claim, ClaimRequest, RenewRequest};
 
 /// Rows of a namespace are created in chunks of this many node IDs, as they are needed.
@@ -342,7 +343,7 @@ mod tests {
             self.statements.push(st.sql.clone());
             if st.sql.contains("INSERT INTO") {
                 let end = match st.params[2] {
-                    crate::Value::BigInt(end) => u64::try_from(end).unwrap(),
+                    crate::statement::Value::BigInt(end) => u64::try_from(end).unwrap(),
                     _ => unreachable!(),
                 };
                 self.free += end - self.rows;

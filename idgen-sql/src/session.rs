@@ -5,9 +5,10 @@
 use std::future::Future;
 use std::time::Duration;
 
-use super::{Dialect, ErrorClass, Statement};
+use crate::dialect::{Dialect, ErrorClass};
+use crate::statement::Statement;
 
-/// One row of the lease table, as [`LeaseSql::rows`](super::LeaseSql::rows) reads it.
+/// One row of the lease table, as [`LeaseSql::rows`](crate::lease::LeaseSql::rows) reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LeaseRow {

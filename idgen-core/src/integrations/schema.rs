@@ -4,8 +4,10 @@
 
 use crate::decimal::{self, Limit};
 use crate::public_id::text;
+use crate::public_id::{PublicId, PublicIdPrefix};
+use crate::snowflake::SnowflakeId;
+use crate::typed_id::Id;
 use crate::typed_id::short_type_name;
-use crate::{Id, PublicId, PublicIdPrefix, SnowflakeId};
 
 /// A string schema.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,9 +38,9 @@ pub(crate) trait Described {
 /// generics in brackets before it: the types each schema integration implements its traits for.
 macro_rules! for_each_described_type {
     ($impl_for:ident) => {
-        $impl_for!([] $crate::SnowflakeId);
-        $impl_for!([T: ?Sized] $crate::Id<T>);
-        $impl_for!([T: $crate::PublicIdPrefix + ?Sized] $crate::PublicId<T>);
+        $impl_for!([] $crate::snowflake::SnowflakeId);
+        $impl_for!([T: ?Sized] $crate::typed_id::Id<T>);
+        $impl_for!([T: $crate::public_id::PublicIdPrefix + ?Sized] $crate::public_id::PublicId<T>);
     };
 }
 

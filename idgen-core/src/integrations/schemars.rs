@@ -1,6 +1,6 @@
 //! `schemars::JsonSchema` (feature `schemars`, schemars 1) for
-//! [`SnowflakeId`](crate::SnowflakeId), [`Id<T>`](crate::Id) and
-//! [`PublicId<T>`](crate::PublicId): a string with a `pattern` that matches exactly what the
+//! [`SnowflakeId`](crate::snowflake::SnowflakeId), [`Id<T>`](crate::typed_id::Id) and
+//! [`PublicId<T>`](crate::public_id::PublicId): a string with a `pattern` that matches exactly what the
 //! type's parser accepts, a `format`, a length range and an example.
 //!
 //! ```

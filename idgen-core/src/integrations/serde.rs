@@ -4,7 +4,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::serde_integer::{self, JsonInteger};
 
-use crate::SnowflakeId;
+use crate::snowflake::SnowflakeId;
 use crate::snowflake::parse_decimal;
 
 impl Serialize for SnowflakeId {
@@ -36,11 +36,11 @@ impl JsonInteger for SnowflakeId {
         "a Snowflake ID".to_owned()
     }
 
-    fn from_text(text: &str) -> Result<Self, crate::Error> {
+    fn from_text(text: &str) -> Result<Self, crate::error::Error> {
         parse_decimal(text)
     }
 
-    fn from_i128(value: i128) -> Result<Self, crate::Error> {
+    fn from_i128(value: i128) -> Result<Self, crate::error::Error> {
         SnowflakeId::try_from(value)
     }
 }
@@ -100,7 +100,7 @@ impl DecimalBuf {
 pub mod as_number {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    use crate::SnowflakeId;
+    use crate::snowflake::SnowflakeId;
 
     /// Serializes the ID as an `i64` number.
     pub fn serialize<S: Serializer>(id: &SnowflakeId, serializer: S) -> Result<S::Ok, S::Error> {

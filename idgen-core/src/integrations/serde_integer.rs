@@ -1,5 +1,5 @@
 //! One serde visitor for every 64-bit integer that travels as a JSON string: [`SnowflakeId`],
-//! [`Id<T>`](crate::Id) and the plain integers of [`serde_string`](crate::serde_string).
+//! [`Id<T>`](crate::typed_id::Id) and the plain integers of [`serde_string`](crate::serde_string).
 //!
 //! It reads a string (strict canonical decimal, see `crate::decimal`) or an integer, and
 //! refuses everything else — floats, `null`, booleans, out-of-range numbers — with a message
@@ -11,7 +11,7 @@ use std::marker::PhantomData;
 use serde::Deserializer;
 use serde::de::{self, Visitor};
 
-use crate::Error;
+use crate::error::Error;
 
 /// A type read from a JSON string or integer.
 pub(crate) trait JsonInteger: Sized {

@@ -1,6 +1,6 @@
 //! Conversions of a decoded ID's instant to jiff, chrono and time types.
 
-use crate::Decomposed;
+use crate::snowflake::Decomposed;
 
 impl Decomposed {
     /// The start of the ID's tick as a [`jiff::Timestamp`] (feature `jiff`).

@@ -1,5 +1,5 @@
-//! `utoipa::ToSchema` (feature `utoipa`, utoipa 6) for [`SnowflakeId`](crate::SnowflakeId),
-//! [`Id<T>`](crate::Id) and [`PublicId<T>`](crate::PublicId), for OpenAPI documents: the same
+//! `utoipa::ToSchema` (feature `utoipa`, utoipa 6) for [`SnowflakeId`](crate::snowflake::SnowflakeId),
+//! [`Id<T>`](crate::typed_id::Id) and [`PublicId<T>`](crate::public_id::PublicId), for OpenAPI documents: the same
 //! string schemas as with `schemars` — a `pattern` matching exactly what the type's parser
 //! accepts, a `format`, a length range and an example — under the component names
 //! `SnowflakeId`, `<T>Id` and `<T>PublicId`.

@@ -2,7 +2,8 @@
 
 use metrics::{counter, gauge};
 
-use crate::{Clock, Snowflake};
+use crate::clock::Clock;
+use crate::snowflake::Snowflake;
 
 /// Sets the `idgen_snowflake_*` metrics of `ids` (label `generator` = `name`) from its
 /// [`stats`](Snowflake::stats). Call it when metrics are read (a scrape) or on a timer; it

@@ -1,7 +1,7 @@
 //! What operators watch: idgen's counters as metrics (feature `metrics`) and the events that
 //! matter as `tracing` events (feature `tracing`). All names are listed here, in one place.
 //!
-//! Nothing here runs on the per-ID path of [`Snowflake::next_id`](crate::Snowflake::next_id)
+//! Nothing here runs on the per-ID path of [`Snowflake::next_id`](crate::snowflake::Snowflake::next_id)
 //! or `HiLo::next_id`: metrics are exported from `stats()` snapshots when you ask (e.g. when
 //! Prometheus scrapes), and events are emitted on cold paths only (a clock step, a renewal's
 //! outcome, a failed fetch, a claim).

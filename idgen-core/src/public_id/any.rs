@@ -8,7 +8,7 @@ use uuid::Uuid;
 use super::PublicId;
 use super::prefix::{PublicIdPrefix, prefix_problem};
 use super::text::{self, excerpt};
-use crate::Error;
+use crate::error::Error;
 
 /// A public ID in TypeID text (`<prefix>_<26 base32 characters>`) with **any** prefix, read
 /// at run time: no marker type per prefix.
@@ -197,8 +197,9 @@ impl<'de> serde::Deserialize<'de> for AnyPublicId {
 #[cfg(test)]
 mod tests {
     use super::AnyPublicId;
+    use crate::error::Error;
+    use crate::public_id::PublicId;
     use crate::public_id::tests::{INVALID, Order, VALID, spec_texts};
-    use crate::{Error, PublicId};
 
     #[test]
     fn typeid_spec_valid_vectors_parse_with_their_prefix() {

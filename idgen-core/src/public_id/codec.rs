@@ -10,13 +10,14 @@ use aes::cipher::{Array, BlockCipherDecrypt, BlockCipherEncrypt, KeyInit};
 use super::key::CodecKey;
 use super::prefix::{CheckedPrefix, PublicIdPrefix};
 use super::text;
-use crate::{Error, SnowflakeId};
+use crate::error::Error;
+use crate::snowflake::SnowflakeId;
 
 /// The most key slots an [`IdCodec`] holds at once (each one adds a decryption per decode).
 const MAX_SLOTS: usize = 4;
 
 /// A keyed, reversible mapping between an internal ID (a [`SnowflakeId`] or any `i64`) and a
-/// public token with the text shape of a [`PublicId`](crate::PublicId):
+/// public token with the text shape of a [`PublicId`](crate::public_id::PublicId):
 /// `ord_3x1gh7…` (prefix, `_`, 26 lower-case Crockford base32 characters). No extra column:
 /// the token *is* the key, enciphered.
 ///
@@ -40,7 +41,7 @@ const MAX_SLOTS: usize = 4;
 /// It is not access control, and OWASP advises against encrypting IDs because it is easy to do
 /// badly; this construction avoids the usual failures (home-made ciphers, malleable modes,
 /// random nonces, length leaks, error oracles). If the key leaks, tokens reveal internal IDs and
-/// can be minted; a [`PublicId`](crate::PublicId) column has no key to leak and can be revoked.
+/// can be minted; a [`PublicId`](crate::public_id::PublicId) column has no key to leak and can be revoked.
 ///
 /// **Key slots** for rotation: new tokens use the primary slot's key; up to three older keys
 /// still decode until [`retire`](Self::retire)d. The slot is not written in the token (which

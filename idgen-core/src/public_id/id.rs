@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use super::prefix::{CheckedPrefix, PublicIdPrefix};
 use super::text;
-use crate::Error;
+use crate::error::Error;
 
 /// A public ID: 128 bits to show in URLs and APIs in place of an internal (Snowflake or
 /// sequential) key, stored in its own column with a unique index.

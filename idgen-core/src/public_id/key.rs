@@ -1,4 +1,4 @@
-//! [`CodecKey`]: a validated, zeroised AES-256 key for [`IdCodec`](crate::IdCodec).
+//! [`CodecKey`]: a validated, zeroised AES-256 key for [`IdCodec`](crate::public_id::IdCodec).
 
 use std::fmt;
 
@@ -7,9 +7,9 @@ use base64::engine::DecodePaddingMode;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use zeroize::{Zeroize, Zeroizing};
 
-use crate::Error;
+use crate::error::Error;
 
-/// A 32-byte AES-256 key for an [`IdCodec`](crate::IdCodec) slot.
+/// A 32-byte AES-256 key for an [`IdCodec`](crate::public_id::IdCodec) slot.
 ///
 /// It is checked when made (exactly 32 bytes, not all bytes equal, so an all-zero placeholder is
 /// refused), wiped from memory when dropped, and never shown by `Debug`. Use 32 bytes from a

@@ -1,4 +1,4 @@
-//! [`PublicIdPrefix`]: the type prefix of a [`PublicId`](crate::PublicId) or an
+//! [`PublicIdPrefix`]: the type prefix of a [`PublicId`](crate::public_id::PublicId) or an
 //! `IdCodec` token.
 
 /// Names the type prefix of an entity's public IDs, e.g. `ord` for orders: `ord_01h455vb4pex5vsknk084sn02q`.
@@ -7,7 +7,7 @@
 /// starting or ending with `_` (TypeID recommends at least 3 characters). An empty prefix means
 /// no prefix and no `_`: the text is just the 26 base32 characters, as for the untyped
 /// `PublicId<()>`. A prefix breaking these rules is a **compile-time** error where the type is
-/// first used with [`PublicId`](crate::PublicId) or `IdCodec`.
+/// first used with [`PublicId`](crate::public_id::PublicId) or `IdCodec`.
 ///
 /// ```
 /// use idgen_core::{PublicId, PublicIdPrefix};

@@ -1,4 +1,4 @@
-//! The random numbers behind [`PublicId::new`](crate::PublicId::new) and
+//! The random numbers behind [`PublicId::new`](crate::public_id::PublicId::new) and
 //! [`Uuid7Generator`](crate::Uuid7Generator): a cryptographically secure generator per thread,
 //! so taking an ID costs no system call.
 //!
@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use chacha20::ChaCha12Rng;
 use chacha20::rand_core::{Rng, SeedableRng};
 
-use crate::Error;
+use crate::error::Error;
 
 /// Output after which a thread's generator takes a fresh key from the OS.
 const RESEED_AFTER_BYTES: u64 = 64 * 1024;

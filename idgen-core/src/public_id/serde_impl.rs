@@ -48,7 +48,7 @@ impl<T: PublicIdPrefix + ?Sized> Visitor<'_> for TextVisitor<T> {
 
 #[cfg(test)]
 mod tests {
-    use crate::{PublicId, PublicIdPrefix};
+    use crate::public_id::{PublicId, PublicIdPrefix};
 
     struct Order;
     impl PublicIdPrefix for Order {

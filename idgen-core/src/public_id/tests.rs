@@ -4,7 +4,8 @@ use std::collections::HashSet;
 
 use proptest::prelude::*;
 
-use crate::{Error, PublicId, PublicIdPrefix};
+use crate::error::Error;
+use crate::public_id::{PublicId, PublicIdPrefix};
 
 /// Declares prefix types: `Name = "prefix"`.
 macro_rules! prefix_types {

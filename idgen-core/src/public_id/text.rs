@@ -1,13 +1,13 @@
-//! The text form shared by [`PublicId`](crate::PublicId) and `IdCodec` tokens:
+//! The text form shared by [`PublicId`](crate::public_id::PublicId) and `IdCodec` tokens:
 //! `prefix_` (omitted for an empty prefix) + 26 base32 characters.
 
 use super::base32;
 use super::prefix::{MAX_PREFIX_LEN, prefix_problem};
-use crate::Error;
+use crate::error::Error;
 
 /// The longest text form of a public ID: a 63-character prefix, `_` and 26 characters. A
-/// buffer of this size holds the text of any [`PublicId`](crate::PublicId)
-/// ([`encode_to`](crate::PublicId::encode_to)).
+/// buffer of this size holds the text of any [`PublicId`](crate::public_id::PublicId)
+/// ([`encode_to`](crate::public_id::PublicId::encode_to)).
 ///
 /// ```
 /// assert_eq!(idgen_core::public_id::MAX_TEXT_LEN, 90);

@@ -10,7 +10,7 @@
 //!   back the last `(tick, sequence)` any caller issued. Every ID is issued by a
 //!   compare-and-swap on that same word from a value without the bit, so each issue is either
 //!   ordered before the `fetch_or` (and so reflected in the value it returns) or fails and
-//!   retries, sees the bit and returns [`Error::Fenced`](crate::Error::Fenced). No clock read
+//!   retries, sees the bit and returns [`Error::Fenced`](crate::error::Error::Fenced). No clock read
 //!   and no cross-thread timing argument is involved: the value `revoke` returns is at or above
 //!   every tick any caller issued or can still issue through this fence.
 
@@ -45,11 +45,11 @@ impl IssueState {
     }
 }
 
-/// A shared deadline after which a [`Snowflake`](crate::Snowflake) generator stops issuing IDs.
+/// A shared deadline after which a [`Snowflake`](crate::snowflake::Snowflake) generator stops issuing IDs.
 ///
 /// A node-ID lease (such as `WorkerLease` in the database adapter crates) holds one side and
 /// moves the deadline forward on every successful renewal; the generator checks it on every ID
-/// and returns [`Error::Fenced`](crate::Error::Fenced) once the clock reaches it. So a process
+/// and returns [`Error::Fenced`](crate::error::Error::Fenced) once the clock reaches it. So a process
 /// that cannot renew its lease stops before another process can be handed the same node ID.
 ///
 /// [`revoke`](Fence::revoke) stops every generator built on the fence at once and for good, and
@@ -295,10 +295,10 @@ impl Fence {
     }
 }
 
-/// A node ID held under a lease, as a [`Snowflake`](crate::Snowflake) generator needs it:
+/// A node ID held under a lease, as a [`Snowflake`](crate::snowflake::Snowflake) generator needs it:
 /// implemented by the database adapters' `WorkerLease`.
 ///
-/// [`SnowflakeBuilder::lease`](crate::SnowflakeBuilder::lease) takes the node ID, the fence and
+/// [`SnowflakeBuilder::lease`](crate::snowflake::SnowflakeBuilder::lease) takes the node ID, the fence and
 /// the last timestamp from it, and keeps the lease alive (and renewed by its owner) as long as
 /// the generator lives.
 ///
@@ -327,7 +327,7 @@ pub trait NodeLease: Send + Sync + 'static {
     /// What the clock the lease computes its deadlines on reads now (Unix ms), or `None` (the
     /// default) for a lease without one. The fence's deadline is checked on the generator's
     /// clock, so the two must be one time base:
-    /// [`SnowflakeBuilder::build`](crate::SnowflakeBuilder::build) refuses a generator whose
+    /// [`SnowflakeBuilder::build`](crate::snowflake::SnowflakeBuilder::build) refuses a generator whose
     /// clock reads more than [`CLOCKS_AGREE_WITHIN_MS`] away from this.
     ///
     /// ```
@@ -361,6 +361,6 @@ pub trait NodeLease: Send + Sync + 'static {
 
 /// How far apart a lease's clock and the clock of a generator built on it may read when the
 /// generator is built (see [`NodeLease::clock_now_ms`]): one second, far below any lease's
-/// safety margin. Two [`SystemClock`](crate::SystemClock)s of one process always agree (they
+/// safety margin. Two [`SystemClock`](crate::clock::SystemClock)s of one process always agree (they
 /// share one anchor).
 pub const CLOCKS_AGREE_WITHIN_MS: i64 = 1_000;

@@ -4,10 +4,12 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::Result;
+use crate::clock::{Clock, SystemClock};
+use crate::error::Error;
 use crate::snowflake::fence::{CLOCKS_AGREE_WITHIN_MS, Fence, IssueState, NodeLease, REVOKED};
 use crate::snowflake::{ClockPolicy, FieldOrder, Layout, NodeId, SnowflakeId};
 use crate::sync::{AtomicI64, AtomicU64, Ordering::Relaxed};
-use crate::{Clock, Error, Result, SystemClock};
 
 /// A Snowflake ID generator for one node ID: `Send + Sync`, used through `&self` from any number
 /// of threads, lock-free: one clock read and one compare-and-swap per ID, nothing else shared is
@@ -163,7 +165,7 @@ impl Snowflake<SystemClock> {
 }
 
 impl<C: Clock> Snowflake<C> {
-    /// A generator on a clock of your choice (a [`ManualClock`](crate::ManualClock) in tests).
+    /// A generator on a clock of your choice (a [`ManualClock`](crate::clock::ManualClock) in tests).
     ///
     /// ```
     /// use idgen_core::{Layout, ManualClock, Snowflake};

@@ -3,11 +3,12 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::{Error, decimal};
+use crate::decimal;
+use crate::error::Error;
 
 /// A Snowflake ID: a non-negative `i64`, so it fits a signed `BIGINT` column.
 ///
-/// The sign bit is always 0; every constructor checks it. Under a [`Layout`](crate::Layout) the
+/// The sign bit is always 0; every constructor checks it. Under a [`Layout`](crate::snowflake::Layout) the
 /// 63 bits hold a timestamp, a node ID and a sequence number, so IDs sort by creation time.
 ///
 /// Text and JSON forms are decimal. With the `serde` feature an ID serializes as a JSON

@@ -2,8 +2,9 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::Result;
+use crate::error::Error;
 use crate::snowflake::SnowflakeId;
-use crate::{Error, Result};
 
 /// The most node sub-fields a layout can name (e.g. datacenter + worker).
 pub const MAX_NODE_FIELDS: usize = 4;

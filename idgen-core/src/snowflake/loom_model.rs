@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use crate::{Error, Fence, Layout, ManualClock, Snowflake};
+use crate::clock::ManualClock;
+use crate::error::Error;
+use crate::snowflake::{Fence, Layout, Snowflake};
 
 const T0: i64 = 1_800_000_000_000;
 

@@ -2,11 +2,12 @@
 
 use std::net::{IpAddr, Ipv4Addr};
 
+use crate::Result;
+use crate::error::Error;
 use crate::snowflake::Layout;
-use crate::{Error, Result};
 
 /// A source of a node ID, resolved and checked against the layout's node width by
-/// [`SnowflakeBuilder::build`](crate::SnowflakeBuilder::build) (or [`NodeId::resolve`]).
+/// [`SnowflakeBuilder::build`](crate::snowflake::SnowflakeBuilder::build) (or [`NodeId::resolve`]).
 ///
 /// For node IDs that can never be shared by two live processes, lease them from the database
 /// (`WorkerLease` in the adapter crates); these sources are for deployments that already assign

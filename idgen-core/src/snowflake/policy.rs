@@ -3,13 +3,13 @@
 use std::fmt;
 use std::time::Duration;
 
-/// What a [`Snowflake`](crate::Snowflake) generator does when the clock reads earlier than the
+/// What a [`Snowflake`](crate::snowflake::Snowflake) generator does when the clock reads earlier than the
 /// last timestamp it issued (an NTP or manual step back, a leased node ID whose previous holder
 /// issued later timestamps, or a hand-made clock).
 ///
 /// The default is [`Wait`](ClockPolicy::Wait) up to 10 ms: a small step is absorbed by a short
 /// wait that no caller notices, and a large one becomes an error the caller sees instead of IDs
-/// from a time that has not come yet. [`SystemClock`](crate::SystemClock) never steps back
+/// from a time that has not come yet. [`SystemClock`](crate::clock::SystemClock) never steps back
 /// inside a process, so with it the policy matters across restarts (through a leased node ID's
 /// last timestamp) and for custom clocks.
 ///
@@ -22,7 +22,7 @@ use std::time::Duration;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ClockPolicy {
-    /// Refuse at once with [`Error::ClockMovedBackwards`](crate::Error::ClockMovedBackwards)
+    /// Refuse at once with [`Error::ClockMovedBackwards`](crate::error::Error::ClockMovedBackwards)
     /// naming how far it went back, as Twitter's original generator does.
     Refuse,
     /// Wait until the clock catches up, when it is behind by at most `max`; refuse beyond that.

@@ -1,8 +1,9 @@
 //! Routing by ID: the shard an ID was made for, where the node field is a shard number
 //! (Instagram's layout).
 
+use crate::Result;
+use crate::error::Error;
 use crate::snowflake::{Layout, SnowflakeId};
-use crate::{Error, Result};
 
 impl Layout {
     /// The shard `id` belongs to, where the node field (or its sub-field named `"shard"`)
@@ -48,7 +49,8 @@ impl Layout {
 
 #[cfg(test)]
 mod tests {
-    use crate::{Error, Layout, Parts, SnowflakeId};
+    use crate::error::Error;
+    use crate::snowflake::{Layout, Parts, SnowflakeId};
 
     #[test]
     fn the_shard_sub_field_is_used_where_the_node_field_has_one() {

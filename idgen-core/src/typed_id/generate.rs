@@ -1,7 +1,10 @@
 //! The Snowflake generator handing out typed IDs: `Snowflake::next_typed_id::<T>()`
 //! (`HiLo::next_typed_id::<T>()` is in idgen-engine).
 
-use crate::{Clock, Id, Result, Snowflake};
+use crate::Result;
+use crate::clock::Clock;
+use crate::snowflake::Snowflake;
+use crate::typed_id::Id;
 
 impl<C: Clock> Snowflake<C> {
     /// The next ID as an [`Id<T>`]: [`next_id`](Self::next_id), typed.

@@ -4,7 +4,9 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::str::FromStr;
 
-use crate::{Error, SnowflakeId, decimal};
+use crate::decimal;
+use crate::error::Error;
+use crate::snowflake::SnowflakeId;
 
 /// A 64-bit ID of an entity of type `T`: `Id<Order>` is not `Id<Customer>`.
 ///

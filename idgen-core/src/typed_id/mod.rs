@@ -1,7 +1,7 @@
 //! [`Id<T>`]: a 64-bit ID tagged with the entity it identifies, so an order's ID is not a
 //! customer's.
 //!
-//! `Id<T>` is what [`SnowflakeId`](crate::SnowflakeId) is (a non-negative `i64` in a `BIGINT`
+//! `Id<T>` is what [`SnowflakeId`](crate::snowflake::SnowflakeId) is (a non-negative `i64` in a `BIGINT`
 //! column, a decimal string in JSON) plus a type: `Id<Order>` and `Id<Customer>` do not mix
 //! without an explicit [`cast`](Id::cast). Generators hand them out directly:
 //! `Snowflake::next_typed_id::<Order>()` and `HiLo::next_typed_id::<OrderLine>()` (feature

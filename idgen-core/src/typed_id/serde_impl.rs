@@ -1,5 +1,5 @@
-//! serde for [`Id<T>`](crate::Id): a string in human-readable formats, an `i64` otherwise — as
-//! for [`SnowflakeId`](crate::SnowflakeId).
+//! serde for [`Id<T>`](crate::typed_id::Id): a string in human-readable formats, an `i64` otherwise — as
+//! for [`SnowflakeId`](crate::snowflake::SnowflakeId).
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -29,18 +29,18 @@ impl<T: ?Sized> JsonInteger for Id<T> {
         type_label::<T>()
     }
 
-    fn from_text(text: &str) -> Result<Self, crate::Error> {
+    fn from_text(text: &str) -> Result<Self, crate::error::Error> {
         text.parse()
     }
 
-    fn from_i128(value: i128) -> Result<Self, crate::Error> {
+    fn from_i128(value: i128) -> Result<Self, crate::error::Error> {
         Id::try_from(value)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::Id;
+    use crate::typed_id::Id;
 
     struct Order;
 

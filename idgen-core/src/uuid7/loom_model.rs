@@ -2,7 +2,7 @@ use loom::sync::Arc;
 use uuid::Uuid;
 
 use super::*;
-use crate::ManualClock;
+use crate::clock::ManualClock;
 
 const T0: i64 = 1_700_000_000_000;
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 use uuid::Uuid;
 
 use super::*;
-use crate::ManualClock;
+use crate::clock::ManualClock;
 
 const T0: i64 = 1_700_000_000_000;
 

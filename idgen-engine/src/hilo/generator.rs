@@ -11,9 +11,10 @@ use tokio::time::Instant;
 
 use super::builder::{HiLoBuilder, Options};
 use super::cursor::{MAX_BLOCK, Take};
+use super::planner::{Advance, Reserved, Shared, source_error};
+use super::refill;
 use super::runtime::{self, Caller};
 use super::source::{DynSource, HiLoSource, Increment, IntoHiLoSource};
-use super::state::{Advance, Reserved, Shared, source_error};
 use super::stats::HiLoStats;
 use idgen_core::{BoxError, Error, Result};
 
@@ -175,7 +176,7 @@ impl HiLo {
             }
             None => None,
         };
-        let shared = Shared::new(source, options, increment, block);
+        let shared = Shared::new(source, options, increment, block, refill::boxed_task);
         if let Some(floor) = floor {
             // Every block from here on must lie above it, or the generator fails closed.
             shared.raise_highest(floor);

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::state::{Call, Shared};
+use super::planner::{Call, Shared};
 
 /// Runs until the buffer needs nothing more, the generator failed closed, or every `HiLo`
 /// clone was dropped. Holds only a weak reference across the round trip.
@@ -28,6 +28,14 @@ pub(crate) fn task(me: Weak<Shared>, kicked_at: Instant) -> impl Future<Output =
         running: true,
     };
     run(task, kicked_at)
+}
+
+/// [`task`], boxed: the `RefillTask` a `Shared` starts.
+pub(crate) fn boxed_task(
+    me: Weak<Shared>,
+    kicked_at: Instant,
+) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send>> {
+    Box::pin(task(me, kicked_at))
 }
 
 async fn run(mut task: Task, kicked_at: Instant) {

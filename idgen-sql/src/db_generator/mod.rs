@@ -96,7 +96,7 @@ pub const DEFAULT_STATE_TABLE: &str = "idgen_db_generator";
 /// The prefix of the holder label under which the database holds its node ID.
 pub const HOLDER_PREFIX: &str = "database:";
 
-/// Which database's SQL to write: the databases of [`sql::Dialect`](crate::Dialect) that
+/// Which database's SQL to write: the databases of [`sql::Dialect`](crate::dialect::Dialect) that
 /// can host the function (not SQLite, which has no stored functions). It converts both ways, and
 /// its quoting and placeholders are `sql::Dialect`'s.
 ///
@@ -123,27 +123,27 @@ pub enum SqlDialect {
 
 impl std::fmt::Display for SqlDialect {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        crate::Dialect::from(*self).fmt(f)
+        crate::dialect::Dialect::from(*self).fmt(f)
     }
 }
 
-impl From<SqlDialect> for crate::Dialect {
+impl From<SqlDialect> for crate::dialect::Dialect {
     fn from(dialect: SqlDialect) -> Self {
         match dialect {
-            SqlDialect::Postgres => crate::Dialect::Postgres,
-            SqlDialect::MySql => crate::Dialect::MySql,
+            SqlDialect::Postgres => crate::dialect::Dialect::Postgres,
+            SqlDialect::MySql => crate::dialect::Dialect::MySql,
         }
     }
 }
 
-impl TryFrom<crate::Dialect> for SqlDialect {
+impl TryFrom<crate::dialect::Dialect> for SqlDialect {
     type Error = Error;
 
     /// The same database, or [`Error::InvalidOptions`] for SQLite.
-    fn try_from(dialect: crate::Dialect) -> Result<Self, Error> {
+    fn try_from(dialect: crate::dialect::Dialect) -> Result<Self, Error> {
         match dialect {
-            crate::Dialect::Postgres => Ok(SqlDialect::Postgres),
-            crate::Dialect::MySql => Ok(SqlDialect::MySql),
+            crate::dialect::Dialect::Postgres => Ok(SqlDialect::Postgres),
+            crate::dialect::Dialect::MySql => Ok(SqlDialect::MySql),
             other => Err(Error::InvalidOptions {
                 reason: format!(
                     "the database-side generator needs PostgreSQL or MySQL/MariaDB (stored functions); {other} has none"
@@ -155,12 +155,12 @@ impl TryFrom<crate::Dialect> for SqlDialect {
 
 impl SqlDialect {
     fn quote(self) -> char {
-        crate::Dialect::from(self).quote()
+        crate::dialect::Dialect::from(self).quote()
     }
 
     /// The `n`-th (1-based) bind parameter.
     fn param(self, n: usize) -> String {
-        crate::Dialect::from(self).param(n)
+        crate::dialect::Dialect::from(self).param(n)
     }
 }
 

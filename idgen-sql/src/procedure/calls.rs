@@ -1,11 +1,12 @@
 //! The calls of a lease store as values that own their arguments ([`Call`]), so that an
-//! adapter's [`SqlPool`](crate::SqlPool) can move one to the thread or task that holds a
+//! adapter's [`SqlPool`](crate::lease_store::SqlPool) can move one to the thread or task that holds a
 //! connection.
 
 use std::future::Future;
 use std::time::Duration;
 
-use crate::{LeaseSql, Session};
+use crate::lease::LeaseSql;
+use crate::session::Session;
 use idgen_engine::lease::{BoxError, Claim, ClaimRequest, RenewRequest};
 
 /// One call of a lease store over [`Session`]s: its arguments, owned (so that it can move to a
@@ -136,14 +137,14 @@ impl Call for CreateTable {
 pub struct RowsCall(pub String);
 
 impl Call for RowsCall {
-    type Output = Vec<crate::LeaseRow>;
+    type Output = Vec<crate::session::LeaseRow>;
     const OPERATION: &'static str = "read rows";
 
     async fn run<S: Session>(
         &self,
         session: &mut S,
         sql: &LeaseSql,
-    ) -> Result<Vec<crate::LeaseRow>, BoxError> {
+    ) -> Result<Vec<crate::session::LeaseRow>, BoxError> {
         super::rows(session, sql, &self.0).await
     }
 }

@@ -95,18 +95,26 @@ enum Inner {
     MySql(TestDb<MySql>),
     Sqlite(TestDb<Sqlite>),
     /// etcd or Redis: a key prefix of its own.
-    KeyValue(crate::KeyPrefix),
+    KeyValue(idgen_testdb::KeyPrefix),
 }
 
 impl Database {
     /// A new, empty database of `kind`.
     pub async fn fresh(kind: DbKind) -> Database {
         let inner = match kind {
-            DbKind::Postgres => {
-                Inner::Postgres(crate::postgres().await.expect("a PostgreSQL database"))
+            DbKind::Postgres => Inner::Postgres(
+                idgen_testdb::postgres()
+                    .await
+                    .expect("a PostgreSQL database"),
+            ),
+            DbKind::MySql => Inner::MySql(
+                idgen_testdb::mysql()
+                    .await
+                    .expect("a MySQL/MariaDB database"),
+            ),
+            DbKind::Sqlite => {
+                Inner::Sqlite(idgen_testdb::sqlite().await.expect("an SQLite database"))
             }
-            DbKind::MySql => Inner::MySql(crate::mysql().await.expect("a MySQL/MariaDB database")),
-            DbKind::Sqlite => Inner::Sqlite(crate::sqlite().await.expect("an SQLite database")),
             DbKind::Etcd => Inner::KeyValue(key_value_prefix(kind).await),
             DbKind::Redis => Inner::KeyValue(key_value_prefix(kind).await),
         };
@@ -114,9 +122,9 @@ impl Database {
     }
 
     /// A new, empty MariaDB database on a server whose sessions start with autocommit off
-    /// ([`local_server::mysql_autocommit_off`](crate::local_server::mysql_autocommit_off)).
+    /// ([`local_server::mysql_autocommit_off`](idgen_testdb::local_server::mysql_autocommit_off)).
     pub async fn fresh_with_autocommit_off() -> Database {
-        let db = crate::local_server::mysql_autocommit_off()
+        let db = idgen_testdb::local_server::mysql_autocommit_off()
             .await
             .expect("a local MariaDB server started with --autocommit=0");
         Database {
@@ -131,14 +139,14 @@ impl Database {
             Inner::MySql(_) => DbKind::MySql,
             Inner::Sqlite(_) => DbKind::Sqlite,
             Inner::KeyValue(keys) => match keys.kind() {
-                crate::server::Kind::Etcd => DbKind::Etcd,
+                idgen_testdb::ServerKind::Etcd => DbKind::Etcd,
                 _ => DbKind::Redis,
             },
         }
     }
 
     /// Its URL (`postgres://…`, `mysql://…`, `sqlite://<path>?mode=rwc`; on etcd and Redis
-    /// `<server>#<key prefix>`, see [`KeyPrefix`](crate::KeyPrefix)).
+    /// `<server>#<key prefix>`, see [`KeyPrefix`](idgen_testdb::KeyPrefix)).
     pub fn url(&self) -> &str {
         match &self.inner {
             Inner::Postgres(db) => db.url(),
@@ -159,7 +167,7 @@ impl Database {
     }
 
     /// The key prefix, on etcd and Redis.
-    pub(crate) fn key_prefix(&self) -> Option<&crate::KeyPrefix> {
+    pub(crate) fn key_prefix(&self) -> Option<&idgen_testdb::KeyPrefix> {
         match &self.inner {
             Inner::KeyValue(keys) => Some(keys),
             _ => None,
@@ -391,12 +399,12 @@ impl Database {
 }
 
 /// A key prefix on the server of `kind` (etcd or Redis), if the kit was built for it.
-async fn key_value_prefix(kind: DbKind) -> crate::KeyPrefix {
+async fn key_value_prefix(kind: DbKind) -> idgen_testdb::KeyPrefix {
     match kind {
         #[cfg(feature = "etcd")]
-        DbKind::Etcd => crate::etcd().await.expect("an etcd server"),
+        DbKind::Etcd => idgen_testdb::etcd().await.expect("an etcd server"),
         #[cfg(feature = "redis")]
-        DbKind::Redis => crate::redis().await.expect("a Redis server"),
+        DbKind::Redis => idgen_testdb::redis().await.expect("a Redis server"),
         other => panic!(
             "idgen-testkit was built without its `{}` feature",
             other.name().to_lowercase()

@@ -8,8 +8,8 @@
 )]
 
 use super::LeaseRow;
-use crate::KeyPrefix;
-use crate::server::Kind;
+use idgen_testdb::KeyPrefix;
+use idgen_testdb::ServerKind;
 
 /// The hi-lo counters' key prefix (the SQL counter table's default name).
 const COUNTER_PREFIX: &str = "idgen_hilo";
@@ -17,7 +17,7 @@ const COUNTER_PREFIX: &str = "idgen_hilo";
 /// What separates the parts of a key: `/` on etcd, `:` on Redis.
 fn separator(keys: &KeyPrefix) -> char {
     match keys.kind() {
-        Kind::Etcd => '/',
+        ServerKind::Etcd => '/',
         _ => ':',
     }
 }
@@ -47,9 +47,9 @@ fn counter_key(keys: &KeyPrefix, counter: &str) -> String {
 pub(crate) async fn lease_rows(keys: &KeyPrefix, table: &str, namespace: &str) -> Vec<LeaseRow> {
     match keys.kind() {
         #[cfg(feature = "etcd")]
-        Kind::Etcd => etcd::lease_rows(keys, &lease_keys(keys, table, namespace)).await,
+        ServerKind::Etcd => etcd::lease_rows(keys, &lease_keys(keys, table, namespace)).await,
         #[cfg(feature = "redis")]
-        Kind::Redis => redis::lease_rows(keys, &lease_keys(keys, table, namespace)).await,
+        ServerKind::Redis => redis::lease_rows(keys, &lease_keys(keys, table, namespace)).await,
         other => panic!("no lease rows on {}", other.name()),
     }
 }
@@ -63,9 +63,9 @@ pub(crate) async fn hold(
 ) {
     match keys.kind() {
         #[cfg(feature = "etcd")]
-        Kind::Etcd => etcd::hold(keys, &lease_keys(keys, table, namespace), nodes).await,
+        ServerKind::Etcd => etcd::hold(keys, &lease_keys(keys, table, namespace), nodes).await,
         #[cfg(feature = "redis")]
-        Kind::Redis => redis::hold(keys, &lease_keys(keys, table, namespace), nodes).await,
+        ServerKind::Redis => redis::hold(keys, &lease_keys(keys, table, namespace), nodes).await,
         other => panic!("no lease keys on {}", other.name()),
     }
 }
@@ -75,9 +75,9 @@ pub(crate) async fn hold(
 pub(crate) async fn forget(keys: &KeyPrefix, table: &str, namespace: &str) {
     match keys.kind() {
         #[cfg(feature = "etcd")]
-        Kind::Etcd => etcd::forget(keys, &lease_keys(keys, table, namespace)).await,
+        ServerKind::Etcd => etcd::forget(keys, &lease_keys(keys, table, namespace)).await,
         #[cfg(feature = "redis")]
-        Kind::Redis => redis::forget(keys, &lease_keys(keys, table, namespace)).await,
+        ServerKind::Redis => redis::forget(keys, &lease_keys(keys, table, namespace)).await,
         other => panic!("no lease keys on {}", other.name()),
     }
 }
@@ -86,9 +86,9 @@ pub(crate) async fn forget(keys: &KeyPrefix, table: &str, namespace: &str) {
 pub(crate) async fn raw_allocate(keys: &KeyPrefix, counter: &str, step: u64) -> i64 {
     match keys.kind() {
         #[cfg(feature = "etcd")]
-        Kind::Etcd => etcd::raw_allocate(keys, &counter_key(keys, counter)).await,
+        ServerKind::Etcd => etcd::raw_allocate(keys, &counter_key(keys, counter)).await,
         #[cfg(feature = "redis")]
-        Kind::Redis => redis::raw_allocate(keys, &counter_key(keys, counter), step).await,
+        ServerKind::Redis => redis::raw_allocate(keys, &counter_key(keys, counter), step).await,
         other => panic!("no counters on {} ({step})", other.name()),
     }
 }
@@ -97,9 +97,9 @@ pub(crate) async fn raw_allocate(keys: &KeyPrefix, counter: &str, step: u64) -> 
 pub(crate) async fn set_back(keys: &KeyPrefix, counter: &str) {
     match keys.kind() {
         #[cfg(feature = "etcd")]
-        Kind::Etcd => etcd::set_back(keys, &counter_key(keys, counter)).await,
+        ServerKind::Etcd => etcd::set_back(keys, &counter_key(keys, counter)).await,
         #[cfg(feature = "redis")]
-        Kind::Redis => redis::set_back(keys, &counter_key(keys, counter)).await,
+        ServerKind::Redis => redis::set_back(keys, &counter_key(keys, counter)).await,
         other => panic!("no counters on {}", other.name()),
     }
 }
@@ -108,7 +108,7 @@ pub(crate) async fn set_back(keys: &KeyPrefix, counter: &str) {
 pub(crate) fn missing_counter(keys: &KeyPrefix, counter: &str) -> String {
     let key = counter_key(keys, counter);
     match keys.kind() {
-        Kind::Etcd => format!("no key {key}/next"),
+        ServerKind::Etcd => format!("no key {key}/next"),
         _ => format!("no key {key}"),
     }
 }
@@ -125,8 +125,8 @@ mod etcd {
     use etcd_client::{Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp};
 
     use super::{LeaseRow, now_ms};
-    use crate::KeyPrefix;
-    use crate::key_value::etcd::client;
+    use idgen_testdb::KeyPrefix;
+    use idgen_testdb::key_value::etcd::client;
 
     /// The rows of the lease keys that start with `base`.
     pub(super) async fn lease_rows(keys: &KeyPrefix, base: &str) -> Vec<LeaseRow> {
@@ -259,8 +259,8 @@ mod redis {
     use ::redis::cmd;
 
     use super::{LeaseRow, now_ms};
-    use crate::KeyPrefix;
-    use crate::key_value::redis::{connection, query};
+    use idgen_testdb::KeyPrefix;
+    use idgen_testdb::key_value::redis::{connection, query};
 
     /// The rows of the lease keys that start with `base`.
     pub(super) async fn lease_rows(keys: &KeyPrefix, base: &str) -> Vec<LeaseRow> {

@@ -9,7 +9,7 @@ use diesel::serialize::{self, Output, ToSql};
 use diesel::sql_types::{BigInt, Double, Unsigned};
 
 use super::not_an_integer;
-use crate::SnowflakeId;
+use crate::snowflake::SnowflakeId;
 use crate::snowflake::parse_decimal;
 
 impl ToSql<BigInt, Mysql> for SnowflakeId {

@@ -5,7 +5,7 @@ use diesel::pg::{Pg, PgValue};
 use diesel::serialize::{self, Output, ToSql};
 use diesel::sql_types::BigInt;
 
-use crate::SnowflakeId;
+use crate::snowflake::SnowflakeId;
 
 impl ToSql<BigInt, Pg> for SnowflakeId {
     fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Pg>) -> serialize::Result {

@@ -6,7 +6,8 @@ use diesel::deserialize::{self, FromSql};
 use diesel::serialize::{self, Output, ToSql};
 use diesel::sql_types::Binary;
 
-use crate::{Error, PublicId, PublicIdPrefix};
+use crate::error::Error;
+use crate::public_id::{PublicId, PublicIdPrefix};
 
 impl<T: PublicIdPrefix + ?Sized, DB: Backend> ToSql<Binary, DB> for PublicId<T>
 where
@@ -44,7 +45,7 @@ mod postgres {
     use diesel::serialize::{self, IsNull, Output, ToSql};
     use diesel::sql_types::Uuid;
 
-    use crate::{PublicId, PublicIdPrefix};
+    use crate::public_id::{PublicId, PublicIdPrefix};
 
     /// PostgreSQL's binary form of a `UUID` is its 16 bytes.
     impl<T: PublicIdPrefix + ?Sized> ToSql<Uuid, Pg> for PublicId<T> {

@@ -11,7 +11,7 @@ use diesel::sql_types::BigInt;
 use diesel::sqlite::{Sqlite, SqliteType, SqliteValue};
 
 use super::not_an_integer;
-use crate::SnowflakeId;
+use crate::snowflake::SnowflakeId;
 use crate::snowflake::parse_decimal;
 
 impl ToSql<BigInt, Sqlite> for SnowflakeId {

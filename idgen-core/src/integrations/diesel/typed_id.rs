@@ -1,4 +1,4 @@
-//! [`Id<T>`](crate::Id) as a diesel column type: `BigInt` on every backend, exactly as
+//! [`Id<T>`](crate::typed_id::Id) as a diesel column type: `BigInt` on every backend, exactly as
 //! [`SnowflakeId`] (the impls delegate to its), so it is a field of `Queryable`, `Selectable`
 //! and `Insertable` structs, binds in `.eq(id)`, `.eq_any(ids)` and `find(id)`, and
 //! `Option<Id<T>>` maps `NULL`. A value that is not an ID is a deserialization error naming it
@@ -18,7 +18,8 @@ use diesel::deserialize::{self, FromSql};
 use diesel::serialize::{self, Output, ToSql};
 use diesel::sql_types::BigInt;
 
-use crate::{Id, SnowflakeId};
+use crate::snowflake::SnowflakeId;
+use crate::typed_id::Id;
 
 impl<T: ?Sized, DB: Backend> ToSql<BigInt, DB> for Id<T>
 where

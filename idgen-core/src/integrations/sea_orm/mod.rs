@@ -1,5 +1,5 @@
-//! sea-orm 2.0 column types (feature `sea-orm`): [`SnowflakeId`](crate::SnowflakeId) as
-//! `BIGINT`, [`Id<T>`](crate::Id) as `BIGINT`, [`PublicId`](crate::PublicId) as `uuid` /
+//! sea-orm 2.0 column types (feature `sea-orm`): [`SnowflakeId`](crate::snowflake::SnowflakeId) as
+//! `BIGINT`, [`Id<T>`](crate::typed_id::Id) as `BIGINT`, [`PublicId`](crate::public_id::PublicId) as `uuid` /
 //! `BINARY(16)` / 16-byte `BLOB`.
 //! No sea-orm driver or runtime is chosen by this crate.
 
@@ -115,7 +115,7 @@ mod typed_id;
 
 /// The sea-orm error for a number that is not an ID (`into`, the type's name); its message
 /// names the number (and the ID's type).
-fn out_of_range(from: &'static str, into: &'static str, err: crate::Error) -> DbErr {
+fn out_of_range(from: &'static str, into: &'static str, err: crate::error::Error) -> DbErr {
     DbErr::TryIntoErr {
         from,
         into,
@@ -124,7 +124,7 @@ fn out_of_range(from: &'static str, into: &'static str, err: crate::Error) -> Db
 }
 
 /// The ID for a value read from a `BIGINT` column, or an error naming the value.
-fn decoded<X: TryFrom<i64, Error = crate::Error>>(
+fn decoded<X: TryFrom<i64, Error = crate::error::Error>>(
     value: i64,
     into: &'static str,
 ) -> Result<X, TryGetError> {

@@ -1,4 +1,4 @@
-//! [`PublicId`](crate::PublicId) as a sea-orm 2.0 column type: 16 bytes, sea-orm's UUID
+//! [`PublicId`](crate::public_id::PublicId) as a sea-orm 2.0 column type: 16 bytes, sea-orm's UUID
 //! (`ColumnType::Uuid`: PostgreSQL `uuid`, MySQL/MariaDB `binary(16)`, SQLite a 16-byte `BLOB`
 //! in a `uuid_text` column).
 //!
@@ -34,7 +34,7 @@
 use sea_orm::{DbErr, TryFromU64};
 use uuid::Uuid;
 
-use crate::PublicId;
+use crate::public_id::PublicId;
 
 column_type! {
     impl[T: ?Sized] PublicId<T>,

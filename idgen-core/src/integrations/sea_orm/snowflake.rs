@@ -1,4 +1,4 @@
-//! [`SnowflakeId`](crate::SnowflakeId) as a sea-orm 2.0 `BIGINT` column type.
+//! [`SnowflakeId`](crate::snowflake::SnowflakeId) as a sea-orm 2.0 `BIGINT` column type.
 //!
 //! The impls are those `#[derive(DeriveValueType)]` would write for a `BIGINT` newtype, plus a
 //! range check on every read:
@@ -16,7 +16,7 @@
 //! `Vec<SnowflakeId>` (`INT8[]`) columns and `Column::eq_any` on PostgreSQL.
 //!
 //! A value that is not an ID (negative, or above `i64::MAX` from `TryFromU64`) is an error whose
-//! message names it: `DbErr::TryIntoErr` wrapping [`Error::IdOutOfRange`](crate::Error::IdOutOfRange).
+//! message names it: `DbErr::TryIntoErr` wrapping [`Error::IdOutOfRange`](crate::error::Error::IdOutOfRange).
 //! Nothing here panics.
 //!
 //! ```
@@ -38,7 +38,7 @@
 //! # Ok::<(), sea_orm::DbErr>(())
 //! ```
 
-use crate::SnowflakeId;
+use crate::snowflake::SnowflakeId;
 
 bigint_column_type!(impl[] SnowflakeId, type_name "SnowflakeId");
 

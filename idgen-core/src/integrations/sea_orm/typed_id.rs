@@ -1,5 +1,5 @@
-//! [`Id<T>`](crate::Id) as a sea-orm 2.0 `BIGINT` column type: the impls
-//! [`SnowflakeId`](crate::SnowflakeId) has (`Value`, `ValueType`, `Nullable`, `TryGetable`,
+//! [`Id<T>`](crate::typed_id::Id) as a sea-orm 2.0 `BIGINT` column type: the impls
+//! [`SnowflakeId`](crate::snowflake::SnowflakeId) has (`Value`, `ValueType`, `Nullable`, `TryGetable`,
 //! `TryFromU64` for primary keys, `IntoActiveValue`; with `sea-orm-postgres-array` also
 //! `Vec<Id<T>>` columns and `eq_any`), with the same range check on every read. A value that is
 //! not an ID is a `DbErr::TryIntoErr` naming it and `T`.
@@ -21,7 +21,7 @@
 //! assert!(err.to_string().contains("18446744073709551615 is not an ID of type Order"), "{err}");
 //! ```
 
-use crate::Id;
+use crate::typed_id::Id;
 
 bigint_column_type!(impl[T: ?Sized] Id<T>, type_name "Id");
 

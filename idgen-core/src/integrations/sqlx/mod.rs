@@ -1,4 +1,4 @@
-//! [`SnowflakeId`](crate::SnowflakeId) and [`PublicId`](crate::PublicId) as sqlx 0.9 column
+//! [`SnowflakeId`](crate::snowflake::SnowflakeId) and [`PublicId`](crate::public_id::PublicId) as sqlx 0.9 column
 //! types.
 //!
 //! | feature         | database          | `SnowflakeId`                    | `PublicId`               |
@@ -9,10 +9,10 @@
 //!
 //! `PublicId` is described in [`public_id`]. Snowflake IDs are written as a signed 64-bit integer. Reading checks the range: a negative value, or
 //! an unsigned value above `i64::MAX`, is a decode error whose message names the value
-//! ([`Error::IdOutOfRange`](crate::Error::IdOutOfRange)); it never panics and never wraps.
+//! ([`Error::IdOutOfRange`](crate::error::Error::IdOutOfRange)); it never panics and never wraps.
 //! `Option<SnowflakeId>` reads and writes `NULL` through sqlx's own impls.
 //!
-//! [`Id<T>`](crate::Id) is the same column type as `SnowflakeId` on each database (see
+//! [`Id<T>`](crate::typed_id::Id) is the same column type as `SnowflakeId` on each database (see
 //! `typed_id.rs`); its decode errors name `T`.
 
 #[cfg(feature = "sqlx-mysql")]
@@ -29,7 +29,7 @@ mod public_id;
 mod sqlite;
 mod typed_id;
 
-use crate::SnowflakeId;
+use crate::snowflake::SnowflakeId;
 
 /// The ID for a value read from a signed column, or a decode error naming the value.
 #[cfg_attr(

@@ -9,7 +9,7 @@ use sqlx::error::BoxDynError;
 use sqlx::mysql::{MySqlTypeInfo, MySqlValueRef};
 use sqlx::{Decode, Encode, MySql, Type, ValueRef};
 
-use crate::SnowflakeId;
+use crate::snowflake::SnowflakeId;
 
 impl Type<MySql> for SnowflakeId {
     fn type_info() -> MySqlTypeInfo {

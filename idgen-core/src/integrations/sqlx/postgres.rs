@@ -5,7 +5,7 @@ use sqlx::error::BoxDynError;
 use sqlx::postgres::{PgArgumentBuffer, PgHasArrayType, PgTypeInfo, PgValueRef};
 use sqlx::{Decode, Encode, Postgres, Type};
 
-use crate::SnowflakeId;
+use crate::snowflake::SnowflakeId;
 
 impl Type<Postgres> for SnowflakeId {
     fn type_info() -> PgTypeInfo {

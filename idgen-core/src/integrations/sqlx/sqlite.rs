@@ -5,7 +5,7 @@ use sqlx::error::BoxDynError;
 use sqlx::sqlite::{SqliteArgumentsBuffer, SqliteTypeInfo, SqliteValueRef};
 use sqlx::{Decode, Encode, Sqlite, Type};
 
-use crate::SnowflakeId;
+use crate::snowflake::SnowflakeId;
 
 impl Type<Sqlite> for SnowflakeId {
     fn type_info() -> SqliteTypeInfo {

@@ -1,4 +1,4 @@
-//! [`Id<T>`](crate::Id) as an sqlx column type: exactly what [`SnowflakeId`] is on every
+//! [`Id<T>`](crate::typed_id::Id) as an sqlx column type: exactly what [`SnowflakeId`] is on every
 //! database (PostgreSQL `INT8` with `INT8[]` arrays, MySQL/MariaDB `BIGINT` and
 //! `BIGINT UNSIGNED`, SQLite `INTEGER`), because every impl delegates to `SnowflakeId`'s.
 //!
@@ -18,7 +18,8 @@ use sqlx::encode::IsNull;
 use sqlx::error::BoxDynError;
 use sqlx::{Database, Decode, Encode, Type};
 
-use crate::{Id, SnowflakeId};
+use crate::snowflake::SnowflakeId;
+use crate::typed_id::Id;
 
 impl<T: ?Sized, DB: Database> Type<DB> for Id<T>
 where

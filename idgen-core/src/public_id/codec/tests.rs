@@ -3,7 +3,7 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::PublicId;
+use crate::public_id::PublicId;
 use crate::public_id::tests::{Order, User};
 
 /// The FIPS-197 Appendix C.3 AES-256 key.

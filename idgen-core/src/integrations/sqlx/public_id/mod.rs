@@ -19,7 +19,8 @@ mod postgres;
 #[cfg(feature = "sqlx-sqlite")]
 mod sqlite;
 
-use crate::{Error, PublicId};
+use crate::error::Error;
+use crate::public_id::PublicId;
 
 /// The public ID stored as `bytes`, or a decode error naming their number.
 #[cfg_attr(
@@ -36,7 +37,7 @@ fn from_column_bytes<T: ?Sized>(bytes: &[u8]) -> Result<PublicId<T>, sqlx::error
 #[cfg(test)]
 mod tests {
     use super::from_column_bytes;
-    use crate::PublicId;
+    use crate::public_id::PublicId;
 
     #[test]
     fn sixteen_bytes_are_the_id() {

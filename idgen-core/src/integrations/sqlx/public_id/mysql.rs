@@ -11,7 +11,7 @@ use sqlx::mysql::{MySqlTypeInfo, MySqlValueRef};
 use sqlx::{Decode, Encode, MySql, Type};
 use uuid::Uuid;
 
-use crate::PublicId;
+use crate::public_id::PublicId;
 
 impl<T: ?Sized> Type<MySql> for PublicId<T> {
     fn type_info() -> MySqlTypeInfo {

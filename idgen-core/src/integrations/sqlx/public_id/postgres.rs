@@ -9,7 +9,7 @@ use sqlx::postgres::{PgArgumentBuffer, PgHasArrayType, PgTypeInfo, PgValueRef};
 use sqlx::{Decode, Encode, Postgres, Type};
 use uuid::Uuid;
 
-use crate::PublicId;
+use crate::public_id::PublicId;
 
 impl<T: ?Sized> Type<Postgres> for PublicId<T> {
     fn type_info() -> PgTypeInfo {

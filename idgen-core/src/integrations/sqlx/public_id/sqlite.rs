@@ -10,7 +10,7 @@ use sqlx::sqlite::{SqliteArgumentsBuffer, SqliteTypeInfo, SqliteValueRef};
 use sqlx::{Decode, Encode, Sqlite, Type};
 use uuid::Uuid;
 
-use crate::PublicId;
+use crate::public_id::PublicId;
 
 impl<T: ?Sized> Type<Sqlite> for PublicId<T> {
     fn type_info() -> SqliteTypeInfo {

@@ -6,8 +6,10 @@ use std::time::{Duration, Instant};
 use sqlx::Postgres;
 
 use super::{LaunchSpec, postgres, prepared_argv, unprivileged, until_ready, watchdog};
+use crate::admin;
+use crate::error::Error;
 use crate::server::Server;
-use crate::{Error, TestDb, admin};
+use crate::test_db::TestDb;
 
 const WHAT: &str = "a stoppable local PostgreSQL server";
 
@@ -21,8 +23,8 @@ const WHAT: &str = "a stoppable local PostgreSQL server";
 /// ends; dropping the handle stops it and deletes its directory.
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), idgen_testkit::Error> {
-/// use idgen_testkit::local_server::StoppablePostgres;
+/// # async fn demo() -> Result<(), idgen_testdb::Error> {
+/// use idgen_testdb::local_server::StoppablePostgres;
 ///
 /// let mut server = StoppablePostgres::launch().await?;
 /// let db = server.database().await?;
@@ -101,7 +103,7 @@ impl StoppablePostgres {
         let ready = until_ready(
             &watchdog,
             &run_dir,
-            crate::server::Kind::Postgres,
+            crate::server::ServerKind::Postgres,
             &self.admin_url,
             WHAT,
         )
@@ -126,7 +128,7 @@ impl StoppablePostgres {
             .map_err(|e| Error::start(WHAT, format!("the stop did not finish: {e}")))?;
         // The port is closed once the postmaster is gone.
         let deadline = Instant::now() + Duration::from_secs(30);
-        while admin::ping(crate::server::Kind::Postgres, &self.admin_url)
+        while admin::ping(crate::server::ServerKind::Postgres, &self.admin_url)
             .await
             .is_ok()
         {

@@ -6,7 +6,7 @@ use std::future::Future;
 mod common;
 
 use common::{Queries, assert_on_its_database};
-use idgen_testkit::{Error, TestDb};
+use idgen_testdb::{Error, TestDb};
 
 /// A database from `new` (the discovery order) is a fresh one of its own; with `var` set, on
 /// that server (its URL ends in the fresh database's name instead of the variable's).
@@ -33,7 +33,7 @@ where
 async fn postgres_uses_the_url_from_the_environment() {
     found_on_the_server_of(
         "IDGEN_POSTGRES_URL",
-        idgen_testkit::postgres,
+        idgen_testdb::postgres,
         "a PostgreSQL server",
     )
     .await;
@@ -43,7 +43,7 @@ async fn postgres_uses_the_url_from_the_environment() {
 async fn mysql_uses_the_url_from_the_environment() {
     found_on_the_server_of(
         "IDGEN_MYSQL_URL",
-        idgen_testkit::mysql,
+        idgen_testdb::mysql,
         "a MySQL/MariaDB server",
     )
     .await;

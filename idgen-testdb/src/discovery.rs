@@ -1,124 +1,15 @@
-//! A database server the tests of one binary share, and the discovery order that finds it.
+//! The discovery order that finds a server of each [`ServerKind`]: env URL, else Docker, else local
+//! binaries, else an error naming what was tried.
 
-use std::any::Any;
 use std::io::Write;
 use std::sync::Arc;
 
-use tokio::sync::OnceCell;
-
-use crate::Error;
-
-/// The server databases a test can ask for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    Postgres,
-    MySql,
-    /// etcd (feature `etcd`): a key prefix per test instead of a database.
-    #[cfg_attr(not(feature = "etcd"), allow(dead_code))]
-    Etcd,
-    /// Redis (feature `redis`): a key prefix per test instead of a database.
-    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
-    Redis,
-}
-
-impl Kind {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Kind::Postgres => "PostgreSQL",
-            Kind::MySql => "MySQL/MariaDB",
-            Kind::Etcd => "etcd",
-            Kind::Redis => "Redis",
-        }
-    }
-
-    pub(crate) fn env_var(self) -> &'static str {
-        match self {
-            Kind::Postgres => "IDGEN_POSTGRES_URL",
-            Kind::MySql => "IDGEN_MYSQL_URL",
-            Kind::Etcd => "IDGEN_ETCD_ENDPOINTS",
-            Kind::Redis => "IDGEN_REDIS_URL",
-        }
-    }
-
-    fn index(self) -> usize {
-        match self {
-            Kind::Postgres => 0,
-            Kind::MySql => 1,
-            Kind::Etcd => 2,
-            Kind::Redis => 3,
-        }
-    }
-}
-
-/// A running server and an administrator URL for it.
-pub(crate) struct Server {
-    pub(crate) kind: Kind,
-    pub(crate) admin_url: String,
-    /// Where it runs, for the route line, e.g. `containers: idgen-test/postgres:15 (…) at …`.
-    pub(crate) description: String,
-    /// Keeps a container or a local server's watchdog alive as long as the process runs.
-    _guard: Option<Box<dyn Any + Send + Sync>>,
-}
-
-impl Server {
-    pub(crate) fn new(
-        kind: Kind,
-        admin_url: String,
-        guard: Option<Box<dyn Any + Send + Sync>>,
-    ) -> Self {
-        Server {
-            kind,
-            description: admin_url.clone(),
-            admin_url,
-            _guard: guard,
-        }
-    }
-
-    /// The same server, also keeping `guard` alive.
-    pub(crate) fn guarded(mut self, guard: impl Any + Send + Sync) -> Self {
-        self._guard = Some(Box::new(guard));
-        self
-    }
-
-    /// The same server, described for the route line.
-    pub(crate) fn described(mut self, description: String) -> Self {
-        self.description = description;
-        self
-    }
-}
-
-/// One lazily started server per kind, shared by every test of the process.
-pub(crate) struct SharedServers([OnceCell<Result<Arc<Server>, Error>>; 4]);
-
-impl SharedServers {
-    pub(crate) const fn new() -> Self {
-        SharedServers([
-            OnceCell::const_new(),
-            OnceCell::const_new(),
-            OnceCell::const_new(),
-            OnceCell::const_new(),
-        ])
-    }
-
-    pub(crate) async fn get_or_start<F, Fut>(
-        &'static self,
-        kind: Kind,
-        start: F,
-    ) -> Result<Arc<Server>, Error>
-    where
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<Server, Error>>,
-    {
-        self.0[kind.index()]
-            .get_or_init(|| async { start().await.map(Arc::new) })
-            .await
-            .clone()
-    }
-}
+use crate::error::Error;
+use crate::server::{Server, ServerKind, SharedServers};
 
 /// The server of the discovery order: env URL, else Docker, else local binaries, else an error.
 /// The first call for each kind prints the route taken, and why the others were not, to stderr.
-pub(crate) async fn discovered(kind: Kind) -> Result<Arc<Server>, Error> {
+pub(crate) async fn discovered(kind: ServerKind) -> Result<Arc<Server>, Error> {
     static DISCOVERED: SharedServers = SharedServers::new();
     DISCOVERED
         .get_or_start(kind, || async move {
@@ -153,7 +44,7 @@ impl Route {
         }
     }
 
-    fn label(self, kind: Kind) -> String {
+    fn label(self, kind: ServerKind) -> String {
         match self {
             Route::Url => format!("(1) {}", kind.env_var()),
             Route::Containers => "(2) containers".to_owned(),
@@ -186,7 +77,7 @@ pub(crate) const ROUTE_VAR: &str = "IDGEN_TESTKIT_ROUTE";
 /// Why a route was not taken.
 type Skipped = Vec<(Route, String)>;
 
-async fn discover(kind: Kind) -> Result<(Server, Skipped), Error> {
+async fn discover(kind: ServerKind) -> Result<(Server, Skipped), Error> {
     let allowed = Route::allowed()?;
     let mut skipped: Skipped = Vec::new();
     let mut found = None;
@@ -226,7 +117,7 @@ async fn discover(kind: Kind) -> Result<(Server, Skipped), Error> {
     }
 }
 
-fn found_label(kind: Kind, found: &Option<(Route, Server)>) -> String {
+fn found_label(kind: ServerKind, found: &Option<(Route, Server)>) -> String {
     found
         .as_ref()
         .map(|(route, _)| route.label(kind))
@@ -234,7 +125,7 @@ fn found_label(kind: Kind, found: &Option<(Route, Server)>) -> String {
 }
 
 /// The server of one route, or why there is none.
-async fn try_route(kind: Kind, route: Route) -> Result<Server, String> {
+async fn try_route(kind: ServerKind, route: Route) -> Result<Server, String> {
     match route {
         Route::Url => env_url(kind)
             .map(|url| Server::new(kind, url.clone(), None).described(url))
@@ -250,7 +141,7 @@ async fn try_route(kind: Kind, route: Route) -> Result<Server, String> {
 }
 
 #[cfg(feature = "docker")]
-async fn containers(kind: Kind) -> Result<Server, String> {
+async fn containers(kind: ServerKind) -> Result<Server, String> {
     match crate::containers::shared(kind).await {
         Ok(server) => Ok(Server::new(kind, server.admin_url.clone(), None)
             .described(server.description.clone())
@@ -260,12 +151,12 @@ async fn containers(kind: Kind) -> Result<Server, String> {
 }
 
 #[cfg(not(feature = "docker"))]
-async fn containers(_kind: Kind) -> Result<Server, String> {
+async fn containers(_kind: ServerKind) -> Result<Server, String> {
     Err("idgen-testkit was built without its `docker` feature".to_owned())
 }
 
 /// `idgen-testkit: PostgreSQL: (2) containers, …; skipped (1) IDGEN_POSTGRES_URL: unset; …`
-fn route_line(kind: Kind, server: &Server, skipped: &Skipped) -> String {
+fn route_line(kind: ServerKind, server: &Server, skipped: &Skipped) -> String {
     let skipped: Vec<String> = skipped
         .iter()
         .map(|(route, reason)| format!("{}: {reason}", route.label(kind)))
@@ -278,27 +169,27 @@ fn route_line(kind: Kind, server: &Server, skipped: &Skipped) -> String {
     )
 }
 
-fn env_url(kind: Kind) -> Option<String> {
+fn env_url(kind: ServerKind) -> Option<String> {
     std::env::var(kind.env_var())
         .ok()
         .filter(|url| !url.trim().is_empty())
 }
 
-fn no_server_message(kind: Kind, tried: &[String]) -> String {
+fn no_server_message(kind: ServerKind, tried: &[String]) -> String {
     let (example, binaries) = match kind {
-        Kind::Postgres => (
+        ServerKind::Postgres => (
             "postgres://postgres@127.0.0.1:5432/postgres",
             "initdb and postgres (on PATH or under /usr/lib/postgresql/<version>/bin; Debian: apt-get install postgresql)",
         ),
-        Kind::MySql => (
+        ServerKind::MySql => (
             "mysql://root@127.0.0.1:3306/mysql",
             "mariadb-install-db and mariadbd (on PATH or in /usr/sbin; Debian: apt-get install mariadb-server)",
         ),
-        Kind::Etcd => (
+        ServerKind::Etcd => (
             "http://127.0.0.1:2379",
             "etcd (on PATH or in /usr/bin; Debian: apt-get install etcd-server)",
         ),
-        Kind::Redis => (
+        ServerKind::Redis => (
             "redis://127.0.0.1:6379/",
             "redis-server (on PATH or in /usr/bin; Debian: apt-get install redis-server)",
         ),
@@ -317,12 +208,13 @@ fn no_server_message(kind: Kind, tried: &[String]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{Kind, no_server_message};
+    use super::no_server_message;
+    use crate::server::ServerKind;
 
     #[test]
     fn the_no_server_message_names_the_three_ways_and_what_was_tried() {
         let tried = ["(3) local server binaries: `initdb` is neither on PATH nor …".to_owned()];
-        let message = no_server_message(Kind::Postgres, &tried);
+        let message = no_server_message(ServerKind::Postgres, &tried);
         for part in [
             "(1) set IDGEN_POSTGRES_URL",
             "(2) run a Docker engine",
@@ -331,7 +223,7 @@ mod tests {
         ] {
             assert!(message.contains(part), "{part:?} missing from: {message}");
         }
-        let message = no_server_message(Kind::MySql, &[]);
+        let message = no_server_message(ServerKind::MySql, &[]);
         assert!(
             message.contains("IDGEN_MYSQL_URL=mysql://root@127.0.0.1:3306/mysql"),
             "{message}"

@@ -19,10 +19,14 @@ pub(super) fn find(names: &[&str], extra_dirs: &[PathBuf]) -> Option<PathBuf> {
 /// `name` from Debian's `package`: on `PATH`, else where Debian (or a local install) puts it;
 /// else an error for `what` that says how to install it.
 #[cfg(any(feature = "etcd", feature = "redis"))]
-pub(super) fn find_debian(name: &str, package: &str, what: &str) -> Result<PathBuf, crate::Error> {
+pub(super) fn find_debian(
+    name: &str,
+    package: &str,
+    what: &str,
+) -> Result<PathBuf, crate::error::Error> {
     let dirs = ["/usr/bin", "/usr/local/bin", "/usr/sbin"].map(PathBuf::from);
     find(&[name], &dirs).ok_or_else(|| {
-        crate::Error::start(
+        crate::error::Error::start(
             what,
             format!(
                 "`{name}` is neither on PATH nor in /usr/bin (Debian: apt-get install {package})"

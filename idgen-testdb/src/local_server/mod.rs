@@ -13,8 +13,8 @@
 //! machine where `IDGEN_POSTGRES_URL` is set:
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), idgen_testkit::Error> {
-//! let db = idgen_testkit::local_server::postgres().await?;
+//! # async fn demo() -> Result<(), idgen_testdb::Error> {
+//! let db = idgen_testdb::local_server::postgres().await?;
 //! sqlx::query("SELECT 1").execute(db.pool()).await.unwrap();
 //! # Ok(()) }
 //! ```
@@ -39,33 +39,35 @@ use sqlx::{MySql, Postgres};
 
 pub use stoppable::StoppablePostgres;
 
-use crate::server::{Kind, Server, SharedServers};
-use crate::{Error, TestDb, admin};
+use crate::admin;
+use crate::error::Error;
+use crate::server::{Server, ServerKind, SharedServers};
+use crate::test_db::TestDb;
 
 /// A new, empty database on this process's throwaway local PostgreSQL server (started on first
 /// use from `initdb` and `postgres`).
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), idgen_testkit::Error> {
-/// let db = idgen_testkit::local_server::postgres().await?;
+/// # async fn demo() -> Result<(), idgen_testdb::Error> {
+/// let db = idgen_testdb::local_server::postgres().await?;
 /// assert!(db.url().starts_with("postgres://postgres@127.0.0.1:"));
 /// # Ok(()) }
 /// ```
 pub async fn postgres() -> Result<TestDb<Postgres>, Error> {
-    TestDb::create_on(shared(Kind::Postgres).await?).await
+    TestDb::create_on(shared(ServerKind::Postgres).await?).await
 }
 
 /// A new, empty database on this process's throwaway local MariaDB server (started on first use
 /// from `mariadb-install-db` and `mariadbd`).
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), idgen_testkit::Error> {
-/// let db = idgen_testkit::local_server::mysql().await?;
+/// # async fn demo() -> Result<(), idgen_testdb::Error> {
+/// let db = idgen_testdb::local_server::mysql().await?;
 /// assert!(db.url().starts_with("mysql://root@127.0.0.1:"));
 /// # Ok(()) }
 /// ```
 pub async fn mysql() -> Result<TestDb<MySql>, Error> {
-    TestDb::create_on(shared(Kind::MySql).await?).await
+    TestDb::create_on(shared(ServerKind::MySql).await?).await
 }
 
 /// A new, empty database on a throwaway local MariaDB server of its own, started (on first use)
@@ -74,8 +76,8 @@ pub async fn mysql() -> Result<TestDb<MySql>, Error> {
 /// tests share, and it ignores `IDGEN_MYSQL_URL` and Docker.
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), idgen_testkit::Error> {
-/// let db = idgen_testkit::local_server::mysql_autocommit_off().await?;
+/// # async fn demo() -> Result<(), idgen_testdb::Error> {
+/// let db = idgen_testdb::local_server::mysql_autocommit_off().await?;
 /// let on: i64 = sqlx::query_scalar("SELECT @@autocommit").fetch_one(db.pool()).await.unwrap();
 /// assert_eq!(on, 0);
 /// # Ok(()) }
@@ -91,17 +93,17 @@ pub async fn mysql_autocommit_off() -> Result<TestDb<MySql>, Error> {
 }
 
 /// The process's local server of `kind`, started on first use.
-pub(crate) async fn shared(kind: Kind) -> Result<Arc<Server>, Error> {
+pub(crate) async fn shared(kind: ServerKind) -> Result<Arc<Server>, Error> {
     static LOCAL: SharedServers = SharedServers::new();
     LOCAL
         .get_or_start(kind, || async move {
             match kind {
-                Kind::Postgres => postgres::start().await,
-                Kind::MySql => mariadb::start(&[]).await,
+                ServerKind::Postgres => postgres::start().await,
+                ServerKind::MySql => mariadb::start(&[]).await,
                 #[cfg(feature = "etcd")]
-                Kind::Etcd => etcd::start().await,
+                ServerKind::Etcd => etcd::start().await,
                 #[cfg(feature = "redis")]
-                Kind::Redis => redis::start().await,
+                ServerKind::Redis => redis::start().await,
                 #[allow(unreachable_patterns)]
                 other => Err(Error::start(
                     format!("a local {} server", other.name()),
@@ -135,7 +137,7 @@ const READY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// How to initialise and run one kind of local server.
 struct LaunchSpec {
-    kind: Kind,
+    kind: ServerKind,
     /// For messages, e.g. `a local PostgreSQL server`.
     what: &'static str,
     /// For the temporary directory's name, e.g. `pg`.
@@ -158,7 +160,7 @@ impl LaunchSpec {
     /// The server `server` of `kind`, which makes its own data directory, takes no more
     /// arguments than `server_args` and stops on SIGTERM; the methods below change that.
     fn new(
-        kind: Kind,
+        kind: ServerKind,
         what: &'static str,
         dir_tag: &'static str,
         server: PathBuf,
@@ -260,7 +262,7 @@ fn prepared_argv(
 async fn until_ready(
     watchdog: &watchdog::Watchdog,
     log_dir: &Path,
-    kind: Kind,
+    kind: ServerKind,
     admin_url: &str,
     what: &str,
 ) -> Result<(), Error> {

@@ -18,7 +18,7 @@ use tokio::task::{AbortHandle, JoinHandle};
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> std::io::Result<()> {
 /// use tokio::io::{AsyncReadExt, AsyncWriteExt};
-/// use idgen_testkit::TcpProxy;
+/// use idgen_testdb::TcpProxy;
 ///
 /// let server = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
 /// let upstream = server.local_addr()?;

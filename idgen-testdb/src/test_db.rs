@@ -8,8 +8,9 @@ use sqlx::pool::PoolOptions;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 use sqlx::{Database, Pool, Sqlite};
 
+use crate::error::Error;
 use crate::server::Server;
-use crate::{Error, admin, url};
+use crate::{admin, url};
 
 /// A fresh, empty database that belongs to one test, with its URL and a connection pool.
 ///
@@ -21,7 +22,7 @@ use crate::{Error, admin, url};
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-/// let db = idgen_testkit::postgres().await?;
+/// let db = idgen_testdb::postgres().await?;
 /// sqlx::query("CREATE TABLE t (id BIGINT PRIMARY KEY)").execute(db.pool()).await?;
 /// let child = std::process::Command::new("psql").arg(db.url()).arg("-c").arg("SELECT 1").status()?;
 /// db.cleanup().await?;
@@ -50,8 +51,8 @@ impl<DB: Database> TestDb<DB> {
     /// The database's URL, e.g. `postgres://postgres@127.0.0.1:5432/idgen_test_81_3f2a…`.
     ///
     /// ```no_run
-    /// # async fn demo() -> Result<(), idgen_testkit::Error> {
-    /// let db = idgen_testkit::mysql().await?;
+    /// # async fn demo() -> Result<(), idgen_testdb::Error> {
+    /// let db = idgen_testdb::mysql().await?;
     /// assert!(db.url().ends_with(db.name()));
     /// # Ok(()) }
     /// ```
@@ -62,8 +63,8 @@ impl<DB: Database> TestDb<DB> {
     /// The database's name (for SQLite: the file's path).
     ///
     /// ```no_run
-    /// # async fn demo() -> Result<(), idgen_testkit::Error> {
-    /// let db = idgen_testkit::postgres().await?;
+    /// # async fn demo() -> Result<(), idgen_testdb::Error> {
+    /// let db = idgen_testdb::postgres().await?;
     /// assert!(db.name().starts_with("idgen_test_"));
     /// # Ok(()) }
     /// ```
@@ -76,7 +77,7 @@ impl<DB: Database> TestDb<DB> {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let db = idgen_testkit::sqlite().await?;
+    /// let db = idgen_testdb::sqlite().await?;
     /// let one: i64 = sqlx::query_scalar("SELECT 1").fetch_one(db.pool()).await?;
     /// assert_eq!(one, 1);
     /// # Ok(()) }
@@ -90,8 +91,8 @@ impl<DB: Database> TestDb<DB> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), idgen_testkit::Error> {
-    /// let db = idgen_testkit::sqlite().await?;
+    /// # async fn main() -> Result<(), idgen_testdb::Error> {
+    /// let db = idgen_testdb::sqlite().await?;
     /// let path = std::path::PathBuf::from(db.name());
     /// db.cleanup().await?;
     /// assert!(!path.exists());

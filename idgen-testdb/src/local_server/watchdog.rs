@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 
-use crate::Error;
+use crate::error::Error;
 
 /// The shell that runs the server (a background job's stdin is /dev/null, hence fd 3). It starts `"$@"` in the background and a subshell that waits
 /// for the end of its standard input: a pipe whose writing end only the test process holds, so

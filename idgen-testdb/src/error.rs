@@ -3,7 +3,7 @@
 /// Everything that can keep a test from getting its database.
 ///
 /// ```
-/// let err = idgen_testkit::Error::Database {
+/// let err = idgen_testdb::Error::Database {
 ///     action: "create database idgen_test_1".into(),
 ///     url: "postgres://postgres@127.0.0.1:5432/postgres".into(),
 ///     reason: "connection refused".into(),

@@ -4,7 +4,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::Command;
 
-use crate::Error;
+use crate::error::Error;
 
 /// How to run a server binary: directly, or as another user.
 pub(super) struct Runner {

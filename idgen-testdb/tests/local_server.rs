@@ -6,7 +6,7 @@ mod common;
 use std::future::Future;
 
 use common::{Queries, assert_cleanup_drops, assert_gone, assert_isolated, two};
-use idgen_testkit::{Error, TestDb};
+use idgen_testdb::{Error, TestDb};
 
 /// Two databases from `new` (URLs starting with `url_start`) are isolated; one is gone after
 /// `cleanup()`, another after being dropped.
@@ -29,7 +29,7 @@ where
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_databases_are_isolated_and_dropped() {
     isolated_and_dropped(
-        idgen_testkit::local_server::postgres,
+        idgen_testdb::local_server::postgres,
         "postgres://postgres@127.0.0.1:",
     )
     .await;
@@ -37,7 +37,7 @@ async fn postgres_databases_are_isolated_and_dropped() {
 
 #[tokio::test]
 async fn postgres_url_works_from_a_child_process() {
-    let db = idgen_testkit::local_server::postgres().await.unwrap();
+    let db = idgen_testdb::local_server::postgres().await.unwrap();
     sqlx::query("CREATE TABLE t (x INT8)")
         .execute(db.pool())
         .await
@@ -71,16 +71,12 @@ async fn postgres_url_works_from_a_child_process() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mariadb_databases_are_isolated_and_dropped() {
-    isolated_and_dropped(
-        idgen_testkit::local_server::mysql,
-        "mysql://root@127.0.0.1:",
-    )
-    .await;
+    isolated_and_dropped(idgen_testdb::local_server::mysql, "mysql://root@127.0.0.1:").await;
 }
 
 #[tokio::test]
 async fn sqlite_file_is_deleted_on_drop() {
-    let db = idgen_testkit::sqlite().await.unwrap();
+    let db = idgen_testdb::sqlite().await.unwrap();
     sqlx::query("CREATE TABLE t (x INTEGER)")
         .execute(db.pool())
         .await

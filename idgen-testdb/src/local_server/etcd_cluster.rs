@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::Error;
+use crate::error::Error;
 
 /// The shell each member runs under: it starts etcd, writes its process ID to `pid`, and kills
 /// it (SIGKILL) when its standard input closes, which the OS does when the test process ends,
@@ -26,8 +26,8 @@ const READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// directory deleted when the cluster is dropped (which kills every member).
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), idgen_testkit::Error> {
-/// use idgen_testkit::local_server::etcd_cluster::EtcdCluster;
+/// # async fn demo() -> Result<(), idgen_testdb::Error> {
+/// use idgen_testdb::local_server::etcd_cluster::EtcdCluster;
 ///
 /// let mut cluster = EtcdCluster::start(3).await?;
 /// let endpoints = cluster.endpoints(); // ["http://127.0.0.1:…", …]
@@ -139,7 +139,7 @@ impl EtcdCluster {
         let endpoint = self.endpoints()[i].clone();
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
-            if crate::key_value::ping(crate::server::Kind::Etcd, &endpoint)
+            if crate::key_value::ping(crate::server::ServerKind::Etcd, &endpoint)
                 .await
                 .is_ok()
             {

@@ -30,8 +30,8 @@
 //! The functions here skip the discovery order and always use this path:
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), idgen_testkit::Error> {
-//! let db = idgen_testkit::containers::postgres().await?;
+//! # async fn demo() -> Result<(), idgen_testdb::Error> {
+//! let db = idgen_testdb::containers::postgres().await?;
 //! sqlx::query("SELECT 1").execute(db.pool()).await.unwrap();
 //! # Ok(()) }
 //! ```
@@ -50,35 +50,37 @@ use testcontainers_modules::testcontainers::{
     ContainerAsync, ContainerRequest, GenericImage, Image, ImageExt,
 };
 
-use crate::server::{Kind, Server, SharedServers};
-use crate::{Error, TestDb, admin};
+use crate::admin;
+use crate::error::Error;
+use crate::server::{Server, ServerKind, SharedServers};
+use crate::test_db::TestDb;
 
 /// A new, empty database in this process's PostgreSQL container (started on first use).
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), idgen_testkit::Error> {
-/// let db = idgen_testkit::containers::postgres().await?;
+/// # async fn demo() -> Result<(), idgen_testdb::Error> {
+/// let db = idgen_testdb::containers::postgres().await?;
 /// assert!(db.url().starts_with("postgres://"));
 /// # Ok(()) }
 /// ```
 pub async fn postgres() -> Result<TestDb<Postgres>, Error> {
-    TestDb::create_on(shared(Kind::Postgres).await?).await
+    TestDb::create_on(shared(ServerKind::Postgres).await?).await
 }
 
 /// A new, empty database in this process's MySQL/MariaDB container (started on first use).
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), idgen_testkit::Error> {
-/// let db = idgen_testkit::containers::mysql().await?;
+/// # async fn demo() -> Result<(), idgen_testdb::Error> {
+/// let db = idgen_testdb::containers::mysql().await?;
 /// assert!(db.url().starts_with("mysql://"));
 /// # Ok(()) }
 /// ```
 pub async fn mysql() -> Result<TestDb<MySql>, Error> {
-    TestDb::create_on(shared(Kind::MySql).await?).await
+    TestDb::create_on(shared(ServerKind::MySql).await?).await
 }
 
 /// The process's container of `kind`, started on first use.
-pub(crate) async fn shared(kind: Kind) -> Result<Arc<Server>, Error> {
+pub(crate) async fn shared(kind: ServerKind) -> Result<Arc<Server>, Error> {
     static CONTAINERS: SharedServers = SharedServers::new();
     CONTAINERS
         .get_or_start(kind, || Box::pin(start(kind)))
@@ -237,16 +239,16 @@ const OFFICIAL_REDIS: ImageSpec = ImageSpec {
 };
 
 /// The local image of `kind` and the official one used in its place when it is missing.
-fn images(kind: Kind) -> (&'static ImageSpec, &'static ImageSpec) {
+fn images(kind: ServerKind) -> (&'static ImageSpec, &'static ImageSpec) {
     match kind {
-        Kind::Postgres => (&LOCAL_POSTGRES, &OFFICIAL_POSTGRES),
-        Kind::MySql => (&LOCAL_MARIADB, &OFFICIAL_MYSQL),
-        Kind::Etcd => (&LOCAL_ETCD, &OFFICIAL_ETCD),
-        Kind::Redis => (&LOCAL_REDIS, &OFFICIAL_REDIS),
+        ServerKind::Postgres => (&LOCAL_POSTGRES, &OFFICIAL_POSTGRES),
+        ServerKind::MySql => (&LOCAL_MARIADB, &OFFICIAL_MYSQL),
+        ServerKind::Etcd => (&LOCAL_ETCD, &OFFICIAL_ETCD),
+        ServerKind::Redis => (&LOCAL_REDIS, &OFFICIAL_REDIS),
     }
 }
 
-async fn start(kind: Kind) -> Result<Server, Error> {
+async fn start(kind: ServerKind) -> Result<Server, Error> {
     let what = format!("a {} container", kind.name());
     if !docker_reachable() {
         return Err(Error::start(
@@ -320,7 +322,7 @@ async fn run<I: Image>(image: impl AsyncRunner<I>, what: &str) -> Result<Contain
 }
 
 async fn finish<I: Image + 'static>(
-    kind: Kind,
+    kind: ServerKind,
     container: ContainerAsync<I>,
     spec: &ImageSpec,
     image: String,

@@ -6,7 +6,7 @@
 
 use std::future::Future;
 
-use idgen_testkit::{Error, TestDb};
+use idgen_testdb::{Error, TestDb};
 use sqlx::{Database, Encode, Executor, FromRow, IntoArguments, MySql, Pool, Postgres, Type};
 
 /// What differs between the two servers in the checks.

@@ -3,14 +3,14 @@
 use std::path::Path;
 
 use super::{LaunchSpec, binaries};
-use crate::Error;
-use crate::server::{Kind, Server};
+use crate::error::Error;
+use crate::server::{Server, ServerKind};
 
 const WHAT: &str = "a local Redis server";
 
 pub(super) async fn start() -> Result<Server, Error> {
     super::launch(LaunchSpec::new(
-        Kind::Redis,
+        ServerKind::Redis,
         WHAT,
         "redis",
         binaries::find_debian("redis-server", "redis-server", WHAT)?,

@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use super::{LaunchSpec, binaries};
-use crate::Error;
-use crate::server::{Kind, Server};
+use crate::error::Error;
+use crate::server::{Server, ServerKind};
 
 const WHAT: &str = "a local PostgreSQL server";
 
@@ -43,9 +43,14 @@ pub(super) fn spec() -> Result<LaunchSpec, Error> {
         .filter(|p| p.is_file())
         .or_else(|| binaries::find(&["postgres"], &dirs))
         .ok_or_else(|| missing("postgres"))?;
-    let spec = LaunchSpec::new(Kind::Postgres, WHAT, "pg", server, server_args, |port| {
-        format!("postgres://postgres@127.0.0.1:{port}/postgres")
-    });
+    let spec = LaunchSpec::new(
+        ServerKind::Postgres,
+        WHAT,
+        "pg",
+        server,
+        server_args,
+        |port| format!("postgres://postgres@127.0.0.1:{port}/postgres"),
+    );
     Ok(spec.with_init(init, init_args).stopped_by("INT"))
 }
 

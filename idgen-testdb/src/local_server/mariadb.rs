@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use super::{LaunchSpec, binaries};
-use crate::Error;
-use crate::server::{Kind, Server};
+use crate::error::Error;
+use crate::server::{Server, ServerKind};
 
 const WHAT: &str = "a local MariaDB server";
 
@@ -31,9 +31,14 @@ pub(super) async fn start(extra: &[&str]) -> Result<Server, Error> {
             "neither `mariadbd` nor `mysqld` is on PATH or in /usr/sbin",
         )
     })?;
-    let spec = LaunchSpec::new(Kind::MySql, WHAT, "mariadb", server, server_args, |port| {
-        format!("mysql://root@127.0.0.1:{port}/mysql")
-    });
+    let spec = LaunchSpec::new(
+        ServerKind::MySql,
+        WHAT,
+        "mariadb",
+        server,
+        server_args,
+        |port| format!("mysql://root@127.0.0.1:{port}/mysql"),
+    );
     super::launch(
         spec.with_init(init, init_args)
             .with_extra_server_args(extra),

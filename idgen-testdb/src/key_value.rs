@@ -9,8 +9,8 @@
 
 use std::sync::Arc;
 
-use crate::Error;
-use crate::server::{Kind, Server};
+use crate::error::Error;
+use crate::server::{Server, ServerKind};
 
 /// A key prefix that belongs to one test on a shared etcd or Redis server, from the kit's
 /// discovery order ([`etcd`](crate::etcd), [`redis`](crate::redis)). Its keys are deleted when
@@ -20,9 +20,9 @@ use crate::server::{Kind, Server};
 /// which splits it with [`split_url`] and puts `<prefix>` in front of its store's key prefix.
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), idgen_testkit::Error> {
-/// let keys = idgen_testkit::redis().await?;
-/// let (server, prefix) = idgen_testkit::key_value::split_url(keys.url());
+/// # async fn demo() -> Result<(), idgen_testdb::Error> {
+/// let keys = idgen_testdb::redis().await?;
+/// let (server, prefix) = idgen_testdb::key_value::split_url(keys.url());
 /// assert!(server.starts_with("redis://"));
 /// assert_eq!(prefix, keys.prefix());
 /// # Ok(()) }
@@ -36,7 +36,7 @@ pub struct KeyPrefix {
 /// `(server, prefix)` of a [`KeyPrefix::url`]; `(url, "")` for a URL without `#`.
 ///
 /// ```
-/// use idgen_testkit::key_value::split_url;
+/// use idgen_testdb::key_value::split_url;
 /// assert_eq!(split_url("http://127.0.0.1:2379#t0a1b2c3d4e5f_"), ("http://127.0.0.1:2379", "t0a1b2c3d4e5f_"));
 /// assert_eq!(split_url("redis://127.0.0.1:6379/"), ("redis://127.0.0.1:6379/", ""));
 /// ```
@@ -74,7 +74,8 @@ impl KeyPrefix {
         &self.prefix
     }
 
-    pub(crate) fn kind(&self) -> Kind {
+    /// The kind of server the prefix lives on (`Etcd` or `Redis`).
+    pub fn kind(&self) -> ServerKind {
         self.server.kind
     }
 }
@@ -104,17 +105,17 @@ impl Drop for KeyPrefix {
 }
 
 /// Whether the server at `url` answers.
-pub(crate) async fn ping(kind: Kind, url: &str) -> Result<(), Error> {
+pub(crate) async fn ping(kind: ServerKind, url: &str) -> Result<(), Error> {
     match kind {
         #[cfg(feature = "etcd")]
-        Kind::Etcd => etcd::client(url)
+        ServerKind::Etcd => etcd::client(url)
             .await?
             .status()
             .await
             .map(drop)
             .map_err(|e| Error::database("status", url, e)),
         #[cfg(feature = "redis")]
-        Kind::Redis => {
+        ServerKind::Redis => {
             let mut conn = redis::connection(url).await?;
             redis::query::<String>(&mut conn, url, redis_crate::cmd("PING"))
                 .await
@@ -131,10 +132,10 @@ pub(crate) async fn ping(kind: Kind, url: &str) -> Result<(), Error> {
     }
 }
 
-async fn delete_prefix(kind: Kind, server: &str, prefix: &str) -> Result<(), Error> {
+async fn delete_prefix(kind: ServerKind, server: &str, prefix: &str) -> Result<(), Error> {
     match kind {
         #[cfg(feature = "etcd")]
-        Kind::Etcd => {
+        ServerKind::Etcd => {
             let mut client = etcd::client(server).await?;
             let options = etcd_client::DeleteOptions::new().with_prefix();
             client
@@ -144,7 +145,7 @@ async fn delete_prefix(kind: Kind, server: &str, prefix: &str) -> Result<(), Err
                 .map_err(|e| Error::database("delete the test's keys", server, e))
         }
         #[cfg(feature = "redis")]
-        Kind::Redis => {
+        ServerKind::Redis => {
             let mut conn = redis::connection(server).await?;
             let keys: Vec<String> = redis::query(
                 &mut conn,
@@ -168,13 +169,15 @@ use ::redis as redis_crate;
 
 /// Plain Redis calls.
 #[cfg(feature = "redis")]
-pub(crate) mod redis {
+/// Talking to a Redis server of the kit (feature `redis`).
+pub mod redis {
     use ::redis::aio::MultiplexedConnection;
     use ::redis::{Cmd, FromRedisValue};
 
-    use crate::Error;
+    use crate::error::Error;
 
-    pub(crate) async fn connection(url: &str) -> Result<MultiplexedConnection, Error> {
+    /// A multiplexed connection to the Redis server at `url`.
+    pub async fn connection(url: &str) -> Result<MultiplexedConnection, Error> {
         let client = ::redis::Client::open(url).map_err(|e| Error::database("open", url, e))?;
         client
             .get_multiplexed_async_connection()
@@ -182,7 +185,8 @@ pub(crate) mod redis {
             .map_err(|e| Error::database("connect", url, e))
     }
 
-    pub(crate) async fn query<T: FromRedisValue>(
+    /// Runs one command on `conn`.
+    pub async fn query<T: FromRedisValue>(
         conn: &mut MultiplexedConnection,
         url: &str,
         cmd: Cmd,
@@ -195,11 +199,13 @@ pub(crate) mod redis {
 
 /// Plain etcd calls.
 #[cfg(feature = "etcd")]
-pub(crate) mod etcd {
-    use crate::Error;
+/// Talking to an etcd server of the kit (feature `etcd`).
+pub mod etcd {
+    use crate::error::Error;
 
     /// A client for `endpoints` (comma-separated).
-    pub(crate) async fn client(endpoints: &str) -> Result<etcd_client::Client, Error> {
+    /// A client of the etcd server at `endpoints`.
+    pub async fn client(endpoints: &str) -> Result<etcd_client::Client, Error> {
         let list: Vec<&str> = endpoints.split(',').collect();
         let options = etcd_client::ConnectOptions::new()
             .with_connect_timeout(std::time::Duration::from_secs(2))

@@ -32,7 +32,9 @@
 //! [`HiLoSource::allocate_blocks`]: super::HiLoSource::allocate_blocks
 
 use std::collections::VecDeque;
+use std::future::Future;
 use std::ops::Range;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
@@ -41,7 +43,6 @@ use tokio::time::Instant;
 
 use super::builder::Options;
 use super::cursor::{Block, COMPACT_AT, Cursor, MAX_BLOCK};
-use super::refill;
 use super::runtime::{self, Caller};
 use super::source::{BoxError, DynSource, Increment};
 use super::stats::HiLoStats;
@@ -72,7 +73,13 @@ pub(crate) struct Shared {
     block: u64,
     pub(crate) counter: String,
     me: Weak<Shared>,
+    /// The fetch task `kick` starts (`refill::task`): handed in by the generator, so this
+    /// planner does not import the task that imports it.
+    refill: RefillTask,
 }
+
+/// Makes the fetch task of a `Shared` (given weakly) kicked at an instant.
+pub(crate) type RefillTask = fn(Weak<Shared>, Instant) -> Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// A fetched block waiting to be served.
 #[derive(Clone, Copy, Debug)]
@@ -234,6 +241,7 @@ impl Shared {
         options: Options,
         increment: Increment,
         block: u64,
+        refill: RefillTask,
     ) -> Arc<Shared> {
         let counter = source.name().to_owned();
         Arc::new_cyclic(|me| Shared {
@@ -281,6 +289,7 @@ impl Shared {
             block,
             counter,
             me: me.clone(),
+            refill,
         })
     }
 
@@ -434,7 +443,7 @@ impl Shared {
     fn start_tasks(&self, count: usize, caller: Caller) {
         let kicked_at = Instant::now();
         for _ in 0..count {
-            if let Err(reason) = runtime::spawn(caller, refill::task(self.me.clone(), kicked_at)) {
+            if let Err(reason) = runtime::spawn(caller, (self.refill)(self.me.clone(), kicked_at)) {
                 let mut inner = self.lock();
                 inner.tasks -= 1;
                 inner.last_error = Some(source_error(&self.counter, reason.into()));

@@ -39,11 +39,7 @@ async fn postgres_container_gives_isolated_databases() {
     if !docker_answers("postgres_container_gives_isolated_databases") {
         return;
     }
-    let (a, b) = two(
-        idgen_testkit::containers::postgres,
-        "a PostgreSQL container",
-    )
-    .await;
+    let (a, b) = two(idgen_testdb::containers::postgres, "a PostgreSQL container").await;
     let version = version(&a).await;
     assert!(version.starts_with("PostgreSQL 15"), "{version}");
     assert_isolated(&a, &b).await;
@@ -55,11 +51,7 @@ async fn mysql_container_gives_isolated_databases() {
     if !docker_answers("mysql_container_gives_isolated_databases") {
         return;
     }
-    let (a, b) = two(
-        idgen_testkit::containers::mysql,
-        "a MySQL/MariaDB container",
-    )
-    .await;
+    let (a, b) = two(idgen_testdb::containers::mysql, "a MySQL/MariaDB container").await;
     let version = version(&a).await;
     assert!(
         version.contains("MariaDB") || version.starts_with("8."),
@@ -76,7 +68,7 @@ async fn child_holds_a_postgres_container() {
     if std::env::var_os("IDGEN_TESTKIT_CHILD").is_none() {
         return;
     }
-    let _db = idgen_testkit::containers::postgres()
+    let _db = idgen_testdb::containers::postgres()
         .await
         .expect("a PostgreSQL container");
     let mut out = std::io::stdout();

@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use super::{LaunchSpec, binaries};
-use crate::Error;
-use crate::server::{Kind, Server};
+use crate::error::Error;
+use crate::server::{Server, ServerKind};
 
 const WHAT: &str = "a local etcd server";
 
@@ -15,7 +15,7 @@ pub(crate) fn binary() -> Result<PathBuf, Error> {
 
 pub(super) async fn start() -> Result<Server, Error> {
     super::launch(LaunchSpec::new(
-        Kind::Etcd,
+        ServerKind::Etcd,
         WHAT,
         "etcd",
         binary()?,
