@@ -14,7 +14,7 @@ N1=${N1:-20000}
 N2=${N2:-120000}
 filter=${1:-}
 
-ours=$(cargo bench -p idgen-core --features hilo --bench per_id --no-run --message-format=json 2>/dev/null \
+ours=$(cargo bench -p idgen-engine --features hilo --bench per_id --no-run --message-format=json 2>/dev/null \
     | sed -n 's/.*"executable":"\([^"]*per_id[^"]*\)".*/\1/p' | tail -1)
 cargo build --release --offline --quiet \
     --manifest-path idgen-core/benches/uuid-without-fast-rng/Cargo.toml

@@ -29,6 +29,20 @@ pub fn generation() -> u64 {
     FORKS.load(Ordering::Relaxed)
 }
 
+/// The fork count now, without registering the handler (for a caller that checked
+/// [`protected`] already).
+#[inline(always)]
+pub fn count() -> u64 {
+    FORKS.load(Ordering::Relaxed)
+}
+
+/// What the child handler does in a forked child, for tests of what reacts to it (tests that
+/// fork for real: `tests/fork.rs`, idgen-engine's `tests/fork_generators.rs`).
+#[cfg(test)]
+pub(crate) fn count_a_fork_for_tests() {
+    FORKS.fetch_add(1, Ordering::Relaxed);
+}
+
 /// Whether this process was forked since `generation` was recorded: the object is a copy in a
 /// child. One relaxed load of a word only a child handler ever writes (so it stays in every
 /// core's cache) and one compare: the cost on the path of an ID.
@@ -58,13 +72,14 @@ fn register() -> Result<(), String> {
     // child handler is an `extern "C" fn()` that does one atomic add: async-signal-safe, as
     // POSIX requires of code that runs in a child of a multi-threaded process. It is called
     // once per process (`OnceLock`), never from inside a fork handler. Tested by
-    // `tests/fork_generators.rs`, which forks a real child.
+    // `tests/fork.rs` here and idgen-engine's `tests/fork_generators.rs`, which fork a real
+    // child.
     let rc = unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
     if rc == 0 {
         Ok(())
     } else {
         Err(format!(
-            "could not register the fork handler that stops generators copied into a child process (pthread_atfork returned {rc})"
+            "could not register the fork handler that stops generators copied into a child process and reseeds its random IDs (pthread_atfork returned {rc})"
         ))
     }
 }

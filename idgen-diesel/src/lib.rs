@@ -1,7 +1,7 @@
 //! # idgen-diesel
 //!
-//! idgen for [diesel](https://docs.rs/diesel/2.3) 2.3 users: everything of `idgen-core`
-//! (re-exported, so this is the one crate to depend on), with [`SnowflakeId`] and [`PublicId`]
+//! idgen for [diesel](https://docs.rs/diesel/2.3) 2.3 users: everything of `idgen-engine` and
+//! `idgen-core` (re-exported, so this is the one crate to depend on), with [`SnowflakeId`] and [`PublicId`]
 //! as column types, and node-ID leases ([`lease`]) over r2d2 pools of diesel connections.
 //!
 //! ```toml

@@ -10,7 +10,7 @@
 //!    prefetch. The source is `MemorySource::new()`, a counter table: one round trip brings as
 //!    many blocks as the look-ahead wants.
 //!
-//! Run: `cargo bench -p idgen-core --features hilo --bench hilo` (set `HILO_BENCH_NO_TABLE=1`
+//! Run: `cargo bench -p idgen-engine --features hilo --bench hilo` (set `HILO_BENCH_NO_TABLE=1`
 //! to skip the table).
 #![allow(missing_docs)]
 

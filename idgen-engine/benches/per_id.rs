@@ -2,7 +2,7 @@
 //! runs one case N times for valgrind's callgrind (instruction counts repeat under any load).
 //!
 //! ```text
-//! cargo bench -p idgen-core --features hilo --bench per_id              # the table
+//! cargo bench -p idgen-engine --features hilo --bench per_id              # the table
 //! idgen-core/benches/instructions.sh                                     # callgrind, every case
 //! ```
 //!

@@ -1,7 +1,7 @@
 //! # idgen-etcd
 //!
 //! idgen on [etcd](https://etcd.io): node IDs leased on etcd's own leases, and hi-lo blocks
-//! from a counter advanced by compare-and-swap, with everything of `idgen-core` re-exported,
+//! from a counter advanced by compare-and-swap, with everything of `idgen-engine` (and so `idgen-core`) re-exported,
 //! so this is the one crate to depend on:
 //!
 //! ```toml
@@ -76,8 +76,8 @@
 //!
 //! | feature | what |
 //! |---|---|
-//! | `metrics` | idgen-core's operator metrics through the `metrics` facade |
-//! | `tracing` | idgen-core's operator events as `tracing` events |
+//! | `metrics` | idgen-engine's operator metrics through the `metrics` facade |
+//! | `tracing` | idgen-engine's operator events as `tracing` events |
 //!
 //! Building needs `protoc` (Debian: `apt-get install protobuf-compiler`): `etcd-client`
 //! compiles etcd's protocol definitions.

@@ -1,7 +1,7 @@
 //! # idgen-redis
 //!
 //! idgen on [Redis](https://redis.io): node IDs leased from Redis keys with an expiry, and
-//! hi-lo blocks from a Redis counter, with everything of `idgen-core` re-exported, so this is
+//! hi-lo blocks from a Redis counter, with everything of `idgen-engine` (and so `idgen-core`) re-exported, so this is
 //! the one crate to depend on:
 //!
 //! ```toml
@@ -55,14 +55,18 @@
 //!
 //! * **Replication is asynchronous.** A primary acknowledges a claim or a renewal before any
 //!   replica has it. If the primary fails and a replica is promoted (Sentinel, a managed
-//!   service), the claims and renewals of the last moments can be lost: the new primary may
-//!   see a held node ID as free and hand it to a second process while the first still issues
-//!   with it, and the two issue **duplicate IDs** until the first one's renewal finds the node
-//!   ID taken and stops. `WAIT` narrows the window but does not close it.
+//!   service), the claims and renewals of the last moments can be lost. A claim of a node ID
+//!   with no release record (no key, or a lease that expired) then issues only after one TTL
+//!   plus the clock allowance, and the old holder fences at its next renewal, so Snowflake IDs
+//!   stay unique at the cost of that wait. Not covered: a replica that still shows a release
+//!   older than a later claim lets a new process take that node ID at once, while the old
+//!   holder issues until its next renewal.
 //! * **Persistence is the server's setting.** After a restart without `appendonly yes` and
-//!   `appendfsync always`, leases and the last-timestamp bounds of the last second(s) are gone,
-//!   and a hi-lo counter can be behind the blocks already handed out: generators still running
-//!   fail closed (the counter went backwards), new ones hand those blocks out again.
+//!   `appendfsync always`, leases and the last-timestamp bounds of the last second(s) are gone
+//!   (new claims wait one TTL plus the allowance, as above), and a hi-lo counter can be behind
+//!   the blocks already handed out: generators still running fail closed (the counter went
+//!   backwards), new ones hand those blocks out again unless given a floor
+//!   (`HiLoBuilder::floor_from`).
 //! * **Expiry follows the server's wall clock.** Redis stores expiry as a Unix time; a server
 //!   clock stepped forward expires leases early (before the holder's fence closes), and one
 //!   stepped back keeps them longer. Keep the server's clock slewed by NTP, never stepped.
@@ -70,11 +74,11 @@
 //!   keys it computes, which Redis Cluster does not allow across slots; idgen-redis is tested on
 //!   a single server.
 //!
-//! **Pick etcd (`idgen-etcd`)** when a duplicate ID after a failover is not acceptable: etcd
-//! commits every claim, renewal and counter step to a quorum before answering (Raft), measures
-//! lease expiry on a monotonic clock, and keeps leases alive across a leader change. Pick Redis
-//! when you already run one server you trust with its persistence settings, or when a failover
-//! is rare enough and its worst case (duplicates until the next renewal) acceptable.
+//! **Pick etcd (`idgen-etcd`)** when a failover must cost no wait: etcd commits every claim,
+//! renewal and counter step to a quorum before answering (Raft), measures lease expiry on a
+//! monotonic clock, and keeps leases alive across a leader change. Pick Redis when you already
+//! run one server you trust with its persistence settings, and a claim's wait of one TTL after a
+//! failover is acceptable.
 //!
 //! ## Keys
 //!
@@ -94,8 +98,8 @@
 //!
 //! | feature | what |
 //! |---|---|
-//! | `metrics` | idgen-core's operator metrics through the `metrics` facade |
-//! | `tracing` | idgen-core's operator events as `tracing` events |
+//! | `metrics` | idgen-engine's operator metrics through the `metrics` facade |
+//! | `tracing` | idgen-engine's operator events as `tracing` events |
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

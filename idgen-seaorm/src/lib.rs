@@ -1,7 +1,7 @@
 //! # idgen-seaorm
 //!
-//! idgen for [sea-orm](https://docs.rs/sea-orm/2) 2.0 users: everything of `idgen-core`
-//! (re-exported, so this is the one idgen crate to depend on), with [`SnowflakeId`] and
+//! idgen for [sea-orm](https://docs.rs/sea-orm/2) 2.0 users: everything of `idgen-engine` and
+//! `idgen-core` (re-exported, so this is the one idgen crate to depend on), with [`SnowflakeId`] and
 //! [`PublicId`] as entity field types, IDs filled on insert, and node-ID leases over a
 //! `DatabaseConnection` ([`lease`]).
 //!

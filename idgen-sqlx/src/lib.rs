@@ -1,7 +1,7 @@
 //! # idgen-sqlx
 //!
-//! idgen for [sqlx](https://docs.rs/sqlx/0.9) 0.9 users: everything of `idgen-core`
-//! (re-exported, so this is the one crate to depend on), with [`SnowflakeId`] and
+//! idgen for [sqlx](https://docs.rs/sqlx/0.9) 0.9 users: everything of `idgen-engine` and
+//! `idgen-core` (re-exported, so this is the one crate to depend on), with [`SnowflakeId`] and
 //! [`PublicId`] as column types.
 //!
 //! ```toml

@@ -21,8 +21,6 @@
 //! or the 256-bit key; seeing other IDs does not help, and no two processes share a key.
 
 use std::cell::RefCell;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use chacha20::ChaCha12Rng;
 use chacha20::rand_core::{Rng, SeedableRng};
@@ -32,10 +30,6 @@ use crate::error::Error;
 /// Output after which a thread's generator takes a fresh key from the OS.
 const RESEED_AFTER_BYTES: u64 = 64 * 1024;
 
-/// Forks seen in this process's ancestry since the handler was registered (the child handler
-/// adds one). A generator keyed under another count is stale.
-static FORKS: AtomicU64 = AtomicU64::new(0);
-
 #[cfg(test)]
 thread_local! {
     /// How many times this thread keyed its generator (tests check reseeding with it).
@@ -44,7 +38,7 @@ thread_local! {
 
 struct Local {
     rng: ChaCha12Rng,
-    /// `FORKS` when this key was drawn.
+    /// The fork count (`crate::fork::count`) when this key was drawn.
     forks: u64,
     /// Bytes left before the next reseed.
     left: u64,
@@ -52,7 +46,7 @@ struct Local {
 
 impl Local {
     fn seeded(forks: u64) -> Result<Local, Error> {
-        fork_protection()?;
+        crate::fork::protected()?;
         let mut seed = [0u8; 32];
         getrandom::fill(&mut seed).map_err(|e| Error::RandomSource {
             reason: e.to_string(),
@@ -93,7 +87,7 @@ fn draw<T>(bytes: u64, f: impl Fn(&mut ChaCha12Rng) -> T) -> Result<T, Error> {
         // Nothing in here calls back into this module, so the borrow never fails; if it did,
         // the caller gets a freshly keyed one-off generator below instead of a panic.
         let mut slot = cell.try_borrow_mut().ok()?;
-        let forks = FORKS.load(Ordering::Relaxed);
+        let forks = crate::fork::count();
         if let Some(local) = slot.as_mut()
             && local.forks == forks
             && local.left >= bytes
@@ -112,45 +106,8 @@ fn draw<T>(bytes: u64, f: impl Fn(&mut ChaCha12Rng) -> T) -> Result<T, Error> {
         Ok(Some(result)) => result,
         // This thread's storage is being torn down (a call from another thread-local's
         // destructor): key a generator for this one call.
-        _ => Local::seeded(FORKS.load(Ordering::Relaxed)).map(|mut local| f(&mut local.rng)),
+        _ => Local::seeded(crate::fork::count()).map(|mut local| f(&mut local.rng)),
     }
-}
-
-/// Registers the fork handler once per process, before any generator is keyed.
-fn fork_protection() -> Result<(), Error> {
-    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
-    REGISTERED
-        .get_or_init(register_fork_handler)
-        .clone()
-        .map_err(|reason| Error::RandomSource { reason })
-}
-
-#[cfg(unix)]
-#[allow(unsafe_code)]
-fn register_fork_handler() -> Result<(), String> {
-    /// Runs in the child of every `fork()`, in the only thread it has, before `fork` returns.
-    extern "C" fn in_child() {
-        FORKS.fetch_add(1, Ordering::Relaxed);
-    }
-    // SAFETY: `pthread_atfork` only records the three function pointers (two are null). The
-    // child handler is an `extern "C" fn()` that does one atomic add: async-signal-safe, as
-    // POSIX requires of code that runs in a child of a multi-threaded process. It is called
-    // once per process (`OnceLock`), never from inside a fork handler. Tested by
-    // `tests/fork.rs`, which forks a real child.
-    let rc = unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(format!(
-            "could not register the fork handler that reseeds random IDs in a child process (pthread_atfork returned {rc})"
-        ))
-    }
-}
-
-/// No `fork` outside Unix.
-#[cfg(not(unix))]
-fn register_fork_handler() -> Result<(), String> {
-    Ok(())
 }
 
 #[cfg(test)]
@@ -201,7 +158,7 @@ mod tests {
             u64().unwrap();
             assert_eq!(seedings(), 1);
             // What the child handler does in a forked child (tests/fork.rs forks for real).
-            FORKS.fetch_add(1, Ordering::Relaxed);
+            crate::fork::count_a_fork_for_tests();
             u64().unwrap();
             assert_eq!(seedings(), 2, "did not reseed after the fork count moved");
             u64().unwrap();

@@ -1,4 +1,4 @@
-//! Snowflake IDs made inside the database, under the application's [`Layout`] (feature `lease`).
+//! Snowflake IDs made inside the database, under the application's [`Layout`].
 //!
 //! Rows inserted by SQL scripts, other languages or triggers can take their IDs from an SQL
 //! function, `idgen_next_id()`, that issues IDs which sort and decode exactly like the
