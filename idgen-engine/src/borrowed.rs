@@ -37,7 +37,7 @@ use crate::lease::IntoLeaseStore;
 /// let pool = Pool;
 /// let ids = HiLo::new(&pool, 1000).await?; // by reference, through `Borrowed<PoolMarker>`
 /// assert_eq!(ids.stats().counter, "hilo");
-/// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+/// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
 /// # }
 /// ```
 pub struct Borrowed<M>(PhantomData<M>);

@@ -32,7 +32,7 @@
 //! let lines = HiLo::new(MemorySource::new(), 100).await?;
 //! assert_eq!(lines.next_id().await?, 1);
 //! # }
-//! # Ok::<(), idgen_core::Error>(()) }).unwrap();
+//! # Ok::<(), idgen_engine::Error>(()) }).unwrap();
 //! ```
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -40,6 +40,7 @@
 #[cfg(any(feature = "lease", feature = "hilo"))]
 mod borrowed;
 mod call_error;
+mod error;
 #[cfg(feature = "hilo")]
 #[cfg_attr(docsrs, doc(cfg(feature = "hilo")))]
 pub mod hilo;
@@ -52,8 +53,12 @@ pub mod observe;
 pub use idgen_core::*;
 
 pub use call_error::CallError;
+pub use error::{Error, Result};
 #[cfg(feature = "hilo")]
 pub use hilo::{HiLo, HiLoSource};
+/// `idgen_core::Error`, the error of the ID values and generators (what [`Error::Id`] holds),
+/// named apart from this crate's [`Error`].
+pub use idgen_core::Error as CoreError;
 pub use name::SqlName;
 
 /// The README's example, compiled and run as a doctest so it cannot drift from the API.

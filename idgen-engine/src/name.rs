@@ -1,7 +1,7 @@
 //! [`SqlName`]: the one rule for names written into SQL (identifiers cannot be bound) and
 //! into the etcd and Redis stores' keys.
 
-use idgen_core::Error;
+use crate::error::Error;
 
 /// The longest identifier part accepted: PostgreSQL truncates names past 63 bytes.
 const MAX_PART_LEN: usize = 63;
@@ -31,7 +31,7 @@ const MAX_PART_LEN: usize = 63;
 ///      digits and '_', not ';' (a name is `name` or `schema.name`, each part 1 to 63 ASCII \
 ///      letters, digits or `_`, not starting with a digit)"
 /// );
-/// # Ok::<(), idgen_core::Error>(())
+/// # Ok::<(), idgen_engine::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SqlName {
@@ -64,7 +64,7 @@ impl SqlName {
     /// ```
     /// let t = idgen_engine::SqlName::parse("table", "ops.leases")?;
     /// assert_eq!(t.quoted_with('`'), "`ops`.`leases`");
-    /// # Ok::<(), idgen_core::Error>(())
+    /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn quoted_with(&self, q: char) -> String {
         self.name

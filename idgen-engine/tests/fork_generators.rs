@@ -25,7 +25,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 #[cfg(unix)]
-use idgen_core::{Error, Layout, Snowflake};
+use idgen_core::{Layout, Snowflake};
+use idgen_engine::Error;
 #[cfg(unix)]
 use idgen_engine::hilo::{HiLo, MemorySource};
 #[cfg(unix)]
@@ -85,7 +86,7 @@ impl LeaseStore for Recording {
 #[cfg(unix)]
 fn describe(err: &Error) -> String {
     match err {
-        Error::Forked { what } => format!("Forked {what}"),
+        Error::Id(idgen_engine::CoreError::Forked { what }) => format!("Forked {what}"),
         other => format!("other {other}"),
     }
 }
@@ -156,7 +157,7 @@ fn main() {
             match ids.next_id() {
                 Ok(id) => report.push_str(&format!("snowflake {}\n", id.get())),
                 Err(err) => {
-                    errors.insert(format!("snowflake-error {}\n", describe(&err)));
+                    errors.insert(format!("snowflake-error {}\n", describe(&err.into())));
                 }
             }
             match hilo.try_next_id() {

@@ -9,9 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use idgen_core::{
-    Clock, ClockPolicy, Error, Layout, ManualClock, Snowflake, SnowflakeId, SystemClock,
-};
+use idgen_core::{Clock, ClockPolicy, Layout, ManualClock, Snowflake, SnowflakeId, SystemClock};
+use idgen_engine::Error;
 use idgen_engine::lease::{
     BoxError, Claim, ClaimRequest, LeaseOptions, LeaseStore, MemoryLeaseStore, RenewRequest,
     WorkerLease,
@@ -130,7 +129,7 @@ fn release_while_threads_issue_never_lets_the_next_holder_reissue() {
                     }
                     Some(id)
                 }
-                Err(Error::Fenced { .. }) => None,
+                Err(idgen_core::Error::Fenced { .. }) => None,
                 Err(e) => panic!("round {round}: {e}"),
             }
         });
@@ -397,7 +396,10 @@ async fn a_renewal_answered_after_release_neither_reopens_nor_reholds() {
         "the renewal reopened the fence"
     );
     assert_eq!(handle.fence().valid_until_ms(), i64::MIN);
-    assert!(matches!(ids.next_id(), Err(Error::Fenced { .. })));
+    assert!(matches!(
+        ids.next_id(),
+        Err(idgen_core::Error::Fenced { .. })
+    ));
     assert!(!handle.status().lost, "a release is not a lost lease");
     let next = gated_options().acquire(store.clone(), &layout).await;
     assert!(next.is_ok(), "the node ID stayed held: {:?}", next.err());
@@ -789,15 +791,6 @@ impl LateClaims {
         self.open.send_replace(true);
         wait_for("the held claim to land", || {
             self.landed.lock().unwrap().first().cloned()
-        })
-        .await
-    }
-
-    /// The last timestamp the release of `holder` stored, once one did.
-    async fn released(&self, holder: &str) -> Option<i64> {
-        wait_for("the late claim to be given back", || {
-            let releases = self.releases.lock().unwrap();
-            releases.iter().find(|(h, _)| h == holder).map(|(_, l)| *l)
         })
         .await
     }

@@ -5,7 +5,7 @@ pub use idgen_engine::hilo::*;
 use std::sync::Mutex;
 
 use etcd_client::{Client, Compare, CompareOp, GetOptions, KeyValue, Txn, TxnOp, TxnOpResponse};
-use idgen_core::Error;
+use idgen_engine::Error;
 
 use crate::Etcd;
 pub use crate::connection::EtcdMarker;

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use etcd_client::{Client, Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp};
-use idgen_core::Error;
+use idgen_engine::Error;
 use idgen_engine::SqlName;
 
 use crate::Etcd;

@@ -16,7 +16,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use idgen_etcd::lease::{LeaseOptions, WorkerLease};
-use idgen_etcd::{Clock, Error, Etcd, Layout, Snowflake, SnowflakeId, SystemClock};
+use idgen_etcd::{Clock, Etcd, Layout, Snowflake, SnowflakeId, SystemClock};
 use idgen_testkit::local_server::etcd_cluster::EtcdCluster;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
@@ -376,7 +376,7 @@ async fn issuer() {
                             let ms = Layout::TWITTER.decompose(id).unwrap().unix_ms;
                             seen.highest_ms = seen.highest_ms.max(ms);
                         }
-                        Err(Error::Fenced { .. }) => {
+                        Err(idgen_etcd::CoreError::Fenced { .. }) => {
                             if !seen.fenced {
                                 seen.fenced = true;
                                 seen.first_fenced_ms = now_ms();

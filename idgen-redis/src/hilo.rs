@@ -2,7 +2,7 @@
 
 pub use idgen_engine::hilo::*;
 
-use idgen_core::Error;
+use idgen_engine::Error;
 
 use crate::connection::Connection;
 pub use crate::connection::RedisClient;

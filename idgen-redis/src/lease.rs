@@ -4,7 +4,7 @@ pub use idgen_engine::lease::*;
 
 use std::sync::Arc;
 
-use idgen_core::Error;
+use idgen_engine::Error;
 use idgen_engine::SqlName;
 use redis::Script;
 

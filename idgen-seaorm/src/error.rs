@@ -1,15 +1,19 @@
-//! The one error type of `idgen-seaorm`.
+//! The error type of `idgen-seaorm`'s hooks.
 
 /// Everything that can go wrong in `idgen-seaorm`.
 ///
-/// It converts into [`sea_orm::DbErr`] (as `DbErr::Custom` with the same message), so `?` works
-/// inside `ActiveModelBehavior` hooks:
+/// It converts into [`sea_orm::DbErr`], so `?` works inside `ActiveModelBehavior` hooks. The
+/// `DbErr` holds this error itself (as the `source` of `DbErr::TryIntoErr`, turning "idgen" into
+/// "an ID"), not its text, so the chain down to a driver's error stays:
 ///
 /// ```
+/// use std::error::Error as _;
 /// use idgen_seaorm::Error;
 ///
 /// let err: sea_orm::DbErr = Error::NoGenerator.into();
 /// assert!(err.to_string().contains("no process-wide Snowflake generator"));
+/// let source = err.source().expect("the idgen error");
+/// assert!(source.downcast_ref::<Error>().is_some());
 /// ```
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
@@ -53,14 +57,25 @@ pub enum Error {
         backend: String,
     },
 
-    /// An error of idgen-core: the generator refused to issue an ID (clock moved backwards,
-    /// lease fenced, …), or idgen-sqlx's lease store or hi-lo source refused a name or failed.
+    /// An error of the engines or the generator: the generator refused to issue an ID (clock
+    /// moved backwards, lease fenced, …), or idgen-sqlx's lease store or hi-lo source refused a
+    /// name or failed.
     #[error(transparent)]
-    Id(#[from] idgen_core::Error),
+    Id(#[from] idgen_engine::Error),
+}
+
+impl From<idgen_core::Error> for Error {
+    fn from(err: idgen_core::Error) -> Self {
+        Error::Id(err.into())
+    }
 }
 
 impl From<Error> for sea_orm::DbErr {
     fn from(err: Error) -> Self {
-        sea_orm::DbErr::Custom(err.to_string())
+        sea_orm::DbErr::TryIntoErr {
+            from: "idgen",
+            into: "an ID",
+            source: std::sync::Arc::new(err),
+        }
     }
 }

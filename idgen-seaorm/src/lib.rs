@@ -171,9 +171,9 @@ pub enum SeaOrmConnection {}
 pub use fill::{GeneratedId, fill, fill_async, next_id, next_id_async, preset, set_generator};
 #[cfg(feature = "hilo")]
 pub use fill_hilo::{fill_from_hilo, set_hilo};
-/// `idgen_core::Error` (the errors of generators, layouts and leases), named apart from this
-/// crate's own [`Error`].
-pub use idgen_core::Error as CoreError;
+/// `idgen_engine::Error` (the errors of leases, hi-lo and their stores, and of the generator
+/// through `EngineError::Id`), named apart from this crate's own [`Error`].
+pub use idgen_engine::Error as EngineError;
 pub use idgen_engine::*;
 
 #[doc(hidden)]

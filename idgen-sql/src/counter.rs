@@ -9,7 +9,8 @@ use super::{DEFAULT_COUNTER_TABLE, PG_DDL_LOCK, SqlName};
 use crate::dialect::{Dialect, ErrorClass};
 use crate::session::{Session, check_outside_transaction};
 use crate::statement::{Statement, Value};
-use idgen_core::{BoxError, Error};
+use idgen_core::BoxError;
+use idgen_engine::Error;
 
 /// Where a counter lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,7 +42,7 @@ pub enum CounterKind {
 /// let next = lite.allocate(50)?;
 /// assert_eq!(next.params, [Value::BigInt(50), Value::Text("orders")]);
 /// assert!(CounterSql::table(Dialect::Sqlite, "orders'--", "idgen_hilo").is_err());
-/// # Ok::<(), idgen_core::Error>(())
+/// # Ok::<(), idgen_engine::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CounterSql {
@@ -118,7 +119,7 @@ impl CounterSql {
     /// use idgen_sql::{CounterSql, Dialect};
     /// let sql = CounterSql::table(Dialect::MySql, "orders", "idgen_hilo")?.create(1000);
     /// assert_eq!(sql[1], "INSERT IGNORE INTO idgen_hilo (name, next_val) VALUES ('orders', 1)");
-    /// # Ok::<(), idgen_core::Error>(())
+    /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn create(&self, block: u64) -> Vec<String> {
         let (name, table) = (self.name.as_str(), self.table.as_str());
@@ -150,7 +151,7 @@ impl CounterSql {
     /// use idgen_sql::{CounterSql, Dialect};
     /// let sql = CounterSql::table(Dialect::Sqlite, "orders", "idgen_hilo")?.migration_sql(1000);
     /// assert!(sql.ends_with(";\nINSERT OR IGNORE INTO idgen_hilo (name, next_val) VALUES ('orders', 1)"));
-    /// # Ok::<(), idgen_core::Error>(())
+    /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn migration_sql(&self, block: u64) -> String {
         self.create(block).join(";\n")
@@ -242,7 +243,7 @@ impl CounterSql {
     /// let orders = CounterSql::sequence(Dialect::Postgres, "orders")?;
     /// assert_eq!(orders.step(1000)?, 1000);
     /// assert!(orders.step(-1).unwrap_err().to_string().contains("must count upwards"));
-    /// # Ok::<(), idgen_core::Error>(())
+    /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn step(&self, increment: i64) -> Result<u64, Error> {
         u64::try_from(increment)
@@ -261,7 +262,7 @@ impl CounterSql {
     /// use idgen_sql::{CounterSql, Dialect};
     /// let err = CounterSql::table(Dialect::Sqlite, "orders", "idgen_hilo")?.missing();
     /// assert!(err.to_string().contains("no row 'orders' in table idgen_hilo"));
-    /// # Ok::<(), idgen_core::Error>(())
+    /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn missing(&self) -> Error {
         let missing = match self.kind {

@@ -28,7 +28,7 @@ pub enum Dialect {
 /// let t = SqlName::parse("lease table", "ops.worker_lease")?;
 /// assert_eq!(t.quoted(Dialect::Postgres), r#""ops"."worker_lease""#);
 /// assert_eq!(t.quoted(Dialect::MySql), "`ops`.`worker_lease`");
-/// # Ok::<(), idgen_core::Error>(())
+/// # Ok::<(), idgen_engine::Error>(())
 /// ```
 pub trait QuotedName {
     /// Each part quoted for `dialect`: `"schema"."table"` (PostgreSQL, SQLite), `` `table` ``

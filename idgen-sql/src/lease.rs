@@ -10,7 +10,7 @@ use std::ops::Range;
 use super::SqlName;
 use crate::dialect::{Dialect, QuotedName};
 use crate::statement::{Statement, Value};
-use idgen_core::Error;
+use idgen_engine::Error;
 
 /// The lease table's SQL for one database and table name: what every adapter's lease store
 /// sends, so stores of different adapters share one table.
@@ -27,7 +27,7 @@ use idgen_core::Error;
 /// let insert = sql.insert_rows("orders", 0..2);
 /// assert!(insert.sql.ends_with("ON DUPLICATE KEY UPDATE node = node"));
 /// assert_eq!(insert.params.len(), 4); // namespace and node, per row
-/// # Ok::<(), idgen_core::Error>(())
+/// # Ok::<(), idgen_engine::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LeaseSql {
@@ -60,7 +60,7 @@ impl LeaseSql {
     /// use idgen_sql::{Dialect, LeaseSql, DEFAULT_LEASE_TABLE};
     /// let ddl = LeaseSql::new(Dialect::Sqlite, DEFAULT_LEASE_TABLE)?.create_table();
     /// assert!(ddl.contains("expires_at     INTEGER NOT NULL, -- Unix ms"));
-    /// # Ok::<(), idgen_core::Error>(())
+    /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn create_table(&self) -> String {
         let table = &self.table;
@@ -98,7 +98,7 @@ impl LeaseSql {
     /// use idgen_sql::{Dialect, LeaseSql, PG_DDL_LOCK};
     /// let ddl = LeaseSql::new(Dialect::Postgres, "leases")?.create_guarded();
     /// assert!(ddl.starts_with(PG_DDL_LOCK));
-    /// # Ok::<(), idgen_core::Error>(())
+    /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn create_guarded(&self) -> String {
         match self.dialect {
@@ -146,7 +146,7 @@ impl LeaseSql {
     /// let claim = LeaseSql::new(Dialect::Postgres, "leases")?.take_expired("orders", 1024, "web-1", 30_000);
     /// assert!(claim.sql.contains("FOR UPDATE SKIP LOCKED"));
     /// assert!(claim.sql.ends_with("RETURNING node, last_timestamp"));
-    /// # Ok::<(), idgen_core::Error>(())
+    /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn take_expired<'a>(
         &self,
@@ -168,7 +168,7 @@ impl LeaseSql {
     /// use idgen_sql::{Dialect, LeaseSql};
     /// let claim = LeaseSql::new(Dialect::Sqlite, "leases")?.take_released("orders", 1024, "web-1", 30_000);
     /// assert!(claim.sql.contains("holder IS NULL AND last_timestamp IS NOT NULL"));
-    /// # Ok::<(), idgen_core::Error>(())
+    /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn take_released<'a>(
         &self,

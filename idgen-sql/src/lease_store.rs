@@ -10,7 +10,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use idgen_core::Error;
+use idgen_engine::Error;
 use idgen_engine::lease::{BoxError, Claim, ClaimRequest, LeaseStore, RenewRequest};
 
 use crate::DEFAULT_LEASE_TABLE;

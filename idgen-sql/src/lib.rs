@@ -9,7 +9,7 @@
 //!   ([`Dialect::classify`]).
 //! - [`SqlName`]: the one rule for a table, sequence or counter name written into SQL
 //!   (`name` or `schema.name`, each part 1 to 63 ASCII letters, digits or `_`, not starting
-//!   with a digit), refused with [`Error::InvalidSqlName`](idgen_core::Error::InvalidSqlName).
+//!   with a digit), refused with [`Error::InvalidSqlName`](idgen_engine::Error::InvalidSqlName).
 //! - [`LeaseSql`]: the lease table's DDL and statements.
 //! - [`CounterSql`]: a hi-lo counter's DDL and statements (a sequence, or a row of a table).
 //! - [`Session`]: the primitives an adapter implements on one connection (run a statement,
@@ -27,7 +27,7 @@
 //! let renew = sql.renew("orders", 3, "web-1", 30_000, Some(1_700_000_000_000));
 //! assert_eq!(renew.params.len(), 5);
 //! assert!(LeaseSql::new(Dialect::MySql, "leases; --").is_err());
-//! # Ok::<(), idgen_core::Error>(())
+//! # Ok::<(), idgen_engine::Error>(())
 //! ```
 
 mod counter;

@@ -22,7 +22,7 @@ pub enum Value<'a> {
 /// let sql = LeaseSql::new(Dialect::Sqlite, "leases")?;
 /// let next = sql.next_missing("orders", 1024);
 /// assert_eq!(next.params, [Value::Text("orders"), Value::BigInt(1024)]);
-/// # Ok::<(), idgen_core::Error>(())
+/// # Ok::<(), idgen_engine::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Statement<'a> {

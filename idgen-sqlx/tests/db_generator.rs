@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use idgen_sqlx::db_generator::{self, DbGenerator, SqlDialect};
 use idgen_sqlx::lease::{SqlxLeaseStore, WorkerLease};
-use idgen_sqlx::{ClockPolicy, Error, Layout, Snowflake, SnowflakeId};
+use idgen_sqlx::{ClockPolicy, CoreError, Error, Layout, Snowflake, SnowflakeId};
 
 /// SQL sessions and application tasks inserting at once, and rows each inserts.
 const SESSIONS: usize = 8;
@@ -268,11 +268,11 @@ macro_rules! db_generator_cases {
                     );
                     match name {
                         "refuse" | "wait_short" => {
-                            let Err(Error::ClockMovedBackwards {
+                            let Err(Error::Id(CoreError::ClockMovedBackwards {
                                 behind_ms,
                                 allowed_ms,
                                 policy: p,
-                            }) = outcome
+                            })) = outcome
                             else {
                                 panic!("{name}: {outcome:?}");
                             };
@@ -401,10 +401,10 @@ macro_rules! db_generator_cases {
                 assert!(
                     matches!(
                         err,
-                        Error::Fenced {
+                        Error::Id(CoreError::Fenced {
                             valid_until_ms: i64::MIN,
                             ..
-                        }
+                        })
                     ),
                     "{err}"
                 );

@@ -8,7 +8,7 @@ use bookstore::db::SHARDS;
 use bookstore::model::Order;
 use bookstore::routing::{self, RoutedIds, routed_layout};
 use bookstore::shards::shard_of;
-use idgen_sqlx::{Error, Id, Parts, PublicId, SnowflakeId};
+use idgen_sqlx::{Id, Parts, PublicId, SnowflakeId};
 
 /// An order ID of the routed layout naming `shard` (worker 0, the epoch's first tick).
 fn id_naming_shard(shard: u64) -> Id<Order> {
@@ -66,9 +66,9 @@ async fn an_order_is_found_from_its_id_alone() {
     let err = routing::find_by_id(&shards, id_naming_shard(6))
         .await
         .unwrap_err();
-    let err = err.downcast::<Error>().unwrap();
+    let err = err.downcast::<idgen_sqlx::CoreError>().unwrap();
     assert!(
-        matches!(*err, Error::ShardOutOfRange { shard: 6, shard_count, .. } if shard_count == SHARDS as u64),
+        matches!(*err, idgen_sqlx::CoreError::ShardOutOfRange { shard: 6, shard_count, .. } if shard_count == SHARDS as u64),
         "{err}"
     );
     // An ID of the right shape that no order has: not found, in its one shard.

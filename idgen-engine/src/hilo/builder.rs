@@ -9,7 +9,8 @@ use std::sync::Arc;
 use super::HiLo;
 use super::cursor::MAX_BLOCK;
 use super::source::{BoxFuture, HiLoSource, IntoHiLoSource};
-use idgen_core::{BoxError, Error, Result};
+use crate::error::{Error, Result};
+use idgen_core::BoxError;
 
 /// The counter name a connection pool gets when [`HiLoBuilder::counter`] is not called.
 pub const DEFAULT_COUNTER: &str = "hilo";
@@ -177,7 +178,7 @@ impl Options {
 ///     .build()
 ///     .await?;
 /// assert_eq!(ids.next_id().await?, 1);
-/// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+/// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
 /// ```
 #[must_use = "a builder does nothing until `build().await`"]
 pub struct HiLoBuilder<T, M = ()> {
@@ -248,7 +249,7 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     ///     .build()
     ///     .await?;
     /// assert_eq!(ids.stats().block_size, 50);
-    /// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+    /// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
     /// ```
     pub fn adopt_database_increment(mut self, adopt: bool) -> Self {
         self.options.adopt_database_increment = adopt;
@@ -268,7 +269,7 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     /// // With idgen-sqlx: HiLo::builder(&pool).block(1000).create_if_missing(true).build().await?
     /// let ids = HiLo::builder(MemorySource::new()).block(1000).create_if_missing(true).build().await?;
     /// assert_eq!(ids.next_id().await?, 1);
-    /// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+    /// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
     /// ```
     pub fn create_if_missing(mut self, create: bool) -> Self {
         self.options.create_if_missing = create;
@@ -426,7 +427,7 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     /// // The counter was re-created at 1, but IDs up to 5000 are in the orders table.
     /// let ids = HiLo::builder(MemorySource::new()).block(100).floor(5000).build().await?;
     /// assert!(ids.next_id().await? > 5000);
-    /// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+    /// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
     /// ```
     pub fn floor(mut self, floor: i64) -> Self {
         self.options.floor = Some(Floor::Value(floor));
@@ -449,7 +450,7 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     ///     .build()
     ///     .await?;
     /// assert!(ids.next_id().await? > 12_345);
-    /// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+    /// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
     /// ```
     pub fn floor_from<F, Fut>(mut self, query: F) -> Self
     where
@@ -485,7 +486,7 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// let ids = HiLo::builder(MemorySource::new()).block(100).build().await?;
     /// assert_eq!(ids.next_id().await?, 1);
-    /// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+    /// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
     /// ```
     pub async fn build(self) -> Result<HiLo> {
         self.options.validate()?;
@@ -504,7 +505,7 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     ///
     /// let ids = HiLo::builder(MemorySource::new()).block(100).build_blocking()?;
     /// assert_eq!(ids.next_id_blocking()?, 1);
-    /// # Ok::<(), idgen_core::Error>(())
+    /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn build_blocking(self) -> Result<HiLo> {
         self.options.validate()?;

@@ -16,7 +16,8 @@ use super::refill;
 use super::runtime::{self, Caller};
 use super::source::{DynSource, HiLoSource, Increment, IntoHiLoSource};
 use super::stats::HiLoStats;
-use idgen_core::{BoxError, Error, Result};
+use crate::error::{Error, Result};
+use idgen_core::BoxError;
 
 /// Hands out `i64` IDs from blocks taken from a central counter, one round trip per block (or
 /// per several blocks).
@@ -53,7 +54,7 @@ use idgen_core::{BoxError, Error, Result};
 ///
 /// `HiLo` is cheap to clone (an `Arc`); clones share the buffer.
 ///
-/// **After `fork()`** (without `exec`), the child's copy refuses with [`Error::Forked`]: its
+/// **After `fork()`** (without `exec`), the child's copy refuses with [`idgen_core::Error::Forked`]: its
 /// buffered blocks are the parent's, which the parent keeps handing out. The child may start a
 /// `HiLo` of its own, on a connection pool it opened (the parent's connections are not the
 /// child's to use).
@@ -66,7 +67,7 @@ use idgen_core::{BoxError, Error, Result};
 /// let a = ids.next_id().await?;
 /// let b = ids.next_id().await?;
 /// assert!(a >= 1 && b > a);
-/// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+/// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
 /// ```
 ///
 /// [`HiLoStats::blocks_discarded`]: super::HiLoStats::blocks_discarded
@@ -112,7 +113,7 @@ impl HiLo {
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// let ids = HiLo::builder(MemorySource::new()).block(50).build().await?;
     /// assert_eq!(ids.stats().block_size, 50);
-    /// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+    /// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
     /// ```
     pub fn builder<T: IntoHiLoSource<M>, M>(source: T) -> HiLoBuilder<T, M> {
         HiLoBuilder::new(source)
@@ -197,9 +198,9 @@ impl HiLo {
     #[cold]
     #[inline(never)]
     fn forked() -> Error {
-        Error::Forked {
+        Error::Id(idgen_core::Error::Forked {
             what: "hi-lo buffer",
-        }
+        })
     }
 
     /// The next ID. Waits only when the buffer is empty (a fetch is late or failing), at most
@@ -217,7 +218,7 @@ impl HiLo {
     ///     got.push(ids.next_id().await?);
     /// }
     /// assert_eq!(got, [1, 2, 3, 4, 5, 6, 7]); // blocks [1, 4), [4, 7), [7, 10)
-    /// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+    /// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
     /// ```
     // Not an `async fn`: the future takes the ID on its first poll without an async state
     // machine around it, and builds the waiting one only when it has to wait.
@@ -256,7 +257,7 @@ impl HiLo {
     /// let ids = HiLo::builder(MemorySource::new()).block(10).build_blocking()?;
     /// let got: Vec<i64> = (0..25).map(|_| ids.next_id_blocking()).collect::<Result<_, _>>()?;
     /// assert_eq!(got, (1..=25).collect::<Vec<_>>());
-    /// # Ok::<(), idgen_core::Error>(())
+    /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn next_id_blocking(&self) -> Result<i64> {
         if let Some(id) = self.take(Caller::Blocking)? {
@@ -289,7 +290,7 @@ impl HiLo {
     /// assert_eq!(ids.try_next_id()?, Some(2));
     /// assert_eq!(ids.try_next_id()?, None); // the next block is on its way
     /// assert_eq!(ids.next_id().await?, 3);
-    /// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+    /// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
     /// ```
     #[inline]
     pub fn try_next_id(&self) -> Result<Option<i64>> {
@@ -355,7 +356,7 @@ impl HiLo {
     /// assert_eq!(ids.reserve(4).await?, 1..5);
     /// assert_eq!(ids.reserve(8).await?, 11..19); // 5..11 did not fit: skipped
     /// assert_eq!(ids.next_id().await?, 19);
-    /// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+    /// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
     /// ```
     pub async fn reserve(&self, n: u64) -> Result<Range<i64>> {
         let max = self.shared.reserve_limit();
@@ -390,7 +391,7 @@ impl HiLo {
     /// let stats = ids.stats();
     /// assert_eq!((stats.counter.as_str(), stats.ids_issued), ("orders", 1));
     /// assert!(stats.fetch_latency_last.is_some());
-    /// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+    /// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
     /// ```
     pub fn stats(&self) -> HiLoStats {
         self.shared.stats()

@@ -317,7 +317,7 @@ async fn a_block_off_the_grid_of_a_fixed_increment_fails_closed() {
     assert!(
         matches!(
             err,
-            idgen_core::Error::HiLoBlockOffGrid {
+            crate::error::Error::HiLoBlockOffGrid {
                 start: 15,
                 origin: 1,
                 step: 10,

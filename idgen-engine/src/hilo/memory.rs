@@ -26,7 +26,7 @@ use super::source::{BoxError, HiLoSource, Increment};
 /// assert_eq!(a.next_id().await?, 1); // a holds [1, 11)
 /// assert_eq!(b.next_id().await?, 11); // b holds [11, 21)
 /// assert_eq!(counter.peek_next(), 21);
-/// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+/// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
 /// ```
 #[derive(Clone)]
 pub struct MemorySource {

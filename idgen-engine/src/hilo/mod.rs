@@ -22,7 +22,7 @@
 //! assert_eq!(id, 1);
 //! let rows = ids.reserve(100).await?; // contiguous, for a bulk insert
 //! assert_eq!(rows.end - rows.start, 100);
-//! # Ok::<(), idgen_core::Error>(()) }).unwrap();
+//! # Ok::<(), idgen_engine::Error>(()) }).unwrap();
 //! ```
 
 mod builder;

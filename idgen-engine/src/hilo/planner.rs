@@ -46,7 +46,7 @@ use super::cursor::{Block, COMPACT_AT, Cursor, MAX_BLOCK};
 use super::runtime::{self, Caller};
 use super::source::{BoxError, DynSource, Increment};
 use super::stats::HiLoStats;
-use idgen_core::Error;
+use crate::error::Error;
 
 /// How fast a fetch latency spike fades from the look-ahead: a database that answered in 8 ms
 /// once in the last few seconds may do so again (a checkpoint, a busy host), and the buffer

@@ -10,7 +10,7 @@ use super::tests::{
     assert_increasing_per_caller_and_distinct, assert_increment_mismatch_1000_vs_50, take,
 };
 use super::*;
-use idgen_core::Error;
+use crate::error::Error;
 
 fn current_thread() -> Runtime {
     Builder::new_current_thread().enable_all().build().unwrap()

@@ -79,7 +79,7 @@ pub enum Increment {
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let ids = HiLo::new(Table(AtomicI64::new(1)), 1000).await?;
 /// assert_eq!(ids.next_id().await?, 1);
-/// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+/// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
 /// ```
 ///
 /// [`HiLo`]: crate::hilo::HiLo
@@ -134,7 +134,7 @@ pub trait HiLoSource: Send + Sync + 'static {
     /// assert_eq!(seq.allocate_blocks(100, 3).await.unwrap(), [1, 101, 201]);
     /// let ids = HiLo::new(seq, 100).await?;
     /// assert!(ids.next_id().await? >= 1);
-    /// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+    /// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
     /// ```
     fn allocate_blocks(
         &self,
@@ -196,7 +196,7 @@ pub trait HiLoSource: Send + Sync + 'static {
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let ids = HiLo::new(Pool, 1000).await?; // the same call shape as `HiLo::new(pg_pool, 1000)`
 /// assert_eq!(ids.stats().counter, "hilo");
-/// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+/// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
 /// ```
 pub trait IntoHiLoSource<Marker = ()> {
     /// The source this turns into.

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use idgen_core::Error;
+use crate::error::Error;
 
 /// A snapshot of a [`HiLo`](super::HiLo)'s counters, from [`HiLo::stats`](super::HiLo::stats).
 ///
@@ -19,7 +19,7 @@ use idgen_core::Error;
 /// assert_eq!(stats.blocks_fetched, 2);
 /// assert_eq!(stats.buffered, 5);
 /// assert!(stats.last_error.is_none());
-/// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+/// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
 /// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::builder::HiLoBuilder;
 use super::source::{BoxError, HiLoSource, Increment};
 use super::{HiLo, HiLoStats};
-use idgen_core::{Error, Result};
+use crate::error::{Error, Result};
 
 /// How often [`StripedHiLo::next_id`] looks again at its members while none has an ID buffered.
 const POLL: Duration = Duration::from_millis(1);
@@ -177,7 +177,7 @@ impl<S: HiLoSource> HiLoSource for Stripe<S> {
 ///
 /// let err = StripedHiLo::new(vec![seq("odd", 1), seq("even", 51)], 100).await.err().unwrap();
 /// assert!(err.to_string().starts_with("hi-lo counters odd and even can hand out overlapping blocks"));
-/// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+/// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
 /// ```
 pub struct StripedHiLo {
     members: Vec<HiLo>,
@@ -237,7 +237,7 @@ impl StripedHiLo {
     ///     |b| b.timeout(Duration::from_secs(1)),
     /// ).await?;
     /// assert_eq!(ids.counters(), ["s", "s"]);
-    /// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+    /// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
     /// ```
     pub async fn with_options<S: HiLoSource + CounterStart>(
         sources: Vec<S>,
@@ -322,7 +322,7 @@ impl StripedHiLo {
     /// seen.sort();
     /// seen.dedup();
     /// assert_eq!(seen.len(), 40);
-    /// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+    /// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
     /// ```
     pub async fn next_id(&self) -> Result<i64> {
         let n = self.members.len();

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::*;
-use idgen_core::Error;
+use crate::error::Error;
 
 const MS: Duration = Duration::from_millis(1);
 

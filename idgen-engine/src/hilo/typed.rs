@@ -1,6 +1,7 @@
 //! The hi-lo generator handing out typed IDs: `HiLo::next_typed_id::<T>()`.
 
-use idgen_core::{Id, Result};
+use crate::error::Result;
+use idgen_core::Id;
 
 use super::generator::HiLo;
 
@@ -18,10 +19,10 @@ impl HiLo {
     /// let a: Id<OrderLine> = ids.next_typed_id().await?;
     /// let b = ids.next_typed_id::<OrderLine>().await?;
     /// assert_eq!((a.get(), b.get()), (1, 2));
-    /// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+    /// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
     /// ```
     pub async fn next_typed_id<T: ?Sized>(&self) -> Result<Id<T>> {
-        Id::try_from(self.next_id().await?)
+        Ok(Id::try_from(self.next_id().await?)?)
     }
 
     /// The next ID as an [`Id<T>`] if one is buffered, else `Ok(None)` at once:
@@ -35,9 +36,9 @@ impl HiLo {
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// let ids = HiLo::builder(MemorySource::new()).block(2).prefetch(false).build().await?;
     /// assert_eq!(ids.try_next_typed_id::<OrderLine>()?, Id::new(1));
-    /// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+    /// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
     /// ```
     pub fn try_next_typed_id<T: ?Sized>(&self) -> Result<Option<Id<T>>> {
-        self.try_next_id()?.map(Id::try_from).transpose()
+        Ok(self.try_next_id()?.map(Id::try_from).transpose()?)
     }
 }

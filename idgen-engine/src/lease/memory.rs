@@ -11,7 +11,7 @@ use idgen_core::{Clock, SystemClock};
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), idgen_core::Error> {
+/// # async fn main() -> Result<(), idgen_engine::Error> {
 /// use idgen_engine::lease::{MemoryLeaseStore, WorkerLease};
 /// use idgen_core::Layout;
 ///

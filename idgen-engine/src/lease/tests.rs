@@ -6,11 +6,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::Duration;
 
+use crate::error::Error;
 use crate::lease::{
     BoxError, Claim, ClaimRequest, LeaseOptions, LeaseStore, MemoryLeaseStore, RenewRequest,
     WorkerLease,
 };
-use idgen_core::{Clock, ClockPolicy, Error, Layout, Snowflake};
+use idgen_core::{Clock, ClockPolicy, Layout, Snowflake};
 
 const BASE_MS: i64 = 1_800_000_000_000;
 
@@ -185,7 +186,7 @@ async fn a_holder_that_cannot_renew_stops_before_its_lease_expires_and_resumes_a
     let mut stopped_at = None;
     for _ in 0..60 {
         tokio::time::sleep(Duration::from_millis(50)).await;
-        if let Err(Error::Fenced { .. }) = ids.next_id() {
+        if let Err(idgen_core::Error::Fenced { .. }) = ids.next_id() {
             stopped_at = Some(clock.now_ms());
             break;
         }
@@ -231,7 +232,10 @@ async fn an_expired_lease_passes_to_another_holder_and_the_old_one_stays_stopped
     flaky.down.store(false, Ordering::SeqCst);
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert!(first_handle.status().lost);
-    assert!(matches!(old.next_id(), Err(Error::Fenced { .. })));
+    assert!(matches!(
+        old.next_id(),
+        Err(idgen_core::Error::Fenced { .. })
+    ));
 }
 
 #[tokio::test(start_paused = true)]
@@ -272,7 +276,7 @@ async fn a_new_holder_never_issues_at_or_below_the_rows_last_timestamp() {
     assert!(
         matches!(
             err,
-            Error::ClockMovedBackwards {
+            idgen_core::Error::ClockMovedBackwards {
                 behind_ms: 2_000,
                 ..
             }
@@ -302,7 +306,10 @@ async fn release_frees_the_node_id_at_once_with_the_exact_last_timestamp() {
     let ids = leased(Layout::TWITTER, &clock, ClockPolicy::default(), lease);
     let last = ids.next_id().unwrap();
     handle.release().await.unwrap();
-    assert!(matches!(ids.next_id(), Err(Error::Fenced { .. })));
+    assert!(matches!(
+        ids.next_id(),
+        Err(idgen_core::Error::Fenced { .. })
+    ));
 
     let next = acquire(&clock, store, &Layout::TWITTER).await;
     assert_eq!(
@@ -533,7 +540,7 @@ async fn one_time_base_across_a_wall_clock_step(forward: bool, lease_first: bool
     });
     claimed.await.expect("the store's lease expires");
     match ids.next_id() {
-        Err(Error::Fenced { .. }) => {}
+        Err(idgen_core::Error::Fenced { .. }) => {}
         other => panic!(
             "{case}: the generator still issues after the store gave its node ID to another holder: {other:?}"
         ),

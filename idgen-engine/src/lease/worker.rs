@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
+use crate::error::{Error, Result};
 use crate::lease::store::DynLeaseStore;
 use crate::lease::{Claim, ClaimRequest, IntoLeaseStore, LeaseStore, RenewRequest};
-use idgen_core::{Clock, Error, Fence, Layout, NodeLease, Result, SystemClock};
+use idgen_core::{Clock, Fence, Layout, NodeLease, SystemClock};
 
 /// The lease table's default name, shared by every SQL adapter: what a
 /// [`LeaseOptions::table`] that was not set names.
@@ -23,7 +24,7 @@ pub const DEFAULT_LEASE_TABLE: &str = "idgen_worker_lease";
 /// [`acquire`](WorkerLease::acquire) claims the lowest free or expired node ID of the layout's
 /// node space; a background task renews the lease every `renew_every` and moves the
 /// [`Fence`] of the generator built from it. If renewals fail until the lease is within
-/// `safety_margin` of expiring, the generator stops issuing ([`Error::Fenced`]) before any other
+/// `safety_margin` of expiring, the generator stops issuing ([`idgen_core::Error::Fenced`]) before any other
 /// process can be handed the node ID, and resumes when a renewal succeeds again.
 ///
 /// Each renewal stores, as the row's last timestamp, the fence deadline it is about to grant:
@@ -41,7 +42,7 @@ pub const DEFAULT_LEASE_TABLE: &str = "idgen_worker_lease";
 /// `min(store_timeout, 2 s)`. Failing that, the node ID is free again after its TTL.
 ///
 /// **After `fork()`** (without `exec`), the node ID stays the parent's: the child's copy of
-/// the lease never renews or releases it. [`LeaseHandle::release`] returns [`Error::Forked`]
+/// the lease never renews or releases it. [`LeaseHandle::release`] returns [`idgen_core::Error::Forked`]
 /// there, dropping the copy does nothing with the store, the renewal task does not run in the
 /// child (or, in a copy of a current-thread runtime the child drives, stops without a call),
 /// and a generator built in the child on the copy is refused. A child that needs Snowflake IDs
@@ -49,7 +50,7 @@ pub const DEFAULT_LEASE_TABLE: &str = "idgen_worker_lease";
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), idgen_core::Error> {
+/// # async fn main() -> Result<(), idgen_engine::Error> {
 /// use idgen_engine::lease::{MemoryLeaseStore, WorkerLease};
 /// use idgen_core::{Layout, Snowflake};
 ///
@@ -137,7 +138,7 @@ pub struct LeaseStatus {
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), idgen_core::Error> {
+/// # async fn main() -> Result<(), idgen_engine::Error> {
 /// use std::time::Duration;
 /// use idgen_engine::lease::{MemoryLeaseStore, WorkerLease};
 /// use idgen_core::Layout;
@@ -278,7 +279,7 @@ impl LeaseOptions {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), idgen_core::Error> {
+    /// # async fn main() -> Result<(), idgen_engine::Error> {
     /// use idgen_engine::lease::{MemoryLeaseStore, WorkerLease};
     /// // A test on a fresh database: no old holder can exist, so do not wait a TTL.
     /// let lease = WorkerLease::options()
@@ -306,7 +307,7 @@ impl LeaseOptions {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), idgen_core::Error> {
+    /// # async fn main() -> Result<(), idgen_engine::Error> {
     /// use idgen_engine::lease::{MemoryLeaseStore, WorkerLease};
     /// // With idgen-sqlx: WorkerLease::options().create_if_missing(true).acquire(&pool, &Layout::TWITTER)
     /// let lease = WorkerLease::options()
@@ -328,7 +329,7 @@ impl LeaseOptions {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), idgen_core::Error> {
+    /// # async fn main() -> Result<(), idgen_engine::Error> {
     /// use idgen_engine::lease::{MemoryLeaseStore, WorkerLease};
     /// let store = MemoryLeaseStore::new();
     /// let a = WorkerLease::options().holder("web-1").acquire(store.clone(), &idgen_core::Layout::TWITTER).await?;
@@ -352,7 +353,7 @@ impl LeaseOptions {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), idgen_core::Error> {
+    /// # async fn main() -> Result<(), idgen_engine::Error> {
     /// use idgen_engine::lease::{MemoryLeaseStore, WorkerLease};
     /// use idgen_core::{Layout, ManualClock, Snowflake};
     ///
@@ -462,7 +463,7 @@ impl WorkerLease {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), idgen_core::Error> {
+    /// # async fn main() -> Result<(), idgen_engine::Error> {
     /// use idgen_engine::lease::{MemoryLeaseStore, WorkerLease};
     /// use idgen_core::{Error, Layout};
     ///
@@ -492,7 +493,7 @@ impl WorkerLease {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), idgen_core::Error> {
+    /// # async fn main() -> Result<(), idgen_engine::Error> {
     /// # use idgen_engine::lease::{MemoryLeaseStore, WorkerLease};
     /// let lease = WorkerLease::acquire(MemoryLeaseStore::new(), &idgen_core::Layout::TWITTER).await?;
     /// assert_eq!(lease.node(), 0); // the lowest free one
@@ -512,7 +513,7 @@ impl WorkerLease {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), idgen_core::Error> {
+    /// # async fn main() -> Result<(), idgen_engine::Error> {
     /// # use idgen_engine::lease::{MemoryLeaseStore, WorkerLease};
     /// let lease = WorkerLease::acquire(MemoryLeaseStore::new(), &idgen_core::Layout::TWITTER).await?;
     /// assert!(lease.holder().contains(&std::process::id().to_string()));
@@ -868,7 +869,7 @@ impl LeaseHandle {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), idgen_core::Error> {
+    /// # async fn main() -> Result<(), idgen_engine::Error> {
     /// # use idgen_engine::lease::{MemoryLeaseStore, WorkerLease};
     /// let lease = WorkerLease::options().namespace("orders")
     ///     .acquire(MemoryLeaseStore::new(), &idgen_core::Layout::TWITTER).await?;
@@ -903,11 +904,11 @@ impl LeaseHandle {
     /// The generator is stopped all the same (before the store call), and the release can be
     /// tried again: a release that failed, or whose future was dropped, did not count. If no
     /// release succeeded, dropping the lease tries once more in the background.
-    /// [`Error::Forked`] in a forked child, for the parent's lease (nothing is sent).
+    /// [`idgen_core::Error::Forked`] in a forked child, for the parent's lease (nothing is sent).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), idgen_core::Error> {
+    /// # async fn main() -> Result<(), idgen_engine::Error> {
     /// use idgen_engine::lease::{MemoryLeaseStore, WorkerLease};
     /// use idgen_core::{Layout, Snowflake};
     ///
@@ -927,9 +928,9 @@ impl LeaseHandle {
     /// ```
     pub async fn release(&self) -> Result<()> {
         if self.shared.in_forked_child() {
-            return Err(Error::Forked {
+            return Err(Error::Id(idgen_core::Error::Forked {
                 what: "node ID lease",
-            });
+            }));
         }
         if self.shared.released.load(Ordering::SeqCst) {
             return Ok(());

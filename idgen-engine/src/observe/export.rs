@@ -13,7 +13,7 @@ use metrics::{counter, gauge};
 /// let ids = HiLo::new(MemorySource::named("lines"), 100).await?;
 /// ids.next_id().await?;
 /// idgen_engine::observe::export_hilo(&ids); // idgen_hilo_ids_issued_total{counter="lines"} 1, …
-/// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+/// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
 /// ```
 #[cfg(feature = "hilo")]
 pub fn export_hilo(ids: &crate::hilo::HiLo) {
@@ -49,7 +49,7 @@ pub fn export_hilo(ids: &crate::hilo::HiLo) {
 ///
 /// let lease = WorkerLease::acquire(MemoryLeaseStore::new(), &idgen_core::Layout::TWITTER).await?;
 /// idgen_engine::observe::export_lease(&lease.handle()); // idgen_lease_fenced{…} 0, …
-/// # Ok::<(), idgen_core::Error>(()) }).unwrap();
+/// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
 /// ```
 #[cfg(feature = "lease")]
 pub fn export_lease(lease: &crate::lease::LeaseHandle) {

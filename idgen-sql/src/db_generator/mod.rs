@@ -76,7 +76,8 @@ mod tests;
 
 use std::time::Duration;
 
-use idgen_core::{ClockPolicy, Error, Layout};
+use idgen_core::{ClockPolicy, Layout};
+use idgen_engine::Error;
 use idgen_engine::SqlName;
 
 /// How long the database's lease on its node ID lasts: 100 years, so that it never expires
@@ -110,7 +111,7 @@ pub const HOLDER_PREFIX: &str = "database:";
 ///     .unwrap_err()
 ///     .to_string()
 ///     .contains("SQLite"));
-/// # Ok::<(), idgen_core::Error>(())
+/// # Ok::<(), idgen_engine::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -186,7 +187,7 @@ impl SqlDialect {
 ///
 /// let err = DbGenerator::new(Layout::TWITTER).function("next_id(); DROP TABLE x").unwrap_err();
 /// assert!(err.to_string().starts_with("generator function name \"next_id(); DROP TABLE x\" is invalid"));
-/// # Ok::<(), idgen_core::Error>(())
+/// # Ok::<(), idgen_engine::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DbGenerator {
@@ -241,7 +242,7 @@ impl DbGenerator {
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER).function("ops.next_id")?;
     /// assert_eq!(g.function_name(), "ops.next_id");
     /// assert!(DbGenerator::new(idgen_core::Layout::TWITTER).function("1x").is_err());
-    /// # Ok::<(), idgen_core::Error>(())
+    /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn function(mut self, name: &str) -> Result<Self, Error> {
         self.function = SqlName::parse("generator function", name)?;
@@ -254,7 +255,7 @@ impl DbGenerator {
     /// use idgen_sql::db_generator::{DbGenerator, SqlDialect};
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER).state_table("ops.id_state")?;
     /// assert!(g.migration_sql(SqlDialect::Postgres)[0].contains("\"ops\".\"id_state\""));
-    /// # Ok::<(), idgen_core::Error>(())
+    /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn state_table(mut self, name: &str) -> Result<Self, Error> {
         self.state_table = SqlName::parse("generator state table", name)?;
@@ -268,7 +269,7 @@ impl DbGenerator {
     /// use idgen_sql::db_generator::{DbGenerator, SqlDialect};
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER).lease_table("leases")?;
     /// assert_eq!(g.lease_table_name(), "leases");
-    /// # Ok::<(), idgen_core::Error>(())
+    /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn lease_table(mut self, name: &str) -> Result<Self, Error> {
         self.lease_table = SqlName::parse("lease table", name)?;
@@ -356,7 +357,7 @@ impl DbGenerator {
     /// use idgen_core::{db_generator::DbGenerator, Layout};
     /// let g = DbGenerator::new(Layout::TWITTER).function("ops.next_id")?;
     /// assert_eq!(g.holder(), "database:ops.next_id");
-    /// # Ok::<(), idgen_core::Error>(())
+    /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn holder(&self) -> String {
         format!("{HOLDER_PREFIX}{}", self.function.as_str().to_owned())
@@ -444,7 +445,7 @@ impl DbGenerator {
     /// assert!(g.column_default_sql(SqlDialect::MySql, "orders", "id")?.starts_with(
     ///     "CREATE TRIGGER `orders_id_idgen` BEFORE INSERT ON `orders` FOR EACH ROW"));
     /// assert!(g.column_default_sql(SqlDialect::MySql, "orders", "a.b").is_err());
-    /// # Ok::<(), idgen_core::Error>(())
+    /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn column_default_sql(
         &self,
@@ -576,14 +577,14 @@ impl DbGenerator {
     /// The state word a newly claimed node ID starts from: the tick of the last timestamp an
     /// earlier holder stored, marked used up (the next ID is in a later tick), or 0.
     ///
-    /// Errors: [`Error::TimeOverflow`] when that timestamp is past the layout's last instant.
+    /// Errors: [`Error::Id`]([`idgen_core::Error::TimeOverflow`]) when that timestamp is past the layout's last instant.
     ///
     /// ```
     /// use idgen_core::{db_generator::DbGenerator, Layout};
     /// let g = DbGenerator::new(Layout::TWITTER);
     /// assert_eq!(g.initial_word(None)?, 0);
     /// assert_eq!(g.initial_word(Some(Layout::TWITTER.epoch_ms() + 5))?, (5 << 12) | 4095);
-    /// # Ok::<(), idgen_core::Error>(())
+    /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn initial_word(&self, last_timestamp_ms: Option<i64>) -> Result<i64, Error> {
         let l = &self.layout;
@@ -616,35 +617,37 @@ impl DbGenerator {
 
     /// The [`Error`] for an error the function raised (by its SQLSTATE and message), the same
     /// the Rust generator returns in that situation: `IDG01` →
-    /// [`Error::ClockMovedBackwards`], `IDG02` → [`Error::Fenced`] (lease not held), `IDG03` →
-    /// [`Error::BeforeEpoch`], `IDG04` → [`Error::TimeOverflow`]. `None` for any other error.
+    /// [`idgen_core::Error::ClockMovedBackwards`], `IDG02` → [`idgen_core::Error::Fenced`] (lease
+    /// not held), `IDG03` → [`idgen_core::Error::BeforeEpoch`], `IDG04` →
+    /// [`idgen_core::Error::TimeOverflow`]. `None` for any other error.
     ///
     /// ```
-    /// use idgen_core::{db_generator::DbGenerator, Error, Layout};
+    /// use idgen_core::{Error, Layout};
+    /// use idgen_sql::db_generator::DbGenerator;
     /// let g = DbGenerator::new(Layout::TWITTER);
     /// let err = g.error_from_database("IDG01",
     ///     "idgen: the clock moved backwards by 5000 ms (policy wait allows 10 ms); no ID was issued").unwrap();
     /// assert!(matches!(err, Error::ClockMovedBackwards { behind_ms: 5000, allowed_ms: 10, policy: "wait" }));
     /// assert!(g.error_from_database("23505", "duplicate key").is_none());
     /// ```
-    pub fn error_from_database(&self, sqlstate: &str, message: &str) -> Option<Error> {
+    pub fn error_from_database(&self, sqlstate: &str, message: &str) -> Option<idgen_core::Error> {
         let numbers = numbers_in(message);
         match sqlstate {
-            "IDG01" => Some(Error::ClockMovedBackwards {
+            "IDG01" => Some(idgen_core::Error::ClockMovedBackwards {
                 behind_ms: u64::try_from(*numbers.first()?).ok()?,
                 allowed_ms: u64::try_from(*numbers.get(1)?).ok()?,
                 policy: self.policy.name(),
             }),
             // The message names the function, whose name may hold digits: no number is read.
-            "IDG02" => Some(Error::Fenced {
+            "IDG02" => Some(idgen_core::Error::Fenced {
                 now_ms: 0,
                 valid_until_ms: i64::MIN,
             }),
-            "IDG03" => Some(Error::BeforeEpoch {
+            "IDG03" => Some(idgen_core::Error::BeforeEpoch {
                 unix_ms: *numbers.first()?,
                 epoch_ms: self.layout.epoch_ms(),
             }),
-            "IDG04" => Some(Error::TimeOverflow {
+            "IDG04" => Some(idgen_core::Error::TimeOverflow {
                 unix_ms: *numbers.first()?,
                 last_ms: self.layout.last_unix_ms(),
             }),

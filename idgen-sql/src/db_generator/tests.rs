@@ -99,7 +99,7 @@ fn a_claimed_nodes_last_timestamp_becomes_a_used_up_tick() {
     let past_end = layout.last_unix_ms() + 1;
     assert!(matches!(
         g.initial_word(Some(past_end)),
-        Err(Error::TimeOverflow { .. })
+        Err(Error::Id(idgen_core::Error::TimeOverflow { .. }))
     ));
 }
 
@@ -123,7 +123,7 @@ fn database_errors_become_the_rust_generators_errors() {
         .unwrap();
     assert!(matches!(
         err,
-        Error::Fenced {
+        idgen_core::Error::Fenced {
             valid_until_ms: i64::MIN,
             ..
         }
@@ -134,7 +134,10 @@ fn database_errors_become_the_rust_generators_errors() {
             "idgen: the clock reads -5 ms, before the layout's epoch",
         )
         .unwrap();
-    assert!(matches!(err, Error::BeforeEpoch { unix_ms: -5, .. }));
+    assert!(matches!(
+        err,
+        idgen_core::Error::BeforeEpoch { unix_ms: -5, .. }
+    ));
     let err = g
         .error_from_database(
             "IDG04",
@@ -143,7 +146,7 @@ fn database_errors_become_the_rust_generators_errors() {
         .unwrap();
     assert!(matches!(
         err,
-        Error::TimeOverflow {
+        idgen_core::Error::TimeOverflow {
             unix_ms: 99_999_999_999_999,
             ..
         }

@@ -242,8 +242,8 @@ pub async fn uninstall<DB: DbGeneratorDialect>(
 }
 
 /// One ID from the installed function (`SELECT idgen_next_id()`), with the function's errors
-/// as the Rust generator's: [`Error::ClockMovedBackwards`], [`Error::Fenced`] (its lease is not
-/// held, or it is not installed), [`Error::BeforeEpoch`], [`Error::TimeOverflow`]; any other
+/// as the Rust generator's: [`Error::Id`] with [`CoreError::ClockMovedBackwards`](crate::CoreError::ClockMovedBackwards), [`CoreError::Fenced`](crate::CoreError::Fenced) (its lease is not
+/// held, or it is not installed), [`CoreError::BeforeEpoch`](crate::CoreError::BeforeEpoch), [`CoreError::TimeOverflow`](crate::CoreError::TimeOverflow); any other
 /// database error as [`Error::DbGenerator`].
 ///
 /// ```no_run
@@ -263,7 +263,7 @@ pub async fn next_id<DB: DbGeneratorDialect>(
     let raw = DB::select_id(pool, generator.next_id_sql(DB::GENERATOR_DIALECT))
         .await
         .map_err(|e| database_error(generator, "issue an ID", e))?;
-    SnowflakeId::try_from(raw)
+    Ok(SnowflakeId::try_from(raw)?)
 }
 
 /// `err` as the Rust generator's error when the function raised it, else
@@ -280,7 +280,7 @@ pub fn database_error(generator: &DbGenerator, operation: &'static str, err: sql
         && let Some(code) = db.code()
         && let Some(mapped) = generator.error_from_database(&code, db.message())
     {
-        return mapped;
+        return mapped.into();
     }
     Error::DbGenerator {
         function: generator.function_name(),

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::future::Future;
 use std::time::Duration;
 
-use idgen_core::Error;
+use idgen_engine::Error;
 use idgen_engine::hilo::{BoxError, HiLo, HiLoSource};
 
 use super::child::{self, Child, Children, say};

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use idgen_core::Error;
+use idgen_engine::Error;
 use idgen_engine::hilo::HiLo;
 
 use super::DbKind;

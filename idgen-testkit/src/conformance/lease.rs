@@ -8,7 +8,8 @@ use std::collections::HashSet;
 use std::future::Future;
 use std::time::Duration;
 
-use idgen_core::{Clock, ClockPolicy, Error, Layout, Snowflake, SystemClock};
+use idgen_core::{Clock, ClockPolicy, Layout, Snowflake, SystemClock};
+use idgen_engine::Error;
 use idgen_engine::lease::{
     BoxError, ClaimRequest, LeaseHandle, LeaseOptions, LeaseStore, RenewRequest, WorkerLease,
 };
@@ -349,7 +350,10 @@ pub async fn a_released_node_id_is_free_at_once_and_keeps_its_last_timestamp<S: 
         last = ids.next_id().unwrap();
     }
     handle.release().await.unwrap();
-    assert!(matches!(ids.next_id(), Err(Error::Fenced { .. })));
+    assert!(matches!(
+        ids.next_id(),
+        Err(idgen_core::Error::Fenced { .. })
+    ));
 
     let last_ms = one.decompose(last).unwrap().unix_ms;
     let row = db.lease_rows(TABLE, "default").await.remove(0);
@@ -383,7 +387,7 @@ pub async fn a_new_holder_never_issues_at_or_below_the_rows_last_timestamp<S: Le
     assert_eq!(lease.previous_timestamp_ms(), Some(ahead));
     let (ids, handle) = generator(lease, one);
     match ids.next_id() {
-        Err(Error::ClockMovedBackwards { behind_ms, .. }) => {
+        Err(idgen_core::Error::ClockMovedBackwards { behind_ms, .. }) => {
             assert!((1..=600).contains(&behind_ms), "behind {behind_ms} ms")
         }
         other => panic!("expected ClockMovedBackwards, got {other:?}"),

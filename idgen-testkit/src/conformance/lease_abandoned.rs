@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use idgen_core::Error;
+use idgen_engine::Error;
 use idgen_engine::lease::{
     BoxError, Claim, ClaimRequest, LeaseOptions, LeaseStore, RenewRequest, WorkerLease,
 };
@@ -288,7 +288,7 @@ pub async fn a_release_that_did_not_reach_the_store_is_retried<S: LeaseSubject>(
 
         flaky.fail_next_release(cancel, handle.release()).await;
         assert!(
-            matches!(ids.next_id(), Err(Error::Fenced { .. })),
+            matches!(ids.next_id(), Err(idgen_core::Error::Fenced { .. })),
             "{case}: the generator issued after a release began"
         );
         let rows = db.lease_rows(TABLE, "default").await;

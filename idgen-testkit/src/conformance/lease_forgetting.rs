@@ -10,7 +10,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use idgen_core::{Error, Snowflake, SnowflakeId};
+use idgen_core::{Snowflake, SnowflakeId};
 use idgen_engine::lease::{LeaseOptions, LeaseStore, RenewRequest};
 
 use super::gate::GatedStore;
@@ -209,7 +209,7 @@ async fn old_holder_fences<S: LeaseSubject>(fault: Fault) {
     let deadline = status.status().valid_until_ms;
     let (refused_at, refusal) = issuer.await.unwrap();
     match refusal {
-        Error::Fenced { valid_until_ms, .. } => assert_eq!(
+        idgen_core::Error::Fenced { valid_until_ms, .. } => assert_eq!(
             valid_until_ms,
             i64::MIN,
             "{fault:?}: the generator stopped at its deadline, not at the renewal's answer"
@@ -236,7 +236,7 @@ async fn old_holder_fences<S: LeaseSubject>(fault: Fault) {
 async fn issue_until_refused(
     ids: Snowflake,
     issued: Arc<Mutex<Vec<(Instant, SnowflakeId)>>>,
-) -> (Instant, Error) {
+) -> (Instant, idgen_core::Error) {
     loop {
         match ids.next_id() {
             Ok(id) => issued.lock().unwrap().push((Instant::now(), id)),

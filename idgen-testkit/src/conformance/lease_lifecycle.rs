@@ -3,7 +3,6 @@
 
 use std::time::{Duration, Instant};
 
-use idgen_core::Error;
 use idgen_engine::lease::{ClaimRequest, LeaseStore, RenewRequest};
 
 use super::gate::GatedStore;
@@ -134,7 +133,7 @@ pub async fn a_generator_stops_before_its_lease_expires_when_the_database_is_unr
     let fenced_until = loop {
         match ids.next_id() {
             Ok(id) => issued_after_cut.push(one.decompose(id).unwrap().unix_ms),
-            Err(Error::Fenced { valid_until_ms, .. }) => break valid_until_ms,
+            Err(idgen_core::Error::Fenced { valid_until_ms, .. }) => break valid_until_ms,
             Err(e) => panic!("unexpected error: {e}"),
         }
         assert!(
@@ -166,7 +165,9 @@ pub async fn a_generator_stops_before_its_lease_expires_when_the_database_is_unr
     loop {
         match ids.next_id() {
             Ok(_) => break,
-            Err(Error::Fenced { .. }) if restored_at.elapsed() < Duration::from_secs(60) => {
+            Err(idgen_core::Error::Fenced { .. })
+                if restored_at.elapsed() < Duration::from_secs(60) =>
+            {
                 tokio::time::sleep(Duration::from_millis(20)).await
             }
             Err(e) => panic!("did not resume: {e}; {:?}", handle.status()),

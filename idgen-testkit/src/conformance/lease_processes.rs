@@ -4,7 +4,8 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use idgen_core::{Error, Layout, Snowflake, SnowflakeId};
+use idgen_core::{Layout, Snowflake, SnowflakeId};
+use idgen_engine::Error;
 use idgen_engine::lease::WorkerLease;
 
 use super::child::{self, Child, Children, Orders, say};

@@ -191,7 +191,7 @@ fn emit(line: Line) {
 /// typed errors apart.
 fn describe(err: &Error) -> String {
     let kind = match err {
-        Error::Fenced { .. } => "fenced",
+        Error::Id(idgen_sqlx::CoreError::Fenced { .. }) => "fenced",
         Error::HiLoUnavailable { .. } => "unavailable",
         _ => "other",
     };
@@ -414,7 +414,7 @@ pub async fn run(config: Config) -> Result<(), String> {
                 }
                 Err(err) => {
                     if !failing {
-                        emit(Line::SnowflakeError(describe(&err)));
+                        emit(Line::SnowflakeError(describe(&err.into())));
                     }
                     failing = true;
                     let status = handle.status();

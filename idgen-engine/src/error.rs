@@ -1,0 +1,299 @@
+//! The error of the engines and of every store and source crate: [`Error`].
+
+/// Everything that can go wrong in a lease, a hi-lo generator or a store: the engines'
+/// own failures, and an [`idgen_core::Error`] of the ID values and generators they drive
+/// ([`Error::Id`]). The adapter crates return this type (`idgen_sqlx::Error`, …).
+///
+/// Every message names the value that was rejected and the limit it broke:
+///
+/// ```
+/// use idgen_engine::{Error, SqlName};
+///
+/// let err = SqlName::parse("hi-lo counter", "orders;").unwrap_err();
+/// assert!(matches!(err, Error::InvalidSqlName { what: "hi-lo counter", .. }));
+/// assert!(err.to_string().starts_with("hi-lo counter name \"orders;\" is invalid"));
+/// ```
+///
+/// An error of the generator converts with `?` and keeps its variant:
+///
+/// ```
+/// use idgen_engine::{Error, Layout, Parts};
+///
+/// fn compose() -> Result<i64, Error> {
+///     Ok(Layout::TWITTER.compose(Parts { ticks: 0, node: 1024, sequence: 0 })?.get())
+/// }
+/// let err = compose().unwrap_err();
+/// assert!(matches!(err, Error::Id(idgen_core::Error::FieldOutOfRange { field: "node", .. })));
+/// ```
+///
+/// `Debug` reads like `Display` followed by the causes not already in the message, so
+/// `fn main() -> Result<(), idgen_engine::Error>` prints the same helpful text.
+#[derive(Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An error of the ID values and generators: a fence that is closed, a clock behind the
+    /// last ID, a layout or value out of range, a forked copy.
+    #[error(transparent)]
+    Id(#[from] idgen_core::Error),
+
+    // ---- node-ID leases ----
+    /// Every node ID of the layout's node space is leased by a live holder.
+    #[error(
+        "no free node ID in namespace {namespace:?}: all {capacity} node IDs (the layout's node capacity) are leased by live holders"
+    )]
+    NoFreeNode {
+        /// The lease namespace.
+        namespace: String,
+        /// How many node IDs there are.
+        capacity: u64,
+    },
+
+    /// The lease store failed or did not answer in time.
+    #[error("node ID lease store failed to {operation}: {message}")]
+    LeaseStore {
+        /// `"claim"`, `"renew"` or `"release"`.
+        operation: &'static str,
+        /// The store's error.
+        message: String,
+        /// The store's error itself, when it returned one (with the driver's error in its
+        /// chain, for the SQL stores), for callers that inspect it.
+        source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync + 'static>>,
+    },
+
+    /// Options that contradict each other.
+    #[error("invalid options: {reason}")]
+    InvalidOptions {
+        /// What is wrong.
+        reason: String,
+    },
+    // ---- hi-lo (src/hilo/) ----
+    /// A [`HiLoBuilder`](crate::hilo::HiLoBuilder) option outside its allowed range.
+    #[error("hi-lo option {option} = {value} is invalid: {reason}")]
+    HiLoInvalidOption {
+        /// The option's name, e.g. `block`.
+        option: &'static str,
+        /// The rejected value, as text.
+        value: String,
+        /// The allowed range.
+        reason: &'static str,
+    },
+
+    /// The database advances the counter by a different step than the configured block size
+    /// (the Hibernate `allocationSize` / EF Core `UseHiLo` duplicate-ID bug). Refused at start-up.
+    #[error(
+        "hi-lo counter {counter} advances by {database} per call in the database, but the configured block size is {configured}; refusing to start (make them equal, or opt in to adopting the database's increment)"
+    )]
+    HiLoIncrementMismatch {
+        /// The counter's name.
+        counter: String,
+        /// The configured block size.
+        configured: u64,
+        /// The increment the database reported.
+        database: u64,
+    },
+
+    /// The counter returned a block at or below one this generator already holds (a restored
+    /// backup, a failover to a lagging replica). The generator fails closed: no further IDs.
+    #[error(
+        "hi-lo counter {counter} went backwards: it returned block start {start}, but IDs up to {highest} were already taken from it; refusing all further IDs"
+    )]
+    HiLoCounterWentBackwards {
+        /// The counter's name.
+        counter: String,
+        /// The block start the counter returned.
+        start: i64,
+        /// The highest ID of the blocks this generator had before.
+        highest: i64,
+    },
+
+    /// A counter with a fixed increment (a sequence) returned a block start off the grid its
+    /// blocks lie on (`origin + k × step`): its increment or value was changed while the
+    /// generator ran (`ALTER SEQUENCE … INCREMENT BY`, `setval`, `RESTART`), so its blocks may
+    /// overlap those of other processes or counters. The generator fails closed: no further IDs.
+    #[error(
+        "hi-lo counter {counter} returned block start {start}, off the grid {origin} + k × {step} of its blocks: its increment or value was changed while it ran (ALTER SEQUENCE … INCREMENT BY, setval, RESTART); refusing all further IDs"
+    )]
+    HiLoBlockOffGrid {
+        /// The counter's name.
+        counter: String,
+        /// The block start the counter returned.
+        start: i64,
+        /// A block start on the grid (the first block this generator received, or the
+        /// counter's start).
+        origin: i64,
+        /// The distance between block starts (the increment).
+        step: u64,
+    },
+
+    /// The counter returned a block that does not lie in `1..=i64::MAX`. Fails closed.
+    #[error(
+        "hi-lo counter {counter} returned block start {start} for a block of {len}: IDs must lie between 1 and 9223372036854775807 (i64::MAX); refusing all further IDs"
+    )]
+    HiLoBlockOutOfRange {
+        /// The counter's name.
+        counter: String,
+        /// The block start the counter returned.
+        start: i64,
+        /// The block length asked for.
+        len: u64,
+    },
+
+    /// No ID within the timeout: the buffer is empty and the counter has not answered.
+    #[error(
+        "no hi-lo ID from counter {counter} within {waited_ms} ms: the buffer is empty{}",
+        match .last_error { Some(e) => format!("; last error: {e}"), None => String::new() }
+    )]
+    HiLoUnavailable {
+        /// The counter's name.
+        counter: String,
+        /// How long the caller waited, in milliseconds.
+        waited_ms: u64,
+        /// The last error the counter returned, if any.
+        last_error: Option<Box<Error>>,
+    },
+
+    /// The counter (database) returned an error.
+    #[error("hi-lo counter {counter} failed: {source}")]
+    HiLoSource {
+        /// The counter's name.
+        counter: String,
+        /// The source's error.
+        source: std::sync::Arc<dyn std::error::Error + Send + Sync + 'static>,
+    },
+
+    /// `reserve(n)` asked for more IDs than one block from this counter can hold contiguously.
+    #[error(
+        "cannot reserve {requested} contiguous hi-lo IDs: the most this counter can give at once is {max}"
+    )]
+    HiLoReserveTooLarge {
+        /// The number of IDs asked for.
+        requested: u64,
+        /// The largest contiguous range available (the fixed increment, or the engine's limit).
+        max: u64,
+    },
+
+    /// A [`HiLo`](crate::hilo::HiLo) was started outside a tokio runtime.
+    #[error("hi-lo needs a tokio runtime to fetch blocks in the background: start it inside one")]
+    HiLoNoRuntime,
+
+    /// [`HiLoBuilder::build`](crate::hilo::HiLoBuilder::build) did not finish within the
+    /// builder's [`timeout`](crate::hilo::HiLoBuilder::timeout): the counter's creation or its
+    /// increment check got no answer (another session holds the counter's lock, say). The
+    /// call in flight was cancelled; nothing was started.
+    #[error(
+        "hi-lo counter {counter} did not start within its timeout of {timeout_ms} ms: no answer while waiting for {waiting_for}"
+    )]
+    HiLoStartTimeout {
+        /// The counter's name.
+        counter: String,
+        /// The builder's timeout, in milliseconds: the bound of the whole start-up.
+        timeout_ms: u64,
+        /// What start-up was waiting for: `"the counter's creation"` or `"the counter's increment check"`.
+        waiting_for: &'static str,
+    },
+    // ---- names written into SQL or store keys, and the SQL counters (idgen-sql) ----
+    /// A table, sequence or counter name written into SQL that is not `name` or `schema.name`
+    /// of plain identifier parts ([`SqlName`](crate::name::SqlName)).
+    #[error(
+        "{what} name {name:?} is invalid: {reason} (a name is `name` or `schema.name`, each part 1 to 63 ASCII letters, digits or `_`, not starting with a digit)"
+    )]
+    InvalidSqlName {
+        /// What the name is for: `"lease table"`, `"hi-lo counter"`, `"hi-lo counter table"`.
+        what: &'static str,
+        /// The rejected name (cut to 64 characters).
+        name: String,
+        /// The rule it breaks.
+        reason: String,
+    },
+
+    /// The counter's sequence, table or row does not exist in the database.
+    #[error(
+        "hi-lo counter {counter} does not exist: {missing}; create it first (`create_if_missing(true)` on the HiLo builder, the counter's `create`, or its migration SQL)"
+    )]
+    HiLoCounterMissing {
+        /// The counter's name.
+        counter: String,
+        /// What is missing, e.g. `no sequence named orders` or `no row 'orders' in table idgen_hilo`.
+        missing: String,
+    },
+
+    // ---- database-side generators (idgen-sql's db_generator) ----
+    /// A database-side generator (`idgen_sql::db_generator`) could not be
+    /// installed, uninstalled or called: the database's error is the source.
+    #[error("database ID generator {function} failed to {operation}: {source}")]
+    DbGenerator {
+        /// The generator function's name.
+        function: String,
+        /// What was being done, e.g. `install` or `issue an ID`.
+        operation: &'static str,
+        /// The database's error.
+        source: std::sync::Arc<dyn std::error::Error + Send + Sync + 'static>,
+    },
+
+    /// Two counters of a [`StripedHiLo`](crate::hilo::StripedHiLo) (feature `hilo`; or one counter with itself) can
+    /// hand out overlapping blocks. Refused at start-up.
+    #[error(
+        "hi-lo counters {first} and {second} can hand out overlapping blocks: {reason}; refusing to start"
+    )]
+    HiLoCountersOverlap {
+        /// The first counter's name.
+        first: String,
+        /// The second counter's name (the same as `first` when one counter overlaps itself).
+        second: String,
+        /// Their settings and why their blocks meet.
+        reason: String,
+    },
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut shown = self.to_string();
+        f.write_str(&shown)?;
+        let mut cause = std::error::Error::source(self);
+        while let Some(err) = cause {
+            let text = err.to_string();
+            if !shown.contains(&text) {
+                write!(f, "\n\ncaused by: {text}")?;
+                shown.push_str(&text);
+            }
+            cause = err.source();
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("connection refused")]
+    struct Refused(#[source] std::io::Error);
+
+    #[test]
+    fn debug_is_display_then_the_causes_not_already_shown() {
+        let err = Error::HiLoSource {
+            counter: "orders".into(),
+            source: std::sync::Arc::new(Refused(std::io::Error::other("os error 111"))),
+        };
+        assert_eq!(
+            format!("{err:?}"),
+            "hi-lo counter orders failed: connection refused\n\ncaused by: os error 111"
+        );
+        let missing = Error::HiLoCounterMissing {
+            counter: "hilo".into(),
+            missing: "no sequence named hilo".into(),
+        };
+        assert_eq!(format!("{missing:?}"), missing.to_string());
+        assert!(format!("{missing:?}").contains("create_if_missing(true)"));
+    }
+
+    #[test]
+    fn a_core_error_keeps_its_message() {
+        let core = idgen_core::Error::MissingNode;
+        assert_eq!(Error::from(core.clone()).to_string(), core.to_string());
+    }
+}
