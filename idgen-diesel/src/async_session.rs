@@ -142,37 +142,38 @@ crate::session::diesel_session!(
 /// store): idgen-core's default store time-out, so a call does not outlive the engine's.
 pub(crate) const CONNECTION_WAIT: Duration = Duration::from_secs(5);
 
-/// A readied connection of `pool`, waiting at most [`CONNECTION_WAIT`].
+/// A readied connection of `pool`, waiting at most [`CONNECTION_WAIT`]; the pool's or the
+/// connection's error kept as it is.
 pub(crate) async fn pooled<C: AsyncDieselConnection>(
     pool: &AsyncDieselPool<C>,
-) -> Result<deadpool::managed::Object<AsyncDieselConnectionManager<C>>, String>
+) -> Result<deadpool::managed::Object<AsyncDieselConnectionManager<C>>, idgen_engine::lease::BoxError>
 where
     AsyncDieselConnectionManager<C>: deadpool::managed::Manager<Type = C, Error = PoolError>,
 {
     let mut conn = match tokio::time::timeout(CONNECTION_WAIT, pool.get()).await {
         Ok(Ok(conn)) => conn,
-        Ok(Err(e)) => return Err(e.to_string()),
-        Err(_) => return Err(format!("none free within {CONNECTION_WAIT:?}")),
+        Ok(Err(e)) => return Err(e.into()),
+        Err(_) => return Err(format!("none free within {CONNECTION_WAIT:?}").into()),
     };
-    conn.prepare().await.map_err(|e| e.to_string())?;
+    conn.prepare().await?;
     Ok(conn)
 }
 
 /// A readied connection of its own made by `pool`'s manager (its URL and setup), outside the
-/// pool, waiting at most [`CONNECTION_WAIT`].
+/// pool, waiting at most [`CONNECTION_WAIT`]; the connection's error kept as it is.
 pub(crate) async fn unpooled<C: AsyncDieselConnection>(
     pool: &AsyncDieselPool<C>,
-) -> Result<C, String>
+) -> Result<C, idgen_engine::lease::BoxError>
 where
     AsyncDieselConnectionManager<C>: deadpool::managed::Manager<Type = C, Error = PoolError>,
 {
     use deadpool::managed::Manager;
     let mut conn = match tokio::time::timeout(CONNECTION_WAIT, pool.manager().create()).await {
         Ok(Ok(conn)) => conn,
-        Ok(Err(e)) => return Err(e.to_string()),
-        Err(_) => return Err(format!("not connected within {CONNECTION_WAIT:?}")),
+        Ok(Err(e)) => return Err(e.into()),
+        Err(_) => return Err(format!("not connected within {CONNECTION_WAIT:?}").into()),
     };
-    conn.prepare().await.map_err(|e| e.to_string())?;
+    conn.prepare().await?;
     Ok(conn)
 }
 
@@ -279,5 +280,6 @@ async_diesel_connection!(
     diesel::sqlite::Sqlite,
     Dialect::Sqlite,
     // The blocking connection's own preparation, on the wrapper's blocking thread.
-    |conn| conn.spawn_blocking(<diesel::SqliteConnection as crate::DieselConnection>::prepare)
+    |conn| conn
+        .spawn_blocking(<diesel::SqliteConnection as crate::session::DieselConnection>::prepare)
 );

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use etcd_client::{Client, Compare, CompareOp, GetOptions, KeyValue, Txn, TxnOp, TxnOpResponse};
 use idgen_engine::Error;
 
-use crate::Etcd;
+use crate::connection::Etcd;
 pub use crate::connection::EtcdMarker;
 
 /// The default key prefix of counters (the SQL counter table's default name).

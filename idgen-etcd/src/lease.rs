@@ -10,7 +10,7 @@ use etcd_client::{Client, Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp
 use idgen_engine::Error;
 use idgen_engine::SqlName;
 
-use crate::Etcd;
+use crate::connection::Etcd;
 pub use crate::connection::EtcdMarker;
 use crate::last::{self, Last};
 

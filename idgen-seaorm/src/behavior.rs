@@ -1,7 +1,7 @@
 //! [`fill_ids_on_insert!`](crate::fill_ids_on_insert): the `ActiveModelBehavior` that fills IDs.
 
 /// Implements `ActiveModelBehavior` for the `ActiveModel` in scope so that the named fields get
-/// fresh IDs ([`GeneratedId`](crate::GeneratedId)) on insert: [`preset`](crate::preset()) in `new()`
+/// fresh IDs ([`GeneratedId`](crate::fill::GeneratedId)) on insert: [`preset`](crate::preset()) in `new()`
 /// (so `Entity::insert` and `insert_many` of ActiveModels built with `new()`/`Default` carry
 /// them) and [`fill_async`](crate::fill_async()) in `before_save` (for any field still `NotSet` on the
 /// `am.insert(db)` / `am.save(db)` path, with the error if no ID can be made).

@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 use idgen_core::{Clock, PublicId, Snowflake, SnowflakeId};
 use sea_orm::{ActiveValue, Value};
 
-use crate::Error;
+use crate::error::Error;
 
 /// An ID being waited for on the runtime.
 type PendingId<'a> = Pin<Box<dyn Future<Output = idgen_core::Result<SnowflakeId>> + Send + 'a>>;

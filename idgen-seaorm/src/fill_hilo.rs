@@ -4,7 +4,7 @@ use std::sync::OnceLock;
 
 use idgen_engine::hilo::HiLo;
 
-use crate::Error;
+use crate::error::Error;
 
 static HILO: OnceLock<HiLo> = OnceLock::new();
 

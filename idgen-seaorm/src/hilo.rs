@@ -61,8 +61,8 @@ use sea_orm::{DatabaseConnection, DbBackend};
 
 pub use idgen_engine::hilo::*;
 
-use crate::Error;
 pub use crate::SeaOrmConnection;
+use crate::error::Error;
 use crate::pool::SqlxPool;
 
 /// The counter table's default name (MySQL without sequences, SQLite; idgen-sqlx's).

@@ -69,8 +69,8 @@ pub use idgen_engine::lease::*;
 /// The lease table's default name (idgen-sqlx's).
 pub use idgen_sql::DEFAULT_LEASE_TABLE as DEFAULT_TABLE;
 
-use crate::Error;
 pub use crate::SeaOrmConnection;
+use crate::error::Error;
 use crate::pool::SqlxPool;
 
 /// Node-ID leases kept in a table of the database behind a sea-orm [`DatabaseConnection`]

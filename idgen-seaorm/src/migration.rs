@@ -24,7 +24,7 @@ use sea_orm_migration::{MigrationName, MigrationTrait, SchemaManager};
 
 use idgen_sql::{CounterSql, Dialect, LeaseSql, SqlName};
 
-use crate::Error;
+use crate::error::Error;
 use crate::lease::DEFAULT_TABLE;
 
 /// Creates the node-ID lease table (`idgen_worker_lease`, or another name) with idgen-sqlx's

@@ -2,7 +2,7 @@
 
 use sea_orm::{DatabaseConnection, DatabaseConnectionType};
 
-use crate::Error;
+use crate::error::Error;
 
 /// The sqlx pool of a `DatabaseConnection` (a clone: the same pool).
 #[derive(Clone, Debug)]

@@ -11,7 +11,10 @@ use crate::hilo::{BoxError, HiLoSource, Increment};
 use deadpool::managed::Manager;
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, PoolError};
 
-use crate::{AsyncDieselConnection, AsyncDieselPool, Error};
+use crate::async_session::AsyncDieselConnection;
+use crate::async_session::AsyncDieselPool;
+use idgen_engine::CallError;
+use idgen_engine::Error;
 
 /// A hi-lo counter over a diesel-async deadpool pool (feature `async`): the [`HiLoSource`]
 /// behind `HiLo::builder(&pool)`, with the SQL and semantics of
@@ -75,9 +78,9 @@ macro_rules! on_connection {
             let mut slot = counter.conn.lock().await;
             let conn = match slot.take() {
                 Some(conn) => conn,
-                None => pooled::<C>(&counter.pool)
-                    .await
-                    .map_err(|e| format!("no connection for the counter: {e}"))?,
+                None => pooled::<C>(&counter.pool).await.map_err(|e| {
+                    CallError::new(format!("no connection for the counter: {e}"), e)
+                })?,
             };
             // Closed, not given back to the pool, if this task is dropped halfway.
             let mut lent = Lent::new(conn);
@@ -270,7 +273,7 @@ where
     }
 }
 
-impl<C: AsyncDieselConnection> crate::hilo::IntoHiLoSource<crate::DeadpoolPool>
+impl<C: AsyncDieselConnection> crate::hilo::IntoHiLoSource<crate::async_session::DeadpoolPool>
     for AsyncDieselPool<C>
 where
     AsyncDieselConnectionManager<C>: Manager<Type = C, Error = PoolError>,

@@ -12,7 +12,7 @@
 //! every process sharing the counter, increase within one `HiLo`, and interleave with gaps
 //! across processes and restarts. At start-up the sequence's increment is read from the catalog
 //! and a sequence whose increment differs from the block size is refused with
-//! [`Error::HiLoIncrementMismatch`](crate::Error::HiLoIncrementMismatch) naming both numbers.
+//! [`Error::HiLoIncrementMismatch`](idgen_engine::Error::HiLoIncrementMismatch) naming both numbers.
 //! Every allocation is one statement on the counter's own connection (on MySQL/MariaDB in an
 //! explicit transaction of its own, so it commits whatever the connection's autocommit
 //! setting, which idgen does not change).
@@ -60,9 +60,9 @@ mod async_source;
 mod source;
 mod spec;
 
-#[cfg(feature = "async")]
-pub use crate::DeadpoolPool;
 pub use crate::R2d2Pool;
+#[cfg(feature = "async")]
+pub use crate::async_session::DeadpoolPool;
 #[cfg(feature = "async")]
 #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
 pub use async_source::AsyncDieselCounter;

@@ -9,8 +9,10 @@ use idgen_sql::{CounterKind, CounterSql, block_on, detect_mysql_kind};
 
 use crate::hilo::spec::CounterSpec;
 use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
+use crate::session::DieselConnection;
 use crate::session::{DieselSession, Unsettled, break_connection};
-use crate::{DieselConnection, DieselPool, Error, R2d2Pool};
+use crate::{DieselPool, R2d2Pool};
+use idgen_engine::Error;
 
 /// The counter table's default name (MySQL table mode, SQLite; idgen-core's).
 pub use idgen_sql::DEFAULT_COUNTER_TABLE as DEFAULT_TABLE;

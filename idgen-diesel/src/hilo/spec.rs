@@ -5,8 +5,8 @@ use std::sync::{Arc, OnceLock};
 
 use idgen_sql::{CounterKind, CounterSql, Dialect};
 
-use crate::Error;
 use crate::hilo::DEFAULT_TABLE;
+use idgen_engine::Error;
 
 /// A counter's name, its table (for table counters), and whether it is a sequence or a table
 /// row: fixed by the database on PostgreSQL (sequence) and SQLite (table row), decided once

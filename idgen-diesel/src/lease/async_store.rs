@@ -12,8 +12,11 @@ use crate::lease::BoxError;
 use crate::session::Unsettled;
 use deadpool::managed::Manager;
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, PoolError};
+use idgen_engine::CallError;
 
-use crate::{AsyncDieselConnection, AsyncDieselPool, DeadpoolPool};
+use crate::async_session::AsyncDieselConnection;
+use crate::async_session::AsyncDieselPool;
+use crate::async_session::DeadpoolPool;
 
 /// Node-ID leases kept in a table of a PostgreSQL, MySQL/MariaDB or SQLite database, over a
 /// diesel-async deadpool pool (feature `async`): the [`LeaseStore`](crate::lease::LeaseStore) behind
@@ -134,7 +137,10 @@ where
             .await
             .map(|conn| Connection::Pooled(Lent::new(conn)))
     };
-    Ok(conn.map_err(|e| format!("no connection for lease table {}: {e}", sql.table()))?)
+    conn.map_err(|e| {
+        let message = format!("no connection for lease table {}: {e}", sql.table());
+        CallError::new(message, e).into()
+    })
 }
 
 /// A connection of the pool, or of a detached store's own.

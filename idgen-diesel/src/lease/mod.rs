@@ -100,9 +100,9 @@ mod async_store;
 mod exit_wait;
 pub(crate) mod store;
 
-#[cfg(feature = "async")]
-pub use crate::DeadpoolPool;
 pub use crate::R2d2Pool;
+#[cfg(feature = "async")]
+pub use crate::async_session::DeadpoolPool;
 #[cfg(feature = "async")]
 #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
 pub use async_store::{AsyncDieselLeaseStore, AsyncTurn};

@@ -9,8 +9,11 @@ use idgen_sql::{Dialect, LeaseSql, SqlLeaseStore, SqlPool, block_on};
 
 use crate::lease::exit_wait;
 use crate::lease::{BoxError, IntoLeaseStore};
+use crate::session::DieselConnection;
 use crate::session::{DieselSession, Unsettled, break_connection};
-use crate::{DieselConnection, DieselPool, Error, R2d2Pool};
+use crate::{DieselPool, R2d2Pool};
+use idgen_engine::CallError;
+use idgen_engine::Error;
 
 /// The lease table's default name (idgen-core's, shared by every adapter).
 pub use idgen_sql::DEFAULT_LEASE_TABLE as DEFAULT_TABLE;
@@ -172,9 +175,10 @@ fn run_on<C: DieselConnection, T>(
     op: impl FnOnce(&mut DieselSession<'_, C>, &LeaseSql) -> Result<T, BoxError>,
 ) -> Result<T, BoxError> {
     let wait = pool.connection_timeout().min(CONNECTION_WAIT);
-    let mut conn = pool
-        .get_timeout(wait)
-        .map_err(|e| format!("no connection for lease table {}: {e}", sql.table()))?;
+    let mut conn = pool.get_timeout(wait).map_err(|e| {
+        let message = format!("no connection for lease table {}: {e}", sql.table());
+        CallError::new(message, e)
+    })?;
     conn.prepare()?;
     let mut state = Unsettled::default();
     let outcome = op(

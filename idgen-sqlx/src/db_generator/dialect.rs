@@ -6,7 +6,7 @@ use crate::db_generator::{SqlDialect, StateRow};
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::SqlxDatabase;
+use crate::session::SqlxDatabase;
 
 /// A future of the hidden [`DbGeneratorDialect`] methods.
 #[doc(hidden)]

@@ -46,7 +46,8 @@ pub use dialect::DialectFuture;
 pub use idgen_sql::db_generator::*;
 
 use crate::lease::{ClaimRequest, LeaseStore, RenewRequest, SqlxLeaseStore};
-use crate::{Error, SnowflakeId};
+use idgen_engine::Error;
+use idgen_engine::SnowflakeId;
 
 /// Installs `generator`'s function (idempotent): creates the lease table and the state table if
 /// missing, gives the database a node ID from the lease table (keeping the one it holds on a
@@ -242,8 +243,8 @@ pub async fn uninstall<DB: DbGeneratorDialect>(
 }
 
 /// One ID from the installed function (`SELECT idgen_next_id()`), with the function's errors
-/// as the Rust generator's: [`Error::Id`] with [`CoreError::ClockMovedBackwards`](crate::CoreError::ClockMovedBackwards), [`CoreError::Fenced`](crate::CoreError::Fenced) (its lease is not
-/// held, or it is not installed), [`CoreError::BeforeEpoch`](crate::CoreError::BeforeEpoch), [`CoreError::TimeOverflow`](crate::CoreError::TimeOverflow); any other
+/// as the Rust generator's: [`Error::Id`] with [`CoreError::ClockMovedBackwards`](idgen_engine::CoreError::ClockMovedBackwards), [`CoreError::Fenced`](idgen_engine::CoreError::Fenced) (its lease is not
+/// held, or it is not installed), [`CoreError::BeforeEpoch`](idgen_engine::CoreError::BeforeEpoch), [`CoreError::TimeOverflow`](idgen_engine::CoreError::TimeOverflow); any other
 /// database error as [`Error::DbGenerator`].
 ///
 /// ```no_run

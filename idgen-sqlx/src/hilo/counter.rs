@@ -5,7 +5,8 @@ use idgen_sql::CounterSql;
 use sqlx::Pool;
 
 use crate::hilo::{BoxError, Increment};
-use crate::{Error, SqlxDatabase};
+use crate::session::SqlxDatabase;
+use idgen_engine::Error;
 
 /// The counter `sql` (or why its name was refused) on the pool `allocator`.
 pub(crate) struct Counter<DB: SqlxDatabase> {
@@ -94,7 +95,7 @@ macro_rules! counter_source {
         }
 
         $(#[$doc])*
-        impl $crate::hilo::IntoHiLoSource<$crate::SqlxPool> for $pool {
+        impl $crate::hilo::IntoHiLoSource<$crate::session::SqlxPool> for $pool {
             type Source = $source;
 
             fn into_hilo_source(self, counter: &str) -> $source {

@@ -144,8 +144,8 @@ pub use sqlite::SqliteCounter;
 #[cfg(feature = "postgres")]
 pub use striped_pg::PgStripe;
 
-use crate::Error;
-pub use crate::SqlxPool;
+pub use crate::session::SqlxPool;
+use idgen_engine::Error;
 use idgen_sql::SqlName;
 
 /// The counter table's default name (MySQL table mode, SQLite).

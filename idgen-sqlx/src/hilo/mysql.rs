@@ -8,9 +8,10 @@ use sqlx::MySqlPool;
 
 use super::counter::Counter;
 use super::{DEFAULT_TABLE, pool};
-use crate::SqlxPool;
 use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
-use crate::{Error, SqlxDatabase};
+use crate::session::SqlxDatabase;
+use crate::session::SqlxPool;
+use idgen_engine::Error;
 
 /// How a [`MySqlCounter`] keeps its counter.
 ///

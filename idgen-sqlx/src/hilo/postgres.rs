@@ -5,7 +5,7 @@ use sqlx::PgPool;
 
 use super::counter::Counter;
 use super::pool;
-use crate::Error;
+use idgen_engine::Error;
 
 /// A PostgreSQL sequence as a hi-lo counter: `SELECT nextval('name')` returns the first ID of
 /// a block of `INCREMENT BY` IDs; the increment is read from the catalog (`pg_sequence`, the

@@ -5,7 +5,7 @@ use sqlx::SqlitePool;
 
 use super::counter::Counter;
 use super::{DEFAULT_TABLE, pool};
-use crate::Error;
+use idgen_engine::Error;
 
 /// A hi-lo counter in SQLite: the row `name` of a counter table (default `idgen_hilo`),
 /// advanced with `UPDATE … SET next_val = next_val + ?1 WHERE name = ?2 RETURNING next_val - ?1`

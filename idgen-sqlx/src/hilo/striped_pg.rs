@@ -2,9 +2,9 @@
 
 use sqlx::{AssertSqlSafe, PgPool};
 
-use crate::Error;
-use crate::SqlxDatabase;
 use crate::hilo::{BoxError, CounterStart, HiLoSource, Increment, PgSequence, pool, validate_name};
+use crate::session::SqlxDatabase;
+use idgen_engine::Error;
 
 /// A PostgreSQL sequence that is counter `index` of `count` in a
 /// [`StripedHiLo`](crate::hilo::StripedHiLo): [`PgSequence`] plus its `START WITH`, read from

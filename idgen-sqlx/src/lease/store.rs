@@ -9,7 +9,10 @@ use sqlx::Pool;
 use sqlx::pool::PoolOptions;
 
 use crate::lease::{BoxError, IntoLeaseStore};
-use crate::{CallError, Error, SqlxDatabase, SqlxPool};
+use crate::session::SqlxDatabase;
+use crate::session::SqlxPool;
+use idgen_engine::CallError;
+use idgen_engine::Error;
 
 /// The lease table's default name (idgen-core's, shared by every adapter).
 pub use idgen_sql::DEFAULT_LEASE_TABLE as DEFAULT_TABLE;
