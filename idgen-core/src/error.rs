@@ -343,19 +343,39 @@ pub enum Error {
 
 impl std::fmt::Debug for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut shown = self.to_string();
-        f.write_str(&shown)?;
-        let mut cause = std::error::Error::source(self);
-        while let Some(err) = cause {
-            let text = err.to_string();
-            if !shown.contains(&text) {
-                write!(f, "\n\ncaused by: {text}")?;
-                shown.push_str(&text);
-            }
-            cause = err.source();
-        }
-        Ok(())
+        display_then_causes(self, f)
     }
+}
+
+/// The `Debug` of idgen's errors: `err`'s message, then each cause of its chain that the text
+/// so far does not already hold, so `fn main() -> Result<(), E>` prints a helpful text once.
+///
+/// ```
+/// struct Shown(std::io::Error);
+/// impl std::fmt::Debug for Shown {
+///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+///         idgen_core::display_then_causes(&self.0, f)
+///     }
+/// }
+/// let io = std::io::Error::other("connection reset");
+/// assert_eq!(format!("{:?}", Shown(io)), "connection reset");
+/// ```
+pub fn display_then_causes(
+    err: &(dyn std::error::Error + 'static),
+    f: &mut std::fmt::Formatter<'_>,
+) -> std::fmt::Result {
+    let mut shown = err.to_string();
+    f.write_str(&shown)?;
+    let mut cause = err.source();
+    while let Some(err) = cause {
+        let text = err.to_string();
+        if !shown.contains(&text) {
+            write!(f, "\n\ncaused by: {text}")?;
+            shown.push_str(&text);
+        }
+        cause = err.source();
+    }
+    Ok(())
 }
 
 /// `no prefix` or `the prefix "ord_"`, for messages.

@@ -127,7 +127,7 @@ pub use uuid;
 #[doc(hidden)]
 pub use clock::wall_clock_step;
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use error::Error;
+pub use error::{Error, display_then_causes};
 pub use public_id::{AnyPublicId, PublicId, PublicIdPrefix};
 #[cfg(feature = "id-codec")]
 pub use public_id::{CodecKey, IdCodec};

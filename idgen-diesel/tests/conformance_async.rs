@@ -18,7 +18,7 @@ use idgen_diesel::AsyncDieselPool;
 use idgen_diesel::hilo::AsyncDieselCounter;
 use idgen_diesel::lease::{AsyncDieselLeaseStore, BoxError};
 use idgen_testkit::conformance::{
-    AppFuture, AppPool, AppPoolSpec, CounterKind, DbKind, HiLoSubject, LeaseSubject,
+    AppFuture, AppPool, AppPoolSpec, CounterKind, DbKind, HiLoSubject,
 };
 
 /// idgen-diesel's async store and counter over `C`: on a pool of at most 8 connections, or
@@ -140,24 +140,9 @@ macro_rules! async_subject {
             }
         }
 
-        impl<const UNCHECKED: bool> LeaseSubject for AsyncDiesel<$conn, UNCHECKED> {
-            type Store = AsyncDieselLeaseStore<$conn>;
-            const DATABASE: DbKind = $db;
-            async fn store(url: &str, table: &str) -> Result<Self::Store, BoxError> {
-                Ok(AsyncDieselLeaseStore::with_table(Self::pool(url)?, table)?)
-            }
-            async fn create_table(store: &Self::Store) -> Result<(), BoxError> {
-                Ok(store.create_table().await?)
-            }
-            async fn app_store(
-                url: &str,
-                table: &str,
-                spec: AppPoolSpec,
-            ) -> Result<(Self::Store, Box<dyn AppPool>), BoxError> {
-                let (pool, app) = AsyncDiesel::<$conn>::app_pool(url, spec)?;
-                Ok((AsyncDieselLeaseStore::with_table(pool, table)?, app))
-            }
-        }
+        idgen_testkit::sql_lease_subject!(impl[const UNCHECKED: bool] AsyncDiesel<$conn, UNCHECKED>,
+            AsyncDieselLeaseStore<$conn>, $db,
+            |url| Self::pool(url)?, |url, spec| AsyncDiesel::<$conn>::app_pool(url, spec)?);
 
         impl<const UNCHECKED: bool> HiLoSubject for AsyncDiesel<$conn, UNCHECKED> {
             type Source = AsyncDieselCounter<$conn>;

@@ -250,18 +250,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl std::fmt::Debug for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut shown = self.to_string();
-        f.write_str(&shown)?;
-        let mut cause = std::error::Error::source(self);
-        while let Some(err) = cause {
-            let text = err.to_string();
-            if !shown.contains(&text) {
-                write!(f, "\n\ncaused by: {text}")?;
-                shown.push_str(&text);
-            }
-            cause = err.source();
-        }
-        Ok(())
+        idgen_core::display_then_causes(self, f)
     }
 }
 

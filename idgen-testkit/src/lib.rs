@@ -22,3 +22,6 @@ pub use idgen_testdb::*;
 /// idgen-core, for the macros' expansions.
 #[doc(hidden)]
 pub use idgen_core as __idgen_core;
+/// idgen-engine, for the macros' expansions.
+#[doc(hidden)]
+pub use idgen_engine as __idgen_engine;

@@ -8,7 +8,7 @@ use idgen_diesel::hilo::DieselCounter;
 use idgen_diesel::lease::{BoxError, DieselLeaseStore};
 use idgen_diesel::{DieselConnection, DieselPool};
 use idgen_testkit::conformance::{
-    AppFuture, AppPool, AppPoolSpec, CounterKind, DbKind, HiLoSubject, LeaseSubject,
+    AppFuture, AppPool, AppPoolSpec, CounterKind, DbKind, HiLoSubject,
 };
 
 /// What diesel's `establish` takes for a testkit URL: the file's path for SQLite.
@@ -154,32 +154,12 @@ impl Backend for SqliteConnection {
     const COUNTER: CounterKind = CounterKind::Table;
 }
 
-impl<C: Backend> LeaseSubject for Blocking<C>
-where
-    R2d2App<C>: AppPool,
-{
-    type Store = DieselLeaseStore<C>;
-    const DATABASE: DbKind = C::DATABASE;
-    async fn store(url: &str, table: &str) -> Result<Self::Store, BoxError> {
-        Ok(DieselLeaseStore::with_table(pool(url), table)?)
-    }
-    async fn create_table(store: &Self::Store) -> Result<(), BoxError> {
-        let store = store.clone();
-        Ok(store.create_table().await?)
-    }
-    async fn app_store(
-        url: &str,
-        table: &str,
-        spec: AppPoolSpec,
-    ) -> Result<(Self::Store, Box<dyn AppPool>), BoxError> {
-        let pool = app_pool::<C>(url, spec);
-        let app = R2d2App {
-            pool: pool.clone(),
-            size: spec.size,
-        };
-        Ok((DieselLeaseStore::with_table(pool, table)?, Box::new(app)))
-    }
-}
+idgen_testkit::sql_lease_subject!(impl[C: Backend] Blocking<C> where [R2d2App<C>: AppPool],
+DieselLeaseStore<C>, C::DATABASE, |url| pool(url), |url, spec| {
+    let pool = app_pool::<C>(url, spec);
+    let app = R2d2App { pool: pool.clone(), size: spec.size };
+    (pool, Box::new(app) as Box<dyn AppPool>)
+});
 
 impl<C: Backend> HiLoSubject for Blocking<C>
 where

@@ -11,9 +11,7 @@ use std::time::Duration;
 use idgen_sqlx::hilo::{MySqlCounter, MySqlMode, PgSequence, SqliteCounter};
 use idgen_sqlx::lease::{BoxError, SqlxLeaseStore};
 use idgen_testkit::conformance::connections::{mysql_app_pool, postgres_app_pool, sqlite_app_pool};
-use idgen_testkit::conformance::{
-    AppPool, AppPoolSpec, CounterKind, DbKind, HiLoSubject, LeaseSubject,
-};
+use idgen_testkit::conformance::{AppPool, AppPoolSpec, CounterKind, DbKind, HiLoSubject};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
 use sqlx::{MySql, MySqlPool, PgPool, Postgres, Sqlite, SqlitePool};
 
@@ -41,24 +39,8 @@ fn sqlite_pool(url: &str) -> Result<SqlitePool, BoxError> {
 /// application's pool `$app(url, spec)`); `$new(&pool, counter)` makes the source.
 macro_rules! sqlx_subject {
     ($subject:ty, $db:ty, $kind:expr, $pool:expr, $app:expr; $source:ty, $counter:expr, $new:expr) => {
-        impl LeaseSubject for $subject {
-            type Store = SqlxLeaseStore<$db>;
-            const DATABASE: DbKind = $kind;
-            async fn store(url: &str, table: &str) -> Result<Self::Store, BoxError> {
-                Ok(SqlxLeaseStore::with_table($pool(url)?, table)?)
-            }
-            async fn create_table(store: &Self::Store) -> Result<(), BoxError> {
-                Ok(store.create_table().await?)
-            }
-            async fn app_store(
-                url: &str,
-                table: &str,
-                spec: AppPoolSpec,
-            ) -> Result<(Self::Store, Box<dyn AppPool>), BoxError> {
-                let (pool, app) = $app(url, spec)?;
-                Ok((SqlxLeaseStore::with_table(pool, table)?, app))
-            }
-        }
+        idgen_testkit::sql_lease_subject!(impl[] $subject, SqlxLeaseStore<$db>, $kind,
+            |url| $pool(url)?, |url, spec| $app(url, spec)?);
 
         impl HiLoSubject for $subject {
             type Source = $source;

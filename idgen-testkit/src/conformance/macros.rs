@@ -241,3 +241,45 @@ macro_rules! __conformance_child_cases {
         $crate::__conformance_child_cases!($module<$($subject),+>($entry): $($rest,)*);
     };
 }
+
+/// [`LeaseSubject`](crate::conformance::LeaseSubject) for a subject whose store is idgen-sql's
+/// `SqlLeaseStore` (every SQL adapter's), written once: `$store` on the pool `$pool` made from
+/// `url`, and on the application's pool and its [`AppPool`](crate::conformance::AppPool) from
+/// `$app` made from `url` and `spec`. Generics and bounds of the impl go in the brackets.
+///
+/// ```ignore
+/// idgen_testkit::sql_lease_subject!(impl[] SqlxPostgres, SqlxLeaseStore<Postgres>,
+///     DbKind::Postgres, |url| PgPool::connect_lazy(url)?, |url, spec| postgres_app_pool(url, spec)?);
+/// ```
+#[macro_export]
+macro_rules! sql_lease_subject {
+    (impl[$($gen:tt)*] $subject:ty $(where [$($bound:tt)*])?, $store:ty, $db:expr,
+     |$url:ident| $pool:expr, |$app_url:ident, $spec:ident| $app:expr) => {
+        impl<$($gen)*> $crate::conformance::LeaseSubject for $subject $(where $($bound)*)? {
+            type Store = $store;
+            const DATABASE: $crate::conformance::DbKind = $db;
+            async fn store(
+                $url: &str,
+                table: &str,
+            ) -> Result<Self::Store, $crate::__idgen_engine::lease::BoxError> {
+                Ok(<$store>::with_table($pool, table)?)
+            }
+            async fn create_table(
+                store: &Self::Store,
+            ) -> Result<(), $crate::__idgen_engine::lease::BoxError> {
+                Ok(store.create_table().await?)
+            }
+            async fn app_store(
+                $app_url: &str,
+                table: &str,
+                $spec: $crate::conformance::AppPoolSpec,
+            ) -> Result<
+                (Self::Store, Box<dyn $crate::conformance::AppPool>),
+                $crate::__idgen_engine::lease::BoxError,
+            > {
+                let (pool, app) = $app;
+                Ok((<$store>::with_table(pool, table)?, app))
+            }
+        }
+    };
+}
