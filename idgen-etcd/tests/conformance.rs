@@ -21,9 +21,6 @@ impl LeaseSubject for EtcdStores {
         let (server, prefix) = split_url(url);
         Ok(EtcdLeaseStore::new(&etcd(server)).with_prefix(&format!("{prefix}{table}"))?)
     }
-    async fn create_table(_store: &EtcdLeaseStore) -> Result<(), BoxError> {
-        Ok(()) // keys need no table
-    }
 }
 
 impl HiLoSubject for EtcdStores {

@@ -2,7 +2,7 @@
 //!
 //! `cargo run -p idgen-redis --example redis_ids -- redis://127.0.0.1:6379/`
 
-use idgen_redis::hilo::{HiLo, RedisCounter};
+use idgen_redis::hilo::HiLo;
 use idgen_redis::lease::WorkerLease;
 use idgen_redis::{Layout, Snowflake};
 
@@ -24,21 +24,22 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .lease(lease)
         .build()?;
 
-    RedisCounter::new(&client, "example")?.create().await?;
+    // The counter is created by the first process that needs it (an explicit
+    // `RedisCounter::new(&client, "example")?.create()` does the same ahead of time).
     let lines = HiLo::builder(&client)
         .counter("example")
         .block(100)
+        .create_if_missing(true)
         .build()
         .await?;
 
-    for _ in 0..3 {
-        println!(
-            "snowflake {}  hi-lo {}",
-            ids.next_id()?,
-            lines.next_id().await?
-        );
-    }
+    // Three IDs of each kind: one Snowflake ID at a time, three hi-lo IDs in one contiguous range.
+    let snowflakes = [ids.next_id()?, ids.next_id()?, ids.next_id()?];
+    let range = lines.reserve(3).await?;
+    println!("snowflake {snowflakes:?}  hi-lo {range:?}");
+
+    // Shutdown: the node ID is free for the next process at once.
     handle.release().await?;
-    println!("released; {:?}", handle.status());
+    println!("node ID {} released", handle.node());
     Ok(())
 }

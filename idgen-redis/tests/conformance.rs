@@ -17,9 +17,6 @@ impl LeaseSubject for Redis {
         let client = redis::Client::open(server)?;
         Ok(RedisLeaseStore::new(client).with_prefix(&format!("{prefix}{table}"))?)
     }
-    async fn create_table(_store: &RedisLeaseStore) -> Result<(), BoxError> {
-        Ok(()) // keys need no table
-    }
 }
 
 impl HiLoSubject for Redis {

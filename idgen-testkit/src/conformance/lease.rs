@@ -46,8 +46,13 @@ pub trait LeaseSubject: Send + Sync + 'static {
     /// A store on a new connection pool to `url` (a URL of [`Database::url`]) using the lease
     /// table `table`; an error (naming the name) for a table name the adapter refuses.
     fn store(url: &str, table: &str) -> impl Future<Output = Result<Self::Store, BoxError>> + Send;
-    /// Creates the store's table if it is missing, the way this adapter's users do.
-    fn create_table(store: &Self::Store) -> impl Future<Output = Result<(), BoxError>> + Send;
+    /// Creates the store's table if it is missing, the way this adapter's users do. The default
+    /// does nothing: a store of keys (etcd, Redis) has no table (every SQL subject overrides it,
+    /// through [`sql_lease_subject!`](crate::sql_lease_subject)).
+    fn create_table(store: &Self::Store) -> impl Future<Output = Result<(), BoxError>> + Send {
+        let _ = store;
+        async { Ok(()) }
+    }
     /// A store using `table` on a pool of the application's made as `spec` says, and that pool
     /// ([`AppPool`](super::AppPool)): for the cases about the application's connections (every
     /// SQL subject has one; the default fails, for etcd and Redis).
