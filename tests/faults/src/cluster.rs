@@ -1023,7 +1023,7 @@ impl Cluster {
     /// ```
     pub fn start_node(&mut self, name: &str, env: &[(&str, &str)]) -> Result<String, String> {
         let label = format!("{LABEL}={}", std::process::id());
-        let container_name = format!("{}-{name}", self.network);
+        let container_name = self.container(name);
         let mut args: Vec<String> = [
             "run",
             "--detach",
@@ -1053,6 +1053,18 @@ impl Cluster {
         let id = docker(&args)?;
         self.nodes.push(id.clone());
         Ok(id)
+    }
+
+    /// The container name of the instance [`start_node`](Self::start_node) started as `name`
+    /// (Docker takes it where it takes an ID).
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// cluster.start_node("a", &[]).unwrap();
+    /// cluster.pause(&cluster.container("a"), true).unwrap();
+    /// ```
+    pub fn container(&self, name: &str) -> String {
+        format!("{}-{name}", self.network)
     }
 
     /// The lines instance `id` printed so far.

@@ -864,7 +864,7 @@ fn mariadb_failover_to_a_lagging_replica_never_lets_two_instances_share_a_node_i
 #[test]
 fn etcd_restored_from_an_older_snapshot_never_lets_two_instances_share_a_node_id() {
     let scenario = Scenario {
-        test: "etcd restored from a snapshot taken 4 s earlier",
+        test: "etcd restored from a snapshot taken 8 s earlier",
         name: "etcd-restore",
         store: Store::Etcd,
         env: &HILO_FLOOR_ENV,
@@ -873,9 +873,23 @@ fn etcd_restored_from_an_older_snapshot_never_lets_two_instances_share_a_node_id
     let outcome = store_forgets(
         &scenario,
         |cluster| {
-            // Renewals go on for longer than the TTL after the snapshot.
-            let taken = Instant::now();
+            // The snapshot holds a's and b's leases (etcd keeps leases in it, and a restart
+            // gives each a full TTL again): they keep their node IDs. c is paused past its TTL
+            // first, so in the snapshot its node ID is free; it then leases again and issues,
+            // a claim the restore forgets, which new processes find free.
+            let c = cluster.container("c");
+            cluster.pause(&c, true).unwrap();
+            std::thread::sleep(Duration::from_millis(TTL_MS as u64 + 1000));
             cluster.snapshot_etcd().unwrap();
+            let taken = Instant::now();
+            let unpaused_ms = now_ms();
+            cluster.pause(&c, false).unwrap();
+            cluster
+                .wait_until(&c, Duration::from_secs(30), "c issuing again", |l| {
+                    issuing_since(l, unpaused_ms, now_ms())
+                })
+                .unwrap();
+            // Renewals go on for longer than the TTL after the snapshot.
             let wait = Duration::from_millis(TTL_MS as u64 + 1000);
             std::thread::sleep(wait.saturating_sub(taken.elapsed()));
         },
