@@ -123,6 +123,20 @@ fn node_image(binary: &Path) -> Result<String, String> {
         .clone()
 }
 
+/// Redis without persistence (no snapshots, no append-only file), as `docker run` arguments.
+const REDIS_SERVER: [&str; 10] = [
+    REDIS_IMAGE,
+    "redis-server",
+    "--bind",
+    "0.0.0.0",
+    "--protected-mode",
+    "no",
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+];
+
 /// The IP address of container `id` on its network (what a replica connects to: the primary's
 /// alias moves at a failover).
 fn ip_of(id: &str) -> Result<String, String> {
@@ -248,35 +262,48 @@ impl Cluster {
             mariadb_replica: None,
             etcd: None,
         };
-        cluster.db = cluster.run_postgres()?;
+        cluster.db = cluster.run_postgres("db")?;
         cluster.wait_for_db()?;
         cluster.psql("postgres", &format!("CREATE DATABASE {DATABASE}"))?;
         Ok(cluster)
     }
 
-    /// A new PostgreSQL container with an empty data directory, alias `db`.
-    fn run_postgres(&self) -> Result<String, String> {
-        docker(&[
+    /// A new container on the network, labelled, with the network alias `alias` if any:
+    /// `docker run --detach … args…`; returns its ID.
+    fn run_container(&self, alias: Option<&str>, args: &[&str]) -> Result<String, String> {
+        let mut run = vec![
             "run",
             "--detach",
             "--label",
             &self.label,
             "--network",
             &self.network,
-            "--network-alias",
-            "db",
-            "--env",
-            "POSTGRES_PASSWORD=postgres",
-            "--env",
-            "POSTGRES_INITDB_ARGS=--no-sync",
-            // No SCRAM: its key derivation, in the instances' debug build on a loaded machine,
-            // makes every new connection take seconds, and a fault is about reconnecting fast.
-            "--env",
-            "POSTGRES_HOST_AUTH_METHOD=trust",
-            POSTGRES_IMAGE,
-            "-c",
-            "fsync=off",
-        ])
+        ];
+        if let Some(alias) = alias {
+            run.extend(["--network-alias", alias]);
+        }
+        run.extend(args);
+        docker(&run)
+    }
+
+    /// A new PostgreSQL container with an empty data directory, alias `alias`.
+    fn run_postgres(&self, alias: &str) -> Result<String, String> {
+        self.run_container(
+            Some(alias),
+            &[
+                "--env",
+                "POSTGRES_PASSWORD=postgres",
+                "--env",
+                "POSTGRES_INITDB_ARGS=--no-sync",
+                // No SCRAM: its key derivation, in the instances' debug build on a loaded machine,
+                // makes every new connection take seconds, and a fault is about reconnecting fast.
+                "--env",
+                "POSTGRES_HOST_AUTH_METHOD=trust",
+                POSTGRES_IMAGE,
+                "-c",
+                "fsync=off",
+            ],
+        )
     }
 
     /// Runs `sql` in `database` as `postgres` (psql in the database's container, on its socket).
@@ -368,27 +395,7 @@ impl Cluster {
     /// cluster.prepare_empty_db().unwrap();
     /// ```
     pub fn prepare_empty_db(&mut self) -> Result<(), String> {
-        let next = docker(&[
-            "run",
-            "--detach",
-            "--label",
-            &self.label,
-            "--network",
-            &self.network,
-            "--network-alias",
-            "db-next",
-            "--env",
-            "POSTGRES_PASSWORD=postgres",
-            "--env",
-            "POSTGRES_INITDB_ARGS=--no-sync",
-            // No SCRAM: its key derivation, in the instances' debug build on a loaded machine,
-            // makes every new connection take seconds, and a fault is about reconnecting fast.
-            "--env",
-            "POSTGRES_HOST_AUTH_METHOD=trust",
-            POSTGRES_IMAGE,
-            "-c",
-            "fsync=off",
-        ])?;
+        let next = self.run_postgres("db-next")?;
         let current = std::mem::replace(&mut self.db, next);
         let ready = self
             .wait_for_db()
@@ -430,27 +437,9 @@ impl Cluster {
     pub fn start_redis_replica(&mut self) -> Result<(), String> {
         let primary = self.redis_id()?.to_owned();
         let ip = ip_of(&primary)?;
-        let id = docker(&[
-            "run",
-            "--detach",
-            "--label",
-            &self.label,
-            "--network",
-            &self.network,
-            REDIS_IMAGE,
-            "redis-server",
-            "--bind",
-            "0.0.0.0",
-            "--protected-mode",
-            "no",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--replicaof",
-            &ip,
-            "6379",
-        ])?;
+        let mut args = REDIS_SERVER.to_vec();
+        args.extend(["--replicaof", &ip, "6379"]);
+        let id = self.run_container(None, &args)?;
         self.replica = Some(id.clone());
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -528,21 +517,18 @@ impl Cluster {
              chmod 700 /tmp/standby && \
              exec postgres -D /tmp/standby -c fsync=off -c unix_socket_directories=/tmp"
         );
-        let id = docker(&[
-            "run",
-            "--detach",
-            "--label",
-            &self.label,
-            "--network",
-            &self.network,
-            "--user",
-            "postgres",
-            "--entrypoint",
-            "sh",
-            POSTGRES_IMAGE,
-            "-c",
-            &script,
-        ])?;
+        let id = self.run_container(
+            None,
+            &[
+                "--user",
+                "postgres",
+                "--entrypoint",
+                "sh",
+                POSTGRES_IMAGE,
+                "-c",
+                &script,
+            ],
+        )?;
         self.standby = Some(id.clone());
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
@@ -619,33 +605,24 @@ impl Cluster {
     fn run_mariadb(&self, alias: Option<&str>, server_id: u32) -> Result<String, String> {
         let server_id = format!("--server-id={server_id}");
         let database = format!("MARIADB_DATABASE={DATABASE}");
-        let mut args = vec![
-            "run",
-            "--detach",
-            "--label",
-            &self.label,
-            "--network",
-            &self.network,
-        ];
-        if let Some(alias) = alias {
-            args.extend(["--network-alias", alias]);
-        }
-        args.extend([
-            "--env",
-            "MARIADB_ALLOW_EMPTY_ROOT_PASSWORD=1",
-            "--env",
-            &database,
-            "--tmpfs",
-            "/var/lib/mysql",
-            MARIADB_IMAGE,
-            "mariadbd",
-            "--max-connections=300",
-            &server_id,
-            "--log-bin=mysql-bin",
-            "--binlog-format=ROW",
-            "--innodb-flush-log-at-trx-commit=2",
-        ]);
-        let id = docker(&args)?;
+        let id = self.run_container(
+            alias,
+            &[
+                "--env",
+                "MARIADB_ALLOW_EMPTY_ROOT_PASSWORD=1",
+                "--env",
+                &database,
+                "--tmpfs",
+                "/var/lib/mysql",
+                MARIADB_IMAGE,
+                "mariadbd",
+                "--max-connections=300",
+                &server_id,
+                "--log-bin=mysql-bin",
+                "--binlog-format=ROW",
+                "--innodb-flush-log-at-trx-commit=2",
+            ],
+        )?;
         // On TCP: the entry point's first, temporary server listens on the socket only.
         let tcp = [
             "exec",
@@ -832,22 +809,17 @@ impl Cluster {
     /// cluster.start_etcd().unwrap();
     /// ```
     pub fn start_etcd(&mut self) -> Result<(), String> {
-        let id = docker(&[
-            "run",
-            "--detach",
-            "--label",
-            &self.label,
-            "--network",
-            &self.network,
-            "--network-alias",
-            "etcd",
-            "--tmpfs",
-            "/var/lib/etcd",
-            ETCD_IMAGE,
-            "bash",
-            "-c",
-            ETCD_LOOP,
-        ])?;
+        let id = self.run_container(
+            Some("etcd"),
+            &[
+                "--tmpfs",
+                "/var/lib/etcd",
+                ETCD_IMAGE,
+                "bash",
+                "-c",
+                ETCD_LOOP,
+            ],
+        )?;
         self.etcd = Some(id);
         self.wait_for_etcd()
     }
@@ -927,26 +899,7 @@ impl Cluster {
     /// cluster.start_redis().unwrap();
     /// ```
     pub fn start_redis(&mut self) -> Result<(), String> {
-        let id = docker(&[
-            "run",
-            "--detach",
-            "--label",
-            &self.label,
-            "--network",
-            &self.network,
-            "--network-alias",
-            "redis",
-            REDIS_IMAGE,
-            "redis-server",
-            "--bind",
-            "0.0.0.0",
-            "--protected-mode",
-            "no",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ])?;
+        let id = self.run_container(Some("redis"), &REDIS_SERVER)?;
         self.redis = Some(id);
         self.wait_for_redis()
     }

@@ -864,7 +864,7 @@ fn mariadb_failover_to_a_lagging_replica_never_lets_two_instances_share_a_node_i
 #[test]
 fn etcd_restored_from_an_older_snapshot_never_lets_two_instances_share_a_node_id() {
     let scenario = Scenario {
-        test: "etcd restored from a snapshot taken 8 s earlier",
+        test: "etcd restored from a snapshot taken 4 s earlier",
         name: "etcd-restore",
         store: Store::Etcd,
         env: &HILO_FLOOR_ENV,
