@@ -241,6 +241,20 @@ impl Cluster {
     /// let cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("idgen-fault-node")).unwrap();
     /// ```
     pub fn start(scenario: &str, node_binary: &Path) -> Result<Cluster, String> {
+        Cluster::start_with(scenario, node_binary, true)
+    }
+
+    /// [`start`](Self::start), with PostgreSQL only if `postgres` (a test whose instances lease
+    /// and count elsewhere and keep no rows saves its start).
+    ///
+    /// ```no_run
+    /// let cluster = idgen_faults::cluster::Cluster::start_with("demo", std::path::Path::new("idgen-fault-node"), false).unwrap();
+    /// ```
+    pub fn start_with(
+        scenario: &str,
+        node_binary: &Path,
+        postgres: bool,
+    ) -> Result<Cluster, String> {
         watchdog();
         let image = node_image(node_binary)?;
         let pid = std::process::id().to_string();
@@ -262,9 +276,11 @@ impl Cluster {
             mariadb_replica: None,
             etcd: None,
         };
-        cluster.db = cluster.run_postgres("db")?;
-        cluster.wait_for_db()?;
-        cluster.psql("postgres", &format!("CREATE DATABASE {DATABASE}"))?;
+        if postgres {
+            cluster.db = cluster.run_postgres("db")?;
+            cluster.wait_for_db()?;
+            cluster.psql("postgres", &format!("CREATE DATABASE {DATABASE}"))?;
+        }
         Ok(cluster)
     }
 
@@ -1130,7 +1146,8 @@ impl Cluster {
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        let mut args = vec!["rm", "--force", "--volumes", self.db.as_str()];
+        let mut args = vec!["rm", "--force", "--volumes"];
+        args.extend(Some(self.db.as_str()).filter(|db| !db.is_empty()));
         args.extend(self.redis.iter().map(String::as_str));
         args.extend(self.retired.iter().map(String::as_str));
         args.extend(self.next_db.iter().map(String::as_str));

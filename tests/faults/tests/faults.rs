@@ -485,7 +485,10 @@ fn store_forgets(
     if !can_run(test) {
         return None;
     }
-    let mut cluster = Cluster::start(name, Path::new(BINARY)).unwrap();
+    // PostgreSQL when the instances lease or keep their rows there.
+    let postgres =
+        store == Store::Postgres || env.iter().any(|(k, _)| *k == "IDGEN_FAULT_HILO_ROWS");
+    let mut cluster = Cluster::start_with(name, Path::new(BINARY), postgres).unwrap();
     let mut env: Vec<(&str, &str)> = env.to_vec();
     env.extend(FORGET_ENV);
     match store {
