@@ -817,8 +817,8 @@ impl Cluster {
         docker(&["exec", self.etcd_id()?, "bash", "-c", script])
     }
 
-    /// Starts etcd (alias `etcd`, one member, run by [`ETCD_LOOP`]) and waits until it
-    /// answers.
+    /// Starts etcd (alias `etcd`, one member, run by a shell loop that restarts it when it ends)
+    /// and waits until it answers.
     ///
     /// ```no_run
     /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
