@@ -194,10 +194,17 @@ impl EtcdLeaseStore {
     /// Renews `lease` (a keep-alive): whether it is still alive.
     async fn keep_alive(&self, client: &mut Client, lease: i64) -> Result<bool, BoxError> {
         let action = || format!("keep lease {lease:x} alive");
-        let (mut keeper, mut answers) = client
-            .lease_keep_alive(lease)
-            .await
-            .map_err(self.failed(action()))?;
+        let (mut keeper, mut answers) = match client.lease_keep_alive(lease).await {
+            Ok(stream) => stream,
+            // etcd-client sends a first keep-alive itself and turns etcd's answer for a lease
+            // that is gone (TTL 0: it expired, or a restored etcd never had it) into this
+            // error. It is an answer, not a failure: "not alive", so the renewal takes the node
+            // ID back or reports it lost. As a store error, every renewal failed the same way
+            // and the holder stayed fenced for good without learning that it had lost its node
+            // ID (the fault test "etcd restored from an older snapshot" found it).
+            Err(etcd_client::Error::LeaseKeepAliveError(_)) => return Ok(false),
+            Err(err) => return Err(self.failed(action())(err)),
+        };
         keeper.keep_alive().await.map_err(self.failed(action()))?;
         let answer = answers.message().await.map_err(self.failed(action()))?;
         Ok(answer.is_some_and(|a| a.ttl() > 0))

@@ -3,7 +3,9 @@
 
 use idgen_etcd::Etcd;
 use idgen_etcd::hilo::EtcdCounter;
-use idgen_etcd::lease::{BoxError, EtcdLeaseStore};
+use std::time::Duration;
+
+use idgen_etcd::lease::{BoxError, ClaimRequest, EtcdLeaseStore, LeaseStore, RenewRequest};
 use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
 use idgen_testkit::key_value::split_url;
 
@@ -40,3 +42,42 @@ impl HiLoSubject for EtcdStores {
 idgen_testkit::lease_suite!(etcd_lease, EtcdStores, key_value);
 idgen_testkit::hilo_suite!(etcd_hilo, EtcdStores, key_value);
 idgen_testkit::startup_suite!(etcd_startup, EtcdStores, EtcdStores);
+
+/// A holder whose etcd lease expired while nobody claimed its node ID (a paused process, or an
+/// etcd restored from a snapshot that never had the lease) takes it back at its next renewal.
+/// etcd-client reports the keep-alive of an expired lease as an error; taken for a store
+/// failure, it once failed every renewal, and the holder stayed fenced for good.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_holder_whose_etcd_lease_expired_takes_its_node_id_back_at_its_next_renewal() {
+    let keys = idgen_testkit::etcd().await.expect("an etcd server");
+    let (server, prefix) = split_url(keys.url());
+    let store = EtcdLeaseStore::new(&etcd(server))
+        .with_prefix(&format!("{prefix}leases"))
+        .unwrap();
+    let ttl = Duration::from_secs(2);
+    let claim = store
+        .claim(ClaimRequest {
+            namespace: "default",
+            capacity: 4,
+            holder: "a",
+            ttl,
+        })
+        .await
+        .unwrap()
+        .expect("a free node ID");
+    // Past the TTL: etcd's leader revokes expired leases every 500 ms.
+    tokio::time::sleep(ttl + Duration::from_millis(1500)).await;
+    let renewed = store
+        .renew(RenewRequest {
+            namespace: "default",
+            node: claim.node,
+            holder: "a",
+            ttl,
+            last_timestamp_ms: None,
+        })
+        .await;
+    assert!(
+        matches!(renewed, Ok(true)),
+        "the renewal after the lease expired: {renewed:?}"
+    );
+}

@@ -1,6 +1,6 @@
 //! A throwaway set of containers for one fault test: a Docker network, PostgreSQL
-//! (`idgen-test/postgres:15`) and instances of `idgen-fault-node` on `idgen-test/base:bookworm`,
-//! driven with the `docker` command. Everything is labelled with this process's ID and removed
+//! (`idgen-test/postgres:15`), optionally Redis, MariaDB or etcd, and instances of
+//! `idgen-fault-node` on `idgen-test/base:bookworm`, driven with the `docker` command. Everything is labelled with this process's ID and removed
 //! when the [`Cluster`] is dropped, or, if the process is killed, by a watchdog shell that waits
 //! for the end of a pipe only this process holds.
 
@@ -19,6 +19,10 @@ pub const BASE_IMAGE: &str = "idgen-test/base:bookworm";
 pub const POSTGRES_IMAGE: &str = "idgen-test/postgres:15";
 /// The Redis image (made by `scripts/test-images`).
 pub const REDIS_IMAGE: &str = "idgen-test/redis:7.0";
+/// The MariaDB image (made by `scripts/test-images`).
+pub const MARIADB_IMAGE: &str = "idgen-test/mariadb:10.11";
+/// The etcd image (made by `scripts/test-images`).
+pub const ETCD_IMAGE: &str = "idgen-test/etcd:3.4";
 /// The database the instances use, created by [`Cluster::start`]: a database of its own (not
 /// `postgres`), so a test can drop it and restore it from a dump.
 pub const DATABASE: &str = "ids";
@@ -56,7 +60,13 @@ pub fn unavailable() -> Option<String> {
     if let Err(err) = docker(&["version", "--format", "{{.Server.Version}}"]) {
         return Some(format!("no Docker engine answers: {err}"));
     }
-    for image in [BASE_IMAGE, POSTGRES_IMAGE, REDIS_IMAGE] {
+    for image in [
+        BASE_IMAGE,
+        POSTGRES_IMAGE,
+        REDIS_IMAGE,
+        MARIADB_IMAGE,
+        ETCD_IMAGE,
+    ] {
         if docker(&["image", "inspect", "--format", "{{.Id}}", image]).is_err() {
             return Some(format!(
                 "the image {image} is missing: run scripts/test-images"
@@ -113,6 +123,65 @@ fn node_image(binary: &Path) -> Result<String, String> {
         .clone()
 }
 
+/// Redis without persistence (no snapshots, no append-only file), as `docker run` arguments.
+const REDIS_SERVER: [&str; 10] = [
+    REDIS_IMAGE,
+    "redis-server",
+    "--bind",
+    "0.0.0.0",
+    "--protected-mode",
+    "no",
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+];
+
+/// The IP address of container `id` on its network (what a replica connects to: the primary's
+/// alias moves at a failover).
+fn ip_of(id: &str) -> Result<String, String> {
+    docker(&[
+        "inspect",
+        "--format",
+        "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
+        id,
+    ])
+}
+
+/// Polls `check` every 50 ms until it holds, at most `timeout`; the error names `what` and
+/// ends with the last 20 lines of container `id`'s log.
+fn poll(id: &str, timeout: Duration, what: &str, check: impl Fn() -> bool) -> Result<(), String> {
+    let deadline = Instant::now() + timeout;
+    while !check() {
+        if Instant::now() > deadline {
+            let logs = docker(&["logs", "--tail", "20", id]).unwrap_or_default();
+            return Err(format!("{what}: not within {timeout:?}: {logs}"));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(())
+}
+
+/// Runs `sql` as MariaDB's `root` in container `id` (the client on the server's socket), one
+/// tab-separated line a row, no headers (with `vertical`, one `name: value` line a column).
+fn mariadb_sql(id: &str, sql: &str, vertical: bool) -> Result<String, String> {
+    let format = if vertical { "-E" } else { "-NB" };
+    docker(&["exec", id, "mariadb", "-uroot", format, "-e", sql])
+}
+
+/// The shell script of the etcd container: etcd in a loop, so that a test can stop it
+/// (`kill` of the PID in `/tmp/etcd.pid`), change its data directory while
+/// `/tmp/etcd.hold` exists, and have it start again from there in the same container (same
+/// address). Arguments as idgen-testkit runs etcd; the data on a tmpfs.
+const ETCD_LOOP: &str = "while :; do \
+    etcd --name=idgen --data-dir=/var/lib/etcd/data \
+      --listen-client-urls=http://0.0.0.0:2379 --advertise-client-urls=http://127.0.0.1:2379 \
+      --listen-peer-urls=http://127.0.0.1:2380 --initial-advertise-peer-urls=http://127.0.0.1:2380 \
+      --initial-cluster=idgen=http://127.0.0.1:2380 & \
+    echo $! >/tmp/etcd.pid; wait $!; \
+    while [ -e /tmp/etcd.hold ]; do sleep 0.02; done; \
+  done";
+
 /// Runs `sql` with psql on the standby container `id` (its socket is in `/tmp`).
 fn standby_sql(id: &str, sql: &str) -> Result<String, String> {
     docker(&[
@@ -140,8 +209,8 @@ docker rmi "idgen-test/fault-node:$2""#;
     });
 }
 
-/// A network with PostgreSQL (alias `db`), optionally Redis (alias `redis`), and instances on
-/// it.
+/// A network with PostgreSQL (alias `db`), optionally Redis (alias `redis`), MariaDB (alias
+/// `mariadb`) or etcd (alias `etcd`), and instances on it.
 pub struct Cluster {
     network: String,
     label: String,
@@ -157,6 +226,12 @@ pub struct Cluster {
     replica: Option<String>,
     /// A PostgreSQL streaming standby of `db`.
     standby: Option<String>,
+    /// MariaDB, with its binary log on.
+    mariadb: Option<String>,
+    /// A MariaDB replica of `mariadb`.
+    mariadb_replica: Option<String>,
+    /// etcd, run by a shell loop that restarts it when it ends (see [`Cluster::start_etcd`]).
+    etcd: Option<String>,
 }
 
 impl Cluster {
@@ -166,6 +241,20 @@ impl Cluster {
     /// let cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("idgen-fault-node")).unwrap();
     /// ```
     pub fn start(scenario: &str, node_binary: &Path) -> Result<Cluster, String> {
+        Cluster::start_with(scenario, node_binary, true)
+    }
+
+    /// [`start`](Self::start), with PostgreSQL only if `postgres` (a test whose instances lease
+    /// and count elsewhere and keep no rows saves its start).
+    ///
+    /// ```no_run
+    /// let cluster = idgen_faults::cluster::Cluster::start_with("demo", std::path::Path::new("idgen-fault-node"), false).unwrap();
+    /// ```
+    pub fn start_with(
+        scenario: &str,
+        node_binary: &Path,
+        postgres: bool,
+    ) -> Result<Cluster, String> {
         watchdog();
         let image = node_image(node_binary)?;
         let pid = std::process::id().to_string();
@@ -183,36 +272,54 @@ impl Cluster {
             next_db: None,
             replica: None,
             standby: None,
+            mariadb: None,
+            mariadb_replica: None,
+            etcd: None,
         };
-        cluster.db = cluster.run_postgres()?;
-        cluster.wait_for_db()?;
-        cluster.psql("postgres", &format!("CREATE DATABASE {DATABASE}"))?;
+        if postgres {
+            cluster.db = cluster.run_postgres("db")?;
+            cluster.wait_for_db()?;
+            cluster.psql("postgres", &format!("CREATE DATABASE {DATABASE}"))?;
+        }
         Ok(cluster)
     }
 
-    /// A new PostgreSQL container with an empty data directory, alias `db`.
-    fn run_postgres(&self) -> Result<String, String> {
-        docker(&[
+    /// A new container on the network, labelled, with the network alias `alias` if any:
+    /// `docker run --detach … args…`; returns its ID.
+    fn run_container(&self, alias: Option<&str>, args: &[&str]) -> Result<String, String> {
+        let mut run = vec![
             "run",
             "--detach",
             "--label",
             &self.label,
             "--network",
             &self.network,
-            "--network-alias",
-            "db",
-            "--env",
-            "POSTGRES_PASSWORD=postgres",
-            "--env",
-            "POSTGRES_INITDB_ARGS=--no-sync",
-            // No SCRAM: its key derivation, in the instances' debug build on a loaded machine,
-            // makes every new connection take seconds, and a fault is about reconnecting fast.
-            "--env",
-            "POSTGRES_HOST_AUTH_METHOD=trust",
-            POSTGRES_IMAGE,
-            "-c",
-            "fsync=off",
-        ])
+        ];
+        if let Some(alias) = alias {
+            run.extend(["--network-alias", alias]);
+        }
+        run.extend(args);
+        docker(&run)
+    }
+
+    /// A new PostgreSQL container with an empty data directory, alias `alias`.
+    fn run_postgres(&self, alias: &str) -> Result<String, String> {
+        self.run_container(
+            Some(alias),
+            &[
+                "--env",
+                "POSTGRES_PASSWORD=postgres",
+                "--env",
+                "POSTGRES_INITDB_ARGS=--no-sync",
+                // No SCRAM: its key derivation, in the instances' debug build on a loaded machine,
+                // makes every new connection take seconds, and a fault is about reconnecting fast.
+                "--env",
+                "POSTGRES_HOST_AUTH_METHOD=trust",
+                POSTGRES_IMAGE,
+                "-c",
+                "fsync=off",
+            ],
+        )
     }
 
     /// Runs `sql` in `database` as `postgres` (psql in the database's container, on its socket).
@@ -304,27 +411,7 @@ impl Cluster {
     /// cluster.prepare_empty_db().unwrap();
     /// ```
     pub fn prepare_empty_db(&mut self) -> Result<(), String> {
-        let next = docker(&[
-            "run",
-            "--detach",
-            "--label",
-            &self.label,
-            "--network",
-            &self.network,
-            "--network-alias",
-            "db-next",
-            "--env",
-            "POSTGRES_PASSWORD=postgres",
-            "--env",
-            "POSTGRES_INITDB_ARGS=--no-sync",
-            // No SCRAM: its key derivation, in the instances' debug build on a loaded machine,
-            // makes every new connection take seconds, and a fault is about reconnecting fast.
-            "--env",
-            "POSTGRES_HOST_AUTH_METHOD=trust",
-            POSTGRES_IMAGE,
-            "-c",
-            "fsync=off",
-        ])?;
+        let next = self.run_postgres("db-next")?;
         let current = std::mem::replace(&mut self.db, next);
         let ready = self
             .wait_for_db()
@@ -365,33 +452,10 @@ impl Cluster {
     /// ```
     pub fn start_redis_replica(&mut self) -> Result<(), String> {
         let primary = self.redis_id()?.to_owned();
-        let ip = docker(&[
-            "inspect",
-            "--format",
-            "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
-            &primary,
-        ])?;
-        let id = docker(&[
-            "run",
-            "--detach",
-            "--label",
-            &self.label,
-            "--network",
-            &self.network,
-            REDIS_IMAGE,
-            "redis-server",
-            "--bind",
-            "0.0.0.0",
-            "--protected-mode",
-            "no",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--replicaof",
-            &ip,
-            "6379",
-        ])?;
+        let ip = ip_of(&primary)?;
+        let mut args = REDIS_SERVER.to_vec();
+        args.extend(["--replicaof", &ip, "6379"]);
+        let id = self.run_container(None, &args)?;
         self.replica = Some(id.clone());
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -433,21 +497,21 @@ impl Cluster {
     pub fn fail_over_redis(&mut self) -> Result<(), String> {
         let replica = self.replica.take().ok_or("no Redis replica")?;
         let primary = self.redis.replace(replica.clone()).unwrap_or_default();
-        self.retired.push(primary.clone());
-        docker(&["kill", &primary])?;
+        // Promoted before it gets the alias (it is cut off until then): it must not find
+        // itself under `redis` while it still looks for its primary there.
         docker(&["exec", &replica, "redis-cli", "replicaof", "no", "one"])?;
-        // Connected again only once promoted: it must not find itself under `redis` while it
-        // still looks for its primary there.
-        let _ = docker(&["network", "disconnect", &self.network, &replica]);
-        docker(&[
-            "network",
-            "connect",
-            "--alias",
-            "redis",
-            &self.network,
-            &replica,
-        ])?;
+        self.move_alias(&primary, &replica, "redis")?;
         self.wait_for_redis()
+    }
+
+    /// The last step of a failover, as a virtual IP or a DNS name moves: kills `old` (removed
+    /// with the others at the end) and gives `new` the network alias `alias` (reconnecting it
+    /// if it is on the network already).
+    fn move_alias(&mut self, old: &str, new: &str, alias: &str) -> Result<(), String> {
+        self.retired.push(old.to_owned());
+        docker(&["kill", old])?;
+        let _ = docker(&["network", "disconnect", &self.network, new]);
+        docker(&["network", "connect", "--alias", alias, &self.network, new]).map(drop)
     }
 
     /// Starts an asynchronous streaming standby of the database (`pg_basebackup -R`, no alias:
@@ -463,32 +527,24 @@ impl Cluster {
              psql -qAt -c 'SELECT pg_reload_conf()'",
             &[],
         )?;
-        let ip = docker(&[
-            "inspect",
-            "--format",
-            "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
-            &self.db,
-        ])?;
+        let ip = ip_of(&self.db)?;
         let script = format!(
             "pg_basebackup -h {ip} -U postgres -D /tmp/standby -R -X stream --checkpoint=fast && \
              chmod 700 /tmp/standby && \
              exec postgres -D /tmp/standby -c fsync=off -c unix_socket_directories=/tmp"
         );
-        let id = docker(&[
-            "run",
-            "--detach",
-            "--label",
-            &self.label,
-            "--network",
-            &self.network,
-            "--user",
-            "postgres",
-            "--entrypoint",
-            "sh",
-            POSTGRES_IMAGE,
-            "-c",
-            &script,
-        ])?;
+        let id = self.run_container(
+            None,
+            &[
+                "--user",
+                "postgres",
+                "--entrypoint",
+                "sh",
+                POSTGRES_IMAGE,
+                "-c",
+                &script,
+            ],
+        )?;
         self.standby = Some(id.clone());
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
@@ -555,18 +611,287 @@ impl Cluster {
     /// ```
     pub fn fail_over_to_pg_standby(&mut self) -> Result<(), String> {
         let standby = self.standby.take().ok_or("no standby")?;
-        docker(&["kill", &self.db])?;
         let primary = std::mem::replace(&mut self.db, standby.clone());
-        self.retired.push(primary);
-        docker(&[
-            "network",
-            "connect",
-            "--alias",
-            "db",
-            &self.network,
-            &standby,
-        ])?;
+        self.move_alias(&primary, &standby, "db")
+    }
+
+    /// A new MariaDB container (`MARIADB_IMAGE`, [`DATABASE`] created, `root` without a
+    /// password from anywhere, the binary log on, row-based, as server `server_id`), with the
+    /// network alias `alias` if any; returns its ID once it answers on TCP.
+    fn run_mariadb(&self, alias: Option<&str>, server_id: u32) -> Result<String, String> {
+        let server_id = format!("--server-id={server_id}");
+        let database = format!("MARIADB_DATABASE={DATABASE}");
+        let id = self.run_container(
+            alias,
+            &[
+                "--env",
+                "MARIADB_ALLOW_EMPTY_ROOT_PASSWORD=1",
+                "--env",
+                &database,
+                "--tmpfs",
+                "/var/lib/mysql",
+                MARIADB_IMAGE,
+                "mariadbd",
+                "--max-connections=300",
+                &server_id,
+                "--log-bin=mysql-bin",
+                "--binlog-format=ROW",
+                "--innodb-flush-log-at-trx-commit=2",
+            ],
+        )?;
+        // On TCP: the entry point's first, temporary server listens on the socket only.
+        let tcp = [
+            "exec",
+            &id,
+            "mariadb",
+            "--protocol=tcp",
+            "-h127.0.0.1",
+            "-uroot",
+            "-e",
+            "SELECT 1",
+        ];
+        poll(&id, Duration::from_secs(60), "MariaDB ready", || {
+            docker(&tcp).is_ok()
+        })?;
+        Ok(id)
+    }
+
+    fn mariadb_id(&self) -> Result<&str, String> {
+        self.mariadb
+            .as_deref()
+            .ok_or_else(|| "no MariaDB in this cluster".to_owned())
+    }
+
+    /// Starts MariaDB (alias `mariadb`, [`DATABASE`] created) and waits until it answers.
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// cluster.start_mariadb().unwrap();
+    /// ```
+    pub fn start_mariadb(&mut self) -> Result<(), String> {
+        self.mariadb = Some(self.run_mariadb(Some("mariadb"), 1)?);
         Ok(())
+    }
+
+    /// `mariadb-dump --single-transaction` of [`DATABASE`] into a file inside the MariaDB
+    /// container.
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// # cluster.start_mariadb().unwrap();
+    /// cluster.dump_mariadb().unwrap();
+    /// ```
+    pub fn dump_mariadb(&self) -> Result<(), String> {
+        let dump =
+            format!("mariadb-dump -uroot --single-transaction {DATABASE} >/tmp/idgen-faults.sql");
+        docker(&["exec", self.mariadb_id()?, "sh", "-c", &dump]).map(drop)
+    }
+
+    /// The restore of the dump [`dump_mariadb`](Self::dump_mariadb) took: [`DATABASE`] dropped,
+    /// created again and loaded from the dump (the instances' calls fail meanwhile).
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// # cluster.start_mariadb().unwrap();
+    /// # cluster.dump_mariadb().unwrap();
+    /// cluster.restore_mariadb().unwrap();
+    /// ```
+    pub fn restore_mariadb(&self) -> Result<(), String> {
+        let restore = format!(
+            "mariadb -uroot -e 'DROP DATABASE {DATABASE}; CREATE DATABASE {DATABASE}' && \
+             mariadb -uroot {DATABASE} </tmp/idgen-faults.sql"
+        );
+        docker(&["exec", self.mariadb_id()?, "sh", "-c", &restore]).map(drop)
+    }
+
+    /// Starts a second MariaDB (no alias: no instance uses it) as an asynchronous replica of
+    /// the first, from the start of the primary's binary log (`CHANGE MASTER TO …;
+    /// START SLAVE`), and waits until it has applied everything the primary logged.
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// # cluster.start_mariadb().unwrap();
+    /// cluster.start_mariadb_replica().unwrap();
+    /// ```
+    pub fn start_mariadb_replica(&mut self) -> Result<(), String> {
+        let primary = self.mariadb_id()?.to_owned();
+        let ip = ip_of(&primary)?;
+        let logs = mariadb_sql(&primary, "SHOW BINARY LOGS", false)?;
+        let first = logs
+            .split_whitespace()
+            .next()
+            .ok_or("the primary has no binary log")?
+            .to_owned();
+        let replica = self.run_mariadb(None, 2)?;
+        self.mariadb_replica = Some(replica.clone());
+        mariadb_sql(
+            &replica,
+            &format!(
+                "CHANGE MASTER TO MASTER_HOST='{ip}', MASTER_USER='root', MASTER_PASSWORD='', \
+                 MASTER_LOG_FILE='{first}', MASTER_LOG_POS=4; START SLAVE"
+            ),
+            false,
+        )?;
+        poll(
+            &replica,
+            Duration::from_secs(60),
+            "the replica caught up",
+            || {
+                let status = mariadb_sql(&replica, "SHOW SLAVE STATUS", true).unwrap_or_default();
+                let field = |name: &str| {
+                    status.lines().find_map(|line| {
+                        let (key, value) = line.trim().split_once(": ")?;
+                        (key == name).then(|| value.to_owned())
+                    })
+                };
+                field("Slave_IO_Running").as_deref() == Some("Yes")
+                    && field("Slave_SQL_Running").as_deref() == Some("Yes")
+                    && field("Seconds_Behind_Master").as_deref() == Some("0")
+                    && field("Read_Master_Log_Pos") == field("Exec_Master_Log_Pos")
+                    && field("Master_Log_File") == field("Relay_Master_Log_File")
+            },
+        )
+    }
+
+    /// Stops the replica's threads (`STOP SLAVE`) and cuts its link to the primary (`docker
+    /// network disconnect`): nothing the primary commits from now on reaches it.
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// # cluster.start_mariadb().unwrap();
+    /// # cluster.start_mariadb_replica().unwrap();
+    /// cluster.stop_mariadb_replica().unwrap();
+    /// ```
+    pub fn stop_mariadb_replica(&self) -> Result<(), String> {
+        let replica = self
+            .mariadb_replica
+            .as_deref()
+            .ok_or("no MariaDB replica")?;
+        mariadb_sql(replica, "STOP SLAVE", false)?;
+        docker(&["network", "disconnect", &self.network, replica]).map(drop)
+    }
+
+    /// Promotes the (stopped, lagging) replica: `STOP SLAVE; RESET SLAVE ALL`, while the
+    /// primary still serves the instances;
+    /// [`fail_over_to_mariadb_replica`](Self::fail_over_to_mariadb_replica) then puts it in the
+    /// primary's place.
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// # cluster.start_mariadb().unwrap();
+    /// # cluster.start_mariadb_replica().unwrap();
+    /// cluster.promote_mariadb_replica().unwrap();
+    /// ```
+    pub fn promote_mariadb_replica(&self) -> Result<(), String> {
+        let replica = self
+            .mariadb_replica
+            .as_deref()
+            .ok_or("no MariaDB replica")?;
+        mariadb_sql(replica, "STOP SLAVE; RESET SLAVE ALL", false).map(drop)
+    }
+
+    /// The failover: kills the MariaDB primary and gives the promoted replica the alias
+    /// `mariadb`.
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// # cluster.start_mariadb().unwrap();
+    /// # cluster.start_mariadb_replica().unwrap();
+    /// # cluster.promote_mariadb_replica().unwrap();
+    /// cluster.fail_over_to_mariadb_replica().unwrap();
+    /// ```
+    pub fn fail_over_to_mariadb_replica(&mut self) -> Result<(), String> {
+        let replica = self.mariadb_replica.take().ok_or("no MariaDB replica")?;
+        let primary = self.mariadb.replace(replica.clone()).unwrap_or_default();
+        self.move_alias(&primary, &replica, "mariadb")
+    }
+
+    fn etcd_id(&self) -> Result<&str, String> {
+        self.etcd
+            .as_deref()
+            .ok_or_else(|| "no etcd in this cluster".to_owned())
+    }
+
+    /// Runs the bash `script` in the etcd container.
+    fn etcd_shell(&self, script: &str) -> Result<String, String> {
+        docker(&["exec", self.etcd_id()?, "bash", "-c", script])
+    }
+
+    /// Starts etcd (alias `etcd`, one member, run by a shell loop that restarts it when it ends)
+    /// and waits until it answers.
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// cluster.start_etcd().unwrap();
+    /// ```
+    pub fn start_etcd(&mut self) -> Result<(), String> {
+        let id = self.run_container(
+            Some("etcd"),
+            &[
+                "--tmpfs",
+                "/var/lib/etcd",
+                ETCD_IMAGE,
+                "bash",
+                "-c",
+                ETCD_LOOP,
+            ],
+        )?;
+        self.etcd = Some(id);
+        self.wait_for_etcd()
+    }
+
+    /// Waits until etcd's `/health` says it has a leader and serves (bash's `/dev/tcp`: the
+    /// image has no etcdctl and no HTTP client).
+    fn wait_for_etcd(&self) -> Result<(), String> {
+        let health = "exec 3<>/dev/tcp/127.0.0.1/2379 && \
+                      printf 'GET /health HTTP/1.0\r\n\r\n' >&3 && cat <&3";
+        poll(
+            self.etcd_id()?,
+            Duration::from_secs(30),
+            "etcd healthy",
+            || {
+                self.etcd_shell(health)
+                    .is_ok_and(|answer| answer.contains(r#""health":"true""#))
+            },
+        )
+    }
+
+    /// A backup of etcd while it serves: its data directory copied while the process is
+    /// stopped for the copy (`SIGSTOP`, tens of milliseconds), as a volume snapshot is taken;
+    /// etcd recovers from the copy as from a crash at that moment. (Debian's etcd-server, the
+    /// image's, has no `etcdctl` for `etcdctl snapshot save` / `snapshot restore`; restoring
+    /// this copy gives etcd back the same keys, leases and revision as that would.)
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// # cluster.start_etcd().unwrap();
+    /// cluster.snapshot_etcd().unwrap();
+    /// ```
+    pub fn snapshot_etcd(&self) -> Result<(), String> {
+        self.etcd_shell(
+            "touch /tmp/etcd.hold && pid=$(cat /tmp/etcd.pid) && kill -STOP $pid && \
+             cp -a /var/lib/etcd/data /var/lib/etcd/backup; kill -CONT $pid; rm /tmp/etcd.hold",
+        )
+        .map(drop)
+    }
+
+    /// The restore: kills etcd (`SIGKILL`), replaces its data directory with the copy
+    /// [`snapshot_etcd`](Self::snapshot_etcd) took and starts it from there; returns when it
+    /// answers.
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// # cluster.start_etcd().unwrap();
+    /// # cluster.snapshot_etcd().unwrap();
+    /// cluster.restore_etcd().unwrap();
+    /// ```
+    pub fn restore_etcd(&self) -> Result<(), String> {
+        self.etcd_shell(
+            "touch /tmp/etcd.hold && kill -KILL $(cat /tmp/etcd.pid) && \
+             rm -rf /var/lib/etcd/data && mv /var/lib/etcd/backup /var/lib/etcd/data && \
+             rm /tmp/etcd.hold",
+        )?;
+        self.wait_for_etcd()
     }
 
     /// Sends `signal` to the instances `ids` (`docker kill --signal`): `USR1` lets instances
@@ -590,26 +915,7 @@ impl Cluster {
     /// cluster.start_redis().unwrap();
     /// ```
     pub fn start_redis(&mut self) -> Result<(), String> {
-        let id = docker(&[
-            "run",
-            "--detach",
-            "--label",
-            &self.label,
-            "--network",
-            &self.network,
-            "--network-alias",
-            "redis",
-            REDIS_IMAGE,
-            "redis-server",
-            "--bind",
-            "0.0.0.0",
-            "--protected-mode",
-            "no",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ])?;
+        let id = self.run_container(Some("redis"), &REDIS_SERVER)?;
         self.redis = Some(id);
         self.wait_for_redis()
     }
@@ -686,7 +992,7 @@ impl Cluster {
     /// ```
     pub fn start_node(&mut self, name: &str, env: &[(&str, &str)]) -> Result<String, String> {
         let label = format!("{LABEL}={}", std::process::id());
-        let container_name = format!("{}-{name}", self.network);
+        let container_name = self.container(name);
         let mut args: Vec<String> = [
             "run",
             "--detach",
@@ -700,6 +1006,10 @@ impl Cluster {
             &format!("IDGEN_FAULT_DB_URL=postgres://postgres:postgres@db:5432/{DATABASE}"),
             "--env",
             "IDGEN_FAULT_REDIS_URL=redis://redis:6379/",
+            "--env",
+            &format!("IDGEN_FAULT_MYSQL_URL=mysql://root@mariadb:3306/{DATABASE}"),
+            "--env",
+            "IDGEN_FAULT_ETCD_URL=http://etcd:2379",
         ]
         .map(str::to_owned)
         .to_vec();
@@ -712,6 +1022,18 @@ impl Cluster {
         let id = docker(&args)?;
         self.nodes.push(id.clone());
         Ok(id)
+    }
+
+    /// The container name of the instance [`start_node`](Self::start_node) started as `name`
+    /// (Docker takes it where it takes an ID).
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// cluster.start_node("a", &[]).unwrap();
+    /// cluster.pause(&cluster.container("a"), true).unwrap();
+    /// ```
+    pub fn container(&self, name: &str) -> String {
+        format!("{}-{name}", self.network)
     }
 
     /// The lines instance `id` printed so far.
@@ -824,12 +1146,16 @@ impl Cluster {
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        let mut args = vec!["rm", "--force", "--volumes", self.db.as_str()];
+        let mut args = vec!["rm", "--force", "--volumes"];
+        args.extend(Some(self.db.as_str()).filter(|db| !db.is_empty()));
         args.extend(self.redis.iter().map(String::as_str));
         args.extend(self.retired.iter().map(String::as_str));
         args.extend(self.next_db.iter().map(String::as_str));
         args.extend(self.replica.iter().map(String::as_str));
         args.extend(self.standby.iter().map(String::as_str));
+        args.extend(self.mariadb.iter().map(String::as_str));
+        args.extend(self.mariadb_replica.iter().map(String::as_str));
+        args.extend(self.etcd.iter().map(String::as_str));
         args.extend(self.nodes.iter().map(String::as_str));
         let _ = docker(&args);
         let _ = docker(&["network", "rm", &self.network]);

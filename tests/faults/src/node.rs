@@ -3,13 +3,17 @@
 use std::io::Write;
 use std::time::Duration;
 
+use idgen_etcd::Etcd;
+use idgen_etcd::hilo::EtcdCounter;
 use idgen_redis::hilo::RedisCounter;
 use idgen_redis::redis;
-use idgen_sqlx::hilo::{HiLo, HiLoBuilder, IntoHiLoSource, PgSequence};
+use idgen_sqlx::hilo::{HiLo, HiLoBuilder, IntoHiLoSource, MySqlCounter, PgSequence};
 use idgen_sqlx::lease::{WorkerLease, create_lease_table};
 use idgen_sqlx::{Error, Layout, Snowflake};
-use sqlx::PgPool;
+use sqlx::mysql::MySqlPoolOptions;
+use sqlx::pool::{Pool, PoolOptions};
 use sqlx::postgres::PgPoolOptions;
+use sqlx::{MySqlPool, PgPool};
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::Line;
@@ -28,6 +32,30 @@ pub enum Store {
     Postgres,
     /// `redis`: the lease keys and the counter in Redis.
     Redis,
+    /// `mariadb`: the lease table and a sequence in MariaDB (idgen-sqlx's MySQL support).
+    MariaDb,
+    /// `etcd`: the lease keys (on etcd leases) and the counter in etcd (idgen-etcd).
+    Etcd,
+}
+
+impl Store {
+    /// Every store.
+    pub const ALL: [Store; 4] = [Store::Postgres, Store::Redis, Store::MariaDb, Store::Etcd];
+
+    /// Its name in `IDGEN_FAULT_STORE`.
+    ///
+    /// ```
+    /// use idgen_faults::node::Store;
+    /// assert_eq!(Store::MariaDb.name(), "mariadb");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Store::Postgres => "postgres",
+            Store::Redis => "redis",
+            Store::MariaDb => "mariadb",
+            Store::Etcd => "etcd",
+        }
+    }
 }
 
 /// What an instance is told through its environment (`IDGEN_FAULT_*`, times in milliseconds).
@@ -39,12 +67,16 @@ pub enum Store {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// `IDGEN_FAULT_STORE`: `postgres` (default) or `redis`.
+    /// `IDGEN_FAULT_STORE`: `postgres` (default), `redis`, `mariadb` or `etcd`.
     pub store: Store,
     /// `IDGEN_FAULT_DB_URL`: the PostgreSQL URL (needed with the store `postgres`).
     pub db_url: String,
     /// `IDGEN_FAULT_REDIS_URL`: the Redis URL (needed with the store `redis`).
     pub redis_url: String,
+    /// `IDGEN_FAULT_MYSQL_URL`: the MariaDB URL (needed with the store `mariadb`).
+    pub mysql_url: String,
+    /// `IDGEN_FAULT_ETCD_URL`: the etcd endpoint (needed with the store `etcd`).
+    pub etcd_url: String,
     /// `IDGEN_FAULT_TTL_MS` (3000).
     pub ttl: Duration,
     /// `IDGEN_FAULT_RENEW_MS` (500).
@@ -88,6 +120,8 @@ impl Default for Config {
             store: Store::Postgres,
             db_url: String::new(),
             redis_url: String::new(),
+            mysql_url: String::new(),
+            etcd_url: String::new(),
             ttl: Duration::from_millis(3000),
             renew_every: Duration::from_millis(500),
             safety_margin: Duration::from_millis(1000),
@@ -130,14 +164,14 @@ impl Config {
             }
         };
         let d = Config::default();
-        let store = match std::env::var("IDGEN_FAULT_STORE").as_deref() {
-            Err(_) | Ok("postgres") => Store::Postgres,
-            Ok("redis") => Store::Redis,
-            Ok(other) => {
-                return Err(format!(
-                    "IDGEN_FAULT_STORE={other:?}: not postgres or redis"
-                ));
-            }
+        let store = match std::env::var("IDGEN_FAULT_STORE") {
+            Err(_) => Store::Postgres,
+            Ok(name) => Store::ALL
+                .into_iter()
+                .find(|store| store.name() == name)
+                .ok_or_else(|| {
+                    format!("IDGEN_FAULT_STORE={name:?}: not postgres, redis, mariadb or etcd")
+                })?,
         };
         let url = |name: &str, needed: bool| -> Result<String, String> {
             match std::env::var(name) {
@@ -153,6 +187,8 @@ impl Config {
                 store == Store::Postgres || std::env::var_os("IDGEN_FAULT_HILO_ROWS").is_some(),
             )?,
             redis_url: url("IDGEN_FAULT_REDIS_URL", store == Store::Redis)?,
+            mysql_url: url("IDGEN_FAULT_MYSQL_URL", store == Store::MariaDb)?,
+            etcd_url: url("IDGEN_FAULT_ETCD_URL", store == Store::Etcd)?,
             ttl: ms("IDGEN_FAULT_TTL_MS", d.ttl)?,
             renew_every: ms("IDGEN_FAULT_RENEW_MS", d.renew_every)?,
             safety_margin: ms("IDGEN_FAULT_MARGIN_MS", d.safety_margin)?,
@@ -203,6 +239,8 @@ fn describe(err: &Error) -> String {
 enum Backend {
     Postgres(PgPool),
     Redis(redis::Client),
+    MariaDb(MySqlPool),
+    Etcd(Etcd),
 }
 
 impl Backend {
@@ -212,6 +250,11 @@ impl Backend {
             Store::Redis => redis::Client::open(config.redis_url.as_str())
                 .map(Backend::Redis)
                 .map_err(|e| format!("the Redis URL {}: {e}", config.redis_url)),
+            Store::MariaDb => Ok(Backend::MariaDb(
+                connect_to(MySqlPoolOptions::new(), &config.mysql_url).await?,
+            )),
+            // Connects on first use, and again after a failed call.
+            Store::Etcd => Ok(Backend::Etcd(Etcd::new([config.etcd_url.as_str()]))),
         }
     }
 
@@ -234,10 +277,35 @@ impl Backend {
                 })
                 .await;
             }
+            Backend::MariaDb(pool) => {
+                retry("create the lease table", || async {
+                    create_lease_table(pool).await.map_err(|e| e.to_string())
+                })
+                .await;
+                retry("create the hi-lo sequence", || async {
+                    let sequence =
+                        MySqlCounter::sequence(pool, COUNTER).map_err(|e| e.to_string())?;
+                    sequence
+                        .create(config.block)
+                        .await
+                        .map_err(|e| e.to_string())
+                })
+                .await;
+            }
             Backend::Redis(client) => {
                 retry("create the hi-lo counter", || async {
                     let counter = RedisCounter::new(client, COUNTER).map_err(|e| e.to_string())?;
                     counter.create().await.map_err(|e| e.to_string())
+                })
+                .await;
+            }
+            Backend::Etcd(etcd) => {
+                retry("create the hi-lo counter", || async {
+                    let counter = EtcdCounter::new(etcd, COUNTER).map_err(|e| e.to_string())?;
+                    counter
+                        .create(config.block)
+                        .await
+                        .map_err(|e| e.to_string())
                 })
                 .await;
             }
@@ -255,61 +323,54 @@ impl Backend {
         match self {
             Backend::Postgres(pool) => options.acquire(pool, &LAYOUT).await,
             Backend::Redis(client) => options.acquire(client, &LAYOUT).await,
+            Backend::MariaDb(pool) => options.acquire(pool, &LAYOUT).await,
+            Backend::Etcd(etcd) => options.acquire(etcd, &LAYOUT).await,
         }
     }
 
     async fn hilo(&self, config: &Config, rows: Option<&PgPool>) -> Result<HiLo, Error> {
-        if let (Some(pool), Some(margin)) = (rows, config.hilo_floor_margin) {
-            let pool = pool.clone();
-            let floor = move || {
-                let pool = pool.clone();
-                async move {
-                    let max: i64 =
-                        sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM fault_rows")
-                            .fetch_one(&pool)
-                            .await?;
-                    Ok(max + margin)
-                }
-            };
-            return match self {
-                Backend::Postgres(pool) => {
-                    configure(HiLo::builder(pool.clone()), config)
-                        .floor_from(floor)
-                        .build()
-                        .await
-                }
-                Backend::Redis(client) => {
-                    configure(HiLo::builder(client.clone()), config)
-                        .floor_from(floor)
-                        .build()
-                        .await
-                }
-            };
-        }
+        let floor = rows.zip(config.hilo_floor_margin);
         match self {
-            Backend::Postgres(pool) => configure(HiLo::builder(pool.clone()), config).build().await,
+            Backend::Postgres(pool) => build_hilo(HiLo::builder(pool.clone()), config, floor).await,
             Backend::Redis(client) => {
-                configure(HiLo::builder(client.clone()), config)
-                    .build()
-                    .await
+                build_hilo(HiLo::builder(client.clone()), config, floor).await
             }
+            // A MariaDB sequence: what the pool's `MySqlMode::Detect` picks on MariaDB 10.3+.
+            Backend::MariaDb(pool) => build_hilo(HiLo::builder(pool.clone()), config, floor).await,
+            Backend::Etcd(etcd) => build_hilo(HiLo::builder(etcd.clone()), config, floor).await,
         }
     }
 }
 
-/// The hi-lo options every instance uses, whatever the store.
-fn configure<T: IntoHiLoSource<M>, M>(
+/// Builds hi-lo with the options every instance uses, whatever the store, and with `floor`
+/// (the rows table's pool and margin) a floor: the largest key in [`ROWS`] plus the margin.
+async fn build_hilo<T: IntoHiLoSource<M>, M>(
     builder: HiLoBuilder<T, M>,
     config: &Config,
-) -> HiLoBuilder<T, M> {
-    builder
+    floor: Option<(&PgPool, i64)>,
+) -> Result<HiLo, Error> {
+    let builder = builder
         .counter(COUNTER)
         .block(config.block)
         .timeout(config.hilo_timeout)
         .min_low_water(config.min_low_water)
         // At most the current block and one more in memory: what a floor's margin must cover.
         .max_buffered_blocks(1)
-        .create_if_missing(true)
+        .create_if_missing(true);
+    let Some((pool, margin)) = floor else {
+        return builder.build().await;
+    };
+    let pool = pool.clone();
+    let floor = move || {
+        let pool = pool.clone();
+        async move {
+            let max: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM fault_rows")
+                .fetch_one(&pool)
+                .await?;
+            Ok(max + margin)
+        }
+    };
+    builder.floor_from(floor).build().await
 }
 
 /// Runs an instance until the process is killed; returns only on a set-up error.
@@ -342,7 +403,7 @@ pub async fn run(config: Config) -> Result<(), String> {
     let rows = match (&backend, config.hilo_rows) {
         (_, false) => None,
         (Backend::Postgres(pool), true) => Some(pool.clone()),
-        (Backend::Redis(_), true) => Some(connect(&config).await?),
+        (_, true) => Some(connect(&config).await?),
     };
     if let Some(pool) = &rows {
         retry("create the rows table", || async {
@@ -450,16 +511,25 @@ async fn store_row(pool: &PgPool, id: i64) {
     }
 }
 
+/// The PostgreSQL pool (`IDGEN_FAULT_DB_URL`).
 async fn connect(config: &Config) -> Result<PgPool, String> {
-    let options = PgPoolOptions::new()
+    connect_to(PgPoolOptions::new(), &config.db_url).await
+}
+
+/// A pool of at most 4 connections to `url`, retrying for a minute while the server starts.
+async fn connect_to<DB: sqlx::Database>(
+    options: PoolOptions<DB>,
+    url: &str,
+) -> Result<Pool<DB>, String> {
+    let options = options
         .max_connections(4)
         .acquire_timeout(Duration::from_secs(1));
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
-        match options.clone().connect(&config.db_url).await {
+        match options.clone().connect(url).await {
             Ok(pool) => return Ok(pool),
             Err(err) if tokio::time::Instant::now() > deadline => {
-                return Err(format!("cannot connect to {}: {err}", config.db_url));
+                return Err(format!("cannot connect to {url}: {err}"));
             }
             Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
         }

@@ -1,5 +1,5 @@
 //! Fault tests across hosts: `idgen-fault-node` instances in containers on a Docker network,
-//! PostgreSQL (and Redis) in other containers. Every ID every instance issued is counted at the
+//! PostgreSQL (and Redis, MariaDB or etcd) in other containers. Every ID every instance issued is counted at the
 //! end.
 //!
 //! The store-forgets scenarios (issue 24) print one report line each: the fault's start and the
@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use idgen_faults::Line;
 use idgen_faults::cluster::{Cluster, now_ms, unavailable};
-use idgen_faults::node::LAYOUT;
+use idgen_faults::node::{LAYOUT, Store};
 
 const TTL_MS: i64 = 3000;
 const BINARY: &str = env!("CARGO_BIN_EXE_idgen-fault-node");
@@ -337,13 +337,14 @@ const FORGET_ENV: [(&str, &str); 2] = [
     ("IDGEN_FAULT_REACQUIRE", "1"),
 ];
 
-/// The hi-lo counter lives in Redis, the IDs go into a PostgreSQL table (`IDGEN_FAULT_HILO_ROWS`):
-/// the case where a floor read from the data protects a counter the store forgot. The floor is
+/// The hi-lo counter lives in Redis or etcd, the IDs go into a PostgreSQL table
+/// (`IDGEN_FAULT_HILO_ROWS`): the case where a floor read from the data protects a counter the
+/// store forgot. The floor is
 /// the table's largest key plus what running generators may hold in memory and not have
 /// stored yet: 6 instances (at most 8) × 2 blocks (the current one and one buffered) × 100. With
 /// the largest key alone, old holders still serve their blocks after the fault while the new
 /// processes' blocks start just above the largest stored key: measured, 29 IDs handed out twice.
-const REDIS_HILO_ENV: [(&str, &str); 2] = [
+const HILO_FLOOR_ENV: [(&str, &str); 2] = [
     ("IDGEN_FAULT_HILO_ROWS", "1"),
     ("IDGEN_FAULT_HILO_FLOOR_MARGIN", "1600"),
 ];
@@ -452,8 +453,8 @@ struct Scenario<'a> {
     test: &'a str,
     /// The Docker network's name.
     name: &'a str,
-    /// Lease and count in Redis (else PostgreSQL).
-    redis: bool,
+    /// Where the instances lease and count (Redis, MariaDB and etcd are started for them).
+    store: Store,
     /// More environment for every instance.
     env: &'a [(&'a str, &'a str)],
     /// Cut the old holders off the network from the start of the fault until the new processes
@@ -476,7 +477,7 @@ fn store_forgets(
     let Scenario {
         test,
         name,
-        redis,
+        store,
         env,
         hold_old,
     } = *scenario;
@@ -484,13 +485,19 @@ fn store_forgets(
     if !can_run(test) {
         return None;
     }
-    let mut cluster = Cluster::start(name, Path::new(BINARY)).unwrap();
+    // PostgreSQL when the instances lease or keep their rows there.
+    let postgres =
+        store == Store::Postgres || env.iter().any(|(k, _)| *k == "IDGEN_FAULT_HILO_ROWS");
+    let mut cluster = Cluster::start_with(name, Path::new(BINARY), postgres).unwrap();
     let mut env: Vec<(&str, &str)> = env.to_vec();
     env.extend(FORGET_ENV);
-    if redis {
-        cluster.start_redis().unwrap();
-        env.push(("IDGEN_FAULT_STORE", "redis"));
+    match store {
+        Store::Postgres => {}
+        Store::Redis => cluster.start_redis().unwrap(),
+        Store::MariaDb => cluster.start_mariadb().unwrap(),
+        Store::Etcd => cluster.start_etcd().unwrap(),
     }
+    env.push(("IDGEN_FAULT_STORE", store.name()));
     let old: Vec<String> = ["a", "b", "c"]
         .iter()
         .map(|n| cluster.start_node(n, &env).unwrap())
@@ -698,8 +705,8 @@ fn redis_restarted_without_persistence_never_lets_two_instances_share_a_node_id(
     let scenario = Scenario {
         test: "Redis restarted without persistence",
         name: "redis-restart",
-        redis: true,
-        env: &REDIS_HILO_ENV,
+        store: Store::Redis,
+        env: &HILO_FLOOR_ENV,
         hold_old: false,
     };
     let outcome = store_forgets(
@@ -718,7 +725,7 @@ fn postgres_replaced_by_an_empty_database_never_lets_two_instances_share_a_node_
     let scenario = Scenario {
         test: "PostgreSQL replaced by an empty database",
         name: "pg-empty",
-        redis: false,
+        store: Store::Postgres,
         env: &[],
         hold_old: true,
     };
@@ -737,7 +744,7 @@ fn postgres_restored_from_an_older_dump_never_lets_two_instances_share_a_node_id
     let scenario = Scenario {
         test: "PostgreSQL restored from a dump taken 15 s earlier",
         name: "pg-restore",
-        redis: false,
+        store: Store::Postgres,
         env: &[],
         hold_old: true,
     };
@@ -761,8 +768,8 @@ fn redis_failover_to_a_lagging_replica_never_lets_two_instances_share_a_node_id(
     let scenario = Scenario {
         test: "Redis failover to a lagging replica",
         name: "redis-failover",
-        redis: true,
-        env: &REDIS_HILO_ENV,
+        store: Store::Redis,
+        env: &HILO_FLOOR_ENV,
         hold_old: true,
     };
     let outcome = store_forgets(
@@ -787,7 +794,7 @@ fn postgres_failover_to_a_lagging_standby_never_lets_two_instances_share_a_node_
     let scenario = Scenario {
         test: "PostgreSQL failover to a lagging streaming standby",
         name: "pg-standby",
-        redis: false,
+        store: Store::Postgres,
         env: &[],
         hold_old: true,
     };
@@ -805,5 +812,94 @@ fn postgres_failover_to_a_lagging_standby_never_lets_two_instances_share_a_node_
     );
     if let Some(outcome) = outcome {
         assert_never_shared(&outcome);
+    }
+}
+
+#[test]
+fn mariadb_restored_from_an_older_dump_never_lets_two_instances_share_a_node_id() {
+    let scenario = Scenario {
+        test: "MariaDB restored from a dump taken 15 s earlier",
+        name: "mariadb-restore",
+        store: Store::MariaDb,
+        env: &[],
+        hold_old: true,
+    };
+    let outcome = store_forgets(
+        &scenario,
+        |cluster| {
+            let dumped = Instant::now();
+            cluster.dump_mariadb().unwrap();
+            std::thread::sleep(Duration::from_secs(15).saturating_sub(dumped.elapsed()));
+        },
+        |cluster| cluster.restore_mariadb().unwrap(),
+    );
+    if let Some(outcome) = outcome {
+        assert_never_shared(&outcome);
+    }
+}
+
+#[test]
+fn mariadb_failover_to_a_lagging_replica_never_lets_two_instances_share_a_node_id() {
+    let scenario = Scenario {
+        test: "MariaDB failover to a lagging replica",
+        name: "mariadb-replica",
+        store: Store::MariaDb,
+        env: &[],
+        hold_old: true,
+    };
+    let outcome = store_forgets(
+        &scenario,
+        |cluster| {
+            cluster.start_mariadb_replica().unwrap();
+            // The replica's threads stopped and its link cut: renewals go on on the primary for
+            // longer than the TTL, so in the replica's copy every lease has expired.
+            cluster.stop_mariadb_replica().unwrap();
+            std::thread::sleep(Duration::from_millis(TTL_MS as u64 + 500));
+            cluster.promote_mariadb_replica().unwrap();
+        },
+        |cluster| cluster.fail_over_to_mariadb_replica().unwrap(),
+    );
+    if let Some(outcome) = outcome {
+        assert_never_shared(&outcome);
+    }
+}
+
+#[test]
+fn etcd_restored_from_an_older_snapshot_never_lets_two_instances_share_a_node_id() {
+    let scenario = Scenario {
+        test: "etcd restored from a snapshot taken 4 s earlier",
+        name: "etcd-restore",
+        store: Store::Etcd,
+        env: &HILO_FLOOR_ENV,
+        hold_old: true,
+    };
+    let outcome = store_forgets(
+        &scenario,
+        |cluster| {
+            // The snapshot holds a's and b's leases (etcd keeps leases in it, and a restart
+            // gives each a full TTL again): they keep their node IDs. c is paused past its TTL
+            // first, so in the snapshot its node ID is free; it then leases again and issues,
+            // a claim the restore forgets, which new processes find free.
+            let c = cluster.container("c");
+            cluster.pause(&c, true).unwrap();
+            std::thread::sleep(Duration::from_millis(TTL_MS as u64 + 1000));
+            cluster.snapshot_etcd().unwrap();
+            let taken = Instant::now();
+            let unpaused_ms = now_ms();
+            cluster.pause(&c, false).unwrap();
+            cluster
+                .wait_until(&c, Duration::from_secs(30), "c issuing again", |l| {
+                    issuing_since(l, unpaused_ms, now_ms())
+                })
+                .unwrap();
+            // Renewals go on for longer than the TTL after the snapshot.
+            let wait = Duration::from_millis(TTL_MS as u64 + 1000);
+            std::thread::sleep(wait.saturating_sub(taken.elapsed()));
+        },
+        |cluster| cluster.restore_etcd().unwrap(),
+    );
+    if let Some(outcome) = outcome {
+        assert_never_shared(&outcome);
+        assert_hilo_never_reissued(&outcome);
     }
 }
