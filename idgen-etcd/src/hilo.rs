@@ -321,11 +321,8 @@ impl HiLoSource for EtcdCounter {
         )))
     }
 
-    /// The increment stored with the counter ([`Increment::Fixed`]).
-    async fn increment(&self) -> Result<Increment, BoxError> {
-        let mut client = self.client().await?;
-        let seen = self.read(&mut client).await?;
-        Ok(Increment::Fixed(seen.increment))
+    fn name(&self) -> &str {
+        &self.name
     }
 
     /// [`create`](Self::create) with the block size as the increment.
@@ -333,8 +330,10 @@ impl HiLoSource for EtcdCounter {
         Ok(self.create(block).await?)
     }
 
-    fn name(&self) -> &str {
-        &self.name
+    /// The increment stored with the counter ([`Increment::Fixed`]), read afresh.
+    async fn increment(&self) -> Result<Increment, BoxError> {
+        let mut client = self.client().await?;
+        Ok(Increment::Fixed(self.read(&mut client).await?.increment))
     }
 }
 

@@ -462,6 +462,52 @@ struct Scenario<'a> {
     /// order in which the store's forgetting does harm, forced instead of left to the race
     /// between a claim and a renewal interval (which a loaded machine decides).
     hold_old: bool,
+    /// Hi-lo has a floor read from the data: no hi-lo ID may be handed out twice either.
+    hilo_floor: bool,
+}
+
+impl<'a> Scenario<'a> {
+    /// A scenario that holds the old holders back ([`Scenario::hold_old`]), with no floor.
+    fn new(test: &'a str, name: &'a str, store: Store) -> Self {
+        Scenario {
+            test,
+            name,
+            store,
+            env: &[],
+            hold_old: true,
+            hilo_floor: false,
+        }
+    }
+
+    /// Hi-lo with a floor read from the data (the table the IDs go into), checked too.
+    fn with_hilo_floor(self) -> Self {
+        Scenario {
+            env: &HILO_FLOOR_ENV,
+            hilo_floor: true,
+            ..self
+        }
+    }
+
+    /// Runs it ([`store_forgets`]) and asserts what every store-forgets scenario must give.
+    fn never_shares_a_node_id(
+        &self,
+        prepare: impl FnOnce(&mut Cluster),
+        fault: impl FnOnce(&mut Cluster),
+    ) {
+        let Some(outcome) = store_forgets(self, prepare, fault) else {
+            return;
+        };
+        assert_never_shared(&outcome);
+        if self.hilo_floor {
+            assert_hilo_never_reissued(&outcome);
+        }
+    }
+}
+
+/// Lets a copy of the store (a standby, a replica, a dump) fall behind by more than a TTL:
+/// renewals go on on the primary meanwhile, so in the copy every lease has expired.
+fn lag_past_the_ttl() {
+    std::thread::sleep(Duration::from_millis(TTL_MS as u64 + 500));
 }
 
 /// Runs a store-forgets scenario: three holders `a`, `b`, `c` (with [`FORGET_ENV`]) lease node
@@ -480,6 +526,7 @@ fn store_forgets(
         store,
         env,
         hold_old,
+        ..
     } = *scenario;
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if !can_run(test) {
@@ -702,54 +749,41 @@ fn assert_hilo_never_reissued(outcome: &Outcome) {
 
 #[test]
 fn redis_restarted_without_persistence_never_lets_two_instances_share_a_node_id() {
+    let scenario = Scenario::new(
+        "Redis restarted without persistence",
+        "redis-restart",
+        Store::Redis,
+    )
+    .with_hilo_floor();
+    // A restart takes long enough: the old holders race the new claims as they would.
     let scenario = Scenario {
-        test: "Redis restarted without persistence",
-        name: "redis-restart",
-        store: Store::Redis,
-        env: &HILO_FLOOR_ENV,
         hold_old: false,
+        ..scenario
     };
-    let outcome = store_forgets(
-        &scenario,
-        |_| {},
-        |cluster| cluster.restart_redis().unwrap(),
-    );
-    if let Some(outcome) = outcome {
-        assert_never_shared(&outcome);
-        assert_hilo_never_reissued(&outcome);
-    }
+    scenario.never_shares_a_node_id(|_| {}, |cluster| cluster.restart_redis().unwrap());
 }
 
 #[test]
 fn postgres_replaced_by_an_empty_database_never_lets_two_instances_share_a_node_id() {
-    let scenario = Scenario {
-        test: "PostgreSQL replaced by an empty database",
-        name: "pg-empty",
-        store: Store::Postgres,
-        env: &[],
-        hold_old: true,
-    };
-    let outcome = store_forgets(
-        &scenario,
+    let scenario = Scenario::new(
+        "PostgreSQL replaced by an empty database",
+        "pg-empty",
+        Store::Postgres,
+    );
+    scenario.never_shares_a_node_id(
         |cluster| cluster.prepare_empty_db().unwrap(),
         |cluster| cluster.replace_db().unwrap(),
     );
-    if let Some(outcome) = outcome {
-        assert_never_shared(&outcome);
-    }
 }
 
 #[test]
 fn postgres_restored_from_an_older_dump_never_lets_two_instances_share_a_node_id() {
-    let scenario = Scenario {
-        test: "PostgreSQL restored from a dump taken 15 s earlier",
-        name: "pg-restore",
-        store: Store::Postgres,
-        env: &[],
-        hold_old: true,
-    };
-    let outcome = store_forgets(
-        &scenario,
+    let scenario = Scenario::new(
+        "PostgreSQL restored from a dump taken 15 s earlier",
+        "pg-restore",
+        Store::Postgres,
+    );
+    scenario.never_shares_a_node_id(
         |cluster| {
             let dumped = Instant::now();
             cluster.dump_db().unwrap();
@@ -758,74 +792,56 @@ fn postgres_restored_from_an_older_dump_never_lets_two_instances_share_a_node_id
         },
         |cluster| cluster.swap_in_restored_db().unwrap(),
     );
-    if let Some(outcome) = outcome {
-        assert_never_shared(&outcome);
-    }
 }
 
 #[test]
 fn redis_failover_to_a_lagging_replica_never_lets_two_instances_share_a_node_id() {
-    let scenario = Scenario {
-        test: "Redis failover to a lagging replica",
-        name: "redis-failover",
-        store: Store::Redis,
-        env: &HILO_FLOOR_ENV,
-        hold_old: true,
-    };
-    let outcome = store_forgets(
-        &scenario,
+    let scenario = Scenario::new(
+        "Redis failover to a lagging replica",
+        "redis-failover",
+        Store::Redis,
+    )
+    .with_hilo_floor();
+    scenario.never_shares_a_node_id(
         |cluster| {
             cluster.start_redis_replica().unwrap();
             // The replica's link is cut; renewals go on on the primary for longer than the
             // TTL, so in the replica's copy every lease has expired.
             cluster.cut_redis_replica().unwrap();
-            std::thread::sleep(Duration::from_millis(TTL_MS as u64 + 500));
+            lag_past_the_ttl();
         },
         |cluster| cluster.fail_over_redis().unwrap(),
     );
-    if let Some(outcome) = outcome {
-        assert_never_shared(&outcome);
-        assert_hilo_never_reissued(&outcome);
-    }
 }
 
 #[test]
 fn postgres_failover_to_a_lagging_standby_never_lets_two_instances_share_a_node_id() {
-    let scenario = Scenario {
-        test: "PostgreSQL failover to a lagging streaming standby",
-        name: "pg-standby",
-        store: Store::Postgres,
-        env: &[],
-        hold_old: true,
-    };
-    let outcome = store_forgets(
-        &scenario,
+    let scenario = Scenario::new(
+        "PostgreSQL failover to a lagging streaming standby",
+        "pg-standby",
+        Store::Postgres,
+    );
+    scenario.never_shares_a_node_id(
         |cluster| {
             cluster.start_pg_standby().unwrap();
             // Replay paused and link cut: renewals go on on the primary for longer than the
             // TTL, so in the standby's copy every lease has expired.
             cluster.pause_pg_standby().unwrap();
-            std::thread::sleep(Duration::from_millis(TTL_MS as u64 + 500));
+            lag_past_the_ttl();
             cluster.promote_pg_standby().unwrap();
         },
         |cluster| cluster.fail_over_to_pg_standby().unwrap(),
     );
-    if let Some(outcome) = outcome {
-        assert_never_shared(&outcome);
-    }
 }
 
 #[test]
 fn mariadb_restored_from_an_older_dump_never_lets_two_instances_share_a_node_id() {
-    let scenario = Scenario {
-        test: "MariaDB restored from a dump taken 15 s earlier",
-        name: "mariadb-restore",
-        store: Store::MariaDb,
-        env: &[],
-        hold_old: true,
-    };
-    let outcome = store_forgets(
-        &scenario,
+    let scenario = Scenario::new(
+        "MariaDB restored from a dump taken 15 s earlier",
+        "mariadb-restore",
+        Store::MariaDb,
+    );
+    scenario.never_shares_a_node_id(
         |cluster| {
             let dumped = Instant::now();
             cluster.dump_mariadb().unwrap();
@@ -833,48 +849,37 @@ fn mariadb_restored_from_an_older_dump_never_lets_two_instances_share_a_node_id(
         },
         |cluster| cluster.restore_mariadb().unwrap(),
     );
-    if let Some(outcome) = outcome {
-        assert_never_shared(&outcome);
-    }
 }
 
 #[test]
 fn mariadb_failover_to_a_lagging_replica_never_lets_two_instances_share_a_node_id() {
-    let scenario = Scenario {
-        test: "MariaDB failover to a lagging replica",
-        name: "mariadb-replica",
-        store: Store::MariaDb,
-        env: &[],
-        hold_old: true,
-    };
-    let outcome = store_forgets(
-        &scenario,
+    let scenario = Scenario::new(
+        "MariaDB failover to a lagging replica",
+        "mariadb-replica",
+        Store::MariaDb,
+    );
+    scenario.never_shares_a_node_id(
         |cluster| {
             cluster.start_mariadb_replica().unwrap();
             // The replica's threads stopped and its link cut: renewals go on on the primary for
             // longer than the TTL, so in the replica's copy every lease has expired.
             cluster.stop_mariadb_replica().unwrap();
-            std::thread::sleep(Duration::from_millis(TTL_MS as u64 + 500));
+            lag_past_the_ttl();
             cluster.promote_mariadb_replica().unwrap();
         },
         |cluster| cluster.fail_over_to_mariadb_replica().unwrap(),
     );
-    if let Some(outcome) = outcome {
-        assert_never_shared(&outcome);
-    }
 }
 
 #[test]
 fn etcd_restored_from_an_older_snapshot_never_lets_two_instances_share_a_node_id() {
-    let scenario = Scenario {
-        test: "etcd restored from a snapshot taken 4 s earlier",
-        name: "etcd-restore",
-        store: Store::Etcd,
-        env: &HILO_FLOOR_ENV,
-        hold_old: true,
-    };
-    let outcome = store_forgets(
-        &scenario,
+    let scenario = Scenario::new(
+        "etcd restored from a snapshot taken 4 s earlier",
+        "etcd-restore",
+        Store::Etcd,
+    )
+    .with_hilo_floor();
+    scenario.never_shares_a_node_id(
         |cluster| {
             // The snapshot holds a's and b's leases (etcd keeps leases in it, and a restart
             // gives each a full TTL again): they keep their node IDs. c is paused past its TTL
@@ -898,8 +903,4 @@ fn etcd_restored_from_an_older_snapshot_never_lets_two_instances_share_a_node_id
         },
         |cluster| cluster.restore_etcd().unwrap(),
     );
-    if let Some(outcome) = outcome {
-        assert_never_shared(&outcome);
-        assert_hilo_never_reissued(&outcome);
-    }
 }
