@@ -79,8 +79,8 @@ clock_through_pointer!(Arc<C>, &C);
 /// `SystemClock` of the process adds the time elapsed on the monotonic clock to that one
 /// anchor. So inside one process it never steps backwards, even when NTP or an operator steps
 /// the wall clock; it does not follow such steps either. And every `SystemClock` of a process
-/// reads the same time, whenever it was made: a [`WorkerLease`](crate::lease::WorkerLease)'s
-/// deadline and the [`Fence`](crate::snowflake::Fence) check of a generator built on it are measured on one
+/// reads the same time, whenever it was made: the deadline of a `WorkerLease` (idgen-engine)
+/// and the [`Fence`](crate::snowflake::Fence) check of a generator built on it are measured on one
 /// time base, in whichever order the two were made, even with a wall-clock step between them
 /// (which would otherwise become a permanent offset between the deadline and the check).
 /// Across restarts the wall clock is read anew: a restart while the wall clock is behind is the

@@ -2,7 +2,7 @@
 //!
 //! `fork()` without `exec` copies every object of the parent into the child: a leased
 //! [`Snowflake`](crate::snowflake::Snowflake) (its node ID, its last timestamp, its sequence), a
-//! [`HiLo`](crate::hilo::HiLo) buffer, a [`WorkerLease`](crate::lease::WorkerLease). Both
+//! `HiLo` buffer, a `WorkerLease` (both idgen-engine). Both
 //! processes would then issue the same IDs, and the child, dropping its copy of the lease, would
 //! give the *parent's* node ID back. So a `pthread_atfork` child handler counts forks (one atomic
 //! add, async-signal-safe), every generator and lease records the count it was made under, and

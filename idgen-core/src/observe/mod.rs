@@ -8,7 +8,8 @@
 //!
 //! ## Metrics (feature `metrics`)
 //!
-//! [`export_snowflake`], [`export_hilo`] and [`export_lease`] (in the `metrics` feature) set
+//! [`export_snowflake`] (here), `export_hilo` and `export_lease` (idgen-engine's `observe`),
+//! all in the `metrics` feature, set
 //! these through the [`metrics`](https://docs.rs/metrics) facade, for whichever recorder the
 //! application installed (e.g. `metrics-exporter-prometheus`). Counters are set to the
 //! snapshot's absolute value; gauges to its current value.
