@@ -28,7 +28,7 @@ mod sealed {
 /// Marks idgen's implementations for diesel-async's deadpool pools (`IntoLeaseStore`,
 /// `IntoHiLoSource`), so that `WorkerLease::acquire(&pool, &layout)` and
 /// `HiLo::builder(&pool)` take a `diesel_async::pooled_connection::deadpool::Pool`. Never named
-/// by callers (the r2d2 pools' is [`R2d2Pool`](crate::R2d2Pool)).
+/// by callers (the r2d2 pools' is [`R2d2Marker`](crate::R2d2Marker)).
 ///
 /// ```no_run
 /// # #[cfg(all(feature = "async", feature = "postgres"))]
@@ -51,7 +51,11 @@ mod sealed {
 /// # fn main() {}
 /// ```
 #[derive(Clone, Copy, Debug)]
-pub enum DeadpoolPool {}
+pub enum DieselAsyncMarker {}
+
+/// The former name of [`DieselAsyncMarker`].
+#[deprecated(note = "renamed `DieselAsyncMarker`: each adapter's marker is named `…Marker`")]
+pub type DeadpoolPool = DieselAsyncMarker;
 
 /// A diesel-async deadpool pool of connections of type `C`: what
 /// [`AsyncDieselLeaseStore`](crate::lease::AsyncDieselLeaseStore) and

@@ -110,8 +110,11 @@ pub use session::DieselConnection;
 #[cfg(feature = "async")]
 mod async_session;
 #[cfg(feature = "async")]
+#[allow(deprecated)]
+pub use async_session::DeadpoolPool;
+#[cfg(feature = "async")]
 #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
-pub use async_session::{AsyncDieselConnection, AsyncDieselPool, DeadpoolPool};
+pub use async_session::{AsyncDieselConnection, AsyncDieselPool, DieselAsyncMarker};
 
 #[cfg(any(feature = "lease", feature = "hilo"))]
 /// Marks idgen's implementations for r2d2 pools of diesel connections (`IntoLeaseStore`,
@@ -138,7 +141,11 @@ pub use async_session::{AsyncDieselConnection, AsyncDieselPool, DeadpoolPool};
 /// # fn main() {}
 /// ```
 #[derive(Clone, Copy, Debug)]
-pub enum R2d2Pool {}
+pub enum R2d2Marker {}
+
+/// The former name of [`R2d2Marker`].
+#[deprecated(note = "renamed `R2d2Marker`: each adapter's marker is named `…Marker`")]
+pub type R2d2Pool = R2d2Marker;
 
 /// An r2d2 pool of diesel connections of type `C`: what [`lease`] and [`hilo`] take.
 ///

@@ -187,7 +187,7 @@ idgen_testkit::cross_adapter_suite!(sqlite_with_blocking,
     lease: AsyncSqlite, BlockingSqlite; hilo: AsyncSqlite, BlockingSqlite);
 
 /// `WorkerLease::acquire(&pool, …)` and `HiLo::builder(&pool)` take a diesel-async pool as
-/// they take the other adapters' pools (the `DeadpoolPool` marker), creating what is missing.
+/// they take the other adapters' pools (the `DieselAsyncMarker` marker), creating what is missing.
 mod marker {
     use super::*;
     use idgen_diesel::Layout;

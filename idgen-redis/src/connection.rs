@@ -19,10 +19,14 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// ```
 /// fn takes_a_store<M>(_: impl idgen_redis::lease::IntoLeaseStore<M>) {}
 /// let client = redis::Client::open("redis://127.0.0.1:6379/").unwrap();
-/// takes_a_store::<idgen_redis::lease::RedisClient>(client);
+/// takes_a_store::<idgen_redis::lease::RedisMarker>(client);
 /// ```
 #[derive(Debug)]
-pub struct RedisClient;
+pub struct RedisMarker;
+
+/// The former name of [`RedisMarker`].
+#[deprecated(note = "renamed `RedisMarker`: each adapter's marker is named `…Marker`")]
+pub type RedisClient = RedisMarker;
 
 /// A lazily opened multiplexed connection shared by the clones of a store or counter.
 ///

@@ -5,7 +5,9 @@ pub use idgen_engine::hilo::*;
 use idgen_engine::Error;
 
 use crate::connection::Connection;
+#[allow(deprecated)]
 pub use crate::connection::RedisClient;
+pub use crate::connection::RedisMarker;
 use crate::scripts;
 
 /// The default key prefix of counters (the SQL counter table's default name).
@@ -219,7 +221,7 @@ impl HiLoSource for RedisCounter {
     }
 }
 
-impl IntoHiLoSource<RedisClient> for redis::Client {
+impl IntoHiLoSource<RedisMarker> for redis::Client {
     type Source = RedisCounter;
     /// The counter `counter` (default [`DEFAULT_COUNTER`]) on this client.
     fn into_hilo_source(self, counter: &str) -> RedisCounter {

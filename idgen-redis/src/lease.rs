@@ -9,7 +9,9 @@ use idgen_engine::SqlName;
 use redis::Script;
 
 use crate::connection::Connection;
+#[allow(deprecated)]
 pub use crate::connection::RedisClient;
+pub use crate::connection::RedisMarker;
 use crate::scripts::{self, timestamp_arg};
 
 /// The default key prefix of the lease keys (the SQL stores' default table name).
@@ -222,7 +224,7 @@ impl LeaseStore for RedisLeaseStore {
     }
 }
 
-impl IntoLeaseStore<RedisClient> for redis::Client {
+impl IntoLeaseStore<RedisMarker> for redis::Client {
     type Store = RedisLeaseStore;
     /// The store on this client, with `table` as the key prefix (a refused one fails the
     /// first claim, naming it).

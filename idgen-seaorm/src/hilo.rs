@@ -61,7 +61,9 @@ use sea_orm::{DatabaseConnection, DbBackend};
 
 pub use idgen_engine::hilo::*;
 
+#[allow(deprecated)]
 pub use crate::SeaOrmConnection;
+pub use crate::SeaOrmMarker;
 use crate::error::Error;
 use crate::pool::SqlxPool;
 
@@ -317,7 +319,7 @@ impl HiLoSource for SeaOrmCounter {
 /// pools do), or a source whose every call fails with why `db` has none.
 fn source(db: &DatabaseConnection, counter: &str) -> SeaOrmCounter {
     #[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
-    use idgen_sqlx::SqlxPool as PoolMarker;
+    use idgen_sqlx::SqlxMarker as PoolMarker;
     let inner = match SqlxPool::of(db) {
         #[cfg(feature = "postgres")]
         Ok(SqlxPool::Postgres(pool)) => Inner::Postgres(
@@ -339,7 +341,7 @@ fn source(db: &DatabaseConnection, counter: &str) -> SeaOrmCounter {
     SeaOrmCounter { inner }
 }
 
-impl IntoHiLoSource<SeaOrmConnection> for DatabaseConnection {
+impl IntoHiLoSource<SeaOrmMarker> for DatabaseConnection {
     type Source = SeaOrmCounter;
 
     fn into_hilo_source(self, counter: &str) -> SeaOrmCounter {

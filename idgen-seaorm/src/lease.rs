@@ -69,7 +69,9 @@ pub use idgen_engine::lease::*;
 /// The lease table's default name (idgen-sqlx's).
 pub use idgen_sql::DEFAULT_LEASE_TABLE as DEFAULT_TABLE;
 
+#[allow(deprecated)]
 pub use crate::SeaOrmConnection;
+pub use crate::SeaOrmMarker;
 use crate::error::Error;
 use crate::pool::SqlxPool;
 
@@ -203,7 +205,7 @@ impl SeaOrmLeaseStore {
     /// A store whose name may be invalid: its calls then fail naming it (for `IntoLeaseStore`).
     fn named(db: &DatabaseConnection, table: &str) -> Self {
         #[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
-        use idgen_sqlx::lease::SqlxPool as Marker;
+        use idgen_sqlx::lease::SqlxMarker as Marker;
         let inner = match SqlxPool::of(db) {
             #[cfg(feature = "postgres")]
             Ok(SqlxPool::Postgres(pool)) => {
@@ -312,7 +314,7 @@ impl LeaseStore for SeaOrmLeaseStore {
     }
 }
 
-impl IntoLeaseStore<SeaOrmConnection> for DatabaseConnection {
+impl IntoLeaseStore<SeaOrmMarker> for DatabaseConnection {
     type Store = SeaOrmLeaseStore;
     /// The store on this connection's pool; a refused table name (or a connection without an
     /// sqlx pool) fails the first claim, naming it.

@@ -166,7 +166,11 @@ pub use error::Error;
 /// # fn main() {}
 /// ```
 #[derive(Clone, Copy, Debug)]
-pub enum SeaOrmConnection {}
+pub enum SeaOrmMarker {}
+
+/// The former name of [`SeaOrmMarker`].
+#[deprecated(note = "renamed `SeaOrmMarker`: each adapter's marker is named `…Marker`")]
+pub type SeaOrmConnection = SeaOrmMarker;
 
 pub use fill::{GeneratedId, fill, fill_async, next_id, next_id_async, preset, set_generator};
 #[cfg(feature = "hilo")]

@@ -193,7 +193,13 @@ pub use session::{SessionFuture, SqlxSession};
     any(feature = "lease", feature = "hilo"),
     any(feature = "postgres", feature = "mysql", feature = "sqlite")
 ))]
-pub use session::{SqlxDatabase, SqlxPool};
+pub use session::{SqlxDatabase, SqlxMarker};
+#[cfg(all(
+    any(feature = "lease", feature = "hilo"),
+    any(feature = "postgres", feature = "mysql", feature = "sqlite")
+))]
+#[allow(deprecated)]
+pub use session::SqlxPool;
 
 #[cfg(all(
     feature = "lease",

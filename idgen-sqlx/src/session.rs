@@ -13,8 +13,8 @@ use sqlx::{Arguments, AssertSqlSafe, Database, Executor, Pool, Row};
 
 /// Marks idgen's implementations for sqlx pools (`IntoLeaseStore`, `IntoHiLoSource`), so
 /// that `WorkerLease::acquire(&pool, &layout)` and `HiLo::new(&pool, block)` take a `PgPool`,
-/// `MySqlPool` or `SqlitePool`. Never named by callers (idgen-diesel's is `R2d2Pool`,
-/// idgen-seaorm's `SeaOrmConnection`).
+/// `MySqlPool` or `SqlitePool`. Never named by callers (idgen-diesel's is `R2d2Marker`,
+/// idgen-seaorm's `SeaOrmMarker`).
 ///
 /// ```
 /// # #[cfg(feature = "sqlite")]
@@ -33,7 +33,11 @@ use sqlx::{Arguments, AssertSqlSafe, Database, Executor, Pool, Row};
 /// # fn main() {}
 /// ```
 #[derive(Clone, Copy, Debug)]
-pub enum SqlxPool {}
+pub enum SqlxMarker {}
+
+/// The former name of [`SqlxMarker`].
+#[deprecated(note = "renamed `SqlxMarker`: each adapter's marker is named `…Marker`")]
+pub type SqlxPool = SqlxMarker;
 
 /// A future of [`SqlxDatabase::session`].
 #[doc(hidden)]

@@ -273,7 +273,7 @@ where
     }
 }
 
-impl<C: AsyncDieselConnection> crate::hilo::IntoHiLoSource<crate::async_session::DeadpoolPool>
+impl<C: AsyncDieselConnection> crate::hilo::IntoHiLoSource<crate::async_session::DieselAsyncMarker>
     for AsyncDieselPool<C>
 where
     AsyncDieselConnectionManager<C>: Manager<Type = C, Error = PoolError>,

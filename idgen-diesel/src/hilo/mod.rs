@@ -60,9 +60,14 @@ mod async_source;
 mod source;
 mod spec;
 
+pub use crate::R2d2Marker;
+#[allow(deprecated)]
 pub use crate::R2d2Pool;
 #[cfg(feature = "async")]
+#[allow(deprecated)]
 pub use crate::async_session::DeadpoolPool;
+#[cfg(feature = "async")]
+pub use crate::async_session::DieselAsyncMarker;
 #[cfg(feature = "async")]
 #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
 pub use async_source::AsyncDieselCounter;

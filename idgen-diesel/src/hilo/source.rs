@@ -11,7 +11,7 @@ use crate::hilo::spec::CounterSpec;
 use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
 use crate::session::DieselConnection;
 use crate::session::{DieselSession, Unsettled, break_connection};
-use crate::{DieselPool, R2d2Pool};
+use crate::{DieselPool, R2d2Marker};
 use idgen_engine::Error;
 
 /// The counter table's default name (MySQL table mode, SQLite; idgen-core's).
@@ -261,7 +261,7 @@ impl<C: DieselConnection + Send> HiLoSource for DieselCounter<C> {
     }
 }
 
-impl<C: DieselConnection + Send> IntoHiLoSource<R2d2Pool> for DieselPool<C> {
+impl<C: DieselConnection + Send> IntoHiLoSource<R2d2Marker> for DieselPool<C> {
     type Source = DieselCounter<C>;
     /// The counter `counter` on this pool; a refused name fails at start-up, naming it.
     fn into_hilo_source(self, counter: &str) -> DieselCounter<C> {

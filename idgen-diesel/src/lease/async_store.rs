@@ -16,7 +16,7 @@ use idgen_engine::CallError;
 
 use crate::async_session::AsyncDieselConnection;
 use crate::async_session::AsyncDieselPool;
-use crate::async_session::DeadpoolPool;
+use crate::async_session::DieselAsyncMarker;
 
 /// Node-ID leases kept in a table of a PostgreSQL, MySQL/MariaDB or SQLite database, over a
 /// diesel-async deadpool pool (feature `async`): the [`LeaseStore`](crate::lease::LeaseStore) behind
@@ -57,7 +57,7 @@ use crate::async_session::DeadpoolPool;
 /// The methods ([`new`](SqlLeaseStore::new), [`with_table`](SqlLeaseStore::with_table),
 /// [`create_table`](SqlLeaseStore::create_table), [`rows`](SqlLeaseStore::rows), …) are those of
 /// idgen-sql's one [`SqlLeaseStore`], shared by every SQL adapter.
-pub type AsyncDieselLeaseStore<C> = SqlLeaseStore<DeadpoolPool, AsyncDieselPool<C>>;
+pub type AsyncDieselLeaseStore<C> = SqlLeaseStore<DieselAsyncMarker, AsyncDieselPool<C>>;
 
 /// What an [`AsyncDieselLeaseStore`] keeps beside its pool.
 #[derive(Clone, Default)]
@@ -77,7 +77,7 @@ pub struct AsyncTurn {
 /// How the one SQL lease store reaches a diesel-async pool's connections: each call as a task
 /// of its own on the caller's runtime (a caller that stops waiting leaves the statement to
 /// complete), one call of a store at a time.
-impl<C: AsyncDieselConnection> SqlPool<DeadpoolPool> for AsyncDieselPool<C>
+impl<C: AsyncDieselConnection> SqlPool<DieselAsyncMarker> for AsyncDieselPool<C>
 where
     AsyncDieselConnectionManager<C>: Manager<Type = C, Error = PoolError>,
 {
@@ -109,7 +109,8 @@ where
     }
 }
 
-impl<C: AsyncDieselConnection> crate::lease::IntoLeaseStore<DeadpoolPool> for AsyncDieselPool<C>
+impl<C: AsyncDieselConnection> crate::lease::IntoLeaseStore<DieselAsyncMarker>
+    for AsyncDieselPool<C>
 where
     AsyncDieselConnectionManager<C>: Manager<Type = C, Error = PoolError>,
 {

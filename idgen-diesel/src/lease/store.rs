@@ -11,7 +11,7 @@ use crate::lease::exit_wait;
 use crate::lease::{BoxError, IntoLeaseStore};
 use crate::session::DieselConnection;
 use crate::session::{DieselSession, Unsettled, break_connection};
-use crate::{DieselPool, R2d2Pool};
+use crate::{DieselPool, R2d2Marker};
 use idgen_engine::CallError;
 use idgen_engine::Error;
 
@@ -60,7 +60,7 @@ const CONNECTION_WAIT: Duration = Duration::from_secs(5);
 /// [`create_table`](SqlLeaseStore::create_table), [`rows`](SqlLeaseStore::rows), …) are those of
 /// idgen-sql's one [`SqlLeaseStore`], shared by every SQL adapter; from blocking code, run them
 /// with [`block_on`](idgen_sql::block_on).
-pub type DieselLeaseStore<C> = SqlLeaseStore<R2d2Pool, DieselPool<C>>;
+pub type DieselLeaseStore<C> = SqlLeaseStore<R2d2Marker, DieselPool<C>>;
 
 /// Creates the lease table with its default name (`idgen_worker_lease`) if it does not exist,
 /// on a connection of `pool`. Blocking: call it at start-up or from `spawn_blocking`. The SQL
@@ -88,7 +88,7 @@ pub fn create_lease_table<C: DieselConnection>(pool: &DieselPool<C>) -> Result<(
 /// still runs while the runtime shuts down), with a connection of its own, one call of a store
 /// (its clones and detached copies included) at a time: the turn is taken by each statement's
 /// thread for its whole statement.
-impl<C: DieselConnection + Send> SqlPool<R2d2Pool> for DieselPool<C> {
+impl<C: DieselConnection + Send> SqlPool<R2d2Marker> for DieselPool<C> {
     type Turn = Arc<Mutex<()>>;
     const DIALECT: Dialect = C::DIALECT;
 
@@ -109,7 +109,7 @@ impl<C: DieselConnection + Send> SqlPool<R2d2Pool> for DieselPool<C> {
     }
 }
 
-impl<C: DieselConnection + Send> IntoLeaseStore<R2d2Pool> for DieselPool<C> {
+impl<C: DieselConnection + Send> IntoLeaseStore<R2d2Marker> for DieselPool<C> {
     type Store = DieselLeaseStore<C>;
     fn into_lease_store(self, table: &str) -> DieselLeaseStore<C> {
         SqlLeaseStore::named(self, table)

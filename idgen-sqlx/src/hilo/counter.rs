@@ -95,7 +95,7 @@ macro_rules! counter_source {
         }
 
         $(#[$doc])*
-        impl $crate::hilo::IntoHiLoSource<$crate::session::SqlxPool> for $pool {
+        impl $crate::hilo::IntoHiLoSource<$crate::session::SqlxMarker> for $pool {
             type Source = $source;
 
             fn into_hilo_source(self, counter: &str) -> $source {

@@ -144,6 +144,8 @@ pub use sqlite::SqliteCounter;
 #[cfg(feature = "postgres")]
 pub use striped_pg::PgStripe;
 
+pub use crate::session::SqlxMarker;
+#[allow(deprecated)]
 pub use crate::session::SqlxPool;
 use idgen_engine::Error;
 use idgen_sql::SqlName;

@@ -10,7 +10,7 @@ use super::counter::Counter;
 use super::{DEFAULT_TABLE, pool};
 use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
 use crate::session::SqlxDatabase;
-use crate::session::SqlxPool;
+use crate::session::SqlxMarker;
 use idgen_engine::Error;
 
 /// How a [`MySqlCounter`] keeps its counter.
@@ -273,7 +273,7 @@ impl HiLoSource for MySqlCounter {
 /// `hilo`) in [`MySqlMode::Detect`].
 ///
 /// [`HiLoBuilder::counter`]: crate::hilo::HiLoBuilder::counter
-impl IntoHiLoSource<SqlxPool> for MySqlPool {
+impl IntoHiLoSource<SqlxMarker> for MySqlPool {
     type Source = MySqlCounter;
 
     fn into_hilo_source(self, counter: &str) -> MySqlCounter {

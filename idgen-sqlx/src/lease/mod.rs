@@ -118,6 +118,8 @@
 
 mod store;
 
+pub use crate::session::SqlxMarker;
+#[allow(deprecated)]
 pub use crate::session::SqlxPool;
 pub use idgen_engine::lease::*;
 #[cfg(feature = "mysql")]

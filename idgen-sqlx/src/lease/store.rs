@@ -10,7 +10,7 @@ use sqlx::pool::PoolOptions;
 
 use crate::lease::{BoxError, IntoLeaseStore};
 use crate::session::SqlxDatabase;
-use crate::session::SqlxPool;
+use crate::session::SqlxMarker;
 use idgen_engine::CallError;
 use idgen_engine::Error;
 
@@ -55,7 +55,7 @@ const DETACHED_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 /// The methods ([`new`](SqlLeaseStore::new), [`with_table`](SqlLeaseStore::with_table),
 /// [`create_table`](SqlLeaseStore::create_table), [`rows`](SqlLeaseStore::rows), …) are those of
 /// idgen-sql's one [`SqlLeaseStore`], shared by every SQL adapter.
-pub type SqlxLeaseStore<DB> = SqlLeaseStore<SqlxPool, Pool<DB>>;
+pub type SqlxLeaseStore<DB> = SqlLeaseStore<SqlxMarker, Pool<DB>>;
 
 /// [`SqlxLeaseStore`] on PostgreSQL.
 #[cfg(feature = "postgres")]
@@ -87,7 +87,7 @@ pub async fn create_lease_table<DB: SqlxDatabase>(pool: &Pool<DB>) -> Result<(),
 
 /// How the one SQL lease store reaches a sqlx pool's connections: each call on a connection of
 /// its own, given back as found (see [`SqlxDatabase::session`]).
-impl<DB: SqlxDatabase> SqlPool<SqlxPool> for Pool<DB> {
+impl<DB: SqlxDatabase> SqlPool<SqlxMarker> for Pool<DB> {
     type Turn = ();
     const DIALECT: Dialect = DB::DIALECT;
 
@@ -118,7 +118,7 @@ impl<DB: SqlxDatabase> SqlPool<SqlxPool> for Pool<DB> {
     }
 }
 
-impl<DB: SqlxDatabase> IntoLeaseStore<SqlxPool> for Pool<DB> {
+impl<DB: SqlxDatabase> IntoLeaseStore<SqlxMarker> for Pool<DB> {
     type Store = SqlxLeaseStore<DB>;
     fn into_lease_store(self, table: &str) -> SqlxLeaseStore<DB> {
         SqlLeaseStore::named(self, table)
