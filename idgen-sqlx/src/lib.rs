@@ -183,6 +183,12 @@ pub use idgen_engine::*;
     any(feature = "postgres", feature = "mysql", feature = "sqlite")
 ))]
 mod session;
+#[cfg(all(
+    any(feature = "lease", feature = "hilo"),
+    any(feature = "postgres", feature = "mysql", feature = "sqlite")
+))]
+#[allow(deprecated)]
+pub use session::SqlxPool;
 #[doc(hidden)]
 #[cfg(all(
     any(feature = "lease", feature = "hilo"),
@@ -194,12 +200,6 @@ pub use session::{SessionFuture, SqlxSession};
     any(feature = "postgres", feature = "mysql", feature = "sqlite")
 ))]
 pub use session::{SqlxDatabase, SqlxMarker};
-#[cfg(all(
-    any(feature = "lease", feature = "hilo"),
-    any(feature = "postgres", feature = "mysql", feature = "sqlite")
-))]
-#[allow(deprecated)]
-pub use session::SqlxPool;
 
 #[cfg(all(
     feature = "lease",

@@ -15,7 +15,9 @@ mod worker;
 
 pub use crate::borrowed::Borrowed;
 pub use memory::MemoryLeaseStore;
-pub use store::{BoxError, Claim, ClaimRequest, IntoLeaseStore, LeaseStore, RenewRequest};
+pub use store::{
+    BoxError, Claim, ClaimRequest, IntoLeaseStore, LeaseStore, ReleaseRequest, RenewRequest,
+};
 pub use worker::{DEFAULT_LEASE_TABLE, LeaseHandle, LeaseOptions, LeaseStatus, WorkerLease};
 
 #[cfg(test)]

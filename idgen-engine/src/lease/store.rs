@@ -35,6 +35,24 @@ pub struct RenewRequest<'a> {
     pub last_timestamp_ms: Option<i64>,
 }
 
+/// A request to release a held node ID: the same fields as a [`RenewRequest`] (its `ttl` is
+/// ignored), named for what [`LeaseStore::release`] does with it.
+///
+/// ```
+/// use std::time::Duration;
+/// use idgen_engine::lease::ReleaseRequest;
+///
+/// let req = ReleaseRequest {
+///     namespace: "orders",
+///     node: 3,
+///     holder: "web-1",
+///     ttl: Duration::ZERO,
+///     last_timestamp_ms: Some(1_700_000_000_000),
+/// };
+/// assert_eq!(req.node, 3);
+/// ```
+pub type ReleaseRequest<'a> = RenewRequest<'a>;
+
 /// A successful claim.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Claim {
@@ -86,7 +104,8 @@ pub trait LeaseStore: Send + Sync + 'static {
     /// A released row names no holder any more, so a renewal of the same holder that was sent
     /// before the release and arrives after it finds nothing to renew (`Ok(false)`) and the node
     /// ID stays free. Releasing twice is harmless.
-    fn release(&self, req: RenewRequest<'_>) -> impl Future<Output = Result<(), BoxError>> + Send;
+    fn release(&self, req: ReleaseRequest<'_>)
+    -> impl Future<Output = Result<(), BoxError>> + Send;
 
     /// Creates what the store keeps its leases in (a database store's lease table) if it does
     /// not exist, idempotently and safely when many processes do it at the same moment.
