@@ -93,8 +93,8 @@
 #[macro_use]
 mod macros;
 
+mod canonical_int;
 mod clock;
-mod decimal;
 mod error;
 mod fmt_time;
 #[doc(hidden)]

@@ -34,7 +34,7 @@
 
 use serde::{Deserializer, Serializer};
 
-use crate::decimal::{self, Limit};
+use crate::canonical_int::{self, Limit};
 use crate::error::Error;
 use crate::integrations::serde_integer::{self, JsonInteger};
 
@@ -179,7 +179,7 @@ impl JsonInteger for i64 {
     }
 
     fn from_text(text: &str) -> Result<Self, Error> {
-        decimal::parse_i64(text).map_err(|reason| invalid::<i64>(text, reason))
+        canonical_int::parse_i64(text).map_err(|reason| invalid::<i64>(text, reason))
     }
 
     fn from_i128(value: i128) -> Result<Self, Error> {
@@ -197,7 +197,8 @@ impl JsonInteger for u64 {
     }
 
     fn from_text(text: &str) -> Result<Self, Error> {
-        decimal::parse_unsigned(text, Limit::U64Max).map_err(|reason| invalid::<u64>(text, reason))
+        canonical_int::parse_unsigned(text, Limit::U64Max)
+            .map_err(|reason| invalid::<u64>(text, reason))
     }
 
     fn from_i128(value: i128) -> Result<Self, Error> {
@@ -207,7 +208,7 @@ impl JsonInteger for u64 {
 
 fn invalid<X: JsonInteger>(text: &str, reason: &'static str) -> Error {
     Error::InvalidIntegerText {
-        input: decimal::excerpt(text),
+        input: canonical_int::excerpt(text),
         what: X::what(),
         reason,
     }
@@ -248,7 +249,7 @@ mod tests {
             assert_eq!(serde_json::from_str::<Row>(&json).unwrap(), row);
             assert_eq!(read(&s.to_string(), &u.to_string()).unwrap(), row);
         }
-        for &(text, value) in crate::decimal::tests::ACCEPTED {
+        for &(text, value) in crate::canonical_int::tests::ACCEPTED {
             let row = read(&format!("{text:?}"), &format!("{text:?}")).unwrap();
             assert_eq!((row.signed as u64, row.unsigned), (value, value));
         }
@@ -256,7 +257,7 @@ mod tests {
 
     #[test]
     fn the_shared_rejected_texts_are_rejected_unsigned() {
-        for &(text, reason) in crate::decimal::tests::REJECTED {
+        for &(text, reason) in crate::canonical_int::tests::REJECTED {
             let quoted = serde_json::to_string(text).unwrap();
             let Err(err) = read("0", &quoted) else {
                 // Only values between i64::MAX and u64::MAX are a u64 but no ID.

@@ -2,7 +2,7 @@
 //! string, a pattern matching exactly what the type's parser accepts, a format name, an example.
 //! Both integrations build their schemas from this one description.
 
-use crate::decimal::{self, Limit};
+use crate::canonical_int::{self, Limit};
 use crate::public_id::text;
 use crate::public_id::{PublicId, PublicIdPrefix};
 use crate::snowflake::SnowflakeId;
@@ -58,7 +58,7 @@ impl Described for SnowflakeId {
                           written as decimal digits without sign or leading zeros (a string, so \
                           JavaScript keeps every digit)."
                 .into(),
-            pattern: decimal::pattern(Limit::I64Max),
+            pattern: canonical_int::pattern(Limit::I64Max),
             format: "snowflake-id",
             min_length: 1,
             max_length: 19,
@@ -82,7 +82,7 @@ impl<T: ?Sized> Described for Id<T> {
                  decimal digits without sign or leading zeros (a string, so JavaScript keeps \
                  every digit)."
             ),
-            pattern: decimal::pattern(Limit::I64Max),
+            pattern: canonical_int::pattern(Limit::I64Max),
             format: "int64",
             min_length: 1,
             max_length: 19,
@@ -185,10 +185,10 @@ pub(crate) mod tests {
     /// The decimal IDs' pattern on the parser's own accepted and rejected texts.
     #[test]
     fn decimal_patterns_match_exactly_what_the_parsers_accept() {
-        let texts = crate::decimal::tests::ACCEPTED
+        let texts = crate::canonical_int::tests::ACCEPTED
             .iter()
             .map(|a| a.0)
-            .chain(crate::decimal::tests::REJECTED.iter().map(|r| r.0));
+            .chain(crate::canonical_int::tests::REJECTED.iter().map(|r| r.0));
         let (snowflake, typed) = (regex::<SnowflakeId>(), regex::<Id<Order>>());
         for text in texts {
             let parsed = text.parse::<SnowflakeId>().is_ok();

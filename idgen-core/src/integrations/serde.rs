@@ -153,7 +153,7 @@ mod tests {
 
     #[test]
     fn rejects_bad_input_naming_it() {
-        crate::decimal::tests::assert_each_refused(
+        crate::canonical_int::tests::assert_each_refused(
             from_json,
             &[
                 ("-1", "-1 is not a Snowflake ID"),

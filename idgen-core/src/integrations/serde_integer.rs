@@ -1,7 +1,7 @@
 //! One serde visitor for every 64-bit integer that travels as a JSON string: [`SnowflakeId`],
 //! [`Id<T>`](crate::typed_id::Id) and the plain integers of [`serde_string`](crate::serde_string).
 //!
-//! It reads a string (strict canonical decimal, see `crate::decimal`) or an integer, and
+//! It reads a string (strict canonical decimal, see `crate::canonical_int`) or an integer, and
 //! refuses everything else — floats, `null`, booleans, out-of-range numbers — with a message
 //! naming the input.
 

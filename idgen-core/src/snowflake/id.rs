@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::decimal;
+use crate::canonical_int;
 use crate::error::Error;
 
 /// A Snowflake ID: a non-negative `i64`, so it fits a signed `BIGINT` column.
@@ -116,12 +116,12 @@ impl FromStr for SnowflakeId {
     }
 }
 
-/// Strict decimal parse shared by `FromStr`, serde and the column types (see `crate::decimal`).
+/// Strict decimal parse shared by `FromStr`, serde and the column types (see `crate::canonical_int`).
 pub(crate) fn parse_decimal(s: &str) -> Result<SnowflakeId, Error> {
-    decimal::parse_unsigned(s, decimal::Limit::I64Max)
+    canonical_int::parse_unsigned(s, canonical_int::Limit::I64Max)
         .map(|v| SnowflakeId(v as i64))
         .map_err(|reason| Error::InvalidIdText {
-            input: decimal::excerpt(s),
+            input: canonical_int::excerpt(s),
             reason,
         })
 }
@@ -183,14 +183,14 @@ mod tests {
 
     #[test]
     fn parse_accepts_exactly_the_shared_canonical_texts() {
-        for &(input, value) in crate::decimal::tests::ACCEPTED {
+        for &(input, value) in crate::canonical_int::tests::ACCEPTED {
             assert_eq!(input.parse::<SnowflakeId>().unwrap().as_u64(), value);
         }
     }
 
     #[test]
     fn parse_rejects_each_bad_input_with_its_reason() {
-        for &(input, reason_part) in crate::decimal::tests::REJECTED {
+        for &(input, reason_part) in crate::canonical_int::tests::REJECTED {
             let err = input.parse::<SnowflakeId>().unwrap_err();
             let text = err.to_string();
             assert!(text.contains(reason_part), "{input:?}: {text}");

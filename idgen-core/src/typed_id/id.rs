@@ -4,7 +4,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::str::FromStr;
 
-use crate::decimal;
+use crate::canonical_int;
 use crate::error::Error;
 use crate::snowflake::SnowflakeId;
 
@@ -179,7 +179,7 @@ impl<T: ?Sized> Id<T> {
     /// The error for a text that is not an ID, naming it, this type and the reason.
     pub(crate) fn invalid_text(text: &str, reason: &'static str) -> Error {
         Error::InvalidIntegerText {
-            input: decimal::excerpt(text),
+            input: canonical_int::excerpt(text),
             what: type_label::<T>(),
             reason,
         }
@@ -258,7 +258,7 @@ impl<T: ?Sized> FromStr for Id<T> {
 
     /// Parses canonical decimal digits only, the text `Display` prints (see the type's docs).
     fn from_str(s: &str) -> Result<Self, Error> {
-        decimal::parse_unsigned(s, decimal::Limit::I64Max)
+        canonical_int::parse_unsigned(s, canonical_int::Limit::I64Max)
             .map(|v| Self::from_snowflake(SnowflakeId::from_raw(v)))
             .map_err(|reason| Self::invalid_text(s, reason))
     }
@@ -315,7 +315,7 @@ mod tests {
 
     #[test]
     fn parse_accepts_exactly_the_shared_canonical_texts() {
-        for &(text, value) in crate::decimal::tests::ACCEPTED {
+        for &(text, value) in crate::canonical_int::tests::ACCEPTED {
             let id: Id<Order> = text.parse().unwrap();
             assert_eq!(id.as_u64(), value);
             assert_eq!(id.to_string(), text);
@@ -324,7 +324,7 @@ mod tests {
 
     #[test]
     fn parse_rejects_each_bad_input_naming_it_and_the_type() {
-        for &(text, reason) in crate::decimal::tests::REJECTED {
+        for &(text, reason) in crate::canonical_int::tests::REJECTED {
             let err = text.parse::<Id<Order>>().unwrap_err().to_string();
             assert!(
                 err.starts_with(&format!("{text:?} is not an ID of type Order: ")),

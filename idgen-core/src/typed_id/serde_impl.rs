@@ -67,7 +67,7 @@ mod tests {
         let numeric = r#"{"id":112719806108546862,"parent":7}"#;
         let read = serde_json::from_str::<Row>(numeric).unwrap();
         assert_eq!((read.id, read.parent), (row.id, Id::new(7)));
-        for &(text, value) in crate::decimal::tests::ACCEPTED {
+        for &(text, value) in crate::canonical_int::tests::ACCEPTED {
             assert_eq!(from_json(&format!("{text:?}")).unwrap().as_u64(), value);
             assert_eq!(from_json(text).unwrap().as_u64(), value);
         }
@@ -75,7 +75,7 @@ mod tests {
 
     #[test]
     fn rejects_bad_input_naming_it_and_the_type() {
-        for &(text, reason) in crate::decimal::tests::REJECTED {
+        for &(text, reason) in crate::canonical_int::tests::REJECTED {
             let err = from_json(&serde_json::to_string(text).unwrap()).unwrap_err();
             assert!(
                 err.contains(&format!("{text:?} is not an ID of type Order"))
@@ -83,7 +83,7 @@ mod tests {
                 "{text:?}: {err}"
             );
         }
-        crate::decimal::tests::assert_each_refused(
+        crate::canonical_int::tests::assert_each_refused(
             from_json,
             &[
                 ("-1", "-1 is not an ID of type Order"),
