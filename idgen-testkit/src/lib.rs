@@ -25,3 +25,6 @@ pub use idgen_core as __idgen_core;
 /// idgen-engine, for the macros' expansions.
 #[doc(hidden)]
 pub use idgen_engine as __idgen_engine;
+/// idgen-testdb, for the macros' expansions.
+#[doc(hidden)]
+pub use idgen_testdb as __idgen_testdb;

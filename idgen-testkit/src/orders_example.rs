@@ -69,19 +69,19 @@ macro_rules! orders_example_suite {
 
         #[tokio::test]
         async fn orders_example_runs_on_sqlite() {
-            let db = $crate::sqlite().await.unwrap();
+            let db = $crate::__idgen_testdb::sqlite().await.unwrap();
             runs_twice(db.url()).await;
         }
 
         #[tokio::test]
         async fn orders_example_runs_on_postgres() {
-            let db = $crate::postgres().await.unwrap();
+            let db = $crate::__idgen_testdb::postgres().await.unwrap();
             runs_twice(db.url()).await;
         }
 
         #[tokio::test]
         async fn orders_example_runs_on_mysql() {
-            let db = $crate::mysql().await.unwrap();
+            let db = $crate::__idgen_testdb::mysql().await.unwrap();
             runs_twice(db.url()).await;
         }
     };

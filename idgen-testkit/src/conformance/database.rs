@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use sqlx::pool::PoolConnection;
 use sqlx::{AssertSqlSafe, Connection, Executor, MySql, Postgres, Sqlite};
 
-use crate::{TcpProxy, TestDb};
+use idgen_testdb::{TcpProxy, TestDb};
 
 /// A database the suites run on.
 ///

@@ -11,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::Line;
+use crate::line::Line;
 
 /// The image the instances run on (made by `scripts/test-images`).
 pub const BASE_IMAGE: &str = "idgen-test/base:bookworm";

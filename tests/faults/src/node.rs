@@ -16,7 +16,7 @@ use sqlx::postgres::PgPoolOptions;
 use sqlx::{MySqlPool, PgPool};
 use tokio::signal::unix::{SignalKind, signal};
 
-use crate::Line;
+use crate::line::Line;
 
 /// The hi-lo counter the instances share.
 pub const COUNTER: &str = "fault_hilo";
