@@ -111,9 +111,13 @@ impl<C: Clock> Uuid7Generator<C> {
 
     /// The next UUIDv7: greater than every UUID this generator returned before.
     ///
-    /// Errors: [`Error::Uuid7TimeOutOfRange`] for a clock outside 1970 to year 10889 (or a
+    /// # Errors
+    ///
+    /// [`Error::Uuid7TimeOutOfRange`] for a clock outside 1970 to year 10889 (or a
     /// counter carried past it), [`Error::RandomSource`] if the OS random number generator fails
     /// (only possible when this thread's generator is keyed).
+    ///
+    /// # Examples
     ///
     /// ```
     /// use idgen_core::{Error, ManualClock, Uuid7Generator};

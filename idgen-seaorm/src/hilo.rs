@@ -119,8 +119,12 @@ enum Inner {
 impl SeaOrmCounter {
     /// The counter `name` (a sequence, or a row of `idgen_hilo`) in the database behind `db`.
     ///
-    /// Errors: [`Error::Id`] wrapping `EngineError::InvalidSqlName` naming the name;
+    /// # Errors
+    ///
+    /// [`Error::Id`] wrapping `EngineError::InvalidSqlName` naming the name;
     /// [`Error::UnsupportedConnection`] for a connection that is not an sqlx pool.
+    ///
+    /// # Examples
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")]

@@ -172,8 +172,12 @@ impl SeaOrmLeaseStore {
     /// A store using the table `table` (`name` or `schema.name`, ASCII letters, digits and `_`,
     /// not starting with a digit: the name is written into the SQL, so nothing else is accepted).
     ///
-    /// Errors: [`Error::Id`] wrapping `idgen_engine::Error::InvalidOptions`, naming the name;
+    /// # Errors
+    ///
+    /// [`Error::Id`] wrapping `idgen_engine::Error::InvalidOptions`, naming the name;
     /// [`Error::UnsupportedConnection`] for a connection that is not an sqlx pool.
+    ///
+    /// # Examples
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")]

@@ -55,7 +55,9 @@ pub struct CounterSql {
 impl CounterSql {
     /// The counter `name` as a sequence (PostgreSQL; MariaDB ≥ 10.3 as [`Dialect::MySql`]).
     ///
-    /// Errors: [`Error::InvalidSqlName`] for a refused name; [`Error::InvalidOptions`] on SQLite,
+    /// # Errors
+    ///
+    /// [`Error::InvalidSqlName`] for a refused name; [`Error::InvalidOptions`] on SQLite,
     /// which has no sequences.
     pub fn sequence(dialect: Dialect, name: &str) -> Result<CounterSql, Error> {
         if dialect == Dialect::Sqlite {
@@ -75,7 +77,9 @@ impl CounterSql {
 
     /// The counter `name` as a row of the counter table `table` (MySQL/MariaDB, SQLite).
     ///
-    /// Errors: [`Error::InvalidSqlName`] for a refused name; [`Error::InvalidOptions`] on
+    /// # Errors
+    ///
+    /// [`Error::InvalidSqlName`] for a refused name; [`Error::InvalidOptions`] on
     /// PostgreSQL, where idgen keeps counters in sequences.
     pub fn table(dialect: Dialect, name: &str, table: &str) -> Result<CounterSql, Error> {
         if dialect == Dialect::Postgres {
@@ -173,7 +177,9 @@ impl CounterSql {
     /// same connection), and the block starts `size` below it. No row affected: the row is
     /// missing.
     ///
-    /// Errors: [`Error::HiLoInvalidOption`] for a `size` above `i64::MAX`.
+    /// # Errors
+    ///
+    /// [`Error::HiLoInvalidOption`] for a `size` above `i64::MAX`.
     pub fn allocate(&self, size: u64) -> Result<Statement<'_>, Error> {
         let name = self.name.as_str();
         let table = self.table.as_str();

@@ -38,7 +38,9 @@ pub struct LeaseSql {
 impl LeaseSql {
     /// The SQL for the lease table `table` (`name` or `schema.name`, checked by [`SqlName`]).
     ///
-    /// Errors: [`Error::InvalidSqlName`] naming the refused name.
+    /// # Errors
+    ///
+    /// [`Error::InvalidSqlName`] naming the refused name.
     pub fn new(dialect: Dialect, table: &str) -> Result<LeaseSql, Error> {
         let table = SqlName::parse("lease table", table)?.quoted(dialect);
         Ok(LeaseSql { dialect, table })

@@ -122,7 +122,9 @@ pub trait Session: Send {
 /// nor ends it (`START TRANSACTION` would commit the application's work). MariaDB reports
 /// `@@in_transaction`; a server without it (MySQL) is not checked. Other databases: nothing.
 ///
-/// Errors: a message naming the situation.
+/// # Errors
+///
+/// A message naming the situation.
 pub async fn check_outside_transaction<S: Session>(
     session: &mut S,
 ) -> Result<(), idgen_core::BoxError> {

@@ -274,8 +274,12 @@ impl IdCodec {
 
     /// The token for `id` as a `T`, under the primary key. Any `i64`, negative ones included.
     ///
-    /// Errors: [`Error::CodecPrefixShared`] when another Rust type with `T`'s prefix already
+    /// # Errors
+    ///
+    /// [`Error::CodecPrefixShared`] when another Rust type with `T`'s prefix already
     /// used this codec (the only error; it depends on the types, never on `id`).
+    ///
+    /// # Examples
     ///
     /// ```
     /// use idgen_core::{CodecKey, Error, IdCodec, PublicIdPrefix};

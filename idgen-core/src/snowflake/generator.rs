@@ -183,8 +183,12 @@ impl<C: Clock> Snowflake<C> {
     /// The next ID. Waits for the next tick when this tick's sequence is used up, and applies the
     /// [`ClockPolicy`] when the clock is behind.
     ///
-    /// Errors: [`Error::ClockMovedBackwards`], [`Error::TimeOverflow`], [`Error::BeforeEpoch`],
+    /// # Errors
+    ///
+    /// [`Error::ClockMovedBackwards`], [`Error::TimeOverflow`], [`Error::BeforeEpoch`],
     /// [`Error::Fenced`].
+    ///
+    /// # Examples
     ///
     /// ```
     /// let ids = idgen_core::Snowflake::new(idgen_core::Layout::TWITTER, 1)?;

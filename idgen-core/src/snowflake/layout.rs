@@ -489,8 +489,12 @@ impl Layout {
 
     /// The tick that contains `unix_ms`.
     ///
-    /// Errors: [`Error::BeforeEpoch`], or [`Error::TimeOverflow`] past
+    /// # Errors
+    ///
+    /// [`Error::BeforeEpoch`], or [`Error::TimeOverflow`] past
     /// [`last_unix_ms`](Layout::last_unix_ms). Never wraps.
+    ///
+    /// # Examples
     ///
     /// ```
     /// use idgen_core::Layout;

@@ -12,10 +12,14 @@ impl Layout {
     ///
     /// `shard_count` is the number of shards (`0..shard_count`).
     ///
-    /// Errors: [`Error::FieldOutOfRange`] (for the timestamp) when `id` was not made with this
+    /// # Errors
+    ///
+    /// [`Error::FieldOutOfRange`] (for the timestamp) when `id` was not made with this
     /// layout (bits above its width are set); [`Error::ShardOutOfRange`] when the shard it
     /// names is not below `shard_count`, naming both; [`Error::InvalidOptions`] for a
     /// `shard_count` of 0.
+    ///
+    /// # Examples
     ///
     /// ```
     /// use idgen_core::{Layout, Parts};

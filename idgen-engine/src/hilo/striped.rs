@@ -189,10 +189,14 @@ pub struct StripedHiLo {
 impl StripedHiLo {
     /// Checks the counters' settings and starts a [`HiLo`] over each, with the defaults.
     ///
-    /// Errors: [`Error::HiLoCountersOverlap`] naming two counters whose blocks could overlap;
+    /// # Errors
+    ///
+    /// [`Error::HiLoCountersOverlap`] naming two counters whose blocks could overlap;
     /// [`Error::HiLoSource`] when a counter cannot be read at start-up (every counter must
     /// answer then); [`Error::HiLoInvalidOption`] when there is no counter; any error of
     /// [`HiLo::new`].
+    ///
+    /// # Examples
     ///
     /// ```
     /// # use idgen_engine::hilo::{BoxError, CounterStart, HiLoSource, Increment, StripedHiLo};
@@ -302,8 +306,12 @@ impl StripedHiLo {
     /// The next ID: from the counters in turn, skipping those with nothing buffered; when none
     /// has an ID, waits (up to the time-out) for the first that gets a block.
     ///
-    /// Errors: [`Error::HiLoUnavailable`] naming every counter when none answered within the
+    /// # Errors
+    ///
+    /// [`Error::HiLoUnavailable`] naming every counter when none answered within the
     /// time-out; a counter's error when it failed closed (it went backwards).
+    ///
+    /// # Examples
     ///
     /// ```
     /// # use std::sync::atomic::{AtomicI64, Ordering};

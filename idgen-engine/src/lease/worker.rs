@@ -376,7 +376,9 @@ impl LeaseOptions {
     /// is in flight, a claim that still lands afterwards is given back at once (as long as the
     /// runtime runs), so it does not hold its node ID for the TTL.
     ///
-    /// Errors: [`Error::NoFreeNode`] when every node ID is leased, [`Error::LeaseStore`] when the
+    /// # Errors
+    ///
+    /// [`Error::NoFreeNode`] when every node ID is leased, [`Error::LeaseStore`] when the
     /// store fails or times out, [`Error::InvalidOptions`] for inconsistent timings.
     pub async fn acquire<M>(
         self,

@@ -235,7 +235,11 @@ impl DbGenerator {
 
     /// The function's name, `name` or `schema.name` of ASCII letters, digits and `_`.
     ///
-    /// Errors: [`Error::InvalidSqlName`] naming a name that is anything else.
+    /// # Errors
+    ///
+    /// [`Error::InvalidSqlName`] naming a name that is anything else.
+    ///
+    /// # Examples
     ///
     /// ```
     /// use idgen_sql::db_generator::DbGenerator;
@@ -432,8 +436,12 @@ impl DbGenerator {
     /// `DEFAULT`, a `BEFORE INSERT` trigger named `<table>_<column>_idgen` that sets the column
     /// when the insert leaves it `NULL` or 0 (declare the column `BIGINT NOT NULL DEFAULT 0`).
     ///
-    /// Errors: [`Error::InvalidSqlName`] or [`Error::InvalidOptions`] naming a table or column name that is not a plain
+    /// # Errors
+    ///
+    /// [`Error::InvalidSqlName`] or [`Error::InvalidOptions`] naming a table or column name that is not a plain
     /// SQL identifier.
+    ///
+    /// # Examples
     ///
     /// ```
     /// use idgen_sql::db_generator::{DbGenerator, SqlDialect};
@@ -577,7 +585,11 @@ impl DbGenerator {
     /// The state word a newly claimed node ID starts from: the tick of the last timestamp an
     /// earlier holder stored, marked used up (the next ID is in a later tick), or 0.
     ///
-    /// Errors: [`Error::Id`]([`idgen_core::Error::TimeOverflow`]) when that timestamp is past the layout's last instant.
+    /// # Errors
+    ///
+    /// [`Error::Id`]([`idgen_core::Error::TimeOverflow`]) when that timestamp is past the layout's last instant.
+    ///
+    /// # Examples
     ///
     /// ```
     /// use idgen_core::{db_generator::DbGenerator, Layout};

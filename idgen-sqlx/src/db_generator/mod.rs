@@ -57,9 +57,13 @@ use idgen_engine::SnowflakeId;
 /// `GET_LOCK`) and end with one node ID. On MariaDB/MySQL the function is dropped and created
 /// again, so calls that arrive in between fail: install at deployment, not under load.
 ///
-/// Errors: [`Error::NoFreeNode`] when every node ID is leased; [`Error::InvalidOptions`] when
+/// # Errors
+///
+/// [`Error::NoFreeNode`] when every node ID is leased; [`Error::InvalidOptions`] when
 /// the function was installed with another layout (uninstall it first); [`Error::DbGenerator`]
 /// with the database's error.
+///
+/// # Examples
 ///
 /// ```no_run
 /// # #[cfg(feature = "postgres")]
@@ -182,8 +186,12 @@ async fn install_locked<DB: DbGeneratorDialect>(
 /// row. Waits for transactions that took an ID from it to end. Nothing to do if it is not
 /// installed. On PostgreSQL, drop column defaults that call it first.
 ///
-/// Errors: [`Error::DbGenerator`] with the database's error; [`Error::LeaseStore`] when the
+/// # Errors
+///
+/// [`Error::DbGenerator`] with the database's error; [`Error::LeaseStore`] when the
 /// lease could not be released.
+///
+/// # Examples
 ///
 /// ```no_run
 /// # #[cfg(feature = "postgres")]

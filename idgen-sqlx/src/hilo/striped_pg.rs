@@ -52,8 +52,12 @@ impl PgStripe {
     /// `CREATE SEQUENCE IF NOT EXISTS` for counter `index` of `count` with blocks of `block`:
     /// `INCREMENT BY count × block START WITH 1 + index × block`.
     ///
-    /// Errors: [`Error::HiLoInvalidOption`] when `index` is not below `count` or the numbers
+    /// # Errors
+    ///
+    /// [`Error::HiLoInvalidOption`] when `index` is not below `count` or the numbers
     /// do not fit an `i64`.
+    ///
+    /// # Examples
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]

@@ -490,7 +490,9 @@ macro_rules! sqlx_app_pool {
     ($(#[$doc:meta])* $name:ident, $db:ty, $options:ty, $extra:expr) => {
         $(#[$doc])*
         ///
-        /// Errors: a URL the driver refuses.
+        /// # Errors
+        ///
+        /// A URL the driver refuses.
         pub fn $name(
             url: &str,
             spec: AppPoolSpec,
