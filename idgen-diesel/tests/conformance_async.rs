@@ -18,7 +18,7 @@ use idgen_diesel::AsyncDieselPool;
 use idgen_diesel::hilo::AsyncDieselCounter;
 use idgen_diesel::lease::{AsyncDieselLeaseStore, BoxError};
 use idgen_testkit::conformance::{
-    AppFuture, AppPool, AppPoolSpec, CounterKind, DbKind, HiLoSubject,
+    AppFuture, AppPool, AppPoolSpec, CounterUnderTest, DbKind, HiLoSubject,
 };
 
 /// idgen-diesel's async store and counter over `C`: on a pool of at most 8 connections, or
@@ -147,7 +147,7 @@ macro_rules! async_subject {
         impl<const UNCHECKED: bool> HiLoSubject for AsyncDiesel<$conn, UNCHECKED> {
             type Source = AsyncDieselCounter<$conn>;
             const DATABASE: DbKind = $db;
-            const COUNTER: CounterKind = $counter;
+            const COUNTER: CounterUnderTest = $counter;
             async fn source(url: &str, counter: &str) -> Result<Self::Source, BoxError> {
                 Ok(AsyncDieselCounter::new(&Self::pool(url)?, counter)?)
             }
@@ -168,9 +168,21 @@ macro_rules! async_subject {
 
 type AsyncSqliteConnection = SyncConnectionWrapper<SqliteConnection>;
 
-async_subject!(AsyncPgConnection, DbKind::Postgres, CounterKind::Sequence);
-async_subject!(AsyncMysqlConnection, DbKind::MySql, CounterKind::Detect);
-async_subject!(AsyncSqliteConnection, DbKind::Sqlite, CounterKind::Table);
+async_subject!(
+    AsyncPgConnection,
+    DbKind::Postgres,
+    CounterUnderTest::Sequence
+);
+async_subject!(
+    AsyncMysqlConnection,
+    DbKind::MySql,
+    CounterUnderTest::Detect
+);
+async_subject!(
+    AsyncSqliteConnection,
+    DbKind::Sqlite,
+    CounterUnderTest::Table
+);
 
 type AsyncPostgres = AsyncDiesel<AsyncPgConnection>;
 type AsyncMySql = AsyncDiesel<AsyncMysqlConnection>;

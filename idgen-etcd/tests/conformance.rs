@@ -6,7 +6,7 @@ use idgen_etcd::hilo::EtcdCounter;
 use std::time::Duration;
 
 use idgen_etcd::lease::{BoxError, ClaimRequest, EtcdLeaseStore, LeaseStore, RenewRequest};
-use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
+use idgen_testkit::conformance::{CounterUnderTest, DbKind, HiLoSubject, LeaseSubject};
 use idgen_testkit::key_value::split_url;
 
 /// idgen-etcd: `EtcdLeaseStore`, `EtcdCounter`, each under the case's key prefix.
@@ -28,7 +28,7 @@ impl LeaseSubject for EtcdStores {
 impl HiLoSubject for EtcdStores {
     type Source = EtcdCounter;
     const DATABASE: DbKind = DbKind::Etcd;
-    const COUNTER: CounterKind = CounterKind::Sequence;
+    const COUNTER: CounterUnderTest = CounterUnderTest::Sequence;
     async fn source(url: &str, counter: &str) -> Result<EtcdCounter, BoxError> {
         let (server, prefix) = split_url(url);
         let counter = EtcdCounter::new(&etcd(server), counter)?;

@@ -3,7 +3,7 @@
 
 use idgen_redis::hilo::RedisCounter;
 use idgen_redis::lease::{BoxError, RedisLeaseStore};
-use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
+use idgen_testkit::conformance::{CounterUnderTest, DbKind, HiLoSubject, LeaseSubject};
 use idgen_testkit::key_value::split_url;
 
 /// idgen-redis: `RedisLeaseStore`, `RedisCounter`, each under the case's key prefix.
@@ -22,7 +22,7 @@ impl LeaseSubject for Redis {
 impl HiLoSubject for Redis {
     type Source = RedisCounter;
     const DATABASE: DbKind = DbKind::Redis;
-    const COUNTER: CounterKind = CounterKind::Table;
+    const COUNTER: CounterUnderTest = CounterUnderTest::Table;
     async fn source(url: &str, counter: &str) -> Result<RedisCounter, BoxError> {
         let (server, prefix) = split_url(url);
         let client = redis::Client::open(server)?;

@@ -9,7 +9,7 @@ use idgen_seaorm::lease::{
 use idgen_seaorm::migration::{HiLoCounterMigration, LeaseTableMigration};
 use idgen_testkit::conformance::connections::{mysql_app_pool, postgres_app_pool, sqlite_app_pool};
 use idgen_testkit::conformance::{
-    AppPool, AppPoolSpec, CounterKind, DbKind, HiLoSubject, LeaseSubject,
+    AppPool, AppPoolSpec, CounterUnderTest, DbKind, HiLoSubject, LeaseSubject,
 };
 use sea_orm::{Database, DatabaseConnection};
 use sea_orm_migration::{MigrationTrait, SchemaManager};
@@ -144,10 +144,10 @@ impl<const D: u8> LeaseSubject for SeaOrm<D> {
 impl<const D: u8> HiLoSubject for SeaOrm<D> {
     type Source = Counter;
     const DATABASE: DbKind = database(D);
-    const COUNTER: CounterKind = match database(D) {
-        DbKind::Postgres => CounterKind::Sequence,
-        DbKind::MySql => CounterKind::Detect,
-        DbKind::Sqlite | DbKind::Etcd | DbKind::Redis => CounterKind::Table,
+    const COUNTER: CounterUnderTest = match database(D) {
+        DbKind::Postgres => CounterUnderTest::Sequence,
+        DbKind::MySql => CounterUnderTest::Detect,
+        DbKind::Sqlite | DbKind::Etcd | DbKind::Redis => CounterUnderTest::Table,
     };
     async fn source(url: &str, name: &str) -> Result<Counter, BoxError> {
         let db = Database::connect(url).await?;

@@ -8,7 +8,7 @@ use idgen_diesel::hilo::DieselCounter;
 use idgen_diesel::lease::{BoxError, DieselLeaseStore};
 use idgen_diesel::{DieselConnection, DieselPool};
 use idgen_testkit::conformance::{
-    AppFuture, AppPool, AppPoolSpec, CounterKind, DbKind, HiLoSubject,
+    AppFuture, AppPool, AppPoolSpec, CounterUnderTest, DbKind, HiLoSubject,
 };
 
 /// What diesel's `establish` takes for a testkit URL: the file's path for SQLite.
@@ -136,22 +136,22 @@ where
     R2d2App<Self>: AppPool,
 {
     const DATABASE: DbKind;
-    const COUNTER: CounterKind;
+    const COUNTER: CounterUnderTest;
 }
 
 impl Backend for PgConnection {
     const DATABASE: DbKind = DbKind::Postgres;
-    const COUNTER: CounterKind = CounterKind::Sequence;
+    const COUNTER: CounterUnderTest = CounterUnderTest::Sequence;
 }
 
 impl Backend for MysqlConnection {
     const DATABASE: DbKind = DbKind::MySql;
-    const COUNTER: CounterKind = CounterKind::Detect;
+    const COUNTER: CounterUnderTest = CounterUnderTest::Detect;
 }
 
 impl Backend for SqliteConnection {
     const DATABASE: DbKind = DbKind::Sqlite;
-    const COUNTER: CounterKind = CounterKind::Table;
+    const COUNTER: CounterUnderTest = CounterUnderTest::Table;
 }
 
 idgen_testkit::sql_lease_subject!(impl[C: Backend] Blocking<C> where [R2d2App<C>: AppPool],
@@ -167,7 +167,7 @@ where
 {
     type Source = DieselCounter<C>;
     const DATABASE: DbKind = C::DATABASE;
-    const COUNTER: CounterKind = C::COUNTER;
+    const COUNTER: CounterUnderTest = C::COUNTER;
     async fn source(url: &str, counter: &str) -> Result<Self::Source, BoxError> {
         Ok(DieselCounter::new(&pool(url), counter)?)
     }

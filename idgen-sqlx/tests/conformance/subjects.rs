@@ -11,7 +11,7 @@ use std::time::Duration;
 use idgen_sqlx::hilo::{MySqlCounter, MySqlMode, PgSequence, SqliteCounter};
 use idgen_sqlx::lease::{BoxError, SqlxLeaseStore};
 use idgen_testkit::conformance::connections::{mysql_app_pool, postgres_app_pool, sqlite_app_pool};
-use idgen_testkit::conformance::{AppPool, AppPoolSpec, CounterKind, DbKind, HiLoSubject};
+use idgen_testkit::conformance::{AppPool, AppPoolSpec, CounterUnderTest, DbKind, HiLoSubject};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
 use sqlx::{MySql, MySqlPool, PgPool, Postgres, Sqlite, SqlitePool};
 
@@ -45,7 +45,7 @@ macro_rules! sqlx_subject {
         impl HiLoSubject for $subject {
             type Source = $source;
             const DATABASE: DbKind = $kind;
-            const COUNTER: CounterKind = $counter;
+            const COUNTER: CounterUnderTest = $counter;
             async fn source(url: &str, counter: &str) -> Result<$source, BoxError> {
                 Ok($new(&$pool(url)?, counter)?)
             }
@@ -66,18 +66,18 @@ macro_rules! sqlx_subject {
 
 sqlx_subject!(
     SqlxPostgres, Postgres, DbKind::Postgres, PgPool::connect_lazy, postgres_app_pool;
-    PgSequence, CounterKind::Sequence, PgSequence::new
+    PgSequence, CounterUnderTest::Sequence, PgSequence::new
 );
 sqlx_subject!(
     SqlxMySql, MySql, DbKind::MySql, MySqlPool::connect_lazy, mysql_app_pool;
-    MySqlCounter, CounterKind::Detect,
+    MySqlCounter, CounterUnderTest::Detect,
     |pool: &MySqlPool, counter: &str| MySqlCounter::new(pool, counter, MySqlMode::Detect)
 );
 sqlx_subject!(
     SqlxMySqlTable, MySql, DbKind::MySql, MySqlPool::connect_lazy, mysql_app_pool;
-    MySqlCounter, CounterKind::Table, MySqlCounter::table
+    MySqlCounter, CounterUnderTest::Table, MySqlCounter::table
 );
 sqlx_subject!(
     SqlxSqlite, Sqlite, DbKind::Sqlite, sqlite_pool, sqlite_app_pool;
-    SqliteCounter, CounterKind::Table, SqliteCounter::new
+    SqliteCounter, CounterUnderTest::Table, SqliteCounter::new
 );

@@ -11,7 +11,7 @@ use idgen_engine::hilo::{BoxError, HiLoSource};
 use idgen_engine::lease::{LeaseStore, WorkerLease};
 
 use super::database::OpenTransaction;
-use super::hilo::{COUNTER, COUNTER_TABLE, CounterKind, HiLoSubject, counter_kind};
+use super::hilo::{COUNTER, COUNTER_TABLE, CounterUnderTest, HiLoSubject, counter_kind};
 use super::lease::{LeaseSubject, TABLE, claim, layout, renewal};
 use super::{Database, DbKind, Outage};
 
@@ -446,7 +446,7 @@ pub async fn a_cancelled_allocation_leaves_the_applications_connections_as_they_
         if gate.is_none() {
             gate = Some(match (db.kind(), kind) {
                 (DbKind::Postgres, _) => Gate::Sequence(None),
-                (DbKind::MySql, CounterKind::Sequence) => Gate::None,
+                (DbKind::MySql, CounterUnderTest::Sequence) => Gate::None,
                 _ => Gate::install(&db, COUNTER_TABLE, "next_val").await,
             });
         }
@@ -472,10 +472,10 @@ pub async fn a_cancelled_allocation_leaves_the_applications_connections_as_they_
 }
 
 /// What another session reads as the counter's next value.
-async fn committed_counter(db: &Database, kind: CounterKind) -> i64 {
+async fn committed_counter(db: &Database, kind: CounterUnderTest) -> i64 {
     let sql = match (db.kind(), kind) {
         (DbKind::Postgres, _) => format!("SELECT last_value + 10 FROM {COUNTER}"),
-        (DbKind::MySql, CounterKind::Sequence) => {
+        (DbKind::MySql, CounterUnderTest::Sequence) => {
             format!("SELECT next_not_cached_value FROM {COUNTER}")
         }
         _ => format!("SELECT next_val FROM {COUNTER_TABLE} WHERE name = '{COUNTER}'"),

@@ -18,14 +18,15 @@ pub const COUNTER_TABLE: &str = "idgen_hilo";
 /// The block size where a case does not say otherwise.
 pub const BLOCK: u64 = 100;
 
-/// How a source keeps its counter.
+/// How the source under test keeps its counter, as its subject declares it: idgen-sql's
+/// `CounterKind` (a sequence or a table row), or `Detect` for a source that asks the server.
 ///
 /// ```
-/// use idgen_testkit::conformance::CounterKind;
-/// assert_ne!(CounterKind::Sequence, CounterKind::Detect);
+/// use idgen_testkit::conformance::CounterUnderTest;
+/// assert_ne!(CounterUnderTest::Sequence, CounterUnderTest::Detect);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CounterKind {
+pub enum CounterUnderTest {
     /// A sequence with a fixed increment (PostgreSQL, MariaDB ≥ 10.3).
     Sequence,
     /// A row of the counter table `idgen_hilo` (MySQL, SQLite), any step per call.
@@ -38,14 +39,14 @@ pub enum CounterKind {
 ///
 /// ```
 /// use idgen_engine::hilo::{BoxError, MemorySource};
-/// use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject};
+/// use idgen_testkit::conformance::{CounterUnderTest, DbKind, HiLoSubject};
 ///
 /// /// (A real subject opens a pool to `url`; this one only shows the shape.)
 /// struct Memory;
 /// impl HiLoSubject for Memory {
 ///     type Source = MemorySource;
 ///     const DATABASE: DbKind = DbKind::Sqlite;
-///     const COUNTER: CounterKind = CounterKind::Table;
+///     const COUNTER: CounterUnderTest = CounterUnderTest::Table;
 ///     async fn source(_url: &str, counter: &str) -> Result<MemorySource, BoxError> {
 ///         Ok(MemorySource::named(counter))
 ///     }
@@ -60,7 +61,7 @@ pub trait HiLoSubject: Send + Sync + 'static {
     /// The database it runs on.
     const DATABASE: DbKind;
     /// How it keeps the counter.
-    const COUNTER: CounterKind;
+    const COUNTER: CounterUnderTest;
     /// The counter `counter` over a new connection pool to `url` (a URL of
     /// [`Database::url`]); an error naming the name for one the adapter refuses.
     fn source(
@@ -87,10 +88,10 @@ pub trait HiLoSubject: Send + Sync + 'static {
     }
 }
 
-/// The counter kind `H` has on `db` (asking the server for [`CounterKind::Detect`]).
-pub(crate) async fn counter_kind<H: HiLoSubject>(db: &Database) -> CounterKind {
+/// The counter kind `H` has on `db` (asking the server for [`CounterUnderTest::Detect`]).
+pub(crate) async fn counter_kind<H: HiLoSubject>(db: &Database) -> CounterUnderTest {
     match (H::COUNTER, db.kind()) {
-        (CounterKind::Detect, _) => {
+        (CounterUnderTest::Detect, _) => {
             let version = db.version().await;
             let numbers: Vec<u32> = version
                 .trim_start_matches("5.5.5-")
@@ -100,9 +101,9 @@ pub(crate) async fn counter_kind<H: HiLoSubject>(db: &Database) -> CounterKind {
                 .collect();
             let sequences = version.contains("MariaDB") && (numbers[0], numbers[1]) >= (10, 3);
             if sequences {
-                CounterKind::Sequence
+                CounterUnderTest::Sequence
             } else {
-                CounterKind::Table
+                CounterUnderTest::Table
             }
         }
         (kind, _) => kind,
@@ -111,13 +112,13 @@ pub(crate) async fn counter_kind<H: HiLoSubject>(db: &Database) -> CounterKind {
 
 /// What a script or another language does: takes one block of `step` from the counter with
 /// plain SQL, bypassing idgen. Returns the block's first ID.
-pub(crate) async fn raw_allocate(db: &Database, kind: CounterKind, step: u64) -> i64 {
+pub(crate) async fn raw_allocate(db: &Database, kind: CounterUnderTest, step: u64) -> i64 {
     if let Some(keys) = db.key_prefix() {
         return super::key_value::raw_allocate(keys, COUNTER, step).await;
     }
     let start = match (db.kind(), kind) {
         (DbKind::Postgres, _) => db.scalar(&format!("SELECT nextval('{COUNTER}')")).await,
-        (DbKind::MySql, CounterKind::Sequence) => {
+        (DbKind::MySql, CounterUnderTest::Sequence) => {
             db.scalar(&format!("SELECT NEXTVAL({COUNTER})")).await
         }
         (DbKind::MySql, _) => {
@@ -143,13 +144,13 @@ pub(crate) async fn raw_allocate(db: &Database, kind: CounterKind, step: u64) ->
 }
 
 /// Sets the counter back to 1, as restoring an older backup of it would.
-pub(crate) async fn set_back(db: &Database, kind: CounterKind) {
+pub(crate) async fn set_back(db: &Database, kind: CounterUnderTest) {
     if let Some(keys) = db.key_prefix() {
         return super::key_value::set_back(keys, COUNTER).await;
     }
     let sql = match (db.kind(), kind) {
         (DbKind::Postgres, _) => format!("SELECT setval('{COUNTER}', 1, false)"),
-        (DbKind::MySql, CounterKind::Sequence) => {
+        (DbKind::MySql, CounterUnderTest::Sequence) => {
             format!("ALTER SEQUENCE {COUNTER} RESTART WITH 1")
         }
         _ => format!("UPDATE {COUNTER_TABLE} SET next_val = 1 WHERE name = '{COUNTER}'"),
@@ -158,7 +159,7 @@ pub(crate) async fn set_back(db: &Database, kind: CounterKind) {
 }
 
 /// A fresh database of `H` with the counter created (increment `block`), and its kind.
-pub(crate) async fn setup<H: HiLoSubject>(block: u64) -> (Database, H::Source, CounterKind) {
+pub(crate) async fn setup<H: HiLoSubject>(block: u64) -> (Database, H::Source, CounterUnderTest) {
     let db = Database::fresh(H::DATABASE).await;
     let source = open_source::<H>(db.url()).await;
     H::create(&source, block).await.expect("create the counter");
@@ -186,7 +187,7 @@ async fn without_prefetch<S: HiLoSource>(source: S, block: u64) -> HiLo {
 pub async fn the_increment_is_checked_at_start_up<H: HiLoSubject>() {
     let (_db, source, kind) = setup::<H>(50).await;
     let result = HiLo::new(source.clone(), BLOCK).await;
-    if kind == CounterKind::Table {
+    if kind == CounterUnderTest::Table {
         let ids = result.expect("a counter table takes any block");
         assert_eq!(ids.next_id().await.unwrap(), 1);
         assert_eq!(ids.stats().block_size, BLOCK);
@@ -222,7 +223,7 @@ pub async fn a_missing_counter_and_a_refused_name_are_named<H: HiLoSubject>() {
     let kind = counter_kind::<H>(&db).await;
     let missing = if let Some(keys) = db.key_prefix() {
         super::key_value::missing_counter(keys, COUNTER)
-    } else if kind == CounterKind::Table {
+    } else if kind == CounterUnderTest::Table {
         // The table exists, the row does not.
         let other = H::source(db.url(), "other").await.unwrap();
         H::create(&other, BLOCK).await.unwrap();
@@ -254,7 +255,7 @@ enum Held {
 /// another process starting up, or a migration, would); on MySQL/MariaDB it holds the
 /// sequence's or counter table's table lock (`LOCK TABLES … WRITE`); on SQLite the file's write
 /// lock (`BEGIN EXCLUSIVE`). Outside PostgreSQL the counter exists first.
-async fn hold_the_counter<H: HiLoSubject>(db: &Database, kind: CounterKind) -> Held {
+async fn hold_the_counter<H: HiLoSubject>(db: &Database, kind: CounterUnderTest) -> Held {
     match db.kind() {
         DbKind::Postgres => {
             let mut other = db.begin().await;
@@ -271,7 +272,7 @@ async fn hold_the_counter<H: HiLoSubject>(db: &Database, kind: CounterKind) -> H
                 .await
                 .expect("create the counter");
             let locked = match kind {
-                CounterKind::Sequence => COUNTER,
+                CounterUnderTest::Sequence => COUNTER,
                 _ => COUNTER_TABLE,
             };
             let mut other = db.begin().await;
@@ -495,7 +496,7 @@ pub async fn blocks_are_committed_on_a_server_without_autocommit<H: HiLoSubject>
     let ids = without_prefetch(source, 10).await;
     assert_eq!(ids.next_id().await.unwrap(), 1);
     let committed = match kind {
-        CounterKind::Sequence => format!("SELECT next_not_cached_value FROM {COUNTER}"),
+        CounterUnderTest::Sequence => format!("SELECT next_not_cached_value FROM {COUNTER}"),
         _ => format!("SELECT next_val FROM {COUNTER_TABLE} WHERE name = '{COUNTER}'"),
     };
     assert_eq!(

@@ -10,7 +10,9 @@ use idgen_engine::Error;
 use idgen_engine::hilo::HiLo;
 
 use super::DbKind;
-use super::hilo::{COUNTER, CounterKind, HiLoSubject, open_source, raw_allocate, set_back, setup};
+use super::hilo::{
+    COUNTER, CounterUnderTest, HiLoSubject, open_source, raw_allocate, set_back, setup,
+};
 
 /// The block size of these cases.
 const BLOCK: u64 = 10;
@@ -110,7 +112,7 @@ pub async fn a_sequence_whose_increment_changes_while_it_runs_fails_closed<H: Hi
     let (db, source, kind) = setup::<H>(BLOCK).await;
     // etcd's counter keeps its increment in a key it re-reads on every allocation: no grid
     // to leave. SQL sequences only.
-    if kind != CounterKind::Sequence || !db.kind().is_sql() {
+    if kind != CounterUnderTest::Sequence || !db.kind().is_sql() {
         return;
     }
     let ids = HiLo::builder(source)

@@ -18,7 +18,7 @@
 //! ```
 //! use idgen_engine::hilo::{BoxError, MemorySource};
 //! use idgen_engine::lease::MemoryLeaseStore;
-//! use idgen_testkit::conformance::{CounterKind, DbKind, HiLoSubject, LeaseSubject};
+//! use idgen_testkit::conformance::{CounterUnderTest, DbKind, HiLoSubject, LeaseSubject};
 //!
 //! // An adapter's subject opens its store or source on a pool to `url`, e.g. a PgLeaseStore
 //! // and a PgSequence; this stand-in only shows the shape.
@@ -38,7 +38,7 @@
 //! impl HiLoSubject for Memory {
 //!     type Source = MemorySource;
 //!     const DATABASE: DbKind = DbKind::Postgres;
-//!     const COUNTER: CounterKind = CounterKind::Sequence;
+//!     const COUNTER: CounterUnderTest = CounterUnderTest::Sequence;
 //!     async fn source(_url: &str, counter: &str) -> Result<MemorySource, BoxError> {
 //!         Ok(MemorySource::named(counter))
 //!     }
@@ -72,7 +72,7 @@ pub mod startup;
 pub use child::Children;
 pub use connections::{AppFuture, AppPool, AppPoolSpec};
 pub use database::{Database, DbKind, LeaseRow, OpenTransaction, Outage};
-pub use hilo::{CounterKind, HiLoSubject};
+pub use hilo::{CounterUnderTest, HiLoSubject};
 pub use lease::LeaseSubject;
 
 /// Runs one case on a multi-thread runtime with two workers, as each generated test does.
@@ -110,7 +110,7 @@ impl LeaseSubject for MemorySubject {
 impl HiLoSubject for MemorySubject {
     type Source = idgen_engine::hilo::MemorySource;
     const DATABASE: DbKind = DbKind::MySql;
-    const COUNTER: CounterKind = CounterKind::Table;
+    const COUNTER: CounterUnderTest = CounterUnderTest::Table;
     async fn source(
         _url: &str,
         counter: &str,
