@@ -94,7 +94,7 @@ impl HiLo {
     /// ([`Error::HiLoIncrementMismatch`]), then fetches the first block.
     ///
     /// ```
-    /// use idgen_core::{Error, hilo::{HiLo, MemorySource}};
+    /// use idgen_engine::{Error, hilo::{HiLo, MemorySource}};
     ///
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// let err = HiLo::new(MemorySource::sequence(1), 50).await.unwrap_err();

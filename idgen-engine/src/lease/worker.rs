@@ -467,7 +467,7 @@ impl WorkerLease {
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), idgen_engine::Error> {
     /// use idgen_engine::lease::{MemoryLeaseStore, WorkerLease};
-    /// use idgen_core::{Error, Layout};
+    /// use idgen_engine::{Error, Layout};
     ///
     /// let tiny = Layout::builder().node_bits(1).build()?; // 2 node IDs
     /// let store = MemoryLeaseStore::new();

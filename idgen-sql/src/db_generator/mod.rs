@@ -296,7 +296,8 @@ impl DbGenerator {
     /// What the function does when the database's clock is behind its last issued tick.
     ///
     /// ```
-    /// use idgen_core::{db_generator::DbGenerator, ClockPolicy, Layout};
+    /// use idgen_core::{ClockPolicy, Layout};
+    /// use idgen_sql::db_generator::DbGenerator;
     /// let g = DbGenerator::new(Layout::TWITTER).clock_policy(ClockPolicy::Refuse);
     /// assert_eq!(g.policy(), ClockPolicy::Refuse);
     /// ```
@@ -308,7 +309,8 @@ impl DbGenerator {
     /// The layout.
     ///
     /// ```
-    /// use idgen_core::{db_generator::DbGenerator, Layout};
+    /// use idgen_core::Layout;
+    /// use idgen_sql::db_generator::DbGenerator;
     /// assert_eq!(DbGenerator::new(Layout::SONYFLAKE).layout(), &Layout::SONYFLAKE);
     /// ```
     pub fn layout(&self) -> &Layout {
@@ -318,7 +320,8 @@ impl DbGenerator {
     /// The clock policy.
     ///
     /// ```
-    /// use idgen_core::{db_generator::DbGenerator, ClockPolicy, Layout};
+    /// use idgen_core::{ClockPolicy, Layout};
+    /// use idgen_sql::db_generator::DbGenerator;
     /// assert_eq!(DbGenerator::new(Layout::TWITTER).policy(), ClockPolicy::default());
     /// ```
     pub fn policy(&self) -> ClockPolicy {
@@ -328,7 +331,8 @@ impl DbGenerator {
     /// The function's name as given (unquoted).
     ///
     /// ```
-    /// use idgen_core::{db_generator::DbGenerator, Layout};
+    /// use idgen_core::Layout;
+    /// use idgen_sql::db_generator::DbGenerator;
     /// assert_eq!(DbGenerator::new(Layout::TWITTER).function_name(), "idgen_next_id");
     /// ```
     pub fn function_name(&self) -> String {
@@ -338,7 +342,8 @@ impl DbGenerator {
     /// The lease table's name as given (unquoted).
     ///
     /// ```
-    /// use idgen_core::{db_generator::DbGenerator, Layout};
+    /// use idgen_core::Layout;
+    /// use idgen_sql::db_generator::DbGenerator;
     /// assert_eq!(DbGenerator::new(Layout::TWITTER).lease_table_name(), "idgen_worker_lease");
     /// ```
     pub fn lease_table_name(&self) -> String {
@@ -348,7 +353,8 @@ impl DbGenerator {
     /// The lease namespace.
     ///
     /// ```
-    /// use idgen_core::{db_generator::DbGenerator, Layout};
+    /// use idgen_core::Layout;
+    /// use idgen_sql::db_generator::DbGenerator;
     /// assert_eq!(DbGenerator::new(Layout::TWITTER).lease_namespace(), "default");
     /// ```
     pub fn lease_namespace(&self) -> &str {
@@ -358,7 +364,8 @@ impl DbGenerator {
     /// The holder label of the database's lease row: `database:<function name>`.
     ///
     /// ```
-    /// use idgen_core::{db_generator::DbGenerator, Layout};
+    /// use idgen_core::Layout;
+    /// use idgen_sql::db_generator::DbGenerator;
     /// let g = DbGenerator::new(Layout::TWITTER).function("ops.next_id")?;
     /// assert_eq!(g.holder(), "database:ops.next_id");
     /// # Ok::<(), idgen_engine::Error>(())
@@ -371,7 +378,8 @@ impl DbGenerator {
     /// refused instead of reading the old state under the new layout.
     ///
     /// ```
-    /// use idgen_core::{db_generator::DbGenerator, Layout};
+    /// use idgen_core::Layout;
+    /// use idgen_sql::db_generator::DbGenerator;
     /// assert_eq!(
     ///     DbGenerator::new(Layout::TWITTER).layout_key(),
     ///     "epoch_ms=1288834974657 unit_ms=1 time=41 node=10 sequence=12 order=time-node-sequence"
@@ -592,7 +600,8 @@ impl DbGenerator {
     /// # Examples
     ///
     /// ```
-    /// use idgen_core::{db_generator::DbGenerator, Layout};
+    /// use idgen_core::Layout;
+    /// use idgen_sql::db_generator::DbGenerator;
     /// let g = DbGenerator::new(Layout::TWITTER);
     /// assert_eq!(g.initial_word(None)?, 0);
     /// assert_eq!(g.initial_word(Some(Layout::TWITTER.epoch_ms() + 5))?, (5 << 12) | 4095);
@@ -614,7 +623,8 @@ impl DbGenerator {
     /// the lease row when the node ID is given back; `None` for the word 0 (nothing issued).
     ///
     /// ```
-    /// use idgen_core::{db_generator::DbGenerator, Layout};
+    /// use idgen_core::Layout;
+    /// use idgen_sql::db_generator::DbGenerator;
     /// let g = DbGenerator::new(Layout::TWITTER);
     /// assert_eq!(g.last_timestamp_ms(0), None);
     /// assert_eq!(g.last_timestamp_ms((5 << 12) | 7), Some(Layout::TWITTER.epoch_ms() + 5));
