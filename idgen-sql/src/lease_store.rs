@@ -47,10 +47,10 @@ use crate::session::LeaseRow;
 /// }
 ///
 /// let store = SqlLeaseStore::<Mine, _>::new(Closed);
-/// assert_eq!(store.table(), Some("idgen_worker_lease"));
+/// assert_eq!(store.table(), Some(r#""idgen_worker_lease""#));
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let err = store.create_table().await.unwrap_err();
-/// assert!(err.to_string().contains("no connection for lease table idgen_worker_lease"), "{err}");
+/// assert!(err.to_string().contains(r#"no connection for lease table "idgen_worker_lease""#), "{err}");
 /// # })
 /// ```
 pub trait SqlPool<M>: Clone + Send + Sync + 'static {
@@ -119,7 +119,8 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
         }
     }
 
-    /// The lease table's name as given, or `None` if it was refused.
+    /// The lease table's name as written into the SQL (quoted for the dialect), or `None` if
+    /// it was refused.
     pub fn table(&self) -> Option<&str> {
         self.sql.as_ref().ok().map(|sql| sql.table())
     }
