@@ -89,7 +89,7 @@ pub struct SqlxSession<DB: Database> {
 }
 
 impl<DB: Database> SqlxSession<DB> {
-    fn new(conn: PoolConnection<DB>) -> Self {
+    pub(crate) fn new(conn: PoolConnection<DB>) -> Self {
         SqlxSession {
             conn,
             in_flight: false,

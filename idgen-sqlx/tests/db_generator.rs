@@ -5,7 +5,8 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use idgen_sqlx::db_generator::{self, DbGenerator, SqlDialect};
+use idgen_sqlx::Dialect;
+use idgen_sqlx::db_generator::{self, DbGenerator};
 use idgen_sqlx::lease::{SqlxLeaseStore, WorkerLease};
 use idgen_sqlx::{ClockPolicy, CoreError, Error, Layout, Snowflake, SnowflakeId};
 
@@ -41,8 +42,13 @@ macro_rules! db_generator_cases {
         insert_default: $insert_default:expr,
         insert_app: $insert_app:expr,
         insert_burst: $insert_burst:expr,
-        set_word: $set_word:expr,
-        free_lease: $free_lease:expr $(,)?
+        plant: $plant:path,
+        free_lease: $free_lease:expr,
+        isolation: [$($begin:expr),+],
+        sessions: [$($session_setup:expr),+],
+        decode: $decode:expr,
+        min_id_at: $min_id_at:expr,
+        max_id_at: $max_id_at:expr $(,)?
     ) => {
         mod $module {
             use super::*;
@@ -252,13 +258,8 @@ macro_rules! db_generator_cases {
                     // also on a loaded machine; each case checks that it was.)
                     let planted_ms = now_ms() + ahead_ms;
                     let planted_tick = layout.ticks_at(planted_ms).unwrap();
-                    let planted = (planted_tick << layout.sequence_bits()) | 5;
-                    sqlx::query($set_word)
-                        .bind(planted as i64)
-                        .bind(generator.function_name())
-                        .execute(&pool)
-                        .await
-                        .unwrap();
+                    let planted = (planted_tick << layout.sequence_bits()) | 1;
+                    $plant(&pool, &generator, planted as i64).await;
                     let called_ms = now_ms();
                     let outcome = db_generator::next_id(&pool, &generator).await;
                     let returned_ms = now_ms();
@@ -297,7 +298,7 @@ macro_rules! db_generator_cases {
                             let parts = layout.decompose(outcome.unwrap()).unwrap();
                             assert_eq!(
                                 (parts.ticks, parts.sequence),
-                                (planted_tick, 6),
+                                (planted_tick, 1),
                                 "{name}: borrows the last tick"
                             );
                             // Answered while the clock was still behind the planted tick: it
@@ -408,13 +409,240 @@ macro_rules! db_generator_cases {
                     ),
                     "{err}"
                 );
+                // The fence recorded the last timestamp the function issued on the freed row,
+                // so whoever claims it next starts after it.
+                let row = store
+                    .rows("default")
+                    .await
+                    .unwrap()
+                    .into_iter()
+                    .find(|r| r.node == node)
+                    .unwrap();
+                let issued = layout.decompose(next).unwrap().unix_ms;
+                assert!(
+                    row.last_timestamp_ms.is_some_and(|t| t >= issued),
+                    "{:?} < {issued}",
+                    row.last_timestamp_ms
+                );
+            }
+
+            /// Transactions that read the table and then take IDs, from 8 sessions at once, in
+            /// the isolation levels that made the row-locking design fail: none fails now.
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn transactions_in_every_isolation_level_take_ids_without_failing() {
+                let (_db, pool) = database().await;
+                let generator = DbGenerator::new(Layout::TWITTER);
+                db_generator::install(&pool, &generator).await.unwrap();
+                table_with_default(&pool, &generator).await;
+                let next_id_sql = generator.next_id_sql($dialect).unwrap();
+                for begin in [$($begin),+] {
+                    let mut tasks = Vec::new();
+                    for _ in 0..8 {
+                        let (pool, next_id_sql) = (pool.clone(), next_id_sql.clone());
+                        tasks.push(tokio::spawn(async move {
+                            let mut conn = pool.acquire().await.unwrap();
+                            let (mut failed, mut ids) = (Vec::new(), Vec::new());
+                            for _ in 0..15 {
+                                let mut tx_ids = Vec::new();
+                                let outcome: Result<(), sqlx::Error> = async {
+                                    for statement in begin {
+                                        sqlx::raw_sql(sqlx::AssertSqlSafe(*statement)).execute(&mut *conn).await?;
+                                    }
+                                    sqlx::query("SELECT COUNT(*) FROM t").execute(&mut *conn).await?;
+                                    // The IDs alone (no insert: concurrent inserts into the
+                                    // table just read are a conflict of the workload's own).
+                                    for _ in 0..5 {
+                                        let id: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(next_id_sql.clone()))
+                                            .fetch_one(&mut *conn)
+                                            .await?;
+                                        tx_ids.push(id);
+                                    }
+                                    sqlx::raw_sql("COMMIT").execute(&mut *conn).await?;
+                                    Ok(())
+                                }
+                                .await;
+                                match outcome {
+                                    Ok(()) => ids.extend(tx_ids),
+                                    Err(e) => {
+                                        let _ = sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await;
+                                        failed.push(e.to_string());
+                                    }
+                                }
+                            }
+                            (failed, ids)
+                        }));
+                    }
+                    let mut all = HashSet::new();
+                    for task in tasks {
+                        let (failed, ids) = task.await.unwrap();
+                        assert!(failed.is_empty(), "{begin:?}: {} failed: {:?}", failed.len(), failed.first());
+                        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{begin:?}: not increasing");
+                        for id in ids {
+                            assert!(all.insert(id), "{begin:?}: {id} twice");
+                        }
+                    }
+                    assert_eq!(all.len(), 8 * 15 * 5, "{begin:?}");
+                }
+            }
+
+            /// Sessions in other time zones (with and without daylight saving) and with a
+            /// frozen session clock get IDs of the true time; a tick used up inside a
+            /// statement moves on.
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn the_time_is_the_hosts_whatever_the_sessions_zone_or_clock() {
+                let (_db, pool) = database().await;
+                let layout = small_tick_layout();
+                let generator = DbGenerator::new(layout);
+                let node = db_generator::install(&pool, &generator).await.unwrap();
+                table_with_default(&pool, &generator).await;
+                for setup in [$($session_setup),+] {
+                    let mut conn = pool.acquire().await.unwrap();
+                    conn.close_on_drop();
+                    if let Err(e) = sqlx::raw_sql(sqlx::AssertSqlSafe(setup)).execute(&mut *conn).await {
+                        panic!("{setup}: {e}");
+                    }
+                    let before = now_ms();
+                    let sql = format!($insert_burst, now = "0");
+                    let ids: Vec<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                        .bind(node as i64)
+                        .fetch_all(&mut *conn)
+                        .await
+                        .unwrap();
+                    let after = now_ms();
+                    assert_eq!(ids.len(), 30);
+                    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{setup}: {ids:?}");
+                    for id in ids {
+                        let parts = layout.decompose(SnowflakeId::try_from(id).unwrap()).unwrap();
+                        // The tick's start is at most one tick before the call.
+                        assert!(
+                            parts.unix_ms >= before - 100 && parts.unix_ms <= after,
+                            "{setup}: ID {id} says {} ms, the call ran from {before} to {after}",
+                            parts.unix_ms
+                        );
+                    }
+                }
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn one_connection_is_enough_to_install_and_uninstall() {
+                let db = $testdb().await.expect("a database");
+                let pool: Pool = sqlx::pool::PoolOptions::new()
+                    .max_connections(1)
+                    .acquire_timeout(Duration::from_secs(5))
+                    .connect(db.url())
+                    .await
+                    .unwrap();
+                let generator = DbGenerator::new(Layout::TWITTER);
+                let node = db_generator::install(&pool, &generator).await.unwrap();
+                let id = db_generator::next_id(&pool, &generator).await.unwrap();
+                assert_eq!(Layout::TWITTER.decompose(id).unwrap().node, node);
+                db_generator::uninstall(&pool, &generator).await.unwrap();
+                let rows = SqlxLeaseStore::new(pool.clone()).rows("default").await.unwrap();
+                assert!(rows.iter().all(|r| r.holder.is_none()), "{rows:?}");
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn another_namespace_or_lease_table_is_refused_naming_both() {
+                let (_db, pool) = database().await;
+                let generator = DbGenerator::new(Layout::TWITTER);
+                let node = db_generator::install(&pool, &generator).await.unwrap();
+                for other in [
+                    generator.clone().namespace("b"),
+                    generator.clone().lease_table("other_leases").unwrap(),
+                ] {
+                    let err = db_generator::install(&pool, &other).await.unwrap_err().to_string();
+                    for named in [
+                        format!("namespace {:?}", generator.lease_namespace()),
+                        format!("namespace {:?}", other.lease_namespace()),
+                        format!("lease table {:?}", generator.lease_table_name()),
+                        format!("lease table {:?}", other.lease_table_name()),
+                    ] {
+                        assert!(err.contains(&named), "{named} missing: {err}");
+                    }
+                }
+                // Nothing changed: the first install still holds its node and issues.
+                let id = db_generator::next_id(&pool, &generator).await.unwrap();
+                assert_eq!(Layout::TWITTER.decompose(id).unwrap().node, node);
+                db_generator::uninstall(&pool, &generator).await.unwrap();
+                let rows = SqlxLeaseStore::new(pool.clone()).rows("default").await.unwrap();
+                assert!(rows.iter().all(|r| r.holder.is_none()), "held after uninstall: {rows:?}");
+            }
+
+            /// `idgen_decode`, `idgen_min_id_at` and `idgen_max_id_at` against the layout's own
+            /// `decompose` and `compose` on random IDs and times, for every preset and a custom
+            /// layout.
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn the_sql_helpers_agree_with_the_layout() {
+                let (_db, pool) = database().await;
+                let custom = Layout::builder()
+                    .epoch_ms(1_600_000_000_000)
+                    .unit_ms(10)
+                    .timestamp_bits(39)
+                    .node_bits(8)
+                    .sequence_bits(16)
+                    .order(idgen_sqlx::FieldOrder::TimeSequenceNode)
+                    .build()
+                    .unwrap();
+                let mut random = SplitMix(0x1d9e_5eed);
+                for (i, layout) in [Layout::TWITTER, Layout::INSTAGRAM, Layout::SONYFLAKE, custom]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let generator = DbGenerator::new(layout).function(&format!("g{i}_next_id")).unwrap();
+                    db_generator::install(&pool, &generator).await.unwrap();
+                    let [decode, min_at, max_at] = generator.helper_names();
+                    for _ in 0..200 {
+                        let parts = idgen_sqlx::Parts {
+                            ticks: random.below(layout.max_ticks() + 1),
+                            node: random.below(layout.node_capacity()),
+                            sequence: random.below(layout.max_sequence() + 1),
+                        };
+                        let id = layout.compose(parts).unwrap();
+                        let want = layout.decompose(id).unwrap();
+                        let sql = format!($decode, f = decode);
+                        let got: (i64, i64, i64) = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                            .bind(id.as_i64())
+                            .fetch_one(&pool)
+                            .await
+                            .unwrap();
+                        assert_eq!(
+                            got,
+                            (want.unix_ms, want.node as i64, want.sequence as i64),
+                            "layout {i}, ID {id:?}"
+                        );
+                        let span = (layout.last_unix_ms() - layout.epoch_ms()) as u64;
+                        let ms = layout.epoch_ms() + random.below(span + 1) as i64;
+                        let lowest = layout.compose_at(ms, 0, 0).unwrap().as_i64();
+                        let highest = layout
+                            .compose_at(ms, layout.node_capacity() - 1, layout.max_sequence())
+                            .unwrap()
+                            .as_i64();
+                        for (helper, template, want) in [(&min_at, $min_id_at, lowest), (&max_at, $max_id_at, highest)] {
+                            let sql = format!("SELECT {}", template.replace("{f}", helper));
+                            let got: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                                .bind(ms)
+                                .fetch_one(&pool)
+                                .await
+                                .unwrap();
+                            assert_eq!(got, want, "layout {i}, {helper} at {ms}");
+                        }
+                    }
+                    // Outside the layout's time: no ID (NULL), never a wrapped one.
+                    let sql = format!("SELECT {}", $min_id_at.replace("{f}", &min_at));
+                    let got: Option<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                        .bind(layout.epoch_ms() - 1)
+                        .fetch_one(&pool)
+                        .await
+                        .unwrap();
+                    assert_eq!(got, None, "layout {i}: before the epoch");
+                }
             }
         }
     };
 }
 
 db_generator_cases!(
-    postgres, sqlx::Postgres, idgen_testkit::postgres, SqlDialect::Postgres,
+    postgres, sqlx::Postgres, idgen_testkit::postgres, Dialect::Postgres,
     create_table: "CREATE TABLE t (id BIGINT NOT NULL, source TEXT NOT NULL, \
                    expected_node BIGINT NOT NULL, inserted_ms BIGINT NOT NULL)",
     now_ms: "(floor(extract(epoch FROM clock_timestamp()) * 1000))::bigint",
@@ -422,12 +650,25 @@ db_generator_cases!(
     insert_app: "INSERT INTO t (id, source, expected_node, inserted_ms) VALUES ($1, 'app', $2, {now}) RETURNING id",
     insert_burst: "INSERT INTO t (source, expected_node, inserted_ms) \
                    SELECT 'burst', $1, {now} FROM generate_series(1, 30) RETURNING id",
-    set_word: "UPDATE idgen_db_generator SET last_word = $1 WHERE name = $2",
+    plant: plant_postgres,
     free_lease: "UPDATE idgen_worker_lease SET holder = NULL, expires_at = now() WHERE node = $1",
+    isolation: [
+        &["BEGIN ISOLATION LEVEL REPEATABLE READ"],
+        &["BEGIN ISOLATION LEVEL SERIALIZABLE"],
+        &["BEGIN ISOLATION LEVEL READ COMMITTED"]
+    ],
+    sessions: [
+        "SET TIME ZONE 'America/New_York'",
+        "SET TIME ZONE 'Pacific/Kiritimati'",
+        "SET TIME ZONE 'Europe/Berlin'"
+    ],
+    decode: "SELECT unix_ms, node, sequence FROM \"{f}\"($1)",
+    min_id_at: "\"{f}\"(TIMESTAMPTZ 'epoch' + $1 * INTERVAL '1 millisecond')",
+    max_id_at: "\"{f}\"(TIMESTAMPTZ 'epoch' + $1 * INTERVAL '1 millisecond')",
 );
 
 db_generator_cases!(
-    mariadb, sqlx::MySql, idgen_testkit::mysql, SqlDialect::MySql,
+    mariadb, sqlx::MySql, idgen_testkit::mysql, Dialect::MySql,
     create_table: "CREATE TABLE t (id BIGINT NOT NULL DEFAULT 0, source VARCHAR(16) NOT NULL, \
                    expected_node BIGINT NOT NULL, inserted_ms BIGINT NOT NULL) ENGINE = InnoDB",
     now_ms: "CAST(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000 AS SIGNED)",
@@ -435,9 +676,62 @@ db_generator_cases!(
     insert_app: "INSERT INTO t (id, source, expected_node, inserted_ms) VALUES (?, 'app', ?, {now}) RETURNING id",
     insert_burst: "INSERT INTO t (source, expected_node, inserted_ms) \
                    SELECT 'burst', ?, {now} FROM seq_1_to_30 RETURNING id",
-    set_word: "UPDATE idgen_db_generator SET last_word = ? WHERE name = ?",
+    plant: plant_mariadb,
     free_lease: "UPDATE idgen_worker_lease SET holder = NULL, expires_at = UTC_TIMESTAMP(6) WHERE node = ?",
+    isolation: [
+        &[
+            "SET SESSION innodb_snapshot_isolation = ON",
+            "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+            "START TRANSACTION"
+        ],
+        &[
+            "SET SESSION innodb_snapshot_isolation = ON",
+            "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+            "START TRANSACTION"
+        ]
+    ],
+    sessions: [
+        "SET time_zone = '+13:00'",
+        "SET time_zone = '-11:00'",
+        // A frozen session clock: NOW() (and SYSDATE() under --sysdate-is-now) stand still.
+        "SET timestamp = 1000000000"
+    ],
+    decode: "SELECT CAST(JSON_VALUE(j, '$.unix_ms') AS SIGNED), CAST(JSON_VALUE(j, '$.node') AS SIGNED), \
+             CAST(JSON_VALUE(j, '$.sequence') AS SIGNED) FROM (SELECT `{f}`(?) AS j) s",
+    min_id_at: "`{f}`(?)",
+    max_id_at: "`{f}`(?)",
 );
+
+/// SplitMix64: random numbers the same on every run.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn below(&mut self, bound: u64) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (z ^ (z >> 31)) % bound
+    }
+}
+
+/// Makes the next word the function draws `word` (a clock that stepped back: the last ID was
+/// issued ahead of it), on a freshly installed PostgreSQL generator.
+async fn plant_postgres(pool: &sqlx::PgPool, generator: &DbGenerator, word: i64) {
+    let f = generator.function_name();
+    let sql = format!(
+        "SELECT setval('{f}_base', {word} - coalesce(pg_sequence_last_value('{f}_count'), 0) - 1)"
+    );
+    sqlx::query(sqlx::AssertSqlSafe(sql)).execute(pool).await.unwrap();
+}
+
+/// The same on MariaDB, where the base is three sequences and `SETVAL` takes literals: on a
+/// fresh install nothing was drawn yet (the next count is 1) and the upper levels are 0.
+async fn plant_mariadb(pool: &sqlx::MySqlPool, generator: &DbGenerator, word: i64) {
+    let f = generator.function_name();
+    let sql = format!("SELECT SETVAL(`{f}_base_0`, {}, 0)", word - 1);
+    sqlx::query(sqlx::AssertSqlSafe(sql)).execute(pool).await.unwrap();
+}
 
 /// Instagram's scheme, `nextval() % 8` under the same 100 ms, 8-ID ticks, repeats IDs when one
 /// statement takes more than a tick's worth; ours (the test above) does not.

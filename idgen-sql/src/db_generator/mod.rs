@@ -1,74 +1,106 @@
 //! Snowflake IDs made inside the database, under the application's [`Layout`].
 //!
-//! Rows inserted by SQL scripts, other languages or triggers can take their IDs from an SQL
-//! function, `idgen_next_id()`, that issues IDs which sort and decode exactly like the
-//! application's: the same epoch, time unit, field widths and order. This module writes that
-//! function's SQL for PostgreSQL (PL/pgSQL) and MariaDB/MySQL (a stored function), as text,
-//! with no database driver; the adapter crates install it (`idgen_sqlx::db_generator`).
+//! Rows inserted by SQL scripts, other languages, triggers or bulk loads can take their IDs
+//! from an SQL function, `idgen_next_id()`, that issues IDs which sort and decode exactly like
+//! the application's: the same epoch, time unit, field widths and order. This module writes
+//! that function's SQL for PostgreSQL (PL/pgSQL) and MariaDB (a stored function), as text, and
+//! runs the installer over any adapter's [`Session`](crate::Session) ([`install`],
+//! [`uninstall`]); the adapter crates call them (`idgen_sqlx::db_generator::install`).
 //!
 //! ```
-//! use idgen_sql::db_generator::{DbGenerator, SqlDialect};
+//! use idgen_sql::db_generator::DbGenerator;
+//! use idgen_sql::Dialect;
 //! use idgen_core::Layout;
 //!
 //! let generator = DbGenerator::new(Layout::TWITTER);
-//! let sql = generator.migration_sql(SqlDialect::Postgres);
+//! let sql = generator.migration_sql(Dialect::Postgres)?;
 //! assert!(sql[0].starts_with("CREATE TABLE IF NOT EXISTS \"idgen_db_generator\""));
-//! assert!(sql[1].starts_with("CREATE OR REPLACE FUNCTION \"idgen_next_id\"() RETURNS bigint"));
+//! assert!(sql.iter().any(|s| s.starts_with("CREATE SEQUENCE IF NOT EXISTS \"idgen_next_id_count\"")));
 //! assert_eq!(generator.holder(), "database:idgen_next_id");
+//! # Ok::<(), idgen_engine::Error>(())
 //! ```
 //!
 //! # The database's node ID
 //!
 //! The function uses a node ID that the database holds through the **same lease table** the
-//! applications' [`WorkerLease`](idgen_engine::lease::WorkerLease)s use, claimed with the same claim
-//! procedure, so the database and the applications never share a node ID. A database cannot
-//! renew a lease in the background (it has no scheduler we could count on), so the installer
-//! claims the row under a dedicated holder label, `database:<function name>`
-//! ([`holder`](DbGenerator::holder)), with a lease that ends only after
-//! [`DATABASE_LEASE_TTL`] (100 years): applications claim only expired rows, so they never take
-//! it. The label makes the row recognisable (`holder LIKE 'database:%'`) and makes installing
-//! idempotent (a second install finds its row again). Uninstalling gives the node ID back and
-//! stores the last timestamp issued, so its next holder never issues at or below it; installing
-//! starts after the last timestamp any earlier holder stored.
+//! applications' [`WorkerLease`](idgen_engine::lease::WorkerLease)s use, claimed with the same
+//! claim procedure, so the database and the applications never share a node ID. A database
+//! cannot renew a lease in the background, so the installer claims the row under a dedicated
+//! holder label, `database:<function name>` ([`holder`](DbGenerator::holder)), with a lease
+//! that ends only after [`DATABASE_LEASE_TTL`] (100 years): applications claim only expired
+//! rows, so they never take it. Uninstalling gives the node ID back with the last timestamp
+//! issued, so its next holder never issues at or below it; installing starts after the last
+//! timestamp any earlier holder stored.
 //!
-//! Every call checks that the lease row still names the function's holder, so a row freed by
-//! hand makes the function refuse instead of sharing the node ID with its next holder.
+//! **Fenced when its lease row is freed or taken.** A trigger on the lease table fences the
+//! function the moment its row is updated to another holder, freed or deleted (or the table is
+//! truncated, on PostgreSQL), inside the transaction that does it, before any other session can
+//! see the row free: from then on every call fails (`IDG02`) until the function is installed
+//! again. On an update the trigger also raises the row's last timestamp to the last one the
+//! function issued, so a claim of the freed row starts after it. Every ID a call returns was
+//! drawn before the call saw the fence unset (the check follows the draw), so it is at or below
+//! what the trigger records.
 //!
-//! # Order and uniqueness
+//! # No lock in the caller's transaction
 //!
-//! The function's state is one row of a state table (`idgen_db_generator`): the last issued
-//! (tick, sequence) as one word, as in the Rust generator. Each call locks that row
-//! (`SELECT … FOR UPDATE`), so concurrent sessions are served one at a time and every ID is
-//! strictly greater than the one before, whatever session asked. When a tick's sequence is used
-//! up, the next call waits for the next tick, as the Rust generator does (Instagram's
-//! `nextval() % 1024` wraps there and repeats IDs). When the database host's clock is behind
-//! the last issued tick, the [`ClockPolicy`] decides, as in the Rust generator: `Refuse`,
+//! The function keeps its state in **sequences**, which are not transactional: it works the
+//! same in autocommit, in long transactions, under `READ COMMITTED`, `REPEATABLE READ` and
+//! `SERIALIZABLE` (and MariaDB's `innodb_snapshot_isolation`), and concurrent sessions never
+//! wait for each other's transactions. A rolled-back transaction does not give its IDs back.
+//!
+//! The state is a pair: a **count** sequence, advanced by one per ID (`nextval`), and a
+//! **base**, so that an ID's (tick, sequence) word is `count + base`. On the fast path a call
+//! reads the base, draws a count, and reads the base again; if the base changed in between it
+//! draws again. When the word's tick is behind the clock's (the clock moved on), the call
+//! raises the base so that the next counts land at the start of the current tick (the *jump*);
+//! the base only ever grows, so every word is greater than every word drawn before it, by any
+//! session: IDs are unique and strictly increasing in the order they were drawn, so also per
+//! session.
+//!
+//! - On **PostgreSQL** the base is one sequence set with `setval` under a session advisory
+//!   lock that only jumps take (once per tick at most, for a few microseconds), inside an
+//!   exception block that gives the lock back whatever error or cancel arrives.
+//! - On **MariaDB**, where `SETVAL` takes only literals, the base is the sum of three
+//!   sequences that step by 1, 2¹⁴ and 2²⁸ ticks, advanced with `NEXTVAL` only, so the base
+//!   can only grow whoever moves it; jumps take a named lock (`GET_LOCK`) so that two sessions
+//!   do not both add the same gap (which would push IDs into the future, never repeat one). A
+//!   jump rounds up to whole ticks, so it may skip part of a tick's sequence numbers.
+//!
+//! When a tick's sequence is used up, the word runs into the next tick and the call waits for
+//! that tick to begin, as the Rust generator does (Instagram's `nextval() % 1024` wraps there
+//! and repeats IDs). When the word is more than one tick ahead of the database's clock (the
+//! clock moved backwards), the [`ClockPolicy`] decides, as in the Rust generator: `Refuse`,
 //! `Wait { max }` (sleep until the clock catches up, if it is behind by at most `max`) or
-//! `Borrow { max }` (issue from the last tick onwards while within `max`); beyond the bound an
-//! error naming how far. The time comes from the database's clock (`clock_timestamp()`,
-//! `SYSDATE(6)`), read afresh on every call.
-//!
-//! **The row lock is held until the calling transaction ends**: a transaction that takes an ID
-//! and then works for a second holds up every other session's IDs for that second. Keep
-//! transactions that take IDs short. A rolled-back transaction rolls the state back too, so its
-//! IDs may be issued again; they were never committed, so no row has them.
+//! `Borrow { max }` (issue while within `max`); beyond the bound an error naming how far. The
+//! time is the database host's clock, read afresh on every call and independent of the
+//! session's time zone (`clock_timestamp()` on PostgreSQL; on MariaDB the time inside
+//! `UUID()`, which `--sysdate-is-now` and daylight-saving changes leave alone).
 //!
 //! # Replication and privileges
 //!
-//! The function reads the clock and writes its state row, so it is not deterministic: on
-//! MariaDB/MySQL with binary logging, creating it needs `log_bin_trust_function_creators = 1`
-//! (or the privilege to create such functions), and replicas must use row-based replication,
-//! so that they copy the IDs instead of calling the function again. A replica promoted to
-//! primary continues from the replicated state row. On PostgreSQL, physical and logical
-//! replication copy the IDs.
+//! The function reads the clock and draws from sequences, so it is not deterministic: on
+//! MariaDB with binary logging, creating it needs `log_bin_trust_function_creators = 1` (or
+//! the privilege to create such functions), and replicas must use row-based replication, so
+//! that they copy the IDs instead of calling the function again. Sessions that call it need
+//! `USAGE`/`SELECT`/`UPDATE` on its sequences (PostgreSQL) or `SELECT`/`INSERT` on them
+//! (MariaDB). MySQL has no sequences: the generator needs MariaDB 10.3 or later.
 //!
 //! # Errors from the function
 //!
 //! The function raises SQLSTATE `IDG01` (the clock moved backwards beyond the policy),
-//! `IDG02` (its node ID lease is not held), `IDG03` (the time is before the layout's epoch) or
-//! `IDG04` (after the layout's last instant); [`DbGenerator::error_from_database`] turns them
-//! into the same [`Error`]s the Rust generator returns.
+//! `IDG02` (its node ID lease is not held: fenced or never installed), `IDG03` (the time is
+//! before the layout's epoch), `IDG04` (after the layout's last instant) or `IDG05` (MariaDB:
+//! another session held the jump lock for a second); [`DbGenerator::error_from_database`]
+//! turns the first four into the same [`Error`]s the Rust generator returns.
+//!
+//! # SQL helpers
+//!
+//! Installing also creates three helpers for the layout ([`DbGenerator::helper_names`]):
+//! `idgen_decode(id)` (the time, node and sequence of an ID), and `idgen_min_id_at(t)` /
+//! `idgen_max_id_at(t)`, the smallest and largest ID of a time, so that a time-range query can
+//! use the primary key (`WHERE id BETWEEN idgen_min_id_at(a) AND idgen_max_id_at(b)`).
 
+mod install;
 mod mysql;
 mod postgres;
 #[cfg(test)]
@@ -79,6 +111,10 @@ use std::time::Duration;
 use idgen_core::{ClockPolicy, Layout};
 use idgen_engine::Error;
 use idgen_engine::SqlName;
+
+use crate::dialect::Dialect;
+
+pub use install::{install, uninstall};
 
 /// How long the database's lease on its node ID lasts: 100 years, so that it never expires
 /// while the function is installed; the adapters' `uninstall` gives it back.
@@ -94,74 +130,42 @@ pub const DEFAULT_FUNCTION: &str = "idgen_next_id";
 /// The default name of the state table (one row per installed function).
 pub const DEFAULT_STATE_TABLE: &str = "idgen_db_generator";
 
+/// The longest suffix appended to the function's name for the objects beside it.
+const LONGEST_SUFFIX: &str = "_fence_truncate";
+
 /// The prefix of the holder label under which the database holds its node ID.
 pub const HOLDER_PREFIX: &str = "database:";
 
-/// Which database's SQL to write: the databases of [`sql::Dialect`](crate::dialect::Dialect) that
-/// can host the function (not SQLite, which has no stored functions). It converts both ways, and
-/// its quoting and placeholders are `sql::Dialect`'s.
-///
-/// ```
-/// use idgen_sql::db_generator::SqlDialect;
-/// use idgen_sql::Dialect;
-/// assert_eq!(SqlDialect::MySql.to_string(), "MySQL/MariaDB");
-/// assert_eq!(Dialect::from(SqlDialect::Postgres), Dialect::Postgres);
-/// assert_eq!(SqlDialect::try_from(Dialect::MySql)?, SqlDialect::MySql);
-/// assert!(SqlDialect::try_from(Dialect::Sqlite)
-///     .unwrap_err()
-///     .to_string()
-///     .contains("SQLite"));
-/// # Ok::<(), idgen_engine::Error>(())
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum SqlDialect {
-    /// PostgreSQL 11 or later (PL/pgSQL).
+/// The name the database-generator API used for [`Dialect`] (which it now takes directly).
+#[deprecated(since = "0.6.0", note = "use `idgen_sql::Dialect` (SQLite is refused with an error)")]
+pub type SqlDialect = Dialect;
+
+/// The database a generator is written for: the [`Dialect`]s that have stored functions and
+/// sequences.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Host {
     Postgres,
-    /// MariaDB 10.3 or later, MySQL 8 (a stored function; SQL statements with `?` parameters).
-    MySql,
+    MariaDb,
 }
 
-impl std::fmt::Display for SqlDialect {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        crate::dialect::Dialect::from(*self).fmt(f)
-    }
-}
-
-impl From<SqlDialect> for crate::dialect::Dialect {
-    fn from(dialect: SqlDialect) -> Self {
+impl Host {
+    fn of(dialect: Dialect) -> Result<Host, Error> {
         match dialect {
-            SqlDialect::Postgres => crate::dialect::Dialect::Postgres,
-            SqlDialect::MySql => crate::dialect::Dialect::MySql,
-        }
-    }
-}
-
-impl TryFrom<crate::dialect::Dialect> for SqlDialect {
-    type Error = Error;
-
-    /// The same database, or [`Error::InvalidOptions`] for SQLite.
-    fn try_from(dialect: crate::dialect::Dialect) -> Result<Self, Error> {
-        match dialect {
-            crate::dialect::Dialect::Postgres => Ok(SqlDialect::Postgres),
-            crate::dialect::Dialect::MySql => Ok(SqlDialect::MySql),
+            Dialect::Postgres => Ok(Host::Postgres),
+            Dialect::MySql => Ok(Host::MariaDb),
             other => Err(Error::InvalidOptions {
                 reason: format!(
-                    "the database-side generator needs PostgreSQL or MySQL/MariaDB (stored functions); {other} has none"
+                    "the database-side generator needs PostgreSQL or MariaDB (stored functions and sequences); {other} has neither"
                 ),
             }),
         }
     }
-}
 
-impl SqlDialect {
     fn quote(self) -> char {
-        crate::dialect::Dialect::from(self).quote()
-    }
-
-    /// The `n`-th (1-based) bind parameter.
-    fn param(self, n: usize) -> String {
-        crate::dialect::Dialect::from(self).param(n)
+        match self {
+            Host::Postgres => '"',
+            Host::MariaDb => '`',
+        }
     }
 }
 
@@ -175,15 +179,16 @@ impl SqlDialect {
 ///
 /// ```
 /// use std::time::Duration;
-/// use idgen_sql::db_generator::{DbGenerator, SqlDialect};
+/// use idgen_sql::db_generator::DbGenerator;
+/// use idgen_sql::Dialect;
 /// use idgen_core::{ClockPolicy, Layout};
 ///
 /// let generator = DbGenerator::new(Layout::INSTAGRAM)
 ///     .function("app.next_order_id")?
 ///     .namespace("orders")
 ///     .clock_policy(ClockPolicy::Borrow { max: Duration::from_millis(50) });
-/// let sql = generator.migration_sql(SqlDialect::MySql);
-/// assert!(sql.iter().any(|s| s.starts_with("CREATE FUNCTION `app`.`next_order_id`()")));
+/// let sql = generator.function_sql(Dialect::MySql, 7)?;
+/// assert!(sql.starts_with("CREATE FUNCTION `app`.`next_order_id`()"));
 ///
 /// let err = DbGenerator::new(Layout::TWITTER).function("next_id(); DROP TABLE x").unwrap_err();
 /// assert!(err.to_string().starts_with("generator function name \"next_id(); DROP TABLE x\" is invalid"));
@@ -199,19 +204,22 @@ pub struct DbGenerator {
     namespace: String,
 }
 
-/// One row of the state table, as the installer reads and writes it.
+/// One row of the state table, as the installer reads and writes it: what an install chose,
+/// so that a later install or uninstall finds it again (the function's running state is in
+/// its sequences, not here).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct StateRow {
     /// The layout the function was installed with ([`DbGenerator::layout_key`]).
     pub layout: String,
+    /// The lease table of its node ID (`None` in rows written before it was recorded).
+    pub lease_table: Option<String>,
     /// The lease namespace of its node ID.
     pub namespace: String,
     /// Its node ID.
     pub node: u64,
     /// The holder label its lease row carries.
     pub holder: String,
-    /// The last issued (tick, sequence) as one word: `tick << sequence_bits | sequence`.
-    pub last_word: i64,
 }
 
 impl DbGenerator {
@@ -250,6 +258,16 @@ impl DbGenerator {
     /// ```
     pub fn function(mut self, name: &str) -> Result<Self, Error> {
         self.function = SqlName::parse("generator function", name)?;
+        let last_part = name.rsplit('.').next().unwrap_or(name);
+        if last_part.len() + LONGEST_SUFFIX.len() > 63 {
+            return Err(Error::InvalidOptions {
+                reason: format!(
+                    "generator function name {name:?} is too long: its sequences and triggers are named by appending up to {} characters ({LONGEST_SUFFIX:?}), and a name part holds at most 63, so the name may have at most {}",
+                    LONGEST_SUFFIX.len(),
+                    63 - LONGEST_SUFFIX.len()
+                ),
+            });
+        }
         Ok(self)
     }
 
@@ -401,75 +419,160 @@ impl DbGenerator {
         )
     }
 
-    /// The statements that create the state table (if missing) and create or replace the
-    /// function, in order: for a migration file, or what the adapters' installers run. The
-    /// function works once the state row and the lease row exist (the installers write them).
+    /// The statements an install runs before it claims the node ID, in order, for a migration
+    /// file: the state table, the function's sequences (fenced: the function refuses until
+    /// [`install`] gives it a node ID) and the SQL helpers. [`install`] runs them, claims, and
+    /// then runs [`function_sql`](Self::function_sql) and [`fence_sql`](Self::fence_sql).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidOptions`] for SQLite, which has no stored functions.
+    ///
+    /// # Examples
     ///
     /// ```
-    /// use idgen_sql::db_generator::{DbGenerator, SqlDialect};
-    /// let sql = DbGenerator::new(idgen_core::Layout::TWITTER).migration_sql(SqlDialect::MySql);
-    /// assert_eq!(sql.len(), 3); // the table, DROP FUNCTION IF EXISTS, CREATE FUNCTION
+    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_sql::Dialect;
+    /// let g = DbGenerator::new(idgen_core::Layout::TWITTER);
+    /// let sql = g.migration_sql(Dialect::MySql)?;
+    /// assert!(sql.iter().any(|s| s.starts_with("CREATE FUNCTION `idgen_decode`(")));
+    /// assert!(g.migration_sql(Dialect::Sqlite).is_err());
+    /// # Ok::<(), idgen_engine::Error>(())
     /// ```
-    pub fn migration_sql(&self, dialect: SqlDialect) -> Vec<String> {
-        match dialect {
-            SqlDialect::Postgres => {
-                vec![self.state_table_sql(dialect), postgres::function_sql(self)]
+    pub fn migration_sql(&self, dialect: Dialect) -> Result<Vec<String>, Error> {
+        let host = Host::of(dialect)?;
+        let mut sql = vec![self.state_table_sql(host)];
+        sql.extend(self.state_table_upgrade_sql(host));
+        match host {
+            Host::Postgres => {
+                sql.extend(postgres::sequences_sql(self));
+                sql.extend(postgres::helpers_sql(self));
             }
-            SqlDialect::MySql => vec![
-                self.state_table_sql(dialect),
-                self.drop_function_sql(dialect),
-                mysql::function_sql(self),
-            ],
+            Host::MariaDb => {
+                sql.extend(mysql::sequences_sql(self));
+                sql.extend(mysql::helpers_sql(self));
+            }
         }
+        Ok(sql)
     }
 
-    /// `DROP FUNCTION IF EXISTS` for the function. (A column default or trigger that calls it
-    /// must be dropped first on PostgreSQL.)
+    /// The statement that creates (or replaces) the function, issuing on node ID `node`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidOptions`] for SQLite, or for a node ID the layout cannot hold.
+    ///
+    /// # Examples
     ///
     /// ```
-    /// use idgen_sql::db_generator::{DbGenerator, SqlDialect};
+    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_sql::Dialect;
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER);
-    /// assert_eq!(g.drop_function_sql(SqlDialect::Postgres), "DROP FUNCTION IF EXISTS \"idgen_next_id\"()");
+    /// assert!(g.function_sql(Dialect::Postgres, 3)?.starts_with(
+    ///     "CREATE OR REPLACE FUNCTION \"idgen_next_id\"() RETURNS bigint"));
+    /// assert!(g.function_sql(Dialect::Postgres, 1024).is_err());
+    /// # Ok::<(), idgen_engine::Error>(())
     /// ```
-    pub fn drop_function_sql(&self, dialect: SqlDialect) -> String {
-        let f = self.function.quoted_with(dialect.quote());
-        match dialect {
-            SqlDialect::Postgres => format!("DROP FUNCTION IF EXISTS {f}()"),
-            SqlDialect::MySql => format!("DROP FUNCTION IF EXISTS {f}"),
+    pub fn function_sql(&self, dialect: Dialect, node: u64) -> Result<String, Error> {
+        let host = Host::of(dialect)?;
+        if node >= self.layout.node_capacity() {
+            return Err(Error::InvalidOptions {
+                reason: format!(
+                    "node ID {node} does not fit the layout's {} node bits (at most {})",
+                    self.layout.node_bits(),
+                    self.layout.node_capacity() - 1
+                ),
+            });
         }
+        Ok(match host {
+            Host::Postgres => postgres::function_sql(self, node),
+            Host::MariaDb => mysql::function_sql(self, node),
+        })
+    }
+
+    /// The statements that fence the function when its lease row (node `node`) is freed,
+    /// taken or deleted: a trigger on the lease table (see the module documentation).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidOptions`] for SQLite.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_sql::Dialect;
+    /// let g = DbGenerator::new(idgen_core::Layout::TWITTER);
+    /// let sql = g.fence_sql(Dialect::Postgres, 3)?.join("\n");
+    /// assert!(sql.contains("BEFORE UPDATE OR DELETE ON \"idgen_worker_lease\""));
+    /// # Ok::<(), idgen_engine::Error>(())
+    /// ```
+    pub fn fence_sql(&self, dialect: Dialect, node: u64) -> Result<Vec<String>, Error> {
+        Ok(match Host::of(dialect)? {
+            Host::Postgres => postgres::fence_sql(self, node),
+            Host::MariaDb => mysql::fence_sql(self, node),
+        })
+    }
+
+    /// The statements that drop what an install created: the function, its fence, its helpers
+    /// and its sequences (not the state table or its row: [`uninstall`] deletes the row after
+    /// giving the node ID back). A column default or trigger that calls the function must be
+    /// dropped first on PostgreSQL.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidOptions`] for SQLite.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_sql::Dialect;
+    /// let g = DbGenerator::new(idgen_core::Layout::TWITTER);
+    /// let sql = g.drop_sql(Dialect::Postgres)?;
+    /// assert_eq!(sql[0], "DROP FUNCTION IF EXISTS \"idgen_next_id\"()");
+    /// # Ok::<(), idgen_engine::Error>(())
+    /// ```
+    pub fn drop_sql(&self, dialect: Dialect) -> Result<Vec<String>, Error> {
+        Ok(match Host::of(dialect)? {
+            Host::Postgres => postgres::drop_sql(self),
+            Host::MariaDb => mysql::drop_sql(self),
+        })
     }
 
     /// The statement that makes the function the default of `table.column`: on PostgreSQL an
-    /// `ALTER TABLE … SET DEFAULT`; on MariaDB/MySQL, which allow no stored function in a
+    /// `ALTER TABLE … SET DEFAULT`; on MariaDB, which allows no stored function in a
     /// `DEFAULT`, a `BEFORE INSERT` trigger named `<table>_<column>_idgen` that sets the column
     /// when the insert leaves it `NULL` or 0 (declare the column `BIGINT NOT NULL DEFAULT 0`).
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidSqlName`] or [`Error::InvalidOptions`] naming a table or column name that is not a plain
-    /// SQL identifier.
+    /// [`Error::InvalidSqlName`] or [`Error::InvalidOptions`] naming a table or column name
+    /// that is not a plain SQL identifier; [`Error::InvalidOptions`] for SQLite.
     ///
     /// # Examples
     ///
     /// ```
-    /// use idgen_sql::db_generator::{DbGenerator, SqlDialect};
+    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_sql::Dialect;
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER);
     /// assert_eq!(
-    ///     g.column_default_sql(SqlDialect::Postgres, "orders", "id")?,
+    ///     g.column_default_sql(Dialect::Postgres, "orders", "id")?,
     ///     "ALTER TABLE \"orders\" ALTER COLUMN \"id\" SET DEFAULT \"idgen_next_id\"()"
     /// );
-    /// assert!(g.column_default_sql(SqlDialect::MySql, "orders", "id")?.starts_with(
+    /// assert!(g.column_default_sql(Dialect::MySql, "orders", "id")?.starts_with(
     ///     "CREATE TRIGGER `orders_id_idgen` BEFORE INSERT ON `orders` FOR EACH ROW"));
-    /// assert!(g.column_default_sql(SqlDialect::MySql, "orders", "a.b").is_err());
+    /// assert!(g.column_default_sql(Dialect::MySql, "orders", "a.b").is_err());
     /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn column_default_sql(
         &self,
-        dialect: SqlDialect,
+        dialect: Dialect,
         table: &str,
         column: &str,
     ) -> Result<String, Error> {
-        let q = dialect.quote();
+        let host = Host::of(dialect)?;
+        let q = host.quote();
         let t = SqlName::parse("table", table)?;
         let c = SqlName::parse("column", column)?;
         if column.contains('.') {
@@ -479,9 +582,9 @@ impl DbGenerator {
         }
         let f = self.function.quoted_with(q);
         let (tq, cq) = (t.quoted_with(q), c.quoted_with(q));
-        Ok(match dialect {
-            SqlDialect::Postgres => format!("ALTER TABLE {tq} ALTER COLUMN {cq} SET DEFAULT {f}()"),
-            SqlDialect::MySql => {
+        Ok(match host {
+            Host::Postgres => format!("ALTER TABLE {tq} ALTER COLUMN {cq} SET DEFAULT {f}()"),
+            Host::MariaDb => {
                 let base = table.rsplit('.').next().unwrap_or(table);
                 let schema = table
                     .rsplit_once('.')
@@ -495,99 +598,106 @@ impl DbGenerator {
         })
     }
 
-    /// `CREATE TABLE IF NOT EXISTS` for the state table.
+    /// `SELECT <function>()`: one ID.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidOptions`] for SQLite.
+    ///
+    /// # Examples
     ///
     /// ```
-    /// use idgen_sql::db_generator::{DbGenerator, SqlDialect};
-    /// let sql = DbGenerator::new(idgen_core::Layout::TWITTER).state_table_sql(SqlDialect::MySql);
-    /// assert!(sql.ends_with(") ENGINE = InnoDB"));
+    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_sql::Dialect;
+    /// let g = DbGenerator::new(idgen_core::Layout::TWITTER);
+    /// assert_eq!(g.next_id_sql(Dialect::MySql)?, "SELECT `idgen_next_id`()");
+    /// # Ok::<(), idgen_engine::Error>(())
     /// ```
-    pub fn state_table_sql(&self, dialect: SqlDialect) -> String {
-        let t = self.state_table.quoted_with(dialect.quote());
-        let engine = match dialect {
-            SqlDialect::Postgres => "",
-            SqlDialect::MySql => " ENGINE = InnoDB",
+    pub fn next_id_sql(&self, dialect: Dialect) -> Result<String, Error> {
+        let q = Host::of(dialect)?.quote();
+        Ok(format!("SELECT {}()", self.function.quoted_with(q)))
+    }
+
+    /// The names of the three SQL helpers: decode, smallest ID of a time, largest ID of a time.
+    /// For a function named `…next_id` they replace `next_id` (`idgen_next_id` →
+    /// `idgen_decode`, `idgen_min_id_at`, `idgen_max_id_at`); for any other name they append
+    /// `_decode`, `_min_id_at`, `_max_id_at`.
+    ///
+    /// ```
+    /// use idgen_core::Layout;
+    /// use idgen_sql::db_generator::DbGenerator;
+    /// let names = DbGenerator::new(Layout::TWITTER).helper_names();
+    /// assert_eq!(names, ["idgen_decode", "idgen_min_id_at", "idgen_max_id_at"].map(String::from));
+    /// let names = DbGenerator::new(Layout::TWITTER).function("ops.order_key")?.helper_names();
+    /// assert_eq!(names[0], "ops.order_key_decode");
+    /// # Ok::<(), idgen_engine::Error>(())
+    /// ```
+    pub fn helper_names(&self) -> [String; 3] {
+        let name = self.function.as_str();
+        let stem = match name.strip_suffix("next_id") {
+            Some(stem) if !stem.is_empty() && !stem.ends_with('.') => stem.to_owned(),
+            _ => format!("{name}_"),
+        };
+        ["decode", "min_id_at", "max_id_at"].map(|h| format!("{stem}{h}"))
+    }
+
+    /// A name beside the function's (same schema), for its sequences, triggers and helpers.
+    fn sibling(&self, suffix: &str) -> SqlName {
+        SqlName::parse("name", &format!("{}{suffix}", self.function.as_str()))
+            .expect("checked when the function was named")
+    }
+
+    fn helper(&self, index: usize) -> SqlName {
+        SqlName::parse("name", &self.helper_names()[index]).expect("checked when named")
+    }
+
+    /// `CREATE TABLE IF NOT EXISTS` for the state table.
+    fn state_table_sql(&self, host: Host) -> String {
+        let t = self.state_table.quoted_with(host.quote());
+        let engine = match host {
+            Host::Postgres => "",
+            Host::MariaDb => " ENGINE = InnoDB",
         };
         format!(
             "CREATE TABLE IF NOT EXISTS {t} (\n    \
-             name      VARCHAR(255) NOT NULL PRIMARY KEY,\n    \
-             layout    VARCHAR(255) NOT NULL,\n    \
-             namespace VARCHAR(255) NOT NULL,\n    \
-             node      BIGINT       NOT NULL,\n    \
-             holder    VARCHAR(255) NOT NULL,\n    \
-             last_word BIGINT       NOT NULL\n){engine}"
+             name        VARCHAR(255) NOT NULL PRIMARY KEY,\n    \
+             layout      VARCHAR(255) NOT NULL,\n    \
+             namespace   VARCHAR(255) NOT NULL,\n    \
+             node        BIGINT       NOT NULL,\n    \
+             holder      VARCHAR(255) NOT NULL,\n    \
+             last_word   BIGINT       NOT NULL,\n    \
+             lease_table VARCHAR(255) NULL\n){engine}"
         )
     }
 
-    /// Reads the function's state row and locks it until the transaction ends. Parameter: the
-    /// function's name ([`function_name`](DbGenerator::function_name)). Columns: `layout`,
-    /// `namespace`, `node`, `holder`, `last_word` (see [`StateRow`]).
-    ///
-    /// ```
-    /// use idgen_sql::db_generator::{DbGenerator, SqlDialect};
-    /// let sql = DbGenerator::new(idgen_core::Layout::TWITTER).select_state_sql(SqlDialect::Postgres);
-    /// assert!(sql.ends_with("WHERE name = $1 FOR UPDATE"));
-    /// ```
-    pub fn select_state_sql(&self, dialect: SqlDialect) -> String {
-        format!(
-            "SELECT layout, namespace, node, holder, last_word FROM {} WHERE name = {} FOR UPDATE",
-            self.state_table.quoted_with(dialect.quote()),
-            dialect.param(1)
-        )
+    /// Adds the column that tables made by earlier versions lack.
+    fn state_table_upgrade_sql(&self, host: Host) -> Option<String> {
+        let t = self.state_table.quoted_with(host.quote());
+        Some(format!(
+            "ALTER TABLE {t} ADD COLUMN IF NOT EXISTS lease_table VARCHAR(255) NULL"
+        ))
     }
 
-    /// Writes the function's state row. Parameters: name, layout, namespace, node, holder,
-    /// last_word.
-    ///
-    /// ```
-    /// use idgen_sql::db_generator::{DbGenerator, SqlDialect};
-    /// let sql = DbGenerator::new(idgen_core::Layout::TWITTER).upsert_state_sql(SqlDialect::MySql);
-    /// assert!(sql.contains("ON DUPLICATE KEY UPDATE"));
-    /// ```
-    pub fn upsert_state_sql(&self, dialect: SqlDialect) -> String {
-        let t = self.state_table.quoted_with(dialect.quote());
-        let p: Vec<String> = (1..=6).map(|n| dialect.param(n)).collect();
-        let cols = ["layout", "namespace", "node", "holder", "last_word"];
-        let update = match dialect {
-            SqlDialect::Postgres => format!(
-                "ON CONFLICT (name) DO UPDATE SET {}",
-                cols.map(|c| format!("{c} = EXCLUDED.{c}")).join(", ")
-            ),
-            SqlDialect::MySql => format!(
-                "ON DUPLICATE KEY UPDATE {}",
-                cols.map(|c| format!("{c} = VALUES({c})")).join(", ")
-            ),
-        };
-        format!(
-            "INSERT INTO {t} (name, layout, namespace, node, holder, last_word) VALUES ({}) {update}",
-            p.join(", ")
-        )
-    }
-
-    /// Deletes the function's state row. Parameter: the function's name.
-    ///
-    /// ```
-    /// use idgen_sql::db_generator::{DbGenerator, SqlDialect};
-    /// let sql = DbGenerator::new(idgen_core::Layout::TWITTER).delete_state_sql(SqlDialect::MySql);
-    /// assert_eq!(sql, "DELETE FROM `idgen_db_generator` WHERE name = ?");
-    /// ```
-    pub fn delete_state_sql(&self, dialect: SqlDialect) -> String {
-        format!(
-            "DELETE FROM {} WHERE name = {}",
-            self.state_table.quoted_with(dialect.quote()),
-            dialect.param(1)
-        )
-    }
-
-    /// `SELECT <function>()`: one ID.
-    ///
-    /// ```
-    /// use idgen_sql::db_generator::{DbGenerator, SqlDialect};
-    /// let g = DbGenerator::new(idgen_core::Layout::TWITTER);
-    /// assert_eq!(g.next_id_sql(SqlDialect::MySql), "SELECT `idgen_next_id`()");
-    /// ```
-    pub fn next_id_sql(&self, dialect: SqlDialect) -> String {
-        format!("SELECT {}()", self.function.quoted_with(dialect.quote()))
+    /// The number of bits of each of the sequence-free checks the installer and tests need:
+    /// the words of the state, as constants for the function bodies.
+    fn constants(&self) -> Constants {
+        let l = &self.layout;
+        let (time_shift, node_shift, seq_shift) = l.shifts();
+        Constants {
+            epoch_ms: l.epoch_ms(),
+            unit_ms: l.unit_ms(),
+            last_ms: l.last_unix_ms(),
+            max_ticks: l.max_ticks(),
+            seq_bits: l.sequence_bits(),
+            seq_mask: l.max_sequence(),
+            time_shift,
+            node_shift,
+            seq_shift,
+            tolerance_ms: self.policy.tolerance_ms().min(i64::MAX as u64),
+            policy: self.policy.name(),
+            borrow: matches!(self.policy, ClockPolicy::Borrow { .. }),
+            lock_key: lock_key(self.function.as_str()),
+        }
     }
 
     /// The state word a newly claimed node ID starts from: the tick of the last timestamp an
@@ -677,26 +787,6 @@ impl DbGenerator {
         }
     }
 
-    /// What the generated function body needs of the layout and policy.
-    fn constants(&self) -> Constants {
-        let l = &self.layout;
-        let (time_shift, node_shift, seq_shift) = l.shifts();
-        Constants {
-            epoch_ms: l.epoch_ms(),
-            unit_ms: l.unit_ms(),
-            last_ms: l.last_unix_ms(),
-            max_ticks: l.max_ticks(),
-            seq_bits: l.sequence_bits(),
-            seq_mask: l.max_sequence(),
-            time_shift,
-            node_shift,
-            seq_shift,
-            tolerance_ms: self.policy.tolerance_ms().min(i64::MAX as u64),
-            policy: self.policy.name(),
-            borrow: matches!(self.policy, ClockPolicy::Borrow { .. }),
-            key: self.function.as_str().to_owned(),
-        }
-    }
 }
 
 /// The numbers of a layout and policy, as the function bodies write them.
@@ -713,9 +803,19 @@ struct Constants {
     tolerance_ms: u64,
     policy: &'static str,
     borrow: bool,
-    /// The state row's key: the function's unquoted name (letters, digits, `_` and `.` only,
-    /// so it is safe in a string literal).
-    key: String,
+    /// The function's own lock: 32 bits of FNV-1a of its name (PostgreSQL's advisory lock key;
+    /// MariaDB's lock name carries the name itself).
+    lock_key: i32,
+}
+
+/// FNV-1a of `name`, folded to 31 bits: the second key of the function's advisory lock.
+fn lock_key(name: &str) -> i32 {
+    let mut hash: u32 = 0x811c_9dc5;
+    for byte in name.bytes() {
+        hash ^= u32::from(byte);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    i32::try_from(hash & 0x7fff_ffff).unwrap_or(0)
 }
 
 /// The (optionally negative) integers in `text`, in order.

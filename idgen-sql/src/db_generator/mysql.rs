@@ -1,18 +1,118 @@
-//! The function as a MariaDB/MySQL stored function.
+//! The function, its sequences, its fence and its helpers as MariaDB stored routines.
+//!
+//! MariaDB's `SETVAL` takes only literals, so inside the function the base can only move with
+//! `NEXTVAL`: it is the sum of three sequences that step by 1, 2^14 and 2^28 ticks
+//! ([`LEVEL_BITS`]), and a fence sequence that is 0 until the trigger sets it.
 
-use super::{Constants, DbGenerator, SqlDialect};
+use super::{Constants, DbGenerator};
 
-/// `CREATE FUNCTION … RETURNS BIGINT`: see the module documentation for what it does.
-///
-/// The time is `SYSDATE(6)` (read afresh; `NOW()` is fixed for a whole statement, so a
-/// multi-row insert would never see the next tick) in the session's time zone, turned into UTC
-/// with the zone's offset at the statement's start, `NOW() - UTC_TIMESTAMP()`: exact also in a
-/// daylight-saving hour that repeats, where `UNIX_TIMESTAMP(SYSDATE(6))` would guess.
-pub(super) fn function_sql(generator: &DbGenerator) -> String {
-    let q = SqlDialect::MySql.quote();
-    let function = generator.function.quoted_with(q);
-    let state = generator.state_table.quoted_with(q);
-    let lease = generator.lease_table.quoted_with(q);
+/// Each base sequence steps by 2^(LEVEL_BITS × its level) ticks.
+const LEVEL_BITS: u32 = 14;
+
+/// The named lock a jump takes (with the function's name), and how long a jump waits for it.
+const LOCK_PREFIX: &str = "idgen_jump:";
+const LOCK_WAIT_S: u32 = 1;
+
+/// The names the SQL of one generator writes, quoted.
+struct Names {
+    function: String,
+    count: String,
+    bases: [String; 3],
+    fence: String,
+    update_trigger: String,
+    delete_trigger: String,
+    lease: String,
+    lock: String,
+}
+
+fn names(g: &DbGenerator) -> Names {
+    let q = |suffix: &str| g.sibling(suffix).quoted_with('`');
+    Names {
+        function: g.function.quoted_with('`'),
+        count: q("_count"),
+        bases: [q("_base_0"), q("_base_1"), q("_base_2")],
+        fence: q("_fence"),
+        update_trigger: q("_fence_update"),
+        delete_trigger: q("_fence_delete"),
+        lease: g.lease_table.quoted_with('`'),
+        lock: format!("{LOCK_PREFIX}{}", g.function.as_str()),
+    }
+}
+
+/// The sequences, fenced (the fence sequence starts at 1) until an install recreates them.
+pub(super) fn sequences_sql(g: &DbGenerator) -> Vec<String> {
+    create_sequences(g, "CREATE SEQUENCE IF NOT EXISTS", 0, 1)
+}
+
+/// Fences the function (the first step of [`start_at_sql`]): calls stop issuing.
+pub(super) fn fence_now_sql(g: &DbGenerator) -> String {
+    format!("SELECT SETVAL({}, 1)", names(g).fence)
+}
+
+/// An upper bound of every word drawn so far (read after [`fence_now_sql`]).
+pub(super) fn bound_sql(g: &DbGenerator) -> String {
+    let n = names(g);
+    let (sum, from) = base_sum(&n);
+    format!(
+        "SELECT {sum} + c.next_not_cached_value FROM {from}, {} c",
+        n.count
+    )
+}
+
+/// The sequences, recreated so that the next word drawn is `word` or above, and the fence
+/// down.
+pub(super) fn start_at_sql(g: &DbGenerator, word: i64) -> Vec<String> {
+    create_sequences(g, "CREATE OR REPLACE SEQUENCE", word.saturating_sub(1), 0)
+}
+
+fn create_sequences(g: &DbGenerator, create: &str, base: i64, fence: i64) -> Vec<String> {
+    let n = names(g);
+    let bits = u32::from(g.layout().sequence_bits());
+    let min = i64::MIN + 1;
+    let mut sql = vec![format!(
+        "{create} {} START WITH 1 MINVALUE 1 INCREMENT BY 1 CACHE 1000 NOCYCLE",
+        n.count
+    )];
+    for (level, name) in n.bases.iter().enumerate() {
+        let step = 1i64 << (bits + LEVEL_BITS * level as u32);
+        let (start, floor) = if level == 0 { (base, min) } else { (0, 0) };
+        sql.push(format!(
+            "{create} {name} START WITH {start} MINVALUE {floor} INCREMENT BY {step} NOCACHE NOCYCLE"
+        ));
+    }
+    sql.push(format!(
+        "{create} {} START WITH {fence} MINVALUE 0 INCREMENT BY 1 NOCACHE NOCYCLE",
+        n.fence
+    ));
+    sql
+}
+
+/// The base: the sum of the three level sequences' next values, from tables aliased b0–b2.
+fn base_sum(n: &Names) -> (String, String) {
+    let sum = "b0.next_not_cached_value + b1.next_not_cached_value + b2.next_not_cached_value";
+    let from = format!("{} b0, {} b1, {} b2", n.bases[0], n.bases[1], n.bases[2]);
+    (sum.to_owned(), from)
+}
+
+/// The last word drawn (an upper bound: the count's reserved values); no row when fenced.
+pub(super) fn last_word_sql(g: &DbGenerator) -> String {
+    let n = names(g);
+    let (sum, from) = base_sum(&n);
+    format!(
+        "SELECT {sum} + c.next_not_cached_value - 1 \
+         FROM {from}, {} f, {} c WHERE f.next_not_cached_value = 0",
+        n.fence, n.count
+    )
+}
+
+/// The time read afresh, in Unix ms, whatever the session's time zone: the 100 ns intervals
+/// since 1582-10-15 inside a version-1 `UUID()`.
+const NOW_MS: &str = "(CAST(CONV(CONCAT(SUBSTR(v_uuid, 16, 3), SUBSTR(v_uuid, 10, 4), SUBSTR(v_uuid, 1, 8)), 16, 10) AS SIGNED) - 122192928000000000) DIV 10000";
+
+/// `CREATE OR REPLACE FUNCTION … RETURNS BIGINT`: see the module documentation for what it
+/// does.
+pub(super) fn function_sql(g: &DbGenerator, node: u64) -> String {
+    let n = names(g);
     let Constants {
         epoch_ms,
         unit_ms,
@@ -26,96 +126,216 @@ pub(super) fn function_sql(generator: &DbGenerator) -> String {
         tolerance_ms,
         policy,
         borrow,
-        key,
-    } = generator.constants();
-    let refused = format!(
-        "SET v_message = CONCAT('idgen: the clock moved backwards by ', v_last_ms - v_now_ms, \
-         ' ms (policy {policy} allows {tolerance_ms} ms); no ID was issued');
-                SIGNAL SQLSTATE 'IDG01' SET MESSAGE_TEXT = v_message;"
-    );
-    let behind = if borrow {
-        format!(
-            "IF (v_word & {seq_mask}) <> {seq_mask} THEN
-                    SET v_next = v_word + 1;
-                ELSEIF v_last_tick + 1 > {max_ticks} THEN
-                    SET v_message = CONCAT('idgen: ', {epoch_ms} + (v_last_tick + 1) * {unit_ms}, ' ms is after the last instant of the layout');
-                    SIGNAL SQLSTATE 'IDG04' SET MESSAGE_TEXT = v_message;
-                ELSEIF {epoch_ms} + (v_last_tick + 1) * {unit_ms} - v_now_ms > {tolerance_ms} THEN
-                    SET v_wait_ms = {epoch_ms} + (v_last_tick + 1) * {unit_ms} - {tolerance_ms} - v_now_ms;
-                ELSE
-                    SET v_next = (v_last_tick + 1) << {seq_bits};
-                END IF;"
-        )
+        ..
+    } = g.constants();
+    let (sum, from) = base_sum(&n);
+    let (count, fence, lock) = (&n.count, &n.fence, &n.lock);
+    let [b0, b1, b2] = &n.bases;
+    let level_mask = (1u64 << LEVEL_BITS) - 1;
+    let (shift1, shift2) = (LEVEL_BITS, 2 * LEVEL_BITS);
+    let sleep_when = if borrow {
+        "v_tick = v_now_tick + 1"
     } else {
-        "SET v_wait_ms = v_last_ms - v_now_ms;".to_owned()
+        "TRUE"
     };
     format!(
-        "CREATE FUNCTION {function}() RETURNS BIGINT
+        "CREATE OR REPLACE FUNCTION {function}() RETURNS BIGINT
     NOT DETERMINISTIC MODIFIES SQL DATA
 BEGIN
-    DECLARE v_found INT DEFAULT 1;
-    DECLARE v_held BIGINT;
-    DECLARE v_namespace VARCHAR(255);
-    DECLARE v_holder VARCHAR(255);
-    DECLARE v_node BIGINT;
+    DECLARE v_base BIGINT;
+    DECLARE v_again BIGINT;
+    DECLARE v_fence BIGINT;
+    DECLARE v_count BIGINT;
     DECLARE v_word BIGINT;
-    DECLARE v_next BIGINT;
     DECLARE v_now_ms BIGINT;
     DECLARE v_now_tick BIGINT;
-    DECLARE v_last_tick BIGINT;
-    DECLARE v_last_ms BIGINT;
-    DECLARE v_wait_ms BIGINT;
-    DECLARE v_slept INT;
-    DECLARE v_offset_ms BIGINT DEFAULT TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW()) * 1000;
+    DECLARE v_tick BIGINT;
+    DECLARE v_ahead_ms BIGINT;
+    DECLARE v_need BIGINT;
+    DECLARE v_n BIGINT;
+    DECLARE v_uuid CHAR(36);
     DECLARE v_message VARCHAR(128);
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_found = 0;
-    -- The state row, locked until the transaction ends.
-    SELECT namespace, node, holder, last_word INTO v_namespace, v_node, v_holder, v_word
-      FROM {state} WHERE name = '{key}' FOR UPDATE;
-    -- Only while the lease row still names this function's holder.
-    SELECT COUNT(*) INTO v_held FROM {lease}
-     WHERE namespace = v_namespace AND node = v_node AND holder = v_holder;
-    IF v_found = 0 OR v_held = 0 THEN
-        -- MESSAGE_TEXT holds at most 128 characters: the function's name is left out.
-        SIGNAL SQLSTATE 'IDG02' SET MESSAGE_TEXT = 'idgen: the generator function holds no node ID lease: install it again';
+    -- A jump lock this connection kept: a kill or a statement time-out cut its jump short.
+    IF IS_USED_LOCK('{lock}') = CONNECTION_ID() THEN
+        WHILE RELEASE_LOCK('{lock}') = 1 DO SET v_n = 0; END WHILE;
     END IF;
     LOOP
-        SET v_now_ms = TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', SYSDATE(6)) DIV 1000 - v_offset_ms;
-        IF v_now_ms < {epoch_ms} THEN
-            SET v_message = CONCAT('idgen: the clock reads ', v_now_ms, ' ms, before the layout''s epoch');
-            SIGNAL SQLSTATE 'IDG03' SET MESSAGE_TEXT = v_message;
+        SELECT {sum} INTO v_base FROM {from};
+        SET v_count = NEXTVAL({count});
+        -- The base must be the same after the draw as before it, and the fence still down:
+        -- every ID returned was drawn before a fence went up.
+        SELECT {sum}, f.next_not_cached_value INTO v_again, v_fence FROM {from}, {fence} f;
+        IF v_fence <> 0 THEN
+            -- MESSAGE_TEXT holds at most 128 characters: the function's name is left out.
+            SIGNAL SQLSTATE 'IDG02' SET MESSAGE_TEXT = 'idgen: the generator function holds no node ID lease (freed, taken or never installed): install it again';
         END IF;
-        IF v_now_ms > {last_ms} THEN
-            SET v_message = CONCAT('idgen: ', v_now_ms, ' ms is after the last instant of the layout');
-            SIGNAL SQLSTATE 'IDG04' SET MESSAGE_TEXT = v_message;
-        END IF;
-        SET v_now_tick = (v_now_ms - {epoch_ms}) DIV {unit_ms};
-        SET v_last_tick = v_word >> {seq_bits};
-        SET v_next = NULL;
-        IF v_now_tick > v_last_tick THEN
-            SET v_next = v_now_tick << {seq_bits};
-        ELSEIF v_now_tick = v_last_tick THEN
-            IF (v_word & {seq_mask}) = {seq_mask} THEN
-                -- The tick's sequence is used up: wait for the next tick (never wrap).
-                SET v_wait_ms = {epoch_ms} + (v_last_tick + 1) * {unit_ms} - v_now_ms;
+        IF v_again = v_base THEN
+            SET v_word = v_count + v_base;
+            SET v_uuid = UUID();
+            SET v_now_ms = {NOW_MS};
+            IF v_now_ms < {epoch_ms} THEN
+                SET v_message = CONCAT('idgen: the clock reads ', v_now_ms, ' ms, before the layout''s epoch');
+                SIGNAL SQLSTATE 'IDG03' SET MESSAGE_TEXT = v_message;
+            END IF;
+            IF v_now_ms > {last_ms} THEN
+                SET v_message = CONCAT('idgen: ', v_now_ms, ' ms is after the last instant of the layout');
+                SIGNAL SQLSTATE 'IDG04' SET MESSAGE_TEXT = v_message;
+            END IF;
+            SET v_now_tick = (v_now_ms - {epoch_ms}) DIV {unit_ms};
+            SET v_tick = CAST(v_word >> {seq_bits} AS SIGNED);
+            IF v_tick = v_now_tick THEN
+                RETURN CAST((v_tick << {time_shift}) | ({node} << {node_shift}) | ((v_word & {seq_mask}) << {seq_shift}) AS SIGNED);
+            ELSEIF v_tick < v_now_tick THEN
+                -- The clock moved on: raise the base, in whole ticks, so that the next counts
+                -- land in the current tick. The lock keeps two sessions from both adding the gap.
+                IF GET_LOCK('{lock}', {LOCK_WAIT_S}) = 1 THEN
+                    SELECT {sum} INTO v_base FROM {from};
+                    SET v_need = (CAST(v_now_tick << {seq_bits} AS SIGNED) - v_count - 1 - v_base + {seq_mask}) DIV {ticks_word};
+                    IF v_need > 0 THEN
+                        SET v_n = v_need >> {shift2};
+                        WHILE v_n > 0 DO SET v_n = v_n - 1 + 0 * NEXTVAL({b2}); END WHILE;
+                        SET v_n = (v_need >> {shift1}) & {level_mask};
+                        WHILE v_n > 0 DO SET v_n = v_n - 1 + 0 * NEXTVAL({b1}); END WHILE;
+                        SET v_n = v_need & {level_mask};
+                        WHILE v_n > 0 DO SET v_n = v_n - 1 + 0 * NEXTVAL({b0}); END WHILE;
+                    END IF;
+                    WHILE RELEASE_LOCK('{lock}') = 1 DO SET v_n = 0; END WHILE;
+                ELSE
+                    SET v_message = CONCAT('idgen: connection ', COALESCE(IS_USED_LOCK('{lock}'), 0), ' held the generator''s jump lock for {LOCK_WAIT_S} s');
+                    SIGNAL SQLSTATE 'IDG05' SET MESSAGE_TEXT = v_message;
+                END IF;
             ELSE
-                SET v_next = v_word + 1;
+                IF v_tick > {max_ticks} THEN
+                    SET v_message = CONCAT('idgen: ', {epoch_ms} + v_tick * {unit_ms}, ' ms is after the last instant of the layout');
+                    SIGNAL SQLSTATE 'IDG04' SET MESSAGE_TEXT = v_message;
+                END IF;
+                SET v_ahead_ms = {epoch_ms} + v_tick * {unit_ms} - v_now_ms;
+                IF v_tick > v_now_tick + 1 AND v_ahead_ms > {tolerance_ms} THEN
+                    SET v_message = CONCAT('idgen: the clock moved backwards by ', v_ahead_ms,
+                        ' ms (policy {policy} allows {tolerance_ms} ms); no ID was issued');
+                    SIGNAL SQLSTATE 'IDG01' SET MESSAGE_TEXT = v_message;
+                END IF;
+                IF {sleep_when} THEN
+                    SET v_n = SLEEP(v_ahead_ms / 1000);
+                END IF;
+                RETURN CAST((v_tick << {time_shift}) | ({node} << {node_shift}) | ((v_word & {seq_mask}) << {seq_shift}) AS SIGNED);
             END IF;
-        ELSE
-            SET v_last_ms = {epoch_ms} + v_last_tick * {unit_ms};
-            IF v_last_ms - v_now_ms > {tolerance_ms} THEN
-                {refused}
-            END IF;
-            {behind}
         END IF;
-        IF v_next IS NOT NULL THEN
-            UPDATE {state} SET last_word = v_next WHERE name = '{key}';
-            RETURN CAST(((v_next >> {seq_bits}) << {time_shift})
-                 | (v_node << {node_shift})
-                 | ((v_next & {seq_mask}) << {seq_shift}) AS SIGNED);
-        END IF;
-        SET v_slept = SLEEP(v_wait_ms / 1000);
     END LOOP;
-END"
+END",
+        function = n.function,
+        ticks_word = seq_mask + 1,
     )
+}
+
+/// The triggers that fence the function when its lease row is freed, taken or deleted (module
+/// documentation, "The database's node ID"). MariaDB has no `TRUNCATE` trigger.
+pub(super) fn fence_sql(g: &DbGenerator, node: u64) -> Vec<String> {
+    let n = names(g);
+    let c = g.constants();
+    let (sum, from) = base_sum(&n);
+    let holder = g.holder();
+    let namespace = g.lease_namespace().replace('\\', "\\\\").replace('\'', "''");
+    let ours = format!("OLD.holder = '{holder}' AND OLD.namespace = '{namespace}' AND OLD.node = {node}");
+    let fence_body = |record: &str| {
+        format!(
+            "BEGIN
+    DECLARE v_base BIGINT;
+    DECLARE v_count BIGINT;
+    DECLARE v_set BIGINT;
+    IF {ours}{changed} THEN
+        SELECT SETVAL({fence}, 1) INTO v_set;
+        -- Read after the fence: every ID a call returned was drawn before it.
+        SELECT {sum} INTO v_base FROM {from};
+        SELECT next_not_cached_value INTO v_count FROM {count};
+        {record}
+    END IF;
+END",
+            changed = if record.is_empty() {
+                String::new()
+            } else {
+                " AND NOT (NEW.holder <=> OLD.holder AND NEW.node = OLD.node AND NEW.namespace = OLD.namespace)"
+                    .to_owned()
+            },
+            fence = n.fence,
+            count = n.count,
+        )
+    };
+    let record = format!(
+        "SET NEW.last_timestamp = GREATEST(COALESCE(NEW.last_timestamp, 0), {} + CAST((v_base + v_count) >> {} AS SIGNED) * {});",
+        c.epoch_ms, c.seq_bits, c.unit_ms
+    );
+    vec![
+        format!("DROP TRIGGER IF EXISTS {}", n.update_trigger),
+        format!(
+            "CREATE TRIGGER {} BEFORE UPDATE ON {} FOR EACH ROW {}",
+            n.update_trigger,
+            n.lease,
+            fence_body(&record)
+        ),
+        format!("DROP TRIGGER IF EXISTS {}", n.delete_trigger),
+        format!(
+            "CREATE TRIGGER {} BEFORE DELETE ON {} FOR EACH ROW {}",
+            n.delete_trigger,
+            n.lease,
+            fence_body("")
+        ),
+    ]
+}
+
+/// `decode(id)` (a JSON object), `min_id_at(unix_ms)`, `max_id_at(unix_ms)`.
+pub(super) fn helpers_sql(g: &DbGenerator) -> Vec<String> {
+    let q = |i| g.helper(i).quoted_with('`');
+    let Constants {
+        epoch_ms,
+        unit_ms,
+        last_ms,
+        max_ticks,
+        seq_mask,
+        time_shift,
+        node_shift,
+        seq_shift,
+        ..
+    } = g.constants();
+    let l = g.layout();
+    let node_mask = l.node_capacity() - 1;
+    let low_bits = (1u64 << (l.node_bits() + l.sequence_bits())) - 1;
+    let outside = format!("unix_ms < {epoch_ms} OR unix_ms > {last_ms}");
+    let tick = format!("((unix_ms - {epoch_ms}) DIV {unit_ms})");
+    vec![
+        format!(
+            "CREATE OR REPLACE FUNCTION {}(id BIGINT) RETURNS LONGTEXT DETERMINISTIC NO SQL \
+             RETURN IF(id < 0, NULL, JSON_OBJECT('unix_ms', {epoch_ms} + CAST((id >> {time_shift}) & {max_ticks} AS SIGNED) * {unit_ms}, \
+             'node', (id >> {node_shift}) & {node_mask}, 'sequence', (id >> {seq_shift}) & {seq_mask}))",
+            q(0)
+        ),
+        format!(
+            "CREATE OR REPLACE FUNCTION {}(unix_ms BIGINT) RETURNS BIGINT DETERMINISTIC NO SQL \
+             RETURN IF({outside}, NULL, CAST({tick} << {time_shift} AS SIGNED))",
+            q(1)
+        ),
+        format!(
+            "CREATE OR REPLACE FUNCTION {}(unix_ms BIGINT) RETURNS BIGINT DETERMINISTIC NO SQL \
+             RETURN IF({outside}, NULL, CAST(({tick} << {time_shift}) | {low_bits} AS SIGNED))",
+            q(2)
+        ),
+    ]
+}
+
+/// Drops the function, its fence triggers, its helpers and its sequences.
+pub(super) fn drop_sql(g: &DbGenerator) -> Vec<String> {
+    let n = names(g);
+    let h = |i| g.helper(i).quoted_with('`');
+    vec![
+        format!("DROP FUNCTION IF EXISTS {}", n.function),
+        format!("DROP TRIGGER IF EXISTS {}", n.update_trigger),
+        format!("DROP TRIGGER IF EXISTS {}", n.delete_trigger),
+        format!("DROP FUNCTION IF EXISTS {}", h(0)),
+        format!("DROP FUNCTION IF EXISTS {}", h(1)),
+        format!("DROP FUNCTION IF EXISTS {}", h(2)),
+        format!(
+            "DROP SEQUENCE IF EXISTS {}, {}, {}, {}, {}",
+            n.count, n.bases[0], n.bases[1], n.bases[2], n.fence
+        ),
+    ]
 }

@@ -1,13 +1,109 @@
-//! The function in PL/pgSQL.
+//! The function, its sequences, its fence and its helpers in PL/pgSQL.
 
-use super::{Constants, DbGenerator, SqlDialect};
+use super::{Constants, DbGenerator};
 
-/// `CREATE OR REPLACE FUNCTION … RETURNS bigint`: see the module documentation for what it does.
-pub(super) fn function_sql(generator: &DbGenerator) -> String {
-    let q = SqlDialect::Postgres.quote();
-    let function = generator.function.quoted_with(q);
-    let state = generator.state_table.quoted_with(q);
-    let lease = generator.lease_table.quoted_with(q);
+/// The base's value while the function is fenced (or not installed yet): no call issues.
+pub(super) const FENCED: i64 = i64::MAX;
+
+/// The first key of every generator's jump lock (`"idgJ"` in ASCII); the second is the
+/// function's [`lock_key`](super::lock_key).
+const LOCK_CLASS: i32 = 0x6964_674a;
+
+/// The names the SQL of one generator writes, quoted.
+struct Names {
+    function: String,
+    count: String,
+    base: String,
+    /// The sequences as `regclass` literals.
+    count_class: String,
+    base_class: String,
+    fence_function: String,
+    fence_trigger: String,
+    truncate_trigger: String,
+    lease: String,
+}
+
+fn names(g: &DbGenerator) -> Names {
+    let q = |n: &idgen_engine::SqlName| n.quoted_with('"');
+    let count = q(&g.sibling("_count"));
+    let base = q(&g.sibling("_base"));
+    Names {
+        function: q(&g.function),
+        count_class: format!("'{count}'::regclass"),
+        base_class: format!("'{base}'::regclass"),
+        count,
+        base,
+        fence_function: q(&g.sibling("_fence")),
+        // Trigger names are not schema-qualified: they live in their table's schema.
+        fence_trigger: format!("\"{}_fence\"", last_part(g)),
+        truncate_trigger: format!("\"{}_fence_truncate\"", last_part(g)),
+        lease: q(&g.lease_table),
+    }
+}
+
+fn last_part(g: &DbGenerator) -> &str {
+    let name = g.function.as_str();
+    name.rsplit('.').next().unwrap_or(name)
+}
+
+/// The count (one per ID drawn) and the base, fenced until an install sets it.
+pub(super) fn sequences_sql(g: &DbGenerator) -> Vec<String> {
+    let n = names(g);
+    vec![
+        format!(
+            "CREATE SEQUENCE IF NOT EXISTS {} AS bigint MINVALUE 1 START 1 CACHE 1 NO CYCLE",
+            n.count
+        ),
+        format!(
+            "CREATE SEQUENCE IF NOT EXISTS {} AS bigint MINVALUE {} MAXVALUE {FENCED} START {FENCED} CACHE 1 NO CYCLE",
+            n.base,
+            i64::MIN
+        ),
+    ]
+}
+
+/// Sets the base so that the next word drawn is `word` or above, and above every word drawn
+/// so far, under the jump lock (held to the end of its transaction, so never kept).
+pub(super) fn start_at_sql(g: &DbGenerator, word: i64) -> String {
+    let n = names(g);
+    let c = g.constants();
+    format!(
+        "DO $idgen$
+DECLARE
+    v_base bigint;
+    v_count bigint;
+    v_word bigint := {word};
+BEGIN
+    PERFORM pg_advisory_xact_lock({LOCK_CLASS}, {key});
+    v_base := pg_sequence_last_value({base});
+    v_count := coalesce(pg_sequence_last_value({count}), 0);
+    IF v_base IS NOT NULL AND v_base <> {FENCED} THEN
+        v_word := greatest(v_word, v_base + v_count + 1);
+    END IF;
+    PERFORM setval({base}, v_word - v_count - 1, true);
+END
+$idgen$",
+        base = n.base_class,
+        count = n.count_class,
+        key = c.lock_key,
+    )
+}
+
+/// The last word drawn; no row when never set or fenced.
+pub(super) fn last_word_sql(g: &DbGenerator) -> String {
+    let n = names(g);
+    // No row rather than a NULL: a session reads numbers, not nullable ones.
+    format!(
+        "SELECT b + coalesce(pg_sequence_last_value({}), 0) \
+         FROM (SELECT pg_sequence_last_value({}) AS b) s WHERE b <> {FENCED}",
+        n.count_class, n.base_class
+    )
+}
+
+/// `CREATE OR REPLACE FUNCTION … RETURNS bigint`: see the module documentation for what it
+/// does.
+pub(super) fn function_sql(g: &DbGenerator, node: u64) -> String {
+    let n = names(g);
     let Constants {
         epoch_ms,
         unit_ms,
@@ -21,55 +117,40 @@ pub(super) fn function_sql(generator: &DbGenerator) -> String {
         tolerance_ms,
         policy,
         borrow,
-        key,
-    } = generator.constants();
-    let refused = format!(
-        "RAISE EXCEPTION USING ERRCODE = 'IDG01', MESSAGE = format(\
-         'idgen: the clock moved backwards by %s ms (policy {policy} allows {tolerance_ms} ms); no ID was issued', \
-         v_last_ms - v_now_ms);"
-    );
-    // The clock is behind the last tick, by at most the policy's tolerance.
-    let behind = if borrow {
-        format!(
-            "IF (v_word & {seq_mask}) <> {seq_mask} THEN
-                v_next := v_word + 1;
-            ELSIF v_last_tick + 1 > {max_ticks} THEN
-                RAISE EXCEPTION USING ERRCODE = 'IDG04', MESSAGE = format(\
-                'idgen: %s ms is after the last instant of the layout', {epoch_ms} + (v_last_tick + 1) * {unit_ms});
-            ELSIF {epoch_ms} + (v_last_tick + 1) * {unit_ms} - v_now_ms > {tolerance_ms} THEN
-                v_wait_ms := {epoch_ms} + (v_last_tick + 1) * {unit_ms} - {tolerance_ms} - v_now_ms;
-            ELSE
-                v_next := (v_last_tick + 1) << {seq_bits};
-            END IF;"
-        )
+        lock_key,
+    } = g.constants();
+    let (count, base) = (&n.count_class, &n.base_class);
+    // Ahead of the clock by more than one tick and within the policy: Borrow issues at once,
+    // Wait sleeps until the word's tick (a used-up tick, one ahead, always waits).
+    let sleep_when = if borrow {
+        "v_tick = v_now_tick + 1"
     } else {
-        "v_wait_ms := v_last_ms - v_now_ms;".to_owned()
+        "true"
     };
     format!(
         "CREATE OR REPLACE FUNCTION {function}() RETURNS bigint
-LANGUAGE plpgsql VOLATILE AS $idgen$
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE AS $idgen$
 DECLARE
-    v_node bigint;
+    v_base bigint;
+    v_count bigint;
     v_word bigint;
-    v_next bigint;
     v_now_ms bigint;
     v_now_tick bigint;
-    v_last_tick bigint;
-    v_last_ms bigint;
-    v_wait_ms bigint;
+    v_tick bigint;
+    v_ahead_ms bigint;
+    v_locked boolean := false;
 BEGIN
-    -- The state row, locked until the transaction ends; only while the lease row still names
-    -- this function's holder.
-    SELECT g.node, g.last_word INTO v_node, v_word
-      FROM {state} g
-      JOIN {lease} l ON l.namespace = g.namespace AND l.node = g.node AND l.holder = g.holder
-     WHERE g.name = '{key}'
-       FOR UPDATE OF g;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'IDG02', MESSAGE =
-            'idgen: {key} holds no node ID lease (no state row in {state}, or its lease row in {lease} names another holder): install it again';
-    END IF;
     LOOP
+        v_base := pg_sequence_last_value({base});
+        IF v_base IS NULL OR v_base = {FENCED} THEN
+            RAISE EXCEPTION USING ERRCODE = 'IDG02', MESSAGE =
+                'idgen: {key} holds no node ID lease (its lease row in {lease_text} was freed or taken, or it was never installed): install it again';
+        END IF;
+        v_count := nextval({count});
+        -- The base must be the same after the draw as before it: a jump or a fence in between
+        -- means draw again (the fence is then seen above).
+        CONTINUE WHEN pg_sequence_last_value({base}) IS DISTINCT FROM v_base;
+        v_word := v_count + v_base;
         v_now_ms := floor(extract(epoch FROM clock_timestamp()) * 1000);
         IF v_now_ms < {epoch_ms} THEN
             RAISE EXCEPTION USING ERRCODE = 'IDG03', MESSAGE = format(
@@ -80,32 +161,176 @@ BEGIN
                 'idgen: %s ms is after the last instant of the layout', v_now_ms);
         END IF;
         v_now_tick := (v_now_ms - {epoch_ms}) / {unit_ms};
-        v_last_tick := v_word >> {seq_bits};
-        v_next := NULL;
-        IF v_now_tick > v_last_tick THEN
-            v_next := v_now_tick << {seq_bits};
-        ELSIF v_now_tick = v_last_tick THEN
-            IF (v_word & {seq_mask}) = {seq_mask} THEN
-                -- The tick's sequence is used up: wait for the next tick (never wrap).
-                v_wait_ms := {epoch_ms} + (v_last_tick + 1) * {unit_ms} - v_now_ms;
-            ELSE
-                v_next := v_word + 1;
-            END IF;
+        v_tick := v_word >> {seq_bits};
+        IF v_tick = v_now_tick THEN
+            EXIT;
+        ELSIF v_tick < v_now_tick THEN
+            -- The clock moved on: raise the base so that the next counts start the current tick.
+            -- Only jumps take this lock, for a few statements; the exception block gives it back
+            -- whatever error or cancel arrives.
+            BEGIN
+                PERFORM pg_advisory_lock({LOCK_CLASS}, {lock_key});
+                v_locked := true;
+                v_base := pg_sequence_last_value({base});
+                IF v_base IS NOT NULL AND v_base <> {FENCED} THEN
+                    PERFORM setval({base}, greatest(v_base, (v_now_tick << {seq_bits}) - v_count - 1), true);
+                END IF;
+                PERFORM pg_advisory_unlock({LOCK_CLASS}, {lock_key});
+                v_locked := false;
+            EXCEPTION WHEN query_canceled OR others THEN
+                IF v_locked THEN
+                    PERFORM pg_advisory_unlock({LOCK_CLASS}, {lock_key});
+                END IF;
+                RAISE;
+            END;
         ELSE
-            v_last_ms := {epoch_ms} + v_last_tick * {unit_ms};
-            IF v_last_ms - v_now_ms > {tolerance_ms} THEN
-                {refused}
+            IF v_tick > {max_ticks} THEN
+                RAISE EXCEPTION USING ERRCODE = 'IDG04', MESSAGE = format(
+                    'idgen: %s ms is after the last instant of the layout', {epoch_ms} + v_tick * {unit_ms});
             END IF;
-            {behind}
+            v_ahead_ms := {epoch_ms} + v_tick * {unit_ms} - v_now_ms;
+            IF v_tick > v_now_tick + 1 AND v_ahead_ms > {tolerance_ms} THEN
+                RAISE EXCEPTION USING ERRCODE = 'IDG01', MESSAGE = format(
+                    'idgen: the clock moved backwards by %s ms (policy {policy} allows {tolerance_ms} ms); no ID was issued',
+                    v_ahead_ms);
+            END IF;
+            IF {sleep_when} THEN
+                PERFORM pg_sleep(v_ahead_ms / 1000.0);
+            END IF;
+            EXIT;
         END IF;
-        EXIT WHEN v_next IS NOT NULL;
-        PERFORM pg_sleep(v_wait_ms / 1000.0);
     END LOOP;
-    UPDATE {state} SET last_word = v_next WHERE name = '{key}';
-    RETURN ((v_next >> {seq_bits}) << {time_shift})
-         | (v_node << {node_shift})
-         | ((v_next & {seq_mask}) << {seq_shift});
+    RETURN ((v_word >> {seq_bits}) << {time_shift})
+         | ({node}::bigint << {node_shift})
+         | ((v_word & {seq_mask}) << {seq_shift});
 END
-$idgen$"
+$idgen$",
+        function = n.function,
+        key = g.function.as_str(),
+        lease_text = g.lease_table.as_str(),
     )
+}
+
+/// The trigger that fences the function when its lease row is freed, taken or deleted, or the
+/// lease table truncated (module documentation, "The database's node ID").
+pub(super) fn fence_sql(g: &DbGenerator, node: u64) -> Vec<String> {
+    let n = names(g);
+    let c = g.constants();
+    let (count, base) = (&n.count_class, &n.base_class);
+    let holder = g.holder();
+    // Names and labels hold only letters, digits, '_', '.' and ':': safe in string literals.
+    let namespace = g.lease_namespace().replace('\'', "''");
+    vec![
+        format!(
+            "CREATE OR REPLACE FUNCTION {fence}() RETURNS trigger
+LANGUAGE plpgsql AS $idgen$
+DECLARE
+    v_base bigint;
+    v_tick bigint;
+BEGIN
+    IF TG_OP = 'UPDATE' AND NEW.holder IS NOT DISTINCT FROM OLD.holder
+       AND NEW.node = OLD.node AND NEW.namespace = OLD.namespace THEN
+        RETURN NEW;
+    END IF;
+    -- Held until this transaction ends: no jump moves the base while it is read and fenced.
+    PERFORM pg_advisory_xact_lock({LOCK_CLASS}, {lock_key});
+    v_base := pg_sequence_last_value({base});
+    IF v_base IS NOT NULL AND v_base <> {FENCED} THEN
+        PERFORM setval({base}, {FENCED}, true);
+        -- Read after the fence: every word a call returned was drawn before it.
+        v_tick := (v_base + coalesce(pg_sequence_last_value({count}), 0)) >> {seq_bits};
+        IF TG_OP = 'UPDATE' AND v_tick >= 0 THEN
+            NEW.last_timestamp := greatest(coalesce(NEW.last_timestamp, 0), {epoch_ms} + v_tick * {unit_ms});
+        END IF;
+    END IF;
+    IF TG_OP = 'DELETE' THEN
+        RETURN OLD;
+    ELSIF TG_OP = 'TRUNCATE' THEN
+        RETURN NULL;
+    END IF;
+    RETURN NEW;
+END
+$idgen$",
+            fence = n.fence_function,
+            lock_key = c.lock_key,
+            seq_bits = c.seq_bits,
+            epoch_ms = c.epoch_ms,
+            unit_ms = c.unit_ms,
+        ),
+        format!("DROP TRIGGER IF EXISTS {} ON {}", n.fence_trigger, n.lease),
+        format!(
+            "CREATE TRIGGER {} BEFORE UPDATE OR DELETE ON {} FOR EACH ROW \
+             WHEN (OLD.holder = '{holder}' AND OLD.namespace = '{namespace}' AND OLD.node = {node}) \
+             EXECUTE FUNCTION {}()",
+            n.fence_trigger, n.lease, n.fence_function
+        ),
+        format!("DROP TRIGGER IF EXISTS {} ON {}", n.truncate_trigger, n.lease),
+        format!(
+            "CREATE TRIGGER {} BEFORE TRUNCATE ON {} FOR EACH STATEMENT EXECUTE FUNCTION {}()",
+            n.truncate_trigger, n.lease, n.fence_function
+        ),
+    ]
+}
+
+/// `decode(id)`, `min_id_at(t)`, `max_id_at(t)` for the layout (module documentation).
+pub(super) fn helpers_sql(g: &DbGenerator) -> Vec<String> {
+    let q = |i| g.helper(i).quoted_with('"');
+    let c = g.constants();
+    let l = g.layout();
+    let node_mask = l.node_capacity() - 1;
+    let low_bits = (1u64 << (l.node_bits() + l.sequence_bits())) - 1;
+    let Constants {
+        epoch_ms,
+        unit_ms,
+        last_ms,
+        max_ticks,
+        seq_mask,
+        time_shift,
+        node_shift,
+        seq_shift,
+        ..
+    } = c;
+    // The first instant of the tick holding `t`, as ticks; NULL outside the layout.
+    let tick_of = format!(
+        "(SELECT CASE WHEN ms < {epoch_ms} OR ms > {last_ms} THEN NULL ELSE (ms - {epoch_ms}) / {unit_ms} END \
+         FROM (SELECT floor(extract(epoch FROM t) * 1000)::bigint AS ms) s)"
+    );
+    vec![
+        format!(
+            "CREATE OR REPLACE FUNCTION {}(id bigint, OUT unix_ms bigint, OUT at timestamptz, OUT node bigint, OUT sequence bigint)
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $idgen$
+SELECT ms, to_timestamp(ms / 1000.0), (id >> {node_shift}) & {node_mask}, (id >> {seq_shift}) & {seq_mask}
+  FROM (SELECT CASE WHEN id < 0 THEN NULL ELSE {epoch_ms} + ((id >> {time_shift}) & {max_ticks}) * {unit_ms} END AS ms) s
+$idgen$",
+            q(0)
+        ),
+        format!(
+            "CREATE OR REPLACE FUNCTION {}(t timestamptz) RETURNS bigint
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $idgen$
+SELECT {tick_of} << {time_shift}
+$idgen$",
+            q(1)
+        ),
+        format!(
+            "CREATE OR REPLACE FUNCTION {}(t timestamptz) RETURNS bigint
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $idgen$
+SELECT ({tick_of} << {time_shift}) | {low_bits}
+$idgen$",
+            q(2)
+        ),
+    ]
+}
+
+/// Drops the function, its fence (and with it the triggers), its helpers and its sequences.
+pub(super) fn drop_sql(g: &DbGenerator) -> Vec<String> {
+    let n = names(g);
+    let h = |i| g.helper(i).quoted_with('"');
+    vec![
+        format!("DROP FUNCTION IF EXISTS {}()", n.function),
+        format!("DROP FUNCTION IF EXISTS {}() CASCADE", n.fence_function),
+        format!("DROP FUNCTION IF EXISTS {}(bigint)", h(0)),
+        format!("DROP FUNCTION IF EXISTS {}(timestamptz)", h(1)),
+        format!("DROP FUNCTION IF EXISTS {}(timestamptz)", h(2)),
+        format!("DROP SEQUENCE IF EXISTS {}, {}", n.count, n.base),
+    ]
 }

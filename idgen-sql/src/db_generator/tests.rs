@@ -1,6 +1,7 @@
 use std::time::Duration;
 
 use super::*;
+use crate::dialect::Dialect;
 
 fn all_policies() -> [ClockPolicy; 3] {
     [
@@ -19,8 +20,8 @@ fn the_function_carries_the_layouts_numbers() {
     let layout = Layout::SONYFLAKE;
     let g = DbGenerator::new(layout);
     let (time_shift, node_shift, seq_shift) = layout.shifts();
-    for dialect in [SqlDialect::Postgres, SqlDialect::MySql] {
-        let sql = g.migration_sql(dialect).pop().unwrap();
+    for dialect in [Dialect::Postgres, Dialect::MySql] {
+        let sql = g.function_sql(dialect, 3).unwrap();
         for needle in [
             format!("{}", layout.epoch_ms()),
             format!("{}", layout.last_unix_ms()),
@@ -35,12 +36,12 @@ fn the_function_carries_the_layouts_numbers() {
 }
 
 #[test]
-fn only_the_borrow_policy_issues_from_a_tick_ahead_of_the_clock() {
+fn only_the_borrow_policy_issues_ahead_of_the_clock_without_sleeping() {
     for policy in all_policies() {
         let g = DbGenerator::new(Layout::TWITTER).clock_policy(policy);
-        for dialect in [SqlDialect::Postgres, SqlDialect::MySql] {
-            let sql = g.migration_sql(dialect).pop().unwrap();
-            let borrows = sql.contains("(v_last_tick + 1) << 12");
+        for dialect in [Dialect::Postgres, Dialect::MySql] {
+            let sql = g.function_sql(dialect, 0).unwrap();
+            let borrows = sql.contains("IF v_tick = v_now_tick + 1 THEN");
             assert_eq!(
                 borrows,
                 matches!(policy, ClockPolicy::Borrow { .. }),
@@ -61,13 +62,23 @@ fn names_are_checked_and_quoted_per_dialect() {
         .unwrap()
         .lease_table("app.leases")
         .unwrap();
-    let pg = g.migration_sql(SqlDialect::Postgres).join("\n");
+    let pg = g.migration_sql(Dialect::Postgres).unwrap().join("\n");
+    assert!(pg.contains("CREATE TABLE IF NOT EXISTS \"app\".\"gen_state\""));
+    assert!(pg.contains("CREATE SEQUENCE IF NOT EXISTS \"app\".\"next_id_count\""));
+    assert!(pg.contains("\"app\".\"next_id_decode\"(id bigint"));
+    let pg = g.function_sql(Dialect::Postgres, 1).unwrap();
     assert!(pg.contains("\"app\".\"next_id\"()"));
-    assert!(pg.contains("FROM \"app\".\"gen_state\" g"));
-    assert!(pg.contains("JOIN \"app\".\"leases\" l"));
-    assert!(pg.contains("WHERE g.name = 'app.next_id'"));
-    let my = g.migration_sql(SqlDialect::MySql).join("\n");
+    assert!(pg.contains("nextval('\"app\".\"next_id_count\"'::regclass)"));
+    let fence = g.fence_sql(Dialect::Postgres, 1).unwrap().join("\n");
+    assert!(fence.contains("ON \"app\".\"leases\""));
+    assert!(fence.contains("OLD.holder = 'database:app.next_id'"));
+    let my = g.function_sql(Dialect::MySql, 1).unwrap();
     assert!(my.contains("`app`.`next_id`()"));
+    assert!(my.contains("NEXTVAL(`app`.`next_id_count`)"));
+    let long = "f".repeat(49);
+    let err = DbGenerator::new(Layout::TWITTER).function(&long).unwrap_err();
+    assert!(err.to_string().contains("is too long"), "{err}");
+    assert!(DbGenerator::new(Layout::TWITTER).function(&long[1..]).is_ok());
     for bad in ["", "a b", "x'y", "a.b.c", "9a"] {
         let err = DbGenerator::new(Layout::TWITTER).function(bad).unwrap_err();
         assert!(err.to_string().contains("generator function name"), "{err}");
@@ -75,7 +86,7 @@ fn names_are_checked_and_quoted_per_dialect() {
         assert!(DbGenerator::new(Layout::TWITTER).lease_table(bad).is_err());
     }
     let err = g
-        .column_default_sql(SqlDialect::Postgres, "orders", "id; --")
+        .column_default_sql(Dialect::Postgres, "orders", "id; --")
         .unwrap_err();
     assert!(err.to_string().contains("column name \"id; --\""), "{err}");
 }
@@ -158,10 +169,48 @@ fn database_errors_become_the_rust_generators_errors() {
 fn mysql_trigger_names_follow_the_table() {
     let g = DbGenerator::new(Layout::TWITTER);
     let sql = g
-        .column_default_sql(SqlDialect::MySql, "shop.orders", "id")
+        .column_default_sql(Dialect::MySql, "shop.orders", "id")
         .unwrap();
     assert!(sql.starts_with(
         "CREATE TRIGGER `shop`.`orders_id_idgen` BEFORE INSERT ON `shop`.`orders` FOR EACH ROW"
     ));
     assert!(sql.contains("SET NEW.`id` = `idgen_next_id`()"));
+}
+
+#[test]
+fn sqlite_is_refused_by_name() {
+    let g = DbGenerator::new(Layout::TWITTER);
+    let err = g.migration_sql(Dialect::Sqlite).unwrap_err();
+    assert!(err.to_string().contains("SQLite has neither"), "{err}");
+    assert!(g.function_sql(Dialect::Sqlite, 0).is_err());
+    assert!(g.next_id_sql(Dialect::Sqlite).is_err());
+}
+
+#[test]
+fn a_node_the_layout_cannot_hold_is_refused() {
+    let g = DbGenerator::new(Layout::SONYFLAKE);
+    let last = Layout::SONYFLAKE.node_capacity() - 1;
+    assert!(g.function_sql(Dialect::Postgres, last).is_ok());
+    let err = g.function_sql(Dialect::Postgres, last + 1).unwrap_err();
+    assert!(err.to_string().contains(&format!("node ID {}", last + 1)), "{err}");
+}
+
+#[test]
+fn helpers_are_named_after_the_function() {
+    let g = DbGenerator::new(Layout::TWITTER).function("next_id").unwrap();
+    // A bare "next_id" has no stem to keep: the suffixes are appended.
+    assert_eq!(g.helper_names()[1], "next_id_min_id_at");
+    let g = DbGenerator::new(Layout::TWITTER).function("app.next_id").unwrap();
+    assert_eq!(g.helper_names()[2], "app.next_id_max_id_at");
+    let g = DbGenerator::new(Layout::TWITTER).function("orders_next_id").unwrap();
+    assert_eq!(g.helper_names()[0], "orders_decode");
+}
+
+#[test]
+fn the_lock_key_is_stable_and_positive() {
+    assert_eq!(lock_key("idgen_next_id"), lock_key("idgen_next_id"));
+    assert_ne!(lock_key("idgen_next_id"), lock_key("idgen_next_id2"));
+    for name in ["", "a", "idgen_next_id", "ops.order_key"] {
+        assert!(lock_key(name) >= 0);
+    }
 }
