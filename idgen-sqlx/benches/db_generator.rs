@@ -20,7 +20,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use idgen_sqlx::db_generator::{self, DbGenerator, SqlDialect};
+use idgen_sqlx::Dialect as SqlDialect;
+use idgen_sqlx::db_generator::{self, DbGenerator};
 use idgen_sqlx::lease::WorkerLease;
 use idgen_sqlx::{Layout, Snowflake};
 use sqlx::AssertSqlSafe;

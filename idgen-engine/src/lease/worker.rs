@@ -1056,11 +1056,13 @@ async fn heartbeat(shared: Arc<Shared>) {
                 if shared.stopped.load(Ordering::SeqCst) {
                     return; // released meanwhile: not lost
                 }
-                shared.fence.revoke();
+                // Marked lost before the fence is revoked: whoever sees the generator refuse
+                // then sees the lease lost too.
                 shared.update(|s| {
                     s.lost = true;
                     s.valid_until_ms = i64::MIN;
                 });
+                shared.fence.revoke();
                 crate::observe::events::lease_lost(&shared.namespace, shared.node, &shared.holder);
                 return;
             }
