@@ -143,7 +143,6 @@ pub(super) fn function_sql(g: &DbGenerator, node: u64) -> String {
     NOT DETERMINISTIC MODIFIES SQL DATA
 BEGIN
     DECLARE v_base BIGINT;
-    DECLARE v_again BIGINT;
     DECLARE v_fence BIGINT;
     DECLARE v_count BIGINT;
     DECLARE v_word BIGINT;
@@ -160,19 +159,24 @@ BEGIN
         WHILE RELEASE_LOCK('{lock}') = 1 DO SET v_n = 0; END WHILE;
     END IF;
     LOOP
+        -- The fast path is four statements: a stored function pays for each.
         SELECT {sum} INTO v_base FROM {from};
         SET v_count = NEXTVAL({count});
         -- The base must be the same after the draw as before it, and the fence still down:
-        -- every ID returned was drawn before a fence went up.
-        SELECT {sum}, f.next_not_cached_value INTO v_again, v_fence FROM {from}, {fence} f;
+        -- every ID returned was drawn before a fence went up. The time is read here too.
+        SELECT IF({sum} = v_base AND f.next_not_cached_value = 0, v_count + v_base, NULL),
+               f.next_not_cached_value, UUID()
+          INTO v_word, v_fence, v_uuid FROM {from}, {fence} f;
+        SET v_now_ms = {NOW_MS};
+        SET v_now_tick = (v_now_ms - {epoch_ms}) DIV {unit_ms};
+        IF v_word >> {seq_bits} = v_now_tick AND v_now_ms BETWEEN {epoch_ms} AND {last_ms} THEN
+            RETURN CAST((v_now_tick << {time_shift}) | ({node} << {node_shift}) | ((v_word & {seq_mask}) << {seq_shift}) AS SIGNED);
+        END IF;
         IF v_fence <> 0 THEN
             -- MESSAGE_TEXT holds at most 128 characters: the function's name is left out.
             SIGNAL SQLSTATE 'IDG02' SET MESSAGE_TEXT = 'idgen: the generator function holds no node ID lease (freed, taken or never installed): install it again';
         END IF;
-        IF v_again = v_base THEN
-            SET v_word = v_count + v_base;
-            SET v_uuid = UUID();
-            SET v_now_ms = {NOW_MS};
+        IF v_word IS NOT NULL THEN
             IF v_now_ms < {epoch_ms} THEN
                 SET v_message = CONCAT('idgen: the clock reads ', v_now_ms, ' ms, before the layout''s epoch');
                 SIGNAL SQLSTATE 'IDG03' SET MESSAGE_TEXT = v_message;
@@ -181,7 +185,6 @@ BEGIN
                 SET v_message = CONCAT('idgen: ', v_now_ms, ' ms is after the last instant of the layout');
                 SIGNAL SQLSTATE 'IDG04' SET MESSAGE_TEXT = v_message;
             END IF;
-            SET v_now_tick = (v_now_ms - {epoch_ms}) DIV {unit_ms};
             SET v_tick = CAST(v_word >> {seq_bits} AS SIGNED);
             IF v_tick = v_now_tick THEN
                 RETURN CAST((v_tick << {time_shift}) | ({node} << {node_shift}) | ((v_word & {seq_mask}) << {seq_shift}) AS SIGNED);

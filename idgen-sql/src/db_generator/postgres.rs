@@ -141,17 +141,29 @@ DECLARE
     v_locked boolean := false;
 BEGIN
     LOOP
+        -- The fast path is six expressions: PL/pgSQL prepares each once per transaction, and
+        -- most callers take one ID per transaction.
         v_base := pg_sequence_last_value({base});
-        IF v_base IS NULL OR v_base = {FENCED} THEN
-            RAISE EXCEPTION USING ERRCODE = 'IDG02', MESSAGE =
-                'idgen: {key} holds no node ID lease (its lease row in {lease_text} was freed or taken, or it was never installed): install it again';
-        END IF;
         v_count := nextval({count});
-        -- The base must be the same after the draw as before it: a jump or a fence in between
-        -- means draw again (the fence is then seen above).
-        CONTINUE WHEN pg_sequence_last_value({base}) IS DISTINCT FROM v_base;
-        v_word := v_count + v_base;
-        v_now_ms := floor(extract(epoch FROM clock_timestamp()) * 1000);
+        -- The base must be the same after the draw as before it, and not fenced: a jump or a
+        -- fence in between means draw again (a fence is then reported below).
+        v_word := CASE WHEN pg_sequence_last_value({base}) = v_base AND v_base <> {FENCED}
+                       THEN v_count + v_base END;
+        v_now_tick := (floor(date_part('epoch', clock_timestamp()) * 1000)::bigint - {epoch_ms}) / {unit_ms};
+        IF v_word >> {seq_bits} = v_now_tick AND v_now_tick BETWEEN 0 AND {max_ticks} THEN
+            RETURN ((v_word >> {seq_bits}) << {time_shift})
+                 | ({node}::bigint << {node_shift})
+                 | ((v_word & {seq_mask}) << {seq_shift});
+        END IF;
+        IF v_word IS NULL THEN
+            v_base := pg_sequence_last_value({base});
+            IF v_base IS NULL OR v_base = {FENCED} THEN
+                RAISE EXCEPTION USING ERRCODE = 'IDG02', MESSAGE =
+                    'idgen: {key} holds no node ID lease (its lease row in {lease_text} was freed or taken, or it was never installed): install it again';
+            END IF;
+            CONTINUE;
+        END IF;
+        v_now_ms := floor(date_part('epoch', clock_timestamp()) * 1000);
         IF v_now_ms < {epoch_ms} THEN
             RAISE EXCEPTION USING ERRCODE = 'IDG03', MESSAGE = format(
                 'idgen: the clock reads %s ms, before the layout''s epoch', v_now_ms);
