@@ -702,6 +702,60 @@ db_generator_cases!(
     max_id_at: "`{f}`(?)",
 );
 
+/// MariaDB sessions in zones with daylight saving (whose tables a fresh server lacks: they are
+/// loaded here from the host's zoneinfo with `mariadb-tzinfo-to-sql`, which `scripts/test`
+/// installs) get IDs of the true time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mariadb_sessions_in_daylight_saving_zones_get_ids_of_the_true_time() {
+    let db = idgen_testkit::mysql().await.expect("a database");
+    let pool = sqlx::MySqlPool::connect(db.url()).await.unwrap();
+    let mut loader = pool.acquire().await.unwrap();
+    loader.close_on_drop();
+    for zone in ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe"] {
+        let known: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM mysql.time_zone_name WHERE Name = ?")
+            .bind(zone)
+            .fetch_one(&mut *loader)
+            .await
+            .unwrap();
+        if known == 0 {
+            let out = std::process::Command::new("mariadb-tzinfo-to-sql")
+                .arg(format!("/usr/share/zoneinfo/{zone}"))
+                .arg(zone)
+                .output()
+                .expect("mariadb-tzinfo-to-sql (Debian's mariadb-server; scripts/test installs it)");
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let sql = format!("USE mysql; {}", String::from_utf8(out.stdout).unwrap());
+            sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&mut *loader).await.unwrap();
+        }
+    }
+    drop(loader);
+    let layout = small_tick_layout();
+    let generator = DbGenerator::new(layout);
+    db_generator::install(&pool, &generator).await.unwrap();
+    let next_id = generator.next_id_sql(Dialect::MySql).unwrap();
+    for zone in ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe"] {
+        let mut conn = pool.acquire().await.unwrap();
+        conn.close_on_drop();
+        sqlx::query("SET time_zone = ?").bind(zone).execute(&mut *conn).await.unwrap();
+        let local: String = sqlx::query_scalar("SELECT CAST(NOW(3) AS CHAR)")
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap();
+        let before = now_ms();
+        let id: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(next_id.clone()))
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap();
+        let after = now_ms();
+        let parts = layout.decompose(SnowflakeId::try_from(id).unwrap()).unwrap();
+        assert!(
+            parts.unix_ms >= before - 100 && parts.unix_ms <= after,
+            "{zone} (local time {local}): ID says {} ms, the call ran from {before} to {after}",
+            parts.unix_ms
+        );
+    }
+}
+
 /// SplitMix64: random numbers the same on every run.
 struct SplitMix(u64);
 
