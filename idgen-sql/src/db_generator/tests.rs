@@ -214,3 +214,184 @@ fn the_lock_key_is_stable_and_positive() {
         assert!(lock_key(name) >= 0);
     }
 }
+
+/// The protocol of the function's fast path and jump, as a model over every interleaving of
+/// three callers, a clock that moves on, and the jumps they make (a unit test of the logic; the
+/// SQL itself runs against real servers in idgen-sqlx's tests).
+mod protocol {
+    use std::collections::HashSet;
+
+    /// Two IDs a tick, so ticks run out and jumps happen often.
+    const SEQ_BITS: u32 = 1;
+
+    #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+    enum Pc {
+        ReadBase,
+        Draw,
+        ReadAgain,
+        /// Holds the jump lock.
+        JumpRead,
+        JumpSet,
+        Done,
+    }
+
+    #[derive(Clone, PartialEq, Eq, Hash, Debug)]
+    struct Caller {
+        pc: Pc,
+        base: i64,
+        count: i64,
+        /// The base a jump read under the lock.
+        jump_base: i64,
+        issued: Vec<i64>,
+        tries: u32,
+    }
+
+    #[derive(Clone, PartialEq, Eq, Hash, Debug)]
+    struct World {
+        count: i64,
+        base: i64,
+        lock: Option<usize>,
+        now_tick: i64,
+        clock_moves: u32,
+        callers: Vec<Caller>,
+    }
+
+    /// A caller gives up after this many draws.
+    const MAX_TRIES: u32 = 4;
+    const CLOCK_MOVES: u32 = 2;
+
+    /// Runs step `who` (one of three callers, or the clock when `who == callers.len()`); `false` if it
+    /// cannot move. `double_read` is the real protocol; without it, the base is read once,
+    /// after the draw (the negative control).
+    fn step(w: &mut World, who: usize, wanted: usize, double_read: bool) -> bool {
+        if who == w.callers.len() {
+            if w.clock_moves == 0 {
+                return false;
+            }
+            w.clock_moves -= 1;
+            w.now_tick += 1;
+            return true;
+        }
+        let c = &mut w.callers[who];
+        match c.pc {
+            Pc::Done => return false,
+            Pc::ReadBase => {
+                c.base = w.base;
+                c.pc = Pc::Draw;
+            }
+            Pc::Draw => {
+                w.count += 1;
+                c.count = w.count;
+                c.tries += 1;
+                c.pc = Pc::ReadAgain;
+            }
+            Pc::ReadAgain => {
+                let again = w.base;
+                let seen = if double_read { c.base } else { again };
+                if again != seen {
+                    c.pc = if c.tries >= MAX_TRIES { Pc::Done } else { Pc::ReadBase };
+                    return true;
+                }
+                let word = c.count + seen;
+                let tick = word >> SEQ_BITS;
+                if tick < w.now_tick {
+                    if w.lock.is_some() {
+                        return false; // waits for the lock
+                    }
+                    w.lock = Some(who);
+                    c.pc = Pc::JumpRead;
+                } else {
+                    // In the tick, or ahead (the call waits for its tick, then issues).
+                    c.issued.push(word);
+                    c.pc = if c.issued.len() == wanted || c.tries >= MAX_TRIES {
+                        Pc::Done
+                    } else {
+                        Pc::ReadBase
+                    };
+                }
+            }
+            Pc::JumpRead => {
+                c.jump_base = w.base;
+                c.pc = Pc::JumpSet;
+            }
+            Pc::JumpSet => {
+                let target = (w.now_tick << SEQ_BITS) - c.count - 1;
+                w.base = c.jump_base.max(target);
+                w.lock = None;
+                c.pc = if c.tries >= MAX_TRIES { Pc::Done } else { Pc::ReadBase };
+            }
+        }
+        true
+    }
+
+    /// Every reachable end state's issued words: a duplicate, or a caller's words out of
+    /// order, is returned as the first counterexample found.
+    fn explore(callers: usize, wanted: usize, double_read: bool) -> Result<usize, String> {
+        let start = World {
+            count: 0,
+            base: 0,
+            lock: None,
+            now_tick: 1,
+            clock_moves: CLOCK_MOVES,
+            callers: vec![
+                Caller {
+                    pc: Pc::ReadBase,
+                    base: 0,
+                    count: 0,
+                    jump_base: 0,
+                    issued: Vec::new(),
+                    tries: 0,
+                };
+                callers
+            ],
+        };
+        let mut seen = HashSet::new();
+        let mut stack = vec![start];
+        let mut ends = 0;
+        while let Some(w) = stack.pop() {
+            if !seen.insert(w.clone()) {
+                continue;
+            }
+            let mut moved = false;
+            for who in 0..=w.callers.len() {
+                let mut next = w.clone();
+                if step(&mut next, who, wanted, double_read) {
+                    moved = true;
+                    stack.push(next);
+                }
+            }
+            if !moved {
+                ends += 1;
+                let mut all = HashSet::new();
+                for (i, c) in w.callers.iter().enumerate() {
+                    if c.issued.windows(2).any(|p| p[0] >= p[1]) {
+                        return Err(format!("caller {i} out of order: {w:?}"));
+                    }
+                    for word in &c.issued {
+                        if !all.insert(*word) {
+                            return Err(format!("word {word} twice: {w:?}"));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(ends)
+    }
+
+    #[test]
+    fn no_interleaving_of_draws_jumps_and_clock_repeats_a_word() {
+        // Three callers of one ID each (the race below needs three), and two callers of two
+        // IDs each (each caller's IDs in order).
+        for (callers, wanted) in [(3, 1), (2, 2)] {
+            let ends = explore(callers, wanted, true).unwrap();
+            assert!(ends > 100, "too few end states explored: {ends}");
+        }
+    }
+
+    #[test]
+    fn reading_the_base_once_after_the_draw_would_repeat_words() {
+        // The negative control: the model finds the race the second read closes.
+        let err = explore(3, 1, false).unwrap_err();
+        assert!(err.contains("twice") || err.contains("out of order"), "{err}");
+    }
+}
