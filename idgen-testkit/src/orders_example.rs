@@ -46,20 +46,23 @@ macro_rules! orders_example_suite {
             // The first run released its node ID, so the second one got the same (the lowest free).
             assert_eq!(second.node, first.node);
 
-            let order_ids: HashSet<i64> = first
+            let distinct = |ids: Vec<i64>| ids.into_iter().collect::<HashSet<i64>>().len();
+            let order_ids = first
                 .orders
                 .iter()
                 .chain(&second.orders)
-                .map(|o| o.id.get())
-                .collect();
-            assert_eq!(order_ids.len(), 6, "order IDs are unique across runs");
-            let line_ids: HashSet<i64> = first
-                .lines
-                .iter()
-                .chain(&second.lines)
-                .map(|l| l.id.get())
-                .collect();
-            assert_eq!(line_ids.len(), 12, "line IDs are unique across runs");
+                .map(|o| o.id.get());
+            assert_eq!(
+                distinct(order_ids.collect()),
+                6,
+                "order IDs are unique across runs"
+            );
+            let line_ids = first.lines.iter().chain(&second.lines).map(|l| l.id.get());
+            assert_eq!(
+                distinct(line_ids.collect()),
+                12,
+                "line IDs are unique across runs"
+            );
             let newest_first = first.orders.iter().map(|o| o.id).max().unwrap();
             assert!(
                 second.orders.iter().all(|o| o.id > newest_first),

@@ -547,22 +547,10 @@ async fn one_time_base_across_a_wall_clock_step(forward: bool, lease_first: bool
     }
 }
 
+/// A wall-clock step forward or back, after the lease or after the generator was made.
 #[tokio::test]
-async fn a_wall_clock_step_forward_after_the_lease_was_made_leaves_one_time_base() {
-    one_time_base_across_a_wall_clock_step(true, true).await;
-}
-
-#[tokio::test]
-async fn a_wall_clock_step_back_after_the_lease_was_made_leaves_one_time_base() {
-    one_time_base_across_a_wall_clock_step(false, true).await;
-}
-
-#[tokio::test]
-async fn a_wall_clock_step_forward_after_the_generator_was_made_leaves_one_time_base() {
-    one_time_base_across_a_wall_clock_step(true, false).await;
-}
-
-#[tokio::test]
-async fn a_wall_clock_step_back_after_the_generator_was_made_leaves_one_time_base() {
-    one_time_base_across_a_wall_clock_step(false, false).await;
+async fn a_wall_clock_step_either_way_at_either_moment_leaves_one_time_base() {
+    for (forward, after_lease) in [(true, true), (false, true), (true, false), (false, false)] {
+        one_time_base_across_a_wall_clock_step(forward, after_lease).await;
+    }
 }

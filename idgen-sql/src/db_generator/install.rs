@@ -212,10 +212,17 @@ impl Runner<'_> {
         let dialect = session.dialect();
         let table = self.generator.state_table.quoted_with(self.host.quote());
         let columns = match self.host {
-            Host::Postgres => "concat_ws(chr(31), layout, namespace, node::text, holder, coalesce(lease_table, ''))",
-            Host::MariaDb => "CONCAT_WS(CHAR(31), layout, namespace, node, holder, COALESCE(lease_table, ''))",
+            Host::Postgres => {
+                "concat_ws(chr(31), layout, namespace, node::text, holder, coalesce(lease_table, ''))"
+            }
+            Host::MariaDb => {
+                "CONCAT_WS(CHAR(31), layout, namespace, node, holder, COALESCE(lease_table, ''))"
+            }
         };
-        let sql = format!("SELECT {columns} FROM {table} WHERE name = {}", dialect.param(1));
+        let sql = format!(
+            "SELECT {columns} FROM {table} WHERE name = {}",
+            dialect.param(1)
+        );
         let text = session
             .fetch_text(Statement::new(
                 sql,
@@ -236,7 +243,10 @@ impl Runner<'_> {
                 holder: holder.to_owned(),
             })),
             _ => Err(Error::InvalidOptions {
-                reason: format!("the state row of {} in {table} is damaged: {text:?}", self.generator.function_name()),
+                reason: format!(
+                    "the state row of {} in {table} is damaged: {text:?}",
+                    self.generator.function_name()
+                ),
             }),
         }
     }
@@ -294,7 +304,11 @@ impl Runner<'_> {
         let table = g.lease_table_name();
         let state = self.read_state(session).await?;
         if let Some(s) = &state {
-            let theirs = (&s.layout, s.lease_table.as_deref().unwrap_or(&table), s.namespace.as_str());
+            let theirs = (
+                &s.layout,
+                s.lease_table.as_deref().unwrap_or(&table),
+                s.namespace.as_str(),
+            );
             let ours = (&g.layout_key(), table.as_str(), namespace);
             if theirs != ours {
                 return Err(Error::InvalidOptions {
@@ -320,8 +334,11 @@ impl Runner<'_> {
             // running), unless they are fenced or new (an upgrade from the row-locking design).
             Some(row) => {
                 if last_word.is_none() {
-                    self.start_at(session, g.initial_word(row.last_timestamp_ms)?.saturating_add(1))
-                        .await?;
+                    self.start_at(
+                        session,
+                        g.initial_word(row.last_timestamp_ms)?.saturating_add(1),
+                    )
+                    .await?;
                 }
                 row.node
             }
@@ -350,8 +367,11 @@ impl Runner<'_> {
                         (claim.node, claim.last_timestamp_ms)
                     }
                 };
-                self.start_at(session, g.initial_word(last_timestamp_ms)?.saturating_add(1))
-                    .await?;
+                self.start_at(
+                    session,
+                    g.initial_word(last_timestamp_ms)?.saturating_add(1),
+                )
+                .await?;
                 let upsert = self.upsert_state_sql(dialect);
                 let layout_key = g.layout_key();
                 let params = vec![

@@ -137,7 +137,10 @@ const LONGEST_SUFFIX: &str = "_fence_truncate";
 pub const HOLDER_PREFIX: &str = "database:";
 
 /// The name the database-generator API used for [`Dialect`] (which it now takes directly).
-#[deprecated(since = "0.6.0", note = "use `idgen_sql::Dialect` (SQLite is refused with an error)")]
+#[deprecated(
+    since = "0.6.0",
+    note = "use `idgen_sql::Dialect` (SQLite is refused with an error)"
+)]
 pub type SqlDialect = Dialect;
 
 /// The database a generator is written for: the [`Dialect`]s that have stored functions and
@@ -786,7 +789,6 @@ impl DbGenerator {
             _ => None,
         }
     }
-
 }
 
 /// The numbers of a layout and policy, as the function bodies write them.

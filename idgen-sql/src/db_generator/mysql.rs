@@ -238,8 +238,12 @@ pub(super) fn fence_sql(g: &DbGenerator, node: u64) -> Vec<String> {
     let c = g.constants();
     let (sum, from) = base_sum(&n);
     let holder = g.holder();
-    let namespace = g.lease_namespace().replace('\\', "\\\\").replace('\'', "''");
-    let ours = format!("OLD.holder = '{holder}' AND OLD.namespace = '{namespace}' AND OLD.node = {node}");
+    let namespace = g
+        .lease_namespace()
+        .replace('\\', "\\\\")
+        .replace('\'', "''");
+    let ours =
+        format!("OLD.holder = '{holder}' AND OLD.namespace = '{namespace}' AND OLD.node = {node}");
     let fence_body = |record: &str| {
         format!(
             "BEGIN

@@ -76,9 +76,15 @@ fn names_are_checked_and_quoted_per_dialect() {
     assert!(my.contains("`app`.`next_id`()"));
     assert!(my.contains("NEXTVAL(`app`.`next_id_count`)"));
     let long = "f".repeat(49);
-    let err = DbGenerator::new(Layout::TWITTER).function(&long).unwrap_err();
+    let err = DbGenerator::new(Layout::TWITTER)
+        .function(&long)
+        .unwrap_err();
     assert!(err.to_string().contains("is too long"), "{err}");
-    assert!(DbGenerator::new(Layout::TWITTER).function(&long[1..]).is_ok());
+    assert!(
+        DbGenerator::new(Layout::TWITTER)
+            .function(&long[1..])
+            .is_ok()
+    );
     for bad in ["", "a b", "x'y", "a.b.c", "9a"] {
         let err = DbGenerator::new(Layout::TWITTER).function(bad).unwrap_err();
         assert!(err.to_string().contains("generator function name"), "{err}");
@@ -192,17 +198,26 @@ fn a_node_the_layout_cannot_hold_is_refused() {
     let last = Layout::SONYFLAKE.node_capacity() - 1;
     assert!(g.function_sql(Dialect::Postgres, last).is_ok());
     let err = g.function_sql(Dialect::Postgres, last + 1).unwrap_err();
-    assert!(err.to_string().contains(&format!("node ID {}", last + 1)), "{err}");
+    assert!(
+        err.to_string().contains(&format!("node ID {}", last + 1)),
+        "{err}"
+    );
 }
 
 #[test]
 fn helpers_are_named_after_the_function() {
-    let g = DbGenerator::new(Layout::TWITTER).function("next_id").unwrap();
+    let g = DbGenerator::new(Layout::TWITTER)
+        .function("next_id")
+        .unwrap();
     // A bare "next_id" has no stem to keep: the suffixes are appended.
     assert_eq!(g.helper_names()[1], "next_id_min_id_at");
-    let g = DbGenerator::new(Layout::TWITTER).function("app.next_id").unwrap();
+    let g = DbGenerator::new(Layout::TWITTER)
+        .function("app.next_id")
+        .unwrap();
     assert_eq!(g.helper_names()[2], "app.next_id_max_id_at");
-    let g = DbGenerator::new(Layout::TWITTER).function("orders_next_id").unwrap();
+    let g = DbGenerator::new(Layout::TWITTER)
+        .function("orders_next_id")
+        .unwrap();
     assert_eq!(g.helper_names()[0], "orders_decode");
 }
 
@@ -289,7 +304,11 @@ mod protocol {
                 let again = w.base;
                 let seen = if double_read { c.base } else { again };
                 if again != seen {
-                    c.pc = if c.tries >= MAX_TRIES { Pc::Done } else { Pc::ReadBase };
+                    c.pc = if c.tries >= MAX_TRIES {
+                        Pc::Done
+                    } else {
+                        Pc::ReadBase
+                    };
                     return true;
                 }
                 let word = c.count + seen;
@@ -318,7 +337,11 @@ mod protocol {
                 let target = (w.now_tick << SEQ_BITS) - c.count - 1;
                 w.base = c.jump_base.max(target);
                 w.lock = None;
-                c.pc = if c.tries >= MAX_TRIES { Pc::Done } else { Pc::ReadBase };
+                c.pc = if c.tries >= MAX_TRIES {
+                    Pc::Done
+                } else {
+                    Pc::ReadBase
+                };
             }
         }
         true
@@ -392,6 +415,9 @@ mod protocol {
     fn reading_the_base_once_after_the_draw_would_repeat_words() {
         // The negative control: the model finds the race the second read closes.
         let err = explore(3, 1, false).unwrap_err();
-        assert!(err.contains("twice") || err.contains("out of order"), "{err}");
+        assert!(
+            err.contains("twice") || err.contains("out of order"),
+            "{err}"
+        );
     }
 }

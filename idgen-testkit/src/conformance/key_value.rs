@@ -39,19 +39,37 @@ fn counter_key(keys: &KeyPrefix, counter: &str) -> String {
     )
 }
 
+/// Runs `$call` with `$store` naming this file's `etcd` or `redis` module, whichever store
+/// `$keys` is on; any other store is a bug of the suite that calls it.
+macro_rules! on_store {
+    ($keys:expr, $what:literal, |$store:ident| $call:expr) => {
+        match $keys.kind() {
+            #[cfg(feature = "etcd")]
+            ServerKind::Etcd => {
+                use etcd as $store;
+                $call
+            }
+            #[cfg(feature = "redis")]
+            ServerKind::Redis => {
+                use redis as $store;
+                $call
+            }
+            other => panic!("no {} on {}", $what, other.name()),
+        }
+    };
+}
+
 /// The rows of `namespace` in the lease keys of `table` (the store's key prefix is
 /// `<test prefix><table>`): a node ID with a holder key or a `last` key. `holder` is the holder
 /// key's value, else the owner still named (a lease that expired unclaimed), and
 /// `expires_at_ms` is 0 without a holder key. etcd gives a lease's remaining TTL in whole
 /// seconds (rounded down): its expiry here is a lower bound.
 pub(crate) async fn lease_rows(keys: &KeyPrefix, table: &str, namespace: &str) -> Vec<LeaseRow> {
-    match keys.kind() {
-        #[cfg(feature = "etcd")]
-        ServerKind::Etcd => etcd::lease_rows(keys, &lease_keys(keys, table, namespace)).await,
-        #[cfg(feature = "redis")]
-        ServerKind::Redis => redis::lease_rows(keys, &lease_keys(keys, table, namespace)).await,
-        other => panic!("no lease rows on {}", other.name()),
-    }
+    on_store!(keys, "lease rows", |store| store::lease_rows(
+        keys,
+        &lease_keys(keys, table, namespace)
+    )
+    .await)
 }
 
 /// Marks `nodes` held by `someone` for an hour, as other processes' claims would.
@@ -61,25 +79,22 @@ pub(crate) async fn hold(
     namespace: &str,
     nodes: std::ops::Range<u64>,
 ) {
-    match keys.kind() {
-        #[cfg(feature = "etcd")]
-        ServerKind::Etcd => etcd::hold(keys, &lease_keys(keys, table, namespace), nodes).await,
-        #[cfg(feature = "redis")]
-        ServerKind::Redis => redis::hold(keys, &lease_keys(keys, table, namespace), nodes).await,
-        other => panic!("no lease keys on {}", other.name()),
-    }
+    on_store!(keys, "lease keys", |store| store::hold(
+        keys,
+        &lease_keys(keys, table, namespace),
+        nodes
+    )
+    .await)
 }
 
 /// Deletes every lease key of `namespace`, as a store that forgot them would have none (Redis
 /// restarted without persistence, etcd restored from an older snapshot).
 pub(crate) async fn forget(keys: &KeyPrefix, table: &str, namespace: &str) {
-    match keys.kind() {
-        #[cfg(feature = "etcd")]
-        ServerKind::Etcd => etcd::forget(keys, &lease_keys(keys, table, namespace)).await,
-        #[cfg(feature = "redis")]
-        ServerKind::Redis => redis::forget(keys, &lease_keys(keys, table, namespace)).await,
-        other => panic!("no lease keys on {}", other.name()),
-    }
+    on_store!(keys, "lease keys", |store| store::forget(
+        keys,
+        &lease_keys(keys, table, namespace)
+    )
+    .await)
 }
 
 /// What a script does: takes a block of `step` from the counter `counter`; its first ID.
@@ -95,13 +110,11 @@ pub(crate) async fn raw_allocate(keys: &KeyPrefix, counter: &str, step: u64) -> 
 
 /// Sets the counter back to 1, as restoring an older backup would.
 pub(crate) async fn set_back(keys: &KeyPrefix, counter: &str) {
-    match keys.kind() {
-        #[cfg(feature = "etcd")]
-        ServerKind::Etcd => etcd::set_back(keys, &counter_key(keys, counter)).await,
-        #[cfg(feature = "redis")]
-        ServerKind::Redis => redis::set_back(keys, &counter_key(keys, counter)).await,
-        other => panic!("no counters on {}", other.name()),
-    }
+    on_store!(keys, "counters", |store| store::set_back(
+        keys,
+        &counter_key(keys, counter)
+    )
+    .await)
 }
 
 /// The words a store's missing-counter error uses for `counter`.
