@@ -158,7 +158,7 @@ BEGIN
     IF IS_USED_LOCK('{lock}') = CONNECTION_ID() THEN
         WHILE RELEASE_LOCK('{lock}') = 1 DO SET v_n = 0; END WHILE;
     END IF;
-    LOOP
+    idgen_draw: LOOP
         -- The fast path is four statements: a stored function pays for each.
         SELECT {sum} INTO v_base FROM {from};
         SET v_count = NEXTVAL({count});
@@ -191,6 +191,11 @@ BEGIN
             ELSEIF v_tick < v_now_tick THEN
                 -- The clock moved on: raise the base, in whole ticks, so that the next counts
                 -- land in the current tick. The lock keeps two sessions from both adding the gap.
+                -- Only sessions that still see the base they drew with take the lock.
+                SELECT {sum} INTO v_n FROM {from};
+                IF v_n <> v_base THEN
+                    ITERATE idgen_draw;
+                END IF;
                 IF GET_LOCK('{lock}', {LOCK_WAIT_S}) = 1 THEN
                     SELECT {sum} INTO v_base FROM {from};
                     SET v_need = (CAST(v_now_tick << {seq_bits} AS SIGNED) - v_count - 1 - v_base + {seq_mask}) DIV {ticks_word};
@@ -224,7 +229,7 @@ BEGIN
                 RETURN CAST((v_tick << {time_shift}) | ({node} << {node_shift}) | ((v_word & {seq_mask}) << {seq_shift}) AS SIGNED);
             END IF;
         END IF;
-    END LOOP;
+    END LOOP idgen_draw;
 END",
         function = n.function,
         ticks_word = seq_mask + 1,

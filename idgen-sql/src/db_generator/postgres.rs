@@ -180,12 +180,17 @@ BEGIN
             -- The clock moved on: raise the base so that the next counts start the current tick.
             -- Only jumps take this lock, for a few statements; the exception block gives it back
             -- whatever error or cancel arrives.
+            -- Sessions that drew in the same stale tick all get here: only those that still
+            -- see the base they drew with take the lock, and only a base below the target is
+            -- written (no convoy of writes at every tick).
+            CONTINUE WHEN pg_sequence_last_value({base}) IS DISTINCT FROM v_base;
             BEGIN
                 PERFORM pg_advisory_lock({LOCK_CLASS}, {lock_key});
                 v_locked := true;
                 v_base := pg_sequence_last_value({base});
-                IF v_base IS NOT NULL AND v_base <> {FENCED} THEN
-                    PERFORM setval({base}, greatest(v_base, (v_now_tick << {seq_bits}) - v_count - 1), true);
+                IF v_base IS NOT NULL AND v_base <> {FENCED}
+                   AND v_base < (v_now_tick << {seq_bits}) - v_count - 1 THEN
+                    PERFORM setval({base}, (v_now_tick << {seq_bits}) - v_count - 1, true);
                 END IF;
                 PERFORM pg_advisory_unlock({LOCK_CLASS}, {lock_key});
                 v_locked := false;
