@@ -191,7 +191,7 @@ impl Host {
 ///     .namespace("orders")
 ///     .clock_policy(ClockPolicy::Borrow { max: Duration::from_millis(50) });
 /// let sql = generator.function_sql(Dialect::MySql, 7)?;
-/// assert!(sql.starts_with("CREATE FUNCTION `app`.`next_order_id`()"));
+/// assert!(sql.starts_with("CREATE OR REPLACE FUNCTION `app`.`next_order_id`()"));
 ///
 /// let err = DbGenerator::new(Layout::TWITTER).function("next_id(); DROP TABLE x").unwrap_err();
 /// assert!(err.to_string().starts_with("generator function name \"next_id(); DROP TABLE x\" is invalid"));
@@ -277,9 +277,10 @@ impl DbGenerator {
     /// The state table's name (same rules as [`function`](DbGenerator::function)).
     ///
     /// ```
-    /// use idgen_sql::db_generator::{DbGenerator, SqlDialect};
+    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_sql::Dialect;
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER).state_table("ops.id_state")?;
-    /// assert!(g.migration_sql(SqlDialect::Postgres)[0].contains("\"ops\".\"id_state\""));
+    /// assert!(g.migration_sql(Dialect::Postgres)?[0].contains("\"ops\".\"id_state\""));
     /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn state_table(mut self, name: &str) -> Result<Self, Error> {
@@ -291,7 +292,7 @@ impl DbGenerator {
     /// (`LeaseOptions::table`; default `idgen_worker_lease`).
     ///
     /// ```
-    /// use idgen_sql::db_generator::{DbGenerator, SqlDialect};
+    /// use idgen_sql::db_generator::DbGenerator;
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER).lease_table("leases")?;
     /// assert_eq!(g.lease_table_name(), "leases");
     /// # Ok::<(), idgen_engine::Error>(())
@@ -438,7 +439,7 @@ impl DbGenerator {
     /// use idgen_sql::Dialect;
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER);
     /// let sql = g.migration_sql(Dialect::MySql)?;
-    /// assert!(sql.iter().any(|s| s.starts_with("CREATE FUNCTION `idgen_decode`(")));
+    /// assert!(sql.iter().any(|s| s.starts_with("CREATE OR REPLACE FUNCTION `idgen_decode`(")));
     /// assert!(g.migration_sql(Dialect::Sqlite).is_err());
     /// # Ok::<(), idgen_engine::Error>(())
     /// ```
