@@ -66,6 +66,20 @@ macro_rules! db_generator_cases {
                 (db, pool)
             }
 
+            /// The lease row of `node` in the default namespace.
+            async fn lease_row(store: &SqlxLeaseStore<$db>, node: u64) -> idgen_sqlx::lease::LeaseRow {
+                let rows = store.rows("default").await.unwrap();
+                rows.into_iter().find(|r| r.node == node).unwrap()
+            }
+
+            /// The generator for `layout`, installed, and the table `t` taking its IDs; its node.
+            async fn installed_with_table(pool: &Pool, layout: Layout) -> (DbGenerator, u64) {
+                let generator = DbGenerator::new(layout);
+                let node = db_generator::install(pool, &generator).await.unwrap();
+                table_with_default(pool, &generator).await;
+                (generator, node)
+            }
+
             /// The table `t` with `id` taking the function's IDs by default.
             async fn table_with_default(pool: &Pool, generator: &DbGenerator) {
                 sqlx::raw_sql($create).execute(pool).await.unwrap();
@@ -184,9 +198,7 @@ macro_rules! db_generator_cases {
             async fn more_than_a_ticks_sequence_in_one_statement_moves_to_the_next_tick() {
                 let (_db, pool) = database().await;
                 let layout = small_tick_layout();
-                let generator = DbGenerator::new(layout);
-                let node = db_generator::install(&pool, &generator).await.unwrap();
-                table_with_default(&pool, &generator).await;
+                let (_, node) = installed_with_table(&pool, layout).await;
 
                 // 30 rows in one statement: almost all in one 100 ms tick of 8 IDs.
                 let sql = format!($insert_burst, now = $now);
@@ -365,13 +377,7 @@ macro_rules! db_generator_cases {
 
                 let last = db_generator::next_id(&pool, &generator).await.unwrap();
                 db_generator::uninstall(&pool, &generator).await.unwrap();
-                let row = store
-                    .rows("default")
-                    .await
-                    .unwrap()
-                    .into_iter()
-                    .find(|r| r.node == node)
-                    .unwrap();
+                let row = lease_row(&store, node).await;
                 assert_eq!(row.holder, None);
                 assert!(row.expires_at_ms <= now_ms() + 1000);
                 assert_eq!(
@@ -411,13 +417,7 @@ macro_rules! db_generator_cases {
                 );
                 // The fence recorded the last timestamp the function issued on the freed row,
                 // so whoever claims it next starts after it.
-                let row = store
-                    .rows("default")
-                    .await
-                    .unwrap()
-                    .into_iter()
-                    .find(|r| r.node == node)
-                    .unwrap();
+                let row = lease_row(&store, node).await;
                 let issued = layout.decompose(next).unwrap().unix_ms;
                 assert!(
                     row.last_timestamp_ms.is_some_and(|t| t >= issued),
@@ -492,9 +492,7 @@ macro_rules! db_generator_cases {
             async fn the_time_is_the_hosts_whatever_the_sessions_zone_or_clock() {
                 let (_db, pool) = database().await;
                 let layout = small_tick_layout();
-                let generator = DbGenerator::new(layout);
-                let node = db_generator::install(&pool, &generator).await.unwrap();
-                table_with_default(&pool, &generator).await;
+                let (_, node) = installed_with_table(&pool, layout).await;
                 for setup in [$($session_setup),+] {
                     let mut conn = pool.acquire().await.unwrap();
                     conn.close_on_drop();

@@ -811,6 +811,39 @@ struct Constants {
     lock_key: i32,
 }
 
+impl Constants {
+    /// `(epoch_ms, unit_ms, last_ms, max_ticks)`.
+    fn time(&self) -> (i64, u32, i64, u64) {
+        (self.epoch_ms, self.unit_ms, self.last_ms, self.max_ticks)
+    }
+
+    /// `(seq_bits, seq_mask, time_shift, node_shift, seq_shift)`.
+    fn fields(&self) -> (u8, u64, u32, u32, u32) {
+        (
+            self.seq_bits,
+            self.seq_mask,
+            self.time_shift,
+            self.node_shift,
+            self.seq_shift,
+        )
+    }
+
+    /// When a call ahead of the clock sleeps until its word's tick: always, except that
+    /// `Borrow` issues at once from a tick more than one ahead (one ahead is a used-up tick).
+    fn sleep_when(&self) -> &'static str {
+        if self.borrow {
+            "v_tick = v_now_tick + 1"
+        } else {
+            "TRUE"
+        }
+    }
+
+    /// `(tolerance_ms, policy name)`.
+    fn policy(&self) -> (u64, &'static str) {
+        (self.tolerance_ms, self.policy)
+    }
+}
+
 /// FNV-1a of `name`, folded to 31 bits: the second key of the function's advisory lock.
 fn lock_key(name: &str) -> i32 {
     let mut hash: u32 = 0x811c_9dc5;

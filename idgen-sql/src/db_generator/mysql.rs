@@ -4,7 +4,7 @@
 //! `NEXTVAL`: it is the sum of three sequences that step by 1, 2^14 and 2^28 ticks
 //! ([`LEVEL_BITS`]), and a fence sequence that is 0 until the trigger sets it.
 
-use super::{Constants, DbGenerator};
+use super::DbGenerator;
 
 /// Each base sequence steps by 2^(LEVEL_BITS × its level) ticks.
 const LEVEL_BITS: u32 = 14;
@@ -113,31 +113,16 @@ const NOW_MS: &str = "(CAST(CONV(CONCAT(SUBSTR(v_uuid, 16, 3), SUBSTR(v_uuid, 10
 /// does.
 pub(super) fn function_sql(g: &DbGenerator, node: u64) -> String {
     let n = names(g);
-    let Constants {
-        epoch_ms,
-        unit_ms,
-        last_ms,
-        max_ticks,
-        seq_bits,
-        seq_mask,
-        time_shift,
-        node_shift,
-        seq_shift,
-        tolerance_ms,
-        policy,
-        borrow,
-        ..
-    } = g.constants();
     let (sum, from) = base_sum(&n);
+    let c = g.constants();
+    let (epoch_ms, unit_ms, last_ms, max_ticks) = c.time();
+    let (seq_bits, seq_mask, time_shift, node_shift, seq_shift) = c.fields();
+    let (tolerance_ms, policy) = c.policy();
     let (count, fence, lock) = (&n.count, &n.fence, &n.lock);
     let [b0, b1, b2] = &n.bases;
     let level_mask = (1u64 << LEVEL_BITS) - 1;
     let (shift1, shift2) = (LEVEL_BITS, 2 * LEVEL_BITS);
-    let sleep_when = if borrow {
-        "v_tick = v_now_tick + 1"
-    } else {
-        "TRUE"
-    };
+    let sleep_when = c.sleep_when();
     format!(
         "CREATE OR REPLACE FUNCTION {function}() RETURNS BIGINT
     NOT DETERMINISTIC MODIFIES SQL DATA
@@ -298,17 +283,9 @@ END",
 /// `decode(id)` (a JSON object), `min_id_at(unix_ms)`, `max_id_at(unix_ms)`.
 pub(super) fn helpers_sql(g: &DbGenerator) -> Vec<String> {
     let q = |i| g.helper(i).quoted_with('`');
-    let Constants {
-        epoch_ms,
-        unit_ms,
-        last_ms,
-        max_ticks,
-        seq_mask,
-        time_shift,
-        node_shift,
-        seq_shift,
-        ..
-    } = g.constants();
+    let c = g.constants();
+    let (epoch_ms, unit_ms, last_ms, max_ticks) = c.time();
+    let (_, seq_mask, time_shift, node_shift, seq_shift) = c.fields();
     let l = g.layout();
     let node_mask = l.node_capacity() - 1;
     let low_bits = (1u64 << (l.node_bits() + l.sequence_bits())) - 1;
@@ -337,17 +314,16 @@ pub(super) fn helpers_sql(g: &DbGenerator) -> Vec<String> {
 /// Drops the function, its fence triggers, its helpers and its sequences.
 pub(super) fn drop_sql(g: &DbGenerator) -> Vec<String> {
     let n = names(g);
-    let h = |i| g.helper(i).quoted_with('`');
-    vec![
-        format!("DROP FUNCTION IF EXISTS {}", n.function),
-        format!("DROP TRIGGER IF EXISTS {}", n.update_trigger),
-        format!("DROP TRIGGER IF EXISTS {}", n.delete_trigger),
-        format!("DROP FUNCTION IF EXISTS {}", h(0)),
-        format!("DROP FUNCTION IF EXISTS {}", h(1)),
-        format!("DROP FUNCTION IF EXISTS {}", h(2)),
-        format!(
-            "DROP SEQUENCE IF EXISTS {}, {}, {}, {}, {}",
-            n.count, n.bases[0], n.bases[1], n.bases[2], n.fence
-        ),
-    ]
+    let functions = std::iter::once(n.function.clone())
+        .chain((0..3).map(|i| g.helper(i).quoted_with('`')))
+        .map(|f| format!("DROP FUNCTION IF EXISTS {f}"));
+    let triggers =
+        [&n.update_trigger, &n.delete_trigger].map(|t| format!("DROP TRIGGER IF EXISTS {t}"));
+    let sequences = [&n.count, &n.bases[0], &n.bases[1], &n.bases[2], &n.fence]
+        .map(|q| q.as_str())
+        .join(", ");
+    functions
+        .chain(triggers)
+        .chain([format!("DROP SEQUENCE IF EXISTS {sequences}")])
+        .collect()
 }

@@ -1,6 +1,6 @@
 //! The function, its sequences, its fence and its helpers in PL/pgSQL.
 
-use super::{Constants, DbGenerator};
+use super::DbGenerator;
 
 /// The base's value while the function is fenced (or not installed yet): no call issues.
 pub(super) const FENCED: i64 = i64::MAX;
@@ -104,29 +104,15 @@ pub(super) fn last_word_sql(g: &DbGenerator) -> String {
 /// does.
 pub(super) fn function_sql(g: &DbGenerator, node: u64) -> String {
     let n = names(g);
-    let Constants {
-        epoch_ms,
-        unit_ms,
-        last_ms,
-        max_ticks,
-        seq_bits,
-        seq_mask,
-        time_shift,
-        node_shift,
-        seq_shift,
-        tolerance_ms,
-        policy,
-        borrow,
-        lock_key,
-    } = g.constants();
+    let c = g.constants();
+    let (epoch_ms, unit_ms, last_ms, max_ticks) = c.time();
+    let (seq_bits, seq_mask, time_shift, node_shift, seq_shift) = c.fields();
+    let (tolerance_ms, policy) = c.policy();
+    let lock_key = c.lock_key;
     let (count, base) = (&n.count_class, &n.base_class);
     // Ahead of the clock by more than one tick and within the policy: Borrow issues at once,
     // Wait sleeps until the word's tick (a used-up tick, one ahead, always waits).
-    let sleep_when = if borrow {
-        "v_tick = v_now_tick + 1"
-    } else {
-        "true"
-    };
+    let sleep_when = c.sleep_when();
     format!(
         "CREATE OR REPLACE FUNCTION {function}() RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE AS $idgen$
@@ -296,17 +282,8 @@ pub(super) fn helpers_sql(g: &DbGenerator) -> Vec<String> {
     let l = g.layout();
     let node_mask = l.node_capacity() - 1;
     let low_bits = (1u64 << (l.node_bits() + l.sequence_bits())) - 1;
-    let Constants {
-        epoch_ms,
-        unit_ms,
-        last_ms,
-        max_ticks,
-        seq_mask,
-        time_shift,
-        node_shift,
-        seq_shift,
-        ..
-    } = c;
+    let (epoch_ms, unit_ms, last_ms, max_ticks) = c.time();
+    let (_, seq_mask, time_shift, node_shift, seq_shift) = c.fields();
     // The first instant of the tick holding `t`, as ticks; NULL outside the layout.
     let tick_of = format!(
         "(SELECT CASE WHEN ms < {epoch_ms} OR ms > {last_ms} THEN NULL ELSE (ms - {epoch_ms}) / {unit_ms} END \
@@ -341,13 +318,12 @@ $idgen$",
 /// Drops the function, its fence (and with it the triggers), its helpers and its sequences.
 pub(super) fn drop_sql(g: &DbGenerator) -> Vec<String> {
     let n = names(g);
-    let h = |i| g.helper(i).quoted_with('"');
-    vec![
-        format!("DROP FUNCTION IF EXISTS {}()", n.function),
-        format!("DROP FUNCTION IF EXISTS {}() CASCADE", n.fence_function),
-        format!("DROP FUNCTION IF EXISTS {}(bigint)", h(0)),
-        format!("DROP FUNCTION IF EXISTS {}(timestamptz)", h(1)),
-        format!("DROP FUNCTION IF EXISTS {}(timestamptz)", h(2)),
-        format!("DROP SEQUENCE IF EXISTS {}, {}", n.count, n.base),
-    ]
+    let signatures = ["(bigint)", "(timestamptz)", "(timestamptz)"];
+    let helpers = (0..3).map(|i| (g.helper(i).quoted_with('"'), signatures[i]));
+    [(n.function, "()"), (n.fence_function, "() CASCADE")]
+        .into_iter()
+        .chain(helpers)
+        .map(|(f, rest)| format!("DROP FUNCTION IF EXISTS {f}{rest}"))
+        .chain([format!("DROP SEQUENCE IF EXISTS {}, {}", n.count, n.base)])
+        .collect()
 }
