@@ -79,9 +79,7 @@ pub async fn install<DB: DbGeneratorDialect>(
     pool: &Pool<DB>,
     generator: &DbGenerator,
 ) -> Result<u64, Error> {
-    let mut session = DB::closing_session(pool)
-        .await
-        .map_err(|e| database_error(generator, "install", e))?;
+    let mut session = installer_session(pool, generator, "install").await?;
     idgen_sql::db_generator::install(&mut session, generator).await
 }
 
@@ -112,10 +110,23 @@ pub async fn uninstall<DB: DbGeneratorDialect>(
     pool: &Pool<DB>,
     generator: &DbGenerator,
 ) -> Result<(), Error> {
-    let mut session = DB::closing_session(pool)
+    idgen_sql::db_generator::uninstall(
+        &mut installer_session(pool, generator, "uninstall").await?,
+        generator,
+    )
+    .await
+}
+
+/// A session on one connection of `pool` that is closed when dropped (its session lock goes
+/// with it), for the installer's `operation`.
+async fn installer_session<DB: DbGeneratorDialect>(
+    pool: &Pool<DB>,
+    generator: &DbGenerator,
+    operation: &'static str,
+) -> Result<DB::Session, Error> {
+    DB::closing_session(pool)
         .await
-        .map_err(|e| database_error(generator, "uninstall", e))?;
-    idgen_sql::db_generator::uninstall(&mut session, generator).await
+        .map_err(|e| database_error(generator, operation, e))
 }
 
 /// One ID from the installed function (`SELECT idgen_next_id()`), with the function's errors
