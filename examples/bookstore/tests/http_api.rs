@@ -516,6 +516,22 @@ async fn metrics_show_the_ids_issued_and_the_lease() {
     ] {
         assert!(text.contains(line), "{line:?} missing from:\n{text}");
     }
+    // Every family is described (meaning and unit), so dashboards show what it is.
+    let families: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| name.starts_with("idgen_"))
+        .collect();
+    assert!(families.len() >= 15, "{families:?}");
+    for family in families {
+        let help = format!("# HELP {family} ");
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&help) && l.len() > help.len() + 10),
+            "{family} has no # HELP line:\n{text}"
+        );
+    }
     let lines_issued = text
         .lines()
         .find(|l| l.starts_with("idgen_hilo_ids_issued_total"))

@@ -55,4 +55,4 @@ pub(crate) mod events;
 mod export;
 
 #[cfg(feature = "metrics")]
-pub use export::export_snowflake;
+pub use export::{describe_snowflake_metrics, export_snowflake};

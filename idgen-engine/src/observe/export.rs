@@ -1,6 +1,8 @@
 //! Exporting `stats()` snapshots through the `metrics` facade (feature `metrics`).
 
-use metrics::{counter, gauge};
+use std::sync::Once;
+
+use metrics::{Unit, counter, describe_counter, describe_gauge, gauge};
 
 /// Sets the `idgen_hilo_*` metrics of `ids` (label `counter` = its counter's name) from its
 /// [`stats`](crate::hilo::HiLo::stats).
@@ -17,6 +19,7 @@ use metrics::{counter, gauge};
 /// ```
 #[cfg(feature = "hilo")]
 pub fn export_hilo(ids: &crate::hilo::HiLo) {
+    describe_metrics();
     let stats = ids.stats();
     let labels = [("counter", stats.counter.clone())];
     counter!("idgen_hilo_ids_issued_total", &labels).absolute(stats.ids_issued);
@@ -53,6 +56,7 @@ pub fn export_hilo(ids: &crate::hilo::HiLo) {
 /// ```
 #[cfg(feature = "lease")]
 pub fn export_lease(lease: &crate::lease::LeaseHandle) {
+    describe_metrics();
     let status = lease.status();
     let labels = [
         ("namespace", lease.namespace().to_owned()),
@@ -66,4 +70,75 @@ pub fn export_lease(lease: &crate::lease::LeaseHandle) {
     let fenced = status.lost || valid_for_ms <= 0;
     gauge!("idgen_lease_fenced", &labels).set(if fenced { 1.0 } else { 0.0 });
     gauge!("idgen_lease_lost", &labels).set(if status.lost { 1.0 } else { 0.0 });
+}
+
+/// Describes every idgen metric (`idgen_snowflake_*`, `idgen_hilo_*`, `idgen_lease_*`: meaning
+/// and unit, which a Prometheus exporter writes as `# HELP` lines), once per process; the
+/// `export_*` functions call it. Descriptions go to the recorder installed at the time of the
+/// first call.
+///
+/// ```
+/// idgen_engine::observe::describe_metrics();
+/// ```
+pub fn describe_metrics() {
+    static ONCE: Once = Once::new();
+    idgen_core::observe::describe_snowflake_metrics();
+    ONCE.call_once(|| {
+        for (name, help) in [
+            (
+                "idgen_hilo_ids_issued_total",
+                "IDs handed out by the hi-lo generator.",
+            ),
+            (
+                "idgen_hilo_blocks_fetched_total",
+                "Blocks of IDs fetched from the counter.",
+            ),
+            (
+                "idgen_hilo_fetch_failures_total",
+                "Block fetches that failed (each is retried with backoff).",
+            ),
+            (
+                "idgen_hilo_caller_waits_total",
+                "Calls that found no ID buffered and waited for a block.",
+            ),
+            (
+                "idgen_lease_renewals_total",
+                "Renewals of the node ID lease that the store accepted.",
+            ),
+            (
+                "idgen_lease_failed_renewals_total",
+                "Renewals of the node ID lease that failed (store unreachable or erroring).",
+            ),
+        ] {
+            describe_counter!(name, Unit::Count, help);
+        }
+        describe_gauge!(
+            "idgen_hilo_fetch_latency_seconds",
+            Unit::Seconds,
+            "Time one block fetch took (label stat: last, mean, max), in seconds."
+        );
+        describe_gauge!(
+            "idgen_hilo_buffered_ids",
+            Unit::Count,
+            "IDs fetched and not handed out yet."
+        );
+        describe_gauge!(
+            "idgen_hilo_block_size",
+            Unit::Count,
+            "IDs per block fetched from the counter."
+        );
+        describe_gauge!(
+            "idgen_lease_valid_for_seconds",
+            Unit::Seconds,
+            "Seconds until the lease's fence closes unless it is renewed (0 or less: fenced)."
+        );
+        describe_gauge!(
+            "idgen_lease_fenced",
+            "1 when the generator on this lease refuses to issue (expired or lost), else 0."
+        );
+        describe_gauge!(
+            "idgen_lease_lost",
+            "1 when the store gave this node ID to another holder, else 0."
+        );
+    });
 }

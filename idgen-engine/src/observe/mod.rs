@@ -53,9 +53,11 @@ pub(crate) mod events;
 #[cfg(feature = "metrics")]
 mod export;
 
+#[cfg(feature = "metrics")]
+pub use export::describe_metrics;
 #[cfg(all(feature = "metrics", feature = "hilo"))]
 pub use export::export_hilo;
 #[cfg(all(feature = "metrics", feature = "lease"))]
 pub use export::export_lease;
 #[cfg(feature = "metrics")]
-pub use idgen_core::observe::export_snowflake;
+pub use idgen_core::observe::{describe_snowflake_metrics, export_snowflake};
