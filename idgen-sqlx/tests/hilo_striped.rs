@@ -129,7 +129,23 @@ async fn overlapping_settings_are_refused_naming_both_counters() {
     let Error::HiLoCountersOverlap { first, second, .. } = &err else {
         panic!("{err}");
     };
-    assert_eq!((first.as_str(), second.as_str()), ("left_seq", "right_seq"));
+    // Each counter is named with its server, as the same name is typical on every server.
+    let at = |db: &idgen_testkit::TestDb<sqlx::Postgres>| {
+        let o = db.pool().connect_options();
+        format!(
+            "{}:{}/{}",
+            o.get_host(),
+            o.get_port(),
+            o.get_database().unwrap()
+        )
+    };
+    assert_eq!(
+        (first.as_str(), second.as_str()),
+        (
+            format!("left_seq on {}", at(&db_a)).as_str(),
+            format!("right_seq on {}", at(&db_b)).as_str()
+        )
+    );
     assert!(err.to_string().contains("(start 1, step 100)"), "{err}");
     assert!(err.to_string().contains("(start 26, step 100)"), "{err}");
 

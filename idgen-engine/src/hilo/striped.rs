@@ -27,6 +27,12 @@ const POLL: Duration = Duration::from_millis(1);
 pub trait CounterStart: Send + Sync + 'static {
     /// The counter's first value.
     fn start(&self) -> impl Future<Output = std::result::Result<i64, BoxError>> + Send;
+
+    /// Where the counter lives (e.g. `db1.example:5432/app`), so that an overlap error can
+    /// tell apart counters of the same name on different servers. `None` by default.
+    fn location(&self) -> Option<String> {
+        None
+    }
 }
 
 /// One counter's settings, as [`check_no_overlap`] compares them.
@@ -275,6 +281,10 @@ impl StripedHiLo {
                 }
             };
             let start = source.start().await.map_err(failed)?;
+            let name = match source.location() {
+                Some(at) => format!("{name} on {at}"),
+                None => name,
+            };
             settings.push(CounterSettings { name, start, step });
         }
         check_no_overlap(block, &settings)?;

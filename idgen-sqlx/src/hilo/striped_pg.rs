@@ -136,6 +136,18 @@ impl HiLoSource for PgStripe {
 }
 
 impl CounterStart for PgStripe {
+    /// `host:port/database` of the pool's server (the same sequence name is typical on every
+    /// server of a striped hi-lo).
+    fn location(&self) -> Option<String> {
+        let options = self.catalog.connect_options();
+        let database = options.get_database().unwrap_or("(default database)");
+        Some(format!(
+            "{}:{}/{database}",
+            options.get_host(),
+            options.get_port()
+        ))
+    }
+
     async fn start(&self) -> Result<i64, BoxError> {
         validate_name(&self.name)?;
         let sql = format!(
