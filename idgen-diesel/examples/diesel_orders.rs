@@ -13,12 +13,14 @@
 //! three orders, so run it twice and the second run starts on the tables the first one made.
 
 use std::error::Error;
+use std::process::ExitCode;
 
 use diesel::prelude::*;
 use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool};
+use example_support::CONNECT_TIMEOUT;
 use idgen_diesel::hilo::HiLo;
 use idgen_diesel::lease::WorkerLease;
-use idgen_diesel::{DieselConnection, DieselPool, Id, Layout, PublicId, PublicIdPrefix, Snowflake};
+use idgen_diesel::{DieselConnection, DieselPool, Id, Layout, PublicId, PublicIdPrefix};
 
 // The tables are named apart from the sqlx and sea-orm examples' `orders` and `order_lines`,
 // whose public IDs are `UUID` on PostgreSQL: one `table!` serves all three databases here, so
@@ -100,31 +102,11 @@ pub struct Run {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn Error>> {
-    let (url, source) = database_url();
-    println!("database: {source}");
-    run(&url).await?;
-    Ok(())
-}
-
-/// The database URL, and which database it is and where the URL came from: the first argument,
-/// `DATABASE_URL`, or none (the default SQLite file).
-fn database_url() -> (String, String) {
-    let scheme = |url: &str| url.split(':').next().unwrap_or_default().to_owned();
-    if let Some(url) = std::env::args().nth(1) {
-        let source = format!("{}, URL from the first argument", scheme(&url));
-        return (url, source);
-    }
-    if let Ok(url) = std::env::var("DATABASE_URL") {
-        let source = format!("{}, URL from DATABASE_URL", scheme(&url));
-        return (url, source);
-    }
-    let file = std::env::temp_dir().join("idgen-diesel-orders.sqlite");
-    let source = format!(
-        "SQLite file {} (no URL given: pass one as the first argument or in DATABASE_URL)",
-        file.display()
-    );
-    (format!("sqlite://{}", file.display()), source)
+async fn main() -> ExitCode {
+    // The URL from the first argument or DATABASE_URL, else a SQLite file; a failure is printed
+    // as one paragraph (what was tried, why it failed, what to do) and the exit code is 1.
+    let url = example_support::database_url("idgen-diesel-orders.sqlite");
+    example_support::exit(run(&url).await)
 }
 
 /// Runs the example on the database of `url`, with diesel's connection type for it.
@@ -132,22 +114,27 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
     match url.split_once("://") {
         // diesel takes a file name for SQLite (sqlx's `?mode=rwc` is dropped: diesel creates it).
         Some(("sqlite", path)) => {
-            run_on::<SqliteConnection>(path.split('?').next().unwrap_or(path)).await
+            run_on::<SqliteConnection>(url, path.split('?').next().unwrap_or(path)).await
         }
-        Some(("postgres" | "postgresql", _)) => run_on::<PgConnection>(url).await,
-        Some(("mysql" | "mariadb", _)) => run_on::<MysqlConnection>(url).await,
+        Some(("postgres" | "postgresql", _)) => run_on::<PgConnection>(url, url).await,
+        Some(("mysql" | "mariadb", _)) => run_on::<MysqlConnection>(url, url).await,
         _ => Err("the URL is not sqlite://, postgres:// or mysql://".into()),
     }
 }
 
 /// Start-up, three orders, a lookup by public ID, shutdown.
-async fn run_on<C: AppConnection>(url: &str) -> Result<Run, Box<dyn Error>> {
+async fn run_on<C: AppConnection>(url: &str, diesel_url: &str) -> Result<Run, Box<dyn Error>> {
     // Start-up: connect, create the application's tables, lease a node ID, build the
     // generators. `create_if_missing(true)` creates the lease table and the hi-lo counter
     // where they do not exist yet: idempotent, and safe when several instances start at once.
+    //
+    // One connection first, within 10 s: a refused port or a missing database is reported at
+    // once, naming the database tried and what to do (r2d2 would retry until its timeout).
+    example_support::connect(url, establish::<C>(diesel_url)).await?;
     let pool: DieselPool<C> = Pool::builder()
+        .connection_timeout(CONNECT_TIMEOUT)
         .connection_customizer(Box::new(OnConnect))
-        .build(ConnectionManager::new(url))?;
+        .build(ConnectionManager::new(diesel_url))?;
     C::create_tables(&mut *pool.get()?)?;
     let lease = WorkerLease::options()
         .create_if_missing(true)
@@ -157,15 +144,8 @@ async fn run_on<C: AppConnection>(url: &str) -> Result<Run, Box<dyn Error>> {
         .skip_takeover_wait_for_tests_and_development(true)
         .acquire(&pool, &Layout::TWITTER)
         .await?;
-    let handle = lease.handle(); // to release the node ID at shutdown
-    println!(
-        "leased node ID {} (no other live process holds it)",
-        handle.node()
-    );
-    let order_ids = Snowflake::builder()
-        .layout(Layout::TWITTER)
-        .lease(lease)
-        .build()?;
+    // The Snowflake generator on the leased node ID, and a handle to release it at shutdown.
+    let (order_ids, handle) = example_support::snowflake_on(lease)?;
     let line_ids = HiLo::builder(&pool)
         .counter(COUNTER)
         .block(BLOCK)
@@ -220,8 +200,7 @@ async fn run_on<C: AppConnection>(url: &str) -> Result<Run, Box<dyn Error>> {
 
     // Shutdown: give the node ID back at once (otherwise it stays taken until the lease's TTL
     // runs out).
-    handle.release().await?;
-    println!("released node ID {}", handle.node());
+    example_support::release(&handle).await?;
     let (orders, lines, found, orders_in_table) = requests?;
     Ok(Run {
         node: handle.node(),
@@ -335,4 +314,17 @@ impl<C: AppConnection> CustomizeConnection<C, diesel::r2d2::Error> for OnConnect
     fn on_acquire(&self, conn: &mut C) -> Result<(), diesel::r2d2::Error> {
         C::on_connect(conn).map_err(diesel::r2d2::Error::QueryError)
     }
+}
+
+/// `C::establish(url)` on a thread of its own, as it blocks. (Not tokio's `spawn_blocking`: a
+/// connection attempt given up at the deadline would hold the runtime's shutdown until it ends.)
+async fn establish<C: Connection + Send + 'static>(url: &str) -> Result<C, ConnectionError> {
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    let url = url.to_owned();
+    std::thread::spawn(move || sender.send(C::establish(&url)));
+    receiver.await.unwrap_or_else(|_| {
+        Err(ConnectionError::BadConnection(
+            "the connecting thread ended".into(),
+        ))
+    })
 }

@@ -13,10 +13,11 @@
 //! three orders, so run it twice and the second run starts on the tables the first one made.
 
 use std::error::Error;
+use std::process::ExitCode;
 
 use idgen_seaorm::hilo::HiLo;
 use idgen_seaorm::lease::WorkerLease;
-use idgen_seaorm::{Layout, PublicId, Snowflake};
+use idgen_seaorm::{Layout, PublicId};
 use sea_orm::{
     ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, Database, DatabaseConnection,
     EntityTrait, PaginatorTrait, QueryFilter, Schema,
@@ -103,31 +104,11 @@ pub struct Run {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn Error>> {
-    let (url, source) = database_url();
-    println!("database: {source}");
-    run(&url).await?;
-    Ok(())
-}
-
-/// The database URL, and which database it is and where the URL came from: the first argument,
-/// `DATABASE_URL`, or none (the default SQLite file).
-fn database_url() -> (String, String) {
-    let scheme = |url: &str| url.split(':').next().unwrap_or_default().to_owned();
-    if let Some(url) = std::env::args().nth(1) {
-        let source = format!("{}, URL from the first argument", scheme(&url));
-        return (url, source);
-    }
-    if let Ok(url) = std::env::var("DATABASE_URL") {
-        let source = format!("{}, URL from DATABASE_URL", scheme(&url));
-        return (url, source);
-    }
-    let file = std::env::temp_dir().join("idgen-seaorm-orders.sqlite");
-    let source = format!(
-        "SQLite file {} (no URL given: pass one as the first argument or in DATABASE_URL)",
-        file.display()
-    );
-    (format!("sqlite://{}?mode=rwc", file.display()), source)
+async fn main() -> ExitCode {
+    // The URL from the first argument or DATABASE_URL, else a SQLite file; a failure is printed
+    // as one paragraph (what was tried, why it failed, what to do) and the exit code is 1.
+    let url = example_support::database_url("idgen-seaorm-orders.sqlite");
+    example_support::exit(run(&url).await)
 }
 
 /// Start-up, three orders, a lookup by public ID, shutdown.
@@ -135,7 +116,8 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
     // Start-up: connect, create the application's tables, lease a node ID, build the
     // generators. `create_if_missing(true)` creates the lease table and the hi-lo counter
     // where they do not exist yet: idempotent, and safe when several instances start at once.
-    let db = Database::connect(url).await?;
+    // Within 10 s, or an error that names the database tried and what to do.
+    let db = example_support::connect(url, Database::connect(url)).await?;
     create_table(&db, order::Entity).await?;
     create_table(&db, order_line::Entity).await?;
     let lease = WorkerLease::options()
@@ -146,15 +128,8 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
         .skip_takeover_wait_for_tests_and_development(true)
         .acquire(&db, &Layout::TWITTER)
         .await?;
-    let handle = lease.handle(); // to release the node ID at shutdown
-    println!(
-        "leased node ID {} (no other live process holds it)",
-        handle.node()
-    );
-    let order_ids = Snowflake::builder()
-        .layout(Layout::TWITTER)
-        .lease(lease)
-        .build()?;
+    // The Snowflake generator on the leased node ID, and a handle to release it at shutdown.
+    let (order_ids, handle) = example_support::snowflake_on(lease)?;
     let line_ids = HiLo::builder(&db)
         .counter(COUNTER)
         .block(BLOCK)
@@ -216,8 +191,7 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
 
     // Shutdown: give the node ID back at once (otherwise it stays taken until the lease's TTL
     // runs out), then close the connection.
-    handle.release().await?;
-    println!("released node ID {}", handle.node());
+    example_support::release(&handle).await?;
     let (orders, lines, found, orders_in_table) = requests?;
     db.close().await?;
     Ok(Run {

@@ -183,6 +183,12 @@ pub use idgen_engine::*;
     any(feature = "postgres", feature = "mysql", feature = "sqlite")
 ))]
 mod session;
+/// The SQL dialect of a database (idgen-sql's), as the database-side generator's SQL takes it.
+#[cfg(all(
+    any(feature = "lease", feature = "hilo"),
+    any(feature = "postgres", feature = "mysql", feature = "sqlite")
+))]
+pub use idgen_sql::Dialect;
 #[cfg(all(
     any(feature = "lease", feature = "hilo"),
     any(feature = "postgres", feature = "mysql", feature = "sqlite")
@@ -200,12 +206,6 @@ pub use session::{SessionFuture, SqlxSession};
     any(feature = "postgres", feature = "mysql", feature = "sqlite")
 ))]
 pub use session::{SqlxDatabase, SqlxMarker};
-/// The SQL dialect of a database (idgen-sql's), as the database-side generator's SQL takes it.
-#[cfg(all(
-    any(feature = "lease", feature = "hilo"),
-    any(feature = "postgres", feature = "mysql", feature = "sqlite")
-))]
-pub use idgen_sql::Dialect;
 
 #[cfg(all(
     feature = "lease",

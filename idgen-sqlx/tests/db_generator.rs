@@ -712,20 +712,30 @@ async fn mariadb_sessions_in_daylight_saving_zones_get_ids_of_the_true_time() {
     let mut loader = pool.acquire().await.unwrap();
     loader.close_on_drop();
     for zone in ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe"] {
-        let known: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM mysql.time_zone_name WHERE Name = ?")
-            .bind(zone)
-            .fetch_one(&mut *loader)
-            .await
-            .unwrap();
+        let known: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM mysql.time_zone_name WHERE Name = ?")
+                .bind(zone)
+                .fetch_one(&mut *loader)
+                .await
+                .unwrap();
         if known == 0 {
             let out = std::process::Command::new("mariadb-tzinfo-to-sql")
                 .arg(format!("/usr/share/zoneinfo/{zone}"))
                 .arg(zone)
                 .output()
-                .expect("mariadb-tzinfo-to-sql (Debian's mariadb-server; scripts/test installs it)");
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+                .expect(
+                    "mariadb-tzinfo-to-sql (Debian's mariadb-server; scripts/test installs it)",
+                );
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             let sql = format!("USE mysql; {}", String::from_utf8(out.stdout).unwrap());
-            sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&mut *loader).await.unwrap();
+            sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+                .execute(&mut *loader)
+                .await
+                .unwrap();
         }
     }
     drop(loader);
@@ -736,7 +746,11 @@ async fn mariadb_sessions_in_daylight_saving_zones_get_ids_of_the_true_time() {
     for zone in ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe"] {
         let mut conn = pool.acquire().await.unwrap();
         conn.close_on_drop();
-        sqlx::query("SET time_zone = ?").bind(zone).execute(&mut *conn).await.unwrap();
+        sqlx::query("SET time_zone = ?")
+            .bind(zone)
+            .execute(&mut *conn)
+            .await
+            .unwrap();
         let local: String = sqlx::query_scalar("SELECT CAST(NOW(3) AS CHAR)")
             .fetch_one(&mut *conn)
             .await
@@ -747,7 +761,9 @@ async fn mariadb_sessions_in_daylight_saving_zones_get_ids_of_the_true_time() {
             .await
             .unwrap();
         let after = now_ms();
-        let parts = layout.decompose(SnowflakeId::try_from(id).unwrap()).unwrap();
+        let parts = layout
+            .decompose(SnowflakeId::try_from(id).unwrap())
+            .unwrap();
         assert!(
             parts.unix_ms >= before - 100 && parts.unix_ms <= after,
             "{zone} (local time {local}): ID says {} ms, the call ran from {before} to {after}",
@@ -776,7 +792,10 @@ async fn plant_postgres(pool: &sqlx::PgPool, generator: &DbGenerator, word: i64)
     let sql = format!(
         "SELECT setval('{f}_base', {word} - coalesce(pg_sequence_last_value('{f}_count'), 0) - 1)"
     );
-    sqlx::query(sqlx::AssertSqlSafe(sql)).execute(pool).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(sql))
+        .execute(pool)
+        .await
+        .unwrap();
 }
 
 /// The same on MariaDB, where the base is three sequences and `SETVAL` takes literals: on a
@@ -784,7 +803,10 @@ async fn plant_postgres(pool: &sqlx::PgPool, generator: &DbGenerator, word: i64)
 async fn plant_mariadb(pool: &sqlx::MySqlPool, generator: &DbGenerator, word: i64) {
     let f = generator.function_name();
     let sql = format!("SELECT SETVAL(`{f}_base_0`, {}, 0)", word - 1);
-    sqlx::query(sqlx::AssertSqlSafe(sql)).execute(pool).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(sql))
+        .execute(pool)
+        .await
+        .unwrap();
 }
 
 /// Instagram's scheme, `nextval() % 8` under the same 100 ms, 8-ID ticks, repeats IDs when one
