@@ -80,33 +80,14 @@ pub struct OrderLine {
     pub item: String,
 }
 
-/// Hi-lo IDs per counter round trip.
-const BLOCK: u64 = 100;
-/// The hi-lo counter of the order lines (a sequence on PostgreSQL and MariaDB: tables and
-/// sequences share one namespace there, so it is not named `order_lines`).
-const COUNTER: &str = "order_line_ids";
-
 /// What one run did, for the test that runs this example.
-#[derive(Debug)]
-pub struct Run {
-    /// The node ID this run leased.
-    pub node: u64,
-    /// The orders it inserted.
-    pub orders: Vec<Order>,
-    /// Their lines.
-    pub lines: Vec<OrderLine>,
-    /// The order it looked up by public ID.
-    pub found: Order,
-    /// Orders in the table at the end, earlier runs' included.
-    pub orders_in_table: i64,
-}
+pub type Run = example_support::Run<Order, OrderLine>;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    // The URL from the first argument or DATABASE_URL, else a SQLite file; a failure is printed
+    // On the URL of the first argument or DATABASE_URL, else a SQLite file; a failure is printed
     // as one paragraph (what was tried, why it failed, what to do) and the exit code is 1.
-    let url = example_support::database_url("idgen-diesel-orders.sqlite");
-    example_support::exit(run(&url).await)
+    example_support::main("idgen-diesel-orders.sqlite", run).await
 }
 
 /// Runs the example on the database of `url`, with diesel's connection type for it.
@@ -146,9 +127,10 @@ async fn run_on<C: AppConnection>(url: &str, diesel_url: &str) -> Result<Run, Bo
         .await?;
     // The Snowflake generator on the leased node ID, and a handle to release it at shutdown.
     let (order_ids, handle) = example_support::snowflake_on(lease)?;
+    // The order lines' IDs: blocks from one counter in the database.
     let line_ids = HiLo::builder(&pool)
-        .counter(COUNTER)
-        .block(BLOCK)
+        .counter(example_support::LINE_COUNTER)
+        .block(example_support::LINE_BLOCK)
         .create_if_missing(true)
         .build()
         .await?;
@@ -159,11 +141,7 @@ async fn run_on<C: AppConnection>(url: &str, diesel_url: &str) -> Result<Run, Bo
         // Three orders with two lines each. (diesel's calls block; a service would run
         // them with `tokio::task::spawn_blocking`, or use diesel-async.)
         let (mut orders, mut lines) = (Vec::new(), Vec::new());
-        for (customer, items) in [
-            ("ada", ["tea", "scones"]),
-            ("grace", ["coffee", "cake"]),
-            ("edsger", ["water", "bread"]),
-        ] {
+        for (customer, items) in example_support::ORDERS {
             let order = Order {
                 id: order_ids.next_typed_id()?,
                 public_id: PublicId::new(),
@@ -178,10 +156,8 @@ async fn run_on<C: AppConnection>(url: &str, diesel_url: &str) -> Result<Run, Bo
                 });
             }
             C::insert_order(&mut *pool.get()?, &order, &order_lines)?;
-            println!(
-                "order {} (key {}) for {customer}: lines {} and {}",
-                order.public_id, order.id, order_lines[0].id, order_lines[1].id,
-            );
+            let ids = [order_lines[0].id, order_lines[1].id];
+            example_support::print_order(order.public_id, order.id, customer, ids);
             orders.push(order);
             lines.extend(order_lines);
         }
@@ -191,9 +167,8 @@ async fn run_on<C: AppConnection>(url: &str, diesel_url: &str) -> Result<Run, Bo
         let from_url: PublicId<Order> = orders[1].public_id.to_string().parse()?;
         let found = C::find_order(&mut *pool.get()?, from_url)?
             .ok_or_else(|| format!("order {from_url} not found"))?;
-        println!("found {from_url}: {}", serde_json::to_string(&found)?);
         let orders_in_table = C::count_orders(&mut *pool.get()?)?;
-        println!("{orders_in_table} orders in the table");
+        example_support::print_found(from_url, &serde_json::to_string(&found)?, orders_in_table);
         Ok::<_, Box<dyn Error>>((orders, lines, found, orders_in_table))
     }
     .await;

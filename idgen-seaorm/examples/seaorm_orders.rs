@@ -82,33 +82,14 @@ pub mod order_line {
     impl ActiveModelBehavior for ActiveModel {}
 }
 
-/// Hi-lo IDs per counter round trip.
-const BLOCK: u64 = 100;
-/// The hi-lo counter of the order lines (a sequence on PostgreSQL and MariaDB: tables and
-/// sequences share one namespace there, so it is not named `order_lines`).
-const COUNTER: &str = "order_line_ids";
-
 /// What one run did, for the test that runs this example.
-#[derive(Debug)]
-pub struct Run {
-    /// The node ID this run leased.
-    pub node: u64,
-    /// The orders it inserted.
-    pub orders: Vec<order::Model>,
-    /// Their lines.
-    pub lines: Vec<order_line::Model>,
-    /// The order it looked up by public ID.
-    pub found: order::Model,
-    /// Orders in the table at the end, earlier runs' included.
-    pub orders_in_table: u64,
-}
+pub type Run = example_support::Run<order::Model, order_line::Model>;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    // The URL from the first argument or DATABASE_URL, else a SQLite file; a failure is printed
+    // On the URL of the first argument or DATABASE_URL, else a SQLite file; a failure is printed
     // as one paragraph (what was tried, why it failed, what to do) and the exit code is 1.
-    let url = example_support::database_url("idgen-seaorm-orders.sqlite");
-    example_support::exit(run(&url).await)
+    example_support::main("idgen-seaorm-orders.sqlite", run).await
 }
 
 /// Start-up, three orders, a lookup by public ID, shutdown.
@@ -130,9 +111,10 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
         .await?;
     // The Snowflake generator on the leased node ID, and a handle to release it at shutdown.
     let (order_ids, handle) = example_support::snowflake_on(lease)?;
+    // The order lines' IDs: blocks from one counter in the database.
     let line_ids = HiLo::builder(&db)
-        .counter(COUNTER)
-        .block(BLOCK)
+        .counter(example_support::LINE_COUNTER)
+        .block(example_support::LINE_BLOCK)
         .create_if_missing(true)
         .build()
         .await?;
@@ -142,11 +124,7 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
     let requests = async {
         // Three orders with two lines each.
         let (mut orders, mut lines) = (Vec::new(), Vec::new());
-        for (customer, items) in [
-            ("ada", ["tea", "scones"]),
-            ("grace", ["coffee", "cake"]),
-            ("edsger", ["water", "bread"]),
-        ] {
+        for (customer, items) in example_support::ORDERS {
             let order = order::ActiveModel {
                 id: Set(order_ids.next_typed_id()?),
                 customer: Set(customer.to_owned()),
@@ -164,13 +142,8 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
                 .await?;
                 lines.push(line);
             }
-            println!(
-                "order {} (key {}) for {customer}: lines {} and {}",
-                order.public_id,
-                order.id,
-                lines[lines.len() - 2].id,
-                lines[lines.len() - 1].id,
-            );
+            let order_lines = lines[lines.len() - 2..].iter().map(|line| line.id);
+            example_support::print_order(order.public_id, order.id, customer, order_lines);
             orders.push(order);
         }
 
@@ -182,9 +155,8 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
             .one(&db)
             .await?
             .ok_or_else(|| format!("order {from_url} not found"))?;
-        println!("found {from_url}: {}", serde_json::to_string(&found)?);
-        let orders_in_table = order::Entity::find().count(&db).await?;
-        println!("{orders_in_table} orders in the table");
+        let orders_in_table = order::Entity::find().count(&db).await?.try_into()?;
+        example_support::print_found(from_url, &serde_json::to_string(&found)?, orders_in_table);
         Ok::<_, Box<dyn Error>>((orders, lines, found, orders_in_table))
     }
     .await;

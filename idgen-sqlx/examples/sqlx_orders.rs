@@ -48,33 +48,14 @@ pub struct OrderLine {
     pub item: String,
 }
 
-/// Hi-lo IDs per counter round trip.
-const BLOCK: u64 = 100;
-/// The hi-lo counter of the order lines (a sequence on PostgreSQL and MariaDB: tables and
-/// sequences share one namespace there, so it is not named `order_lines`).
-const COUNTER: &str = "order_line_ids";
-
 /// What one run did, for the test that runs this example.
-#[derive(Debug)]
-pub struct Run {
-    /// The node ID this run leased.
-    pub node: u64,
-    /// The orders it inserted.
-    pub orders: Vec<Order>,
-    /// Their lines.
-    pub lines: Vec<OrderLine>,
-    /// The order it looked up by public ID.
-    pub found: Order,
-    /// Orders in the table at the end, earlier runs' included.
-    pub orders_in_table: i64,
-}
+pub type Run = example_support::Run<Order, OrderLine>;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    // The URL from the first argument or DATABASE_URL, else a SQLite file; a failure is printed
+    // On the URL of the first argument or DATABASE_URL, else a SQLite file; a failure is printed
     // as one paragraph (what was tried, why it failed, what to do) and the exit code is 1.
-    let url = example_support::database_url("idgen-sqlx-orders.sqlite");
-    example_support::exit(run(&url).await)
+    example_support::main("idgen-sqlx-orders.sqlite", run).await
 }
 
 /// A pool of the kind the URL names. An application with one database uses its pool directly;
@@ -118,8 +99,9 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
     });
     // The Snowflake generator on the leased node ID, and a handle to release it at shutdown.
     let (order_ids, handle) = example_support::snowflake_on(lease)?;
+    // The order lines' IDs: blocks from one counter in the database.
     let line_ids = on_db!(&db, pool => {
-        HiLo::builder(pool).counter(COUNTER).block(BLOCK).create_if_missing(true).build().await?
+        HiLo::builder(pool).counter(example_support::LINE_COUNTER).block(example_support::LINE_BLOCK).create_if_missing(true).build().await?
     });
 
     // The requests, in a block of their own so that the node ID is released below even when
@@ -127,11 +109,7 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
     let requests = async {
         // Three orders with two lines each.
         let (mut orders, mut lines) = (Vec::new(), Vec::new());
-        for (customer, items) in [
-            ("ada", ["tea", "scones"]),
-            ("grace", ["coffee", "cake"]),
-            ("edsger", ["water", "bread"]),
-        ] {
+        for (customer, items) in example_support::ORDERS {
             let order = Order {
                 id: order_ids.next_typed_id()?,
                 public_id: PublicId::new(),
@@ -147,13 +125,8 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
                 db.insert_line(&line).await?;
                 lines.push(line);
             }
-            println!(
-                "order {} (key {}) for {customer}: lines {} and {}",
-                order.public_id,
-                order.id,
-                lines[lines.len() - 2].id,
-                lines[lines.len() - 1].id,
-            );
+            let order_lines = lines[lines.len() - 2..].iter().map(|line| line.id);
+            example_support::print_order(order.public_id, order.id, customer, order_lines);
             orders.push(order);
         }
 
@@ -164,9 +137,8 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
             .find_order(from_url)
             .await?
             .ok_or_else(|| format!("order {from_url} not found"))?;
-        println!("found {from_url}: {}", serde_json::to_string(&found)?);
         let orders_in_table = db.count_orders().await?;
-        println!("{orders_in_table} orders in the table");
+        example_support::print_found(from_url, &serde_json::to_string(&found)?, orders_in_table);
         Ok::<_, Box<dyn Error>>((orders, lines, found, orders_in_table))
     }
     .await;

@@ -100,22 +100,24 @@ macro_rules! orders_example_suite {
             }
         }
 
+        /// The example's error for the database `idgen_no_such_db` on the server of `url`.
+        async fn missing_database(url: &str, kind: &str, create: &str) {
+            let text = failure(&$crate::orders_example::missing_database(url)).await;
+            assert!(text.starts_with(&format!("cannot connect to {kind} at ")), "{text}");
+            assert!(text.contains("database \"idgen_no_such_db\""), "{text}");
+            assert!(text.contains(&format!("Create it (`{create} ")), "{text}");
+        }
+
         #[tokio::test]
         async fn orders_example_names_a_missing_database_on_postgres() {
             let db = $crate::__idgen_testdb::postgres().await.unwrap();
-            let text = failure(&$crate::orders_example::missing_database(db.url())).await;
-            assert!(text.starts_with("cannot connect to PostgreSQL at "), "{text}");
-            assert!(text.contains("database \"idgen_no_such_db\""), "{text}");
-            assert!(text.contains("Create it (`createdb "), "{text}");
+            missing_database(db.url(), "PostgreSQL", "createdb").await;
         }
 
         #[tokio::test]
         async fn orders_example_names_a_missing_database_on_mysql() {
             let db = $crate::__idgen_testdb::mysql().await.unwrap();
-            let text = failure(&$crate::orders_example::missing_database(db.url())).await;
-            assert!(text.starts_with("cannot connect to MariaDB/MySQL at "), "{text}");
-            assert!(text.contains("database \"idgen_no_such_db\""), "{text}");
-            assert!(text.contains("Create it (`mysql "), "{text}");
+            missing_database(db.url(), "MariaDB/MySQL", "mysql").await;
         }
 
         #[tokio::test]

@@ -7,13 +7,15 @@
 //!   and what to do;
 //! - [`snowflake_on`] and [`release`]: the Snowflake generator on a leased node ID, and the node
 //!   ID given back at shutdown;
-//! - [`exit`]: the outcome of `main` as an exit code, a failure as one paragraph on stderr.
+//! - [`exit`]: the outcome of `main` as an exit code, a failure as one paragraph on stderr;
+//! - for the orders examples: the [`ORDERS`] a run places, what it prints of them
+//!   ([`print_order`], [`print_found`]) and what it did ([`Run`]).
 //!
 //! It works with any database library: the connection attempt is any future whose error
 //! implements [`std::error::Error`] (sqlx, diesel, sea-orm).
 
 use std::error::Error;
-use std::fmt;
+use std::fmt::{self, Display};
 use std::future::Future;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -410,6 +412,15 @@ pub async fn release(handle: &LeaseHandle) -> Result<(), idgen_engine::Error> {
     Ok(())
 }
 
+/// The body of an example's `main`: runs `run` on the [`database_url`] and returns [`exit`]'s
+/// code.
+pub async fn main<T>(
+    sqlite_file: &str,
+    run: impl AsyncFnOnce(&str) -> Result<T, Box<dyn Error>>,
+) -> ExitCode {
+    exit(run(&database_url(sqlite_file)).await)
+}
+
 /// `main`'s outcome as its exit code; a failure is printed as one paragraph on stderr, after the
 /// program's name.
 pub fn exit<T>(outcome: Result<T, Box<dyn Error>>) -> ExitCode {
@@ -423,4 +434,50 @@ pub fn exit<T>(outcome: Result<T, Box<dyn Error>>) -> ExitCode {
         .unwrap_or_default();
     eprintln!("{name}: {}", one_paragraph(&*error));
     ExitCode::FAILURE
+}
+
+/// The hi-lo counter of the orders examples' order lines (a sequence on PostgreSQL and MariaDB:
+/// tables and sequences share one namespace there, so it is not named `order_lines`).
+pub const LINE_COUNTER: &str = "order_line_ids";
+/// Hi-lo IDs per counter round trip, for the order lines.
+pub const LINE_BLOCK: u64 = 100;
+
+/// The orders each run of an orders example places: a customer and two items.
+pub const ORDERS: [(&str, [&str; 2]); 3] = [
+    ("ada", ["tea", "scones"]),
+    ("grace", ["coffee", "cake"]),
+    ("edsger", ["water", "bread"]),
+];
+
+/// Prints an order: `order ord_… (key 1127…) for ada: lines 201 and 202`.
+pub fn print_order<L: Display>(
+    public_id: impl Display,
+    key: impl Display,
+    customer: &str,
+    lines: impl IntoIterator<Item = L>,
+) {
+    let lines: Vec<String> = lines.into_iter().map(|id| id.to_string()).collect();
+    let lines = lines.join(" and ");
+    println!("order {public_id} (key {key}) for {customer}: lines {lines}");
+}
+
+/// Prints the order found by its public ID (as JSON), and how many orders the table holds.
+pub fn print_found(public_id: impl Display, json: &str, orders_in_table: i64) {
+    println!("found {public_id}: {json}");
+    println!("{orders_in_table} orders in the table");
+}
+
+/// What one run of an orders example did, for the tests that run it.
+#[derive(Debug)]
+pub struct Run<Order, Line> {
+    /// The node ID the run leased.
+    pub node: u64,
+    /// The orders it inserted.
+    pub orders: Vec<Order>,
+    /// Their lines.
+    pub lines: Vec<Line>,
+    /// The order it looked up by public ID.
+    pub found: Order,
+    /// Orders in the table at the end, earlier runs' included.
+    pub orders_in_table: i64,
 }
