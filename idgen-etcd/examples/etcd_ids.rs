@@ -2,12 +2,19 @@
 //!
 //! `cargo run -p idgen-etcd --example etcd_ids -- http://127.0.0.1:2379`
 
+use std::process::ExitCode;
+
 use idgen_etcd::hilo::{EtcdCounter, HiLo};
 use idgen_etcd::lease::WorkerLease;
 use idgen_etcd::{Etcd, Layout};
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> ExitCode {
+    // A failure is printed as one paragraph and the exit code is 1.
+    example_support::exit(run().await)
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let endpoints: Vec<String> = std::env::args().skip(1).collect();
     let etcd = if endpoints.is_empty() {
         Etcd::new(["http://127.0.0.1:2379"])

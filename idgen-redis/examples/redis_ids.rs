@@ -2,12 +2,19 @@
 //!
 //! `cargo run -p idgen-redis --example redis_ids -- redis://127.0.0.1:6379/`
 
+use std::process::ExitCode;
+
 use idgen_redis::Layout;
 use idgen_redis::hilo::HiLo;
 use idgen_redis::lease::WorkerLease;
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> ExitCode {
+    // A failure is printed as one paragraph and the exit code is 1.
+    example_support::exit(run().await)
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let url = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "redis://127.0.0.1:6379/".to_owned());
