@@ -13,12 +13,14 @@
 //! three orders, so run it twice and the second run starts on the tables the first one made.
 
 use std::error::Error;
+use std::process::ExitCode;
 
 use diesel::prelude::*;
 use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool};
+use example_support::CONNECT_TIMEOUT;
 use idgen_diesel::hilo::HiLo;
 use idgen_diesel::lease::WorkerLease;
-use idgen_diesel::{DieselConnection, DieselPool, Id, Layout, PublicId, PublicIdPrefix, Snowflake};
+use idgen_diesel::{DieselConnection, DieselPool, Id, Layout, PublicId, PublicIdPrefix};
 
 // The tables are named apart from the sqlx and sea-orm examples' `orders` and `order_lines`,
 // whose public IDs are `UUID` on PostgreSQL: one `table!` serves all three databases here, so
@@ -78,53 +80,14 @@ pub struct OrderLine {
     pub item: String,
 }
 
-/// Hi-lo IDs per counter round trip.
-const BLOCK: u64 = 100;
-/// The hi-lo counter of the order lines (a sequence on PostgreSQL and MariaDB: tables and
-/// sequences share one namespace there, so it is not named `order_lines`).
-const COUNTER: &str = "order_line_ids";
-
 /// What one run did, for the test that runs this example.
-#[derive(Debug)]
-pub struct Run {
-    /// The node ID this run leased.
-    pub node: u64,
-    /// The orders it inserted.
-    pub orders: Vec<Order>,
-    /// Their lines.
-    pub lines: Vec<OrderLine>,
-    /// The order it looked up by public ID.
-    pub found: Order,
-    /// Orders in the table at the end, earlier runs' included.
-    pub orders_in_table: i64,
-}
+pub type Run = example_support::Run<Order, OrderLine>;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn Error>> {
-    let (url, source) = database_url();
-    println!("database: {source}");
-    run(&url).await?;
-    Ok(())
-}
-
-/// The database URL, and which database it is and where the URL came from: the first argument,
-/// `DATABASE_URL`, or none (the default SQLite file).
-fn database_url() -> (String, String) {
-    let scheme = |url: &str| url.split(':').next().unwrap_or_default().to_owned();
-    if let Some(url) = std::env::args().nth(1) {
-        let source = format!("{}, URL from the first argument", scheme(&url));
-        return (url, source);
-    }
-    if let Ok(url) = std::env::var("DATABASE_URL") {
-        let source = format!("{}, URL from DATABASE_URL", scheme(&url));
-        return (url, source);
-    }
-    let file = std::env::temp_dir().join("idgen-diesel-orders.sqlite");
-    let source = format!(
-        "SQLite file {} (no URL given: pass one as the first argument or in DATABASE_URL)",
-        file.display()
-    );
-    (format!("sqlite://{}", file.display()), source)
+async fn main() -> ExitCode {
+    // On the URL of the first argument or DATABASE_URL, else a SQLite file; a failure is printed
+    // as one paragraph (what was tried, why it failed, what to do) and the exit code is 1.
+    example_support::main("idgen-diesel-orders.sqlite", run).await
 }
 
 /// Runs the example on the database of `url`, with diesel's connection type for it.
@@ -132,22 +95,27 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
     match url.split_once("://") {
         // diesel takes a file name for SQLite (sqlx's `?mode=rwc` is dropped: diesel creates it).
         Some(("sqlite", path)) => {
-            run_on::<SqliteConnection>(path.split('?').next().unwrap_or(path)).await
+            run_on::<SqliteConnection>(url, path.split('?').next().unwrap_or(path)).await
         }
-        Some(("postgres" | "postgresql", _)) => run_on::<PgConnection>(url).await,
-        Some(("mysql" | "mariadb", _)) => run_on::<MysqlConnection>(url).await,
+        Some(("postgres" | "postgresql", _)) => run_on::<PgConnection>(url, url).await,
+        Some(("mysql" | "mariadb", _)) => run_on::<MysqlConnection>(url, url).await,
         _ => Err("the URL is not sqlite://, postgres:// or mysql://".into()),
     }
 }
 
 /// Start-up, three orders, a lookup by public ID, shutdown.
-async fn run_on<C: AppConnection>(url: &str) -> Result<Run, Box<dyn Error>> {
+async fn run_on<C: AppConnection>(url: &str, diesel_url: &str) -> Result<Run, Box<dyn Error>> {
     // Start-up: connect, create the application's tables, lease a node ID, build the
     // generators. `create_if_missing(true)` creates the lease table and the hi-lo counter
     // where they do not exist yet: idempotent, and safe when several instances start at once.
+    //
+    // One connection first, within 10 s: a refused port or a missing database is reported at
+    // once, naming the database tried and what to do (r2d2 would retry until its timeout).
+    example_support::connect(url, establish::<C>(diesel_url)).await?;
     let pool: DieselPool<C> = Pool::builder()
+        .connection_timeout(CONNECT_TIMEOUT)
         .connection_customizer(Box::new(OnConnect))
-        .build(ConnectionManager::new(url))?;
+        .build(ConnectionManager::new(diesel_url))?;
     C::create_tables(&mut *pool.get()?)?;
     let lease = WorkerLease::options()
         .create_if_missing(true)
@@ -157,18 +125,12 @@ async fn run_on<C: AppConnection>(url: &str) -> Result<Run, Box<dyn Error>> {
         .skip_takeover_wait_for_tests_and_development(true)
         .acquire(&pool, &Layout::TWITTER)
         .await?;
-    let handle = lease.handle(); // to release the node ID at shutdown
-    println!(
-        "leased node ID {} (no other live process holds it)",
-        handle.node()
-    );
-    let order_ids = Snowflake::builder()
-        .layout(Layout::TWITTER)
-        .lease(lease)
-        .build()?;
+    // The Snowflake generator on the leased node ID, and a handle to release it at shutdown.
+    let (order_ids, handle) = example_support::snowflake_on(lease)?;
+    // The order lines' IDs: blocks from one counter in the database.
     let line_ids = HiLo::builder(&pool)
-        .counter(COUNTER)
-        .block(BLOCK)
+        .counter(example_support::LINE_COUNTER)
+        .block(example_support::LINE_BLOCK)
         .create_if_missing(true)
         .build()
         .await?;
@@ -179,11 +141,7 @@ async fn run_on<C: AppConnection>(url: &str) -> Result<Run, Box<dyn Error>> {
         // Three orders with two lines each. (diesel's calls block; a service would run
         // them with `tokio::task::spawn_blocking`, or use diesel-async.)
         let (mut orders, mut lines) = (Vec::new(), Vec::new());
-        for (customer, items) in [
-            ("ada", ["tea", "scones"]),
-            ("grace", ["coffee", "cake"]),
-            ("edsger", ["water", "bread"]),
-        ] {
+        for (customer, items) in example_support::ORDERS {
             let order = Order {
                 id: order_ids.next_typed_id()?,
                 public_id: PublicId::new(),
@@ -198,10 +156,8 @@ async fn run_on<C: AppConnection>(url: &str) -> Result<Run, Box<dyn Error>> {
                 });
             }
             C::insert_order(&mut *pool.get()?, &order, &order_lines)?;
-            println!(
-                "order {} (key {}) for {customer}: lines {} and {}",
-                order.public_id, order.id, order_lines[0].id, order_lines[1].id,
-            );
+            let ids = [order_lines[0].id, order_lines[1].id];
+            example_support::print_order(order.public_id, order.id, customer, ids);
             orders.push(order);
             lines.extend(order_lines);
         }
@@ -211,17 +167,15 @@ async fn run_on<C: AppConnection>(url: &str) -> Result<Run, Box<dyn Error>> {
         let from_url: PublicId<Order> = orders[1].public_id.to_string().parse()?;
         let found = C::find_order(&mut *pool.get()?, from_url)?
             .ok_or_else(|| format!("order {from_url} not found"))?;
-        println!("found {from_url}: {}", serde_json::to_string(&found)?);
         let orders_in_table = C::count_orders(&mut *pool.get()?)?;
-        println!("{orders_in_table} orders in the table");
+        example_support::print_found(from_url, &serde_json::to_string(&found)?, orders_in_table);
         Ok::<_, Box<dyn Error>>((orders, lines, found, orders_in_table))
     }
     .await;
 
     // Shutdown: give the node ID back at once (otherwise it stays taken until the lease's TTL
     // runs out).
-    handle.release().await?;
-    println!("released node ID {}", handle.node());
+    example_support::release(&handle).await?;
     let (orders, lines, found, orders_in_table) = requests?;
     Ok(Run {
         node: handle.node(),
@@ -335,4 +289,17 @@ impl<C: AppConnection> CustomizeConnection<C, diesel::r2d2::Error> for OnConnect
     fn on_acquire(&self, conn: &mut C) -> Result<(), diesel::r2d2::Error> {
         C::on_connect(conn).map_err(diesel::r2d2::Error::QueryError)
     }
+}
+
+/// `C::establish(url)` on a thread of its own, as it blocks. (Not tokio's `spawn_blocking`: a
+/// connection attempt given up at the deadline would hold the runtime's shutdown until it ends.)
+async fn establish<C: Connection + Send + 'static>(url: &str) -> Result<C, ConnectionError> {
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    let url = url.to_owned();
+    std::thread::spawn(move || sender.send(C::establish(&url)));
+    receiver.await.unwrap_or_else(|_| {
+        Err(ConnectionError::BadConnection(
+            "the connecting thread ended".into(),
+        ))
+    })
 }

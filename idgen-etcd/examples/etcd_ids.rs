@@ -2,12 +2,19 @@
 //!
 //! `cargo run -p idgen-etcd --example etcd_ids -- http://127.0.0.1:2379`
 
+use std::process::ExitCode;
+
 use idgen_etcd::hilo::{EtcdCounter, HiLo};
 use idgen_etcd::lease::WorkerLease;
-use idgen_etcd::{Etcd, Layout, Snowflake};
+use idgen_etcd::{Etcd, Layout};
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> ExitCode {
+    // A failure is printed as one paragraph and the exit code is 1.
+    example_support::exit(run().await)
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let endpoints: Vec<String> = std::env::args().skip(1).collect();
     let etcd = if endpoints.is_empty() {
         Etcd::new(["http://127.0.0.1:2379"])
@@ -19,12 +26,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .namespace("example")
         .acquire(&etcd, &Layout::TWITTER)
         .await?;
-    let handle = lease.handle();
-    println!("leased node ID {} as {}", lease.node(), lease.holder());
-    let ids = Snowflake::builder()
-        .layout(Layout::TWITTER)
-        .lease(lease)
-        .build()?;
+    // The Snowflake generator on the leased node ID, and a handle to release it at shutdown.
+    let (ids, handle) = example_support::snowflake_on(lease)?;
 
     EtcdCounter::new(&etcd, "example")?.create(100).await?;
     let lines = HiLo::builder(&etcd)
@@ -40,7 +43,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             lines.next_id().await?
         );
     }
-    handle.release().await?;
-    println!("released; {:?}", handle.status());
+    example_support::release(&handle).await?;
     Ok(())
 }

@@ -2,12 +2,19 @@
 //!
 //! `cargo run -p idgen-redis --example redis_ids -- redis://127.0.0.1:6379/`
 
+use std::process::ExitCode;
+
+use idgen_redis::Layout;
 use idgen_redis::hilo::HiLo;
 use idgen_redis::lease::WorkerLease;
-use idgen_redis::{Layout, Snowflake};
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> ExitCode {
+    // A failure is printed as one paragraph and the exit code is 1.
+    example_support::exit(run().await)
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let url = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "redis://127.0.0.1:6379/".to_owned());
@@ -17,12 +24,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .namespace("example")
         .acquire(&client, &Layout::TWITTER)
         .await?;
-    let handle = lease.handle();
-    println!("leased node ID {} as {}", lease.node(), lease.holder());
-    let ids = Snowflake::builder()
-        .layout(Layout::TWITTER)
-        .lease(lease)
-        .build()?;
+    // The Snowflake generator on the leased node ID, and a handle to release it at shutdown.
+    let (ids, handle) = example_support::snowflake_on(lease)?;
 
     // The counter is created by the first process that needs it (an explicit
     // `RedisCounter::new(&client, "example")?.create()` does the same ahead of time).
@@ -39,7 +42,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("snowflake {snowflakes:?}  hi-lo {range:?}");
 
     // Shutdown: the node ID is free for the next process at once.
-    handle.release().await?;
-    println!("node ID {} released", handle.node());
+    example_support::release(&handle).await?;
     Ok(())
 }

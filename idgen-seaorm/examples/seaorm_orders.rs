@@ -13,10 +13,11 @@
 //! three orders, so run it twice and the second run starts on the tables the first one made.
 
 use std::error::Error;
+use std::process::ExitCode;
 
 use idgen_seaorm::hilo::HiLo;
 use idgen_seaorm::lease::WorkerLease;
-use idgen_seaorm::{Layout, PublicId, Snowflake};
+use idgen_seaorm::{Layout, PublicId};
 use sea_orm::{
     ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, Database, DatabaseConnection,
     EntityTrait, PaginatorTrait, QueryFilter, Schema,
@@ -81,53 +82,14 @@ pub mod order_line {
     impl ActiveModelBehavior for ActiveModel {}
 }
 
-/// Hi-lo IDs per counter round trip.
-const BLOCK: u64 = 100;
-/// The hi-lo counter of the order lines (a sequence on PostgreSQL and MariaDB: tables and
-/// sequences share one namespace there, so it is not named `order_lines`).
-const COUNTER: &str = "order_line_ids";
-
 /// What one run did, for the test that runs this example.
-#[derive(Debug)]
-pub struct Run {
-    /// The node ID this run leased.
-    pub node: u64,
-    /// The orders it inserted.
-    pub orders: Vec<order::Model>,
-    /// Their lines.
-    pub lines: Vec<order_line::Model>,
-    /// The order it looked up by public ID.
-    pub found: order::Model,
-    /// Orders in the table at the end, earlier runs' included.
-    pub orders_in_table: u64,
-}
+pub type Run = example_support::Run<order::Model, order_line::Model>;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn Error>> {
-    let (url, source) = database_url();
-    println!("database: {source}");
-    run(&url).await?;
-    Ok(())
-}
-
-/// The database URL, and which database it is and where the URL came from: the first argument,
-/// `DATABASE_URL`, or none (the default SQLite file).
-fn database_url() -> (String, String) {
-    let scheme = |url: &str| url.split(':').next().unwrap_or_default().to_owned();
-    if let Some(url) = std::env::args().nth(1) {
-        let source = format!("{}, URL from the first argument", scheme(&url));
-        return (url, source);
-    }
-    if let Ok(url) = std::env::var("DATABASE_URL") {
-        let source = format!("{}, URL from DATABASE_URL", scheme(&url));
-        return (url, source);
-    }
-    let file = std::env::temp_dir().join("idgen-seaorm-orders.sqlite");
-    let source = format!(
-        "SQLite file {} (no URL given: pass one as the first argument or in DATABASE_URL)",
-        file.display()
-    );
-    (format!("sqlite://{}?mode=rwc", file.display()), source)
+async fn main() -> ExitCode {
+    // On the URL of the first argument or DATABASE_URL, else a SQLite file; a failure is printed
+    // as one paragraph (what was tried, why it failed, what to do) and the exit code is 1.
+    example_support::main("idgen-seaorm-orders.sqlite", run).await
 }
 
 /// Start-up, three orders, a lookup by public ID, shutdown.
@@ -135,7 +97,8 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
     // Start-up: connect, create the application's tables, lease a node ID, build the
     // generators. `create_if_missing(true)` creates the lease table and the hi-lo counter
     // where they do not exist yet: idempotent, and safe when several instances start at once.
-    let db = Database::connect(url).await?;
+    // Within 10 s, or an error that names the database tried and what to do.
+    let db = example_support::connect(url, Database::connect(url)).await?;
     create_table(&db, order::Entity).await?;
     create_table(&db, order_line::Entity).await?;
     let lease = WorkerLease::options()
@@ -146,18 +109,12 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
         .skip_takeover_wait_for_tests_and_development(true)
         .acquire(&db, &Layout::TWITTER)
         .await?;
-    let handle = lease.handle(); // to release the node ID at shutdown
-    println!(
-        "leased node ID {} (no other live process holds it)",
-        handle.node()
-    );
-    let order_ids = Snowflake::builder()
-        .layout(Layout::TWITTER)
-        .lease(lease)
-        .build()?;
+    // The Snowflake generator on the leased node ID, and a handle to release it at shutdown.
+    let (order_ids, handle) = example_support::snowflake_on(lease)?;
+    // The order lines' IDs: blocks from one counter in the database.
     let line_ids = HiLo::builder(&db)
-        .counter(COUNTER)
-        .block(BLOCK)
+        .counter(example_support::LINE_COUNTER)
+        .block(example_support::LINE_BLOCK)
         .create_if_missing(true)
         .build()
         .await?;
@@ -167,11 +124,7 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
     let requests = async {
         // Three orders with two lines each.
         let (mut orders, mut lines) = (Vec::new(), Vec::new());
-        for (customer, items) in [
-            ("ada", ["tea", "scones"]),
-            ("grace", ["coffee", "cake"]),
-            ("edsger", ["water", "bread"]),
-        ] {
+        for (customer, items) in example_support::ORDERS {
             let order = order::ActiveModel {
                 id: Set(order_ids.next_typed_id()?),
                 customer: Set(customer.to_owned()),
@@ -189,13 +142,8 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
                 .await?;
                 lines.push(line);
             }
-            println!(
-                "order {} (key {}) for {customer}: lines {} and {}",
-                order.public_id,
-                order.id,
-                lines[lines.len() - 2].id,
-                lines[lines.len() - 1].id,
-            );
+            let order_lines = lines[lines.len() - 2..].iter().map(|line| line.id);
+            example_support::print_order(order.public_id, order.id, customer, order_lines);
             orders.push(order);
         }
 
@@ -207,17 +155,15 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
             .one(&db)
             .await?
             .ok_or_else(|| format!("order {from_url} not found"))?;
-        println!("found {from_url}: {}", serde_json::to_string(&found)?);
-        let orders_in_table = order::Entity::find().count(&db).await?;
-        println!("{orders_in_table} orders in the table");
+        let orders_in_table = order::Entity::find().count(&db).await?.try_into()?;
+        example_support::print_found(from_url, &serde_json::to_string(&found)?, orders_in_table);
         Ok::<_, Box<dyn Error>>((orders, lines, found, orders_in_table))
     }
     .await;
 
     // Shutdown: give the node ID back at once (otherwise it stays taken until the lease's TTL
     // runs out), then close the connection.
-    handle.release().await?;
-    println!("released node ID {}", handle.node());
+    example_support::release(&handle).await?;
     let (orders, lines, found, orders_in_table) = requests?;
     db.close().await?;
     Ok(Run {

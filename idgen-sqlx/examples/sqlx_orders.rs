@@ -13,10 +13,12 @@
 //! orders, so run it twice and the second run starts on the tables the first one made.
 
 use std::error::Error;
+use std::process::ExitCode;
 
+use example_support::connect;
 use idgen_sqlx::hilo::HiLo;
 use idgen_sqlx::lease::WorkerLease;
-use idgen_sqlx::{Id, Layout, PublicId, PublicIdPrefix, Snowflake};
+use idgen_sqlx::{Id, Layout, PublicId, PublicIdPrefix};
 use sqlx::{AssertSqlSafe, MySqlPool, PgPool, SqlitePool};
 
 /// An order: its key is a Snowflake ID (time-ordered, made in this process without a round
@@ -46,53 +48,14 @@ pub struct OrderLine {
     pub item: String,
 }
 
-/// Hi-lo IDs per counter round trip.
-const BLOCK: u64 = 100;
-/// The hi-lo counter of the order lines (a sequence on PostgreSQL and MariaDB: tables and
-/// sequences share one namespace there, so it is not named `order_lines`).
-const COUNTER: &str = "order_line_ids";
-
 /// What one run did, for the test that runs this example.
-#[derive(Debug)]
-pub struct Run {
-    /// The node ID this run leased.
-    pub node: u64,
-    /// The orders it inserted.
-    pub orders: Vec<Order>,
-    /// Their lines.
-    pub lines: Vec<OrderLine>,
-    /// The order it looked up by public ID.
-    pub found: Order,
-    /// Orders in the table at the end, earlier runs' included.
-    pub orders_in_table: i64,
-}
+pub type Run = example_support::Run<Order, OrderLine>;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn Error>> {
-    let (url, source) = database_url();
-    println!("database: {source}");
-    run(&url).await?;
-    Ok(())
-}
-
-/// The database URL, and which database it is and where the URL came from: the first argument,
-/// `DATABASE_URL`, or none (the default SQLite file).
-fn database_url() -> (String, String) {
-    let scheme = |url: &str| url.split(':').next().unwrap_or_default().to_owned();
-    if let Some(url) = std::env::args().nth(1) {
-        let source = format!("{}, URL from the first argument", scheme(&url));
-        return (url, source);
-    }
-    if let Ok(url) = std::env::var("DATABASE_URL") {
-        let source = format!("{}, URL from DATABASE_URL", scheme(&url));
-        return (url, source);
-    }
-    let file = std::env::temp_dir().join("idgen-sqlx-orders.sqlite");
-    let source = format!(
-        "SQLite file {} (no URL given: pass one as the first argument or in DATABASE_URL)",
-        file.display()
-    );
-    (format!("sqlite://{}?mode=rwc", file.display()), source)
+async fn main() -> ExitCode {
+    // On the URL of the first argument or DATABASE_URL, else a SQLite file; a failure is printed
+    // as one paragraph (what was tried, why it failed, what to do) and the exit code is 1.
+    example_support::main("idgen-sqlx-orders.sqlite", run).await
 }
 
 /// A pool of the kind the URL names. An application with one database uses its pool directly;
@@ -134,17 +97,11 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
             .acquire(pool, &Layout::TWITTER)
             .await?
     });
-    let handle = lease.handle(); // to release the node ID at shutdown
-    println!(
-        "leased node ID {} (no other live process holds it)",
-        handle.node()
-    );
-    let order_ids = Snowflake::builder()
-        .layout(Layout::TWITTER)
-        .lease(lease)
-        .build()?;
+    // The Snowflake generator on the leased node ID, and a handle to release it at shutdown.
+    let (order_ids, handle) = example_support::snowflake_on(lease)?;
+    // The order lines' IDs: blocks from one counter in the database.
     let line_ids = on_db!(&db, pool => {
-        HiLo::builder(pool).counter(COUNTER).block(BLOCK).create_if_missing(true).build().await?
+        HiLo::builder(pool).counter(example_support::LINE_COUNTER).block(example_support::LINE_BLOCK).create_if_missing(true).build().await?
     });
 
     // The requests, in a block of their own so that the node ID is released below even when
@@ -152,11 +109,7 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
     let requests = async {
         // Three orders with two lines each.
         let (mut orders, mut lines) = (Vec::new(), Vec::new());
-        for (customer, items) in [
-            ("ada", ["tea", "scones"]),
-            ("grace", ["coffee", "cake"]),
-            ("edsger", ["water", "bread"]),
-        ] {
+        for (customer, items) in example_support::ORDERS {
             let order = Order {
                 id: order_ids.next_typed_id()?,
                 public_id: PublicId::new(),
@@ -172,13 +125,8 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
                 db.insert_line(&line).await?;
                 lines.push(line);
             }
-            println!(
-                "order {} (key {}) for {customer}: lines {} and {}",
-                order.public_id,
-                order.id,
-                lines[lines.len() - 2].id,
-                lines[lines.len() - 1].id,
-            );
+            let order_lines = lines[lines.len() - 2..].iter().map(|line| line.id);
+            example_support::print_order(order.public_id, order.id, customer, order_lines);
             orders.push(order);
         }
 
@@ -189,17 +137,15 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
             .find_order(from_url)
             .await?
             .ok_or_else(|| format!("order {from_url} not found"))?;
-        println!("found {from_url}: {}", serde_json::to_string(&found)?);
         let orders_in_table = db.count_orders().await?;
-        println!("{orders_in_table} orders in the table");
+        example_support::print_found(from_url, &serde_json::to_string(&found)?, orders_in_table);
         Ok::<_, Box<dyn Error>>((orders, lines, found, orders_in_table))
     }
     .await;
 
     // Shutdown: give the node ID back at once (otherwise it stays taken until the lease's TTL
     // runs out), then close the pool.
-    handle.release().await?;
-    println!("released node ID {}", handle.node());
+    example_support::release(&handle).await?;
     let (orders, lines, found, orders_in_table) = requests?;
     db.close().await;
     Ok(Run {
@@ -212,11 +158,14 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
 }
 
 impl Db {
+    /// A pool, within 10 s, or an error that names the database tried and what to do.
     async fn connect(url: &str) -> Result<Db, Box<dyn Error>> {
         Ok(match url.split(':').next() {
-            Some("sqlite") => Db::Sqlite(SqlitePool::connect(url).await?),
-            Some("postgres" | "postgresql") => Db::Postgres(PgPool::connect(url).await?),
-            Some("mysql" | "mariadb") => Db::MySql(MySqlPool::connect(url).await?),
+            Some("sqlite") => Db::Sqlite(connect(url, SqlitePool::connect(url)).await?),
+            Some("postgres" | "postgresql") => {
+                Db::Postgres(connect(url, PgPool::connect(url)).await?)
+            }
+            Some("mysql" | "mariadb") => Db::MySql(connect(url, MySqlPool::connect(url)).await?),
             scheme => {
                 let scheme = scheme.unwrap_or_default();
                 return Err(format!("{scheme}: is not sqlite:, postgres: or mysql:").into());

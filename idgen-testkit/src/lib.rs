@@ -15,7 +15,8 @@
 //! ```
 
 pub mod conformance;
-mod orders_example;
+#[doc(hidden)]
+pub mod orders_example;
 
 pub use idgen_testdb::*;
 

@@ -7,6 +7,10 @@
 /// Box<dyn Error>>`, whose `Run` has `node`, `orders` (`id`, `public_id`, `customer`), `lines`
 /// (`id`), `found` and `orders_in_table`.
 ///
+/// The failures: a port nothing listens on (PostgreSQL and MySQL URLs) and a database that does
+/// not exist (on each server) make `run` fail within 10 s with one paragraph that names what was
+/// tried (kind, host, port, database, user; not the password) and what to do.
+///
 /// Each test runs the example twice on one new, empty database: both runs start up (the second
 /// on the tables, counter and lease rows the first left), insert three orders with two lines
 /// each, find the second order by its public ID, and release their node ID, so the second run
@@ -70,6 +74,55 @@ macro_rules! orders_example_suite {
             );
         }
 
+        /// The example's error for `url`, which must come within 10 s.
+        async fn failure(url: &str) -> String {
+            let started = ::std::time::Instant::now();
+            let err = $example::run(url).await.expect_err("a run on a database it cannot reach");
+            assert!(
+                started.elapsed() < ::std::time::Duration::from_secs(10),
+                "gave up after {:?}",
+                started.elapsed()
+            );
+            let text = err.to_string();
+            assert!(!text.contains('\n'), "one paragraph: {text}");
+            text
+        }
+
+        #[tokio::test]
+        async fn orders_example_names_a_refused_port() {
+            for (scheme, kind) in [("postgres", "PostgreSQL"), ("mysql", "MariaDB/MySQL")] {
+                let port = $crate::orders_example::closed_port();
+                let url = format!("{scheme}://shopper:secret@127.0.0.1:{port}/shop");
+                let text = failure(&url).await;
+                let tried = format!(
+                    "cannot connect to {kind} at 127.0.0.1:{port} (database \"shop\", user \"shopper\"): "
+                );
+                assert!(text.starts_with(&tried), "{text}");
+                assert!(text.contains("Is the server running, and listening on port"), "{text}");
+                assert!(!text.contains("secret"), "{text}");
+            }
+        }
+
+        /// The example's error for the database `idgen_no_such_db` on the server of `url`.
+        async fn missing_database(url: &str, kind: &str, create: &str) {
+            let text = failure(&$crate::orders_example::missing_database(url)).await;
+            assert!(text.starts_with(&format!("cannot connect to {kind} at ")), "{text}");
+            assert!(text.contains("database \"idgen_no_such_db\""), "{text}");
+            assert!(text.contains(&format!("Create it (`{create} ")), "{text}");
+        }
+
+        #[tokio::test]
+        async fn orders_example_names_a_missing_database_on_postgres() {
+            let db = $crate::__idgen_testdb::postgres().await.unwrap();
+            missing_database(db.url(), "PostgreSQL", "createdb").await;
+        }
+
+        #[tokio::test]
+        async fn orders_example_names_a_missing_database_on_mysql() {
+            let db = $crate::__idgen_testdb::mysql().await.unwrap();
+            missing_database(db.url(), "MariaDB/MySQL", "mysql").await;
+        }
+
         #[tokio::test]
         async fn orders_example_runs_on_sqlite() {
             let db = $crate::__idgen_testdb::sqlite().await.unwrap();
@@ -88,4 +141,23 @@ macro_rules! orders_example_suite {
             runs_twice(db.url()).await;
         }
     };
+}
+
+/// A TCP port on 127.0.0.1 that nothing listens on (bound, then closed).
+#[doc(hidden)]
+pub fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    listener.local_addr().expect("its address").port()
+}
+
+/// `url` naming the database `idgen_no_such_db` instead of its own (no test creates it).
+#[doc(hidden)]
+pub fn missing_database(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").expect("a server URL");
+    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let query = path
+        .split_once('?')
+        .map(|(_, q)| format!("?{q}"))
+        .unwrap_or_default();
+    format!("{scheme}://{authority}/idgen_no_such_db{query}")
 }

@@ -12,8 +12,8 @@ use sqlx::postgres::{PgConnectOptions, PgPool};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 
 use crate::Result;
-use crate::connect::{CONNECT_TIMEOUT, Endpoint, connect};
 use crate::leases::Leases;
+use example_support::{CONNECT_TIMEOUT, Kind, connect_to};
 
 /// How many shards the `orders` table is split into.
 pub const SHARDS: usize = 4;
@@ -234,15 +234,16 @@ async fn open_postgres(url: &str) -> Result<Cluster> {
     let options = PgConnectOptions::from_str(url)?;
     let base = options.get_database().unwrap_or("bookstore").to_owned();
     let names = database_names(&base)?;
-    let endpoint = |database: &str| Endpoint {
-        kind: "PostgreSQL",
+    let endpoint = |database: &str| example_support::Target {
+        kind: Kind::Postgres,
         host: options.get_host().to_owned(),
         port: options.get_port(),
-        database: database.to_owned(),
-        user: options.get_username().to_owned(),
+        database: Some(database.to_owned()),
+        user: Some(options.get_username().to_owned()),
     };
-    let mut admin = connect(
+    let mut admin = connect_to(
         &endpoint("postgres"),
+        CONNECT_TIMEOUT,
         options.clone().database("postgres").connect(),
     )
     .await?;
@@ -268,7 +269,9 @@ async fn open_postgres(url: &str) -> Result<Cluster> {
     let location = format!("PostgreSQL databases {}", names.join(", "));
     open_all(&names, location, async |name: &str| {
         let pool = server_pool().connect_with(options.clone().database(name));
-        Ok(Pool::Postgres(connect(&endpoint(name), pool).await?))
+        Ok(Pool::Postgres(
+            connect_to(&endpoint(name), CONNECT_TIMEOUT, pool).await?,
+        ))
     })
     .await
 }
@@ -279,15 +282,16 @@ async fn open_mysql(url: &str) -> Result<Cluster> {
     let base = options.get_database().unwrap_or("bookstore").to_owned();
     let names = database_names(&base)?;
     // The server always has the `mysql` database; the URL's own one may not exist yet.
-    let endpoint = |database: &str| Endpoint {
-        kind: "MariaDB/MySQL",
+    let endpoint = |database: &str| example_support::Target {
+        kind: Kind::MySql,
         host: options.get_host().to_owned(),
         port: options.get_port(),
-        database: database.to_owned(),
-        user: options.get_username().to_owned(),
+        database: Some(database.to_owned()),
+        user: Some(options.get_username().to_owned()),
     };
-    let mut admin = connect(
+    let mut admin = connect_to(
         &endpoint("mysql"),
+        CONNECT_TIMEOUT,
         options.clone().database("mysql").connect(),
     )
     .await?;
@@ -300,7 +304,9 @@ async fn open_mysql(url: &str) -> Result<Cluster> {
     let location = format!("MariaDB/MySQL databases {}", names.join(", "));
     open_all(&names, location, async |name: &str| {
         let pool = server_pool().connect_with(options.clone().database(name));
-        Ok(Pool::MySql(connect(&endpoint(name), pool).await?))
+        Ok(Pool::MySql(
+            connect_to(&endpoint(name), CONNECT_TIMEOUT, pool).await?,
+        ))
     })
     .await
 }

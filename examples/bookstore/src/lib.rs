@@ -6,7 +6,6 @@
 //! order a random public ID for URLs, and takes order-line IDs in hi-lo blocks from one central
 //! counter.
 
-pub mod connect;
 pub mod db;
 pub mod http;
 pub mod instance;
