@@ -313,6 +313,20 @@ pub async fn a_cancelled_call_leaves_the_applications_connections_as_they_were<S
     tokio::time::sleep(Duration::from_millis(600)).await;
 }
 
+/// A store on an application's pool of `size` connections that run with `autocommit=0`.
+async fn autocommit_off_store<S: LeaseSubject>(
+    db: &Database,
+    size: u32,
+) -> (S::Store, Box<dyn AppPool>) {
+    let spec = AppPoolSpec {
+        size,
+        on_connect: Some("SET autocommit = 0"),
+    };
+    S::app_store(db.url(), TABLE, spec)
+        .await
+        .expect("a store on an application's pool")
+}
+
 /// An application whose connections run with `autocommit=0` (MariaDB, set by the pool's
 /// `after_connect`): idgen claims, renews and releases on them, every write committed at once
 /// (seen by another session), and leaves each connection with `autocommit=0` and outside any
@@ -324,13 +338,7 @@ pub async fn an_autocommit_off_pool_keeps_its_setting_and_gets_committed_writes<
     let db = Database::fresh(S::DATABASE).await;
     db.execute(&format!("CREATE TABLE {APP_TABLE} (x INTEGER)"))
         .await;
-    let off = AppPoolSpec {
-        size: 2,
-        on_connect: Some("SET autocommit = 0"),
-    };
-    let (store, app) = S::app_store(db.url(), TABLE, off)
-        .await
-        .expect("a store on an application's pool");
+    let (store, app) = autocommit_off_store::<S>(&db, 2).await;
     S::create_table(&store).await.expect("the lease table");
     let mut writes = 0;
     assert_left_as_found(&db, &*app, 0, &mut writes, "creating the table").await;
@@ -378,13 +386,7 @@ pub async fn an_autocommit_off_pool_keeps_its_setting_and_gets_committed_writes<
     assert_left_as_found(&db, &*app, 0, &mut writes, "a release").await;
 
     // One connection, given back with the application's transaction open.
-    let one = AppPoolSpec {
-        size: 1,
-        on_connect: Some("SET autocommit = 0"),
-    };
-    let (store, app) = S::app_store(db.url(), TABLE, one)
-        .await
-        .expect("a store on an application's pool");
+    let (store, app) = autocommit_off_store::<S>(&db, 1).await;
     app.execute_each(&format!("INSERT INTO {APP_TABLE} (x) VALUES (2)"))
         .await
         .expect("the application's uncommitted write");
