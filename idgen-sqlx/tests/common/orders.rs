@@ -151,6 +151,23 @@ where
         .await
 }
 
+/// The 17-byte `gift_card` column that `$sql` reads is refused as a public ID.
+#[allow(unused_macros)]
+macro_rules! gift_card_is_refused {
+    ($pool:expr, $sql:expr) => {{
+        let err = sqlx::query_scalar::<
+            _,
+            Option<idgen_sqlx::PublicId<$crate::common::orders::GiftCard>>,
+        >($sql)
+        .fetch_one($pool)
+        .await
+        .unwrap_err();
+        $crate::common::orders::check_wrong_length(&err, 17);
+    }};
+}
+#[allow(unused_imports)]
+pub(crate) use gift_card_is_refused;
+
 /// `err` is a decode error naming a public ID of `len` bytes (a column written by other code).
 pub fn check_wrong_length(err: &sqlx::Error, len: usize) {
     let expected =
