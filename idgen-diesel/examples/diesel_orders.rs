@@ -176,14 +176,8 @@ async fn run_on<C: AppConnection>(url: &str, diesel_url: &str) -> Result<Run, Bo
     // Shutdown: give the node ID back at once (otherwise it stays taken until the lease's TTL
     // runs out).
     example_support::release(&handle).await?;
-    let (orders, lines, found, orders_in_table) = requests?;
-    Ok(Run {
-        node: handle.node(),
-        orders,
-        lines,
-        found,
-        orders_in_table,
-    })
+    let requests = requests?;
+    Ok(Run::new(handle.node(), requests))
 }
 
 /// What the example does with a connection. diesel type-checks each query for one backend, so

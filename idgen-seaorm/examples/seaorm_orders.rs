@@ -164,15 +164,9 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
     // Shutdown: give the node ID back at once (otherwise it stays taken until the lease's TTL
     // runs out), then close the connection.
     example_support::release(&handle).await?;
-    let (orders, lines, found, orders_in_table) = requests?;
+    let requests = requests?;
     db.close().await?;
-    Ok(Run {
-        node: handle.node(),
-        orders,
-        lines,
-        found,
-        orders_in_table,
-    })
+    Ok(Run::new(handle.node(), requests))
 }
 
 /// `CREATE TABLE IF NOT EXISTS` for an entity, in the connection's SQL dialect.

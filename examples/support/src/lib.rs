@@ -481,3 +481,18 @@ pub struct Run<Order, Line> {
     /// Orders in the table at the end, earlier runs' included.
     pub orders_in_table: i64,
 }
+
+impl<Order, Line> Run<Order, Line> {
+    /// The run on `node` that made `requests`: the orders, their lines, the order found by
+    /// public ID and the orders in the table.
+    pub fn new(node: u64, requests: (Vec<Order>, Vec<Line>, Order, i64)) -> Self {
+        let (orders, lines, found, orders_in_table) = requests;
+        Run {
+            node,
+            orders,
+            lines,
+            found,
+            orders_in_table,
+        }
+    }
+}

@@ -313,6 +313,17 @@ pub async fn a_cancelled_call_leaves_the_applications_connections_as_they_were<S
     tokio::time::sleep(Duration::from_millis(600)).await;
 }
 
+/// The lease row of `node` in the default namespace, and all the rows (for messages).
+async fn row_of(db: &Database, node: u64) -> (super::LeaseRow, Vec<super::LeaseRow>) {
+    let rows = db.lease_rows(TABLE, "default").await;
+    let row = rows
+        .iter()
+        .find(|r| r.node == node)
+        .expect("its row")
+        .clone();
+    (row, rows)
+}
+
 /// A store on an application's pool of `size` connections that run with `autocommit=0`.
 async fn autocommit_off_store<S: LeaseSubject>(
     db: &Database,
@@ -349,11 +360,7 @@ pub async fn an_autocommit_off_pool_keeps_its_setting_and_gets_committed_writes<
         .acquire(store.clone(), &layout(2))
         .await
         .expect("a claim on autocommit=0 connections");
-    let rows = db.lease_rows(TABLE, "default").await;
-    let row = rows
-        .iter()
-        .find(|r| r.node == lease.node())
-        .expect("its row");
+    let (row, rows) = row_of(&db, lease.node()).await;
     assert_eq!(
         row.holder.as_deref(),
         Some(lease.holder()),
@@ -367,11 +374,7 @@ pub async fn an_autocommit_off_pool_keeps_its_setting_and_gets_committed_writes<
             .await
             .expect("a renewal")
     );
-    let rows = db.lease_rows(TABLE, "default").await;
-    let row = rows
-        .iter()
-        .find(|r| r.node == lease.node())
-        .expect("its row");
+    let (row, _) = row_of(&db, lease.node()).await;
     assert_eq!(
         row.last_timestamp_ms,
         Some(last),
