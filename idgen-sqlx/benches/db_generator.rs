@@ -45,7 +45,9 @@
 //!   reported as such (default 300). The 1M insert is cancelled sooner, once it took 20 times
 //!   as long as the 100k one (at least 60 s): the linearity target is missed by then; and it is
 //!   not run when the 100k one was cancelled;
-//! - `IDGEN_BENCH_DATABASES`: `postgres`, `mysql` or both (default `postgres,mysql`).
+//! - `IDGEN_BENCH_DATABASES`: `postgres`, `mysql` or both (default `postgres,mysql`);
+//! - `IDGEN_BENCH_MYSQL_PROTOCOL`: `text` (default) or `prepared`, how the INSERTs go to
+//!   MariaDB/MySQL (`prepared` can crash MariaDB 10.11, see above: only on a server of your own).
 //!
 //! The servers come from idgen-testkit's discovery (`IDGEN_POSTGRES_URL`/`IDGEN_MYSQL_URL`,
 //! containers, or local binaries), one fresh database each, dropped at the end.
@@ -116,6 +118,7 @@ struct Config {
     bulk_timeout_ms: u64,
     postgres: bool,
     mysql: bool,
+    mysql_prepared: bool,
 }
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -153,6 +156,11 @@ impl Config {
             bulk_timeout_ms: env_or::<u64>("IDGEN_BENCH_BULK_TIMEOUT", 300) * 1000,
             postgres: databases.contains("postgres"),
             mysql: databases.contains("mysql") || databases.contains("mariadb"),
+            mysql_prepared: match std::env::var("IDGEN_BENCH_MYSQL_PROTOCOL").as_deref() {
+                Ok("prepared") => true,
+                Ok("text") | Err(_) => false,
+                Ok(other) => panic!("IDGEN_BENCH_MYSQL_PROTOCOL={other:?}: text or prepared"),
+            },
         }
     }
 }
@@ -161,10 +169,12 @@ impl Config {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Postgres,
-    /// MariaDB or MySQL (`mariadb`: sequences and the Sequence engine may exist).
+    /// MariaDB or MySQL (`mariadb`: sequences and the Sequence engine may exist;
+    /// `prepared`: the INSERTs as prepared statements instead of the text protocol).
     MySql {
         mariadb: bool,
         seq_engine: bool,
+        prepared: bool,
     },
 }
 
@@ -238,6 +248,7 @@ impl Kind {
             Kind::MySql {
                 mariadb,
                 seq_engine,
+                ..
             } => {
                 let mut setup = Vec::new();
                 if mariadb {
@@ -390,7 +401,8 @@ macro_rules! database_bench {
             /// One row into `bench_t`: with `id`, else the key from the default. Prepared on
             /// PostgreSQL; over the text protocol on MariaDB/MySQL, where MariaDB 10.11
             /// crashes under concurrent prepared INSERTs into a table whose default is
-            /// `NEXT VALUE FOR` a sequence (every key source alike, to compare them fairly).
+            /// `NEXT VALUE FOR` a sequence (every key source alike, to compare them fairly;
+            /// prepared there too with `IDGEN_BENCH_MYSQL_PROTOCOL=prepared`).
             async fn insert_row(
                 conn: &mut Conn,
                 kind: Kind,
@@ -406,6 +418,19 @@ macro_rules! database_bench {
                     }
                     (Kind::Postgres, Some(id)) => {
                         sqlx::query("INSERT INTO bench_t (id, v) VALUES ($1, $2)")
+                            .bind(id)
+                            .bind(v)
+                            .execute(&mut **conn)
+                            .await?
+                    }
+                    (Kind::MySql { prepared: true, .. }, None) => {
+                        sqlx::query("INSERT INTO bench_t (v) VALUES (?)")
+                            .bind(v)
+                            .execute(&mut **conn)
+                            .await?
+                    }
+                    (Kind::MySql { prepared: true, .. }, Some(id)) => {
+                        sqlx::query("INSERT INTO bench_t (id, v) VALUES (?, ?)")
                             .bind(id)
                             .bind(v)
                             .execute(&mut **conn)
@@ -1035,17 +1060,18 @@ fn main() {
                     .notes
                     .push("MySQL has no sequences: the sequence cells are n/a.".to_owned());
             }
-            mysql::run(
-                &db,
-                Kind::MySql {
-                    mariadb,
-                    seq_engine,
-                },
-                name,
-                &config,
-                &mut report,
-            )
-            .await;
+            let prepared = config.mysql_prepared;
+            if prepared {
+                report.conditions.push(format!(
+                    "{name}: INSERTs as prepared statements (IDGEN_BENCH_MYSQL_PROTOCOL=prepared)"
+                ));
+            }
+            let kind = Kind::MySql {
+                mariadb,
+                seq_engine,
+                prepared,
+            };
+            mysql::run(&db, kind, name, &config, &mut report).await;
             db.cleanup().await.expect("the database dropped");
         }
     });
