@@ -46,6 +46,8 @@
 //!   as long as the 100k one (at least 60 s): the linearity target is missed by then; and it is
 //!   not run when the 100k one was cancelled;
 //! - `IDGEN_BENCH_DATABASES`: `postgres`, `mysql` or both (default `postgres,mysql`);
+//! - `IDGEN_BENCH_SOURCES`: the key sources to measure, of `identity`, `sequence`, `idgen`,
+//!   `app-side` (default all; the others show n/a);
 //! - `IDGEN_BENCH_MYSQL_PROTOCOL`: `text` (default) or `prepared`, how the INSERTs go to
 //!   MariaDB/MySQL (`prepared` can crash MariaDB 10.11, see above: only on a server of your own).
 //!
@@ -119,6 +121,7 @@ struct Config {
     postgres: bool,
     mysql: bool,
     mysql_prepared: bool,
+    sources: Vec<Source>,
 }
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -156,6 +159,20 @@ impl Config {
             bulk_timeout_ms: env_or::<u64>("IDGEN_BENCH_BULK_TIMEOUT", 300) * 1000,
             postgres: databases.contains("postgres"),
             mysql: databases.contains("mysql") || databases.contains("mariadb"),
+            sources: std::env::var("IDGEN_BENCH_SOURCES")
+                .map(|list| {
+                    list.split(',')
+                        .map(|name| {
+                            THROUGHPUT_SOURCES
+                                .into_iter()
+                                .find(|s| s.name().starts_with(name.trim()))
+                                .unwrap_or_else(|| {
+                                    panic!("IDGEN_BENCH_SOURCES: no source {name:?}")
+                                })
+                        })
+                        .collect()
+                })
+                .unwrap_or_else(|_| THROUGHPUT_SOURCES.to_vec()),
             mysql_prepared: match std::env::var("IDGEN_BENCH_MYSQL_PROTOCOL").as_deref() {
                 Ok("prepared") => true,
                 Ok("text") | Err(_) => false,
@@ -509,6 +526,8 @@ macro_rules! database_bench {
                 pool: &'a Pool,
                 kind: Kind,
                 generator: &'a DbGenerator,
+                /// The key sources to measure (`IDGEN_BENCH_SOURCES`); the others are n/a.
+                sources: &'a [Source],
             }
 
             /// One throughput cell: rows/s, or `None` when the server has no such source.
@@ -520,8 +539,8 @@ macro_rules! database_bench {
                 ids: &Arc<Snowflake>,
                 label: &str,
             ) -> Option<f64> {
-                let Ctx { pool, kind, generator } = ctx;
-                if !fresh_table(pool, kind, source, generator).await {
+                let Ctx { pool, kind, generator, sources } = ctx;
+                if !sources.contains(&source) || !fresh_table(pool, kind, source, generator).await {
                     return None;
                 }
                 // Every connection is open before the clock starts.
@@ -572,8 +591,8 @@ macro_rules! database_bench {
                 timeout_ms: u64,
                 label: &str,
             ) -> Bulk {
-                let Ctx { pool, kind, generator } = ctx;
-                if !fresh_table(pool, kind, source, generator).await {
+                let Ctx { pool, kind, generator, sources } = ctx;
+                if !sources.contains(&source) || !fresh_table(pool, kind, source, generator).await {
                     return Bulk::NotAvailable;
                 }
                 let (setup, insert) = kind.bulk_sql(rows, timeout_ms);
@@ -613,8 +632,8 @@ macro_rules! database_bench {
                 level: &IsolationLevel,
                 label: &str,
             ) -> Result<Option<Isolation>, String> {
-                let Ctx { pool, kind, generator } = ctx;
-                if !fresh_table(pool, kind, source, generator).await {
+                let Ctx { pool, kind, generator, sources } = ctx;
+                if !sources.contains(&source) || !fresh_table(pool, kind, source, generator).await {
                     return Ok(None);
                 }
                 let mut conns = Vec::new();
@@ -714,6 +733,7 @@ macro_rules! database_bench {
                     pool: &pool,
                     kind,
                     generator: &generator,
+                    sources: &config.sources,
                 };
 
                 // 1. Throughput: per connection count, the sources alternate, rotating.
@@ -740,7 +760,10 @@ macro_rules! database_bench {
                             )
                             .await
                             {
-                                Some(rate) => rates[i].push(rate),
+                                Some(rate) => {
+                                    eprintln!("bench:   {rate:.0} rows/s");
+                                    rates[i].push(rate);
+                                }
                                 None => available[i] = false,
                             }
                         }
