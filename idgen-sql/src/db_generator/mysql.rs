@@ -11,7 +11,7 @@ const LEVEL_BITS: u32 = 14;
 
 /// The named lock a jump takes (with the function's name), and how long a jump waits for it.
 const LOCK_PREFIX: &str = "idgen_jump:";
-const LOCK_WAIT_S: u32 = 1;
+const LOCK_WAIT_MS: u32 = 1000;
 
 /// The names the SQL of one generator writes, quoted.
 struct Names {
@@ -139,6 +139,7 @@ BEGIN
     DECLARE v_n BIGINT;
     DECLARE v_uuid CHAR(36);
     DECLARE v_message VARCHAR(128);
+    DECLARE v_waited_since BIGINT;
     -- A jump lock this connection kept: a kill or a statement time-out cut its jump short.
     IF IS_USED_LOCK('{lock}') = CONNECTION_ID() THEN
         WHILE RELEASE_LOCK('{lock}') = 1 DO SET v_n = 0; END WHILE;
@@ -181,7 +182,9 @@ BEGIN
                 IF v_n <> v_base THEN
                     ITERATE idgen_draw;
                 END IF;
-                IF GET_LOCK('{lock}', {LOCK_WAIT_S}) = 1 THEN
+                -- Never queue for the lock (a queue handing it on one by one outlasts the tick):
+                -- a session that does not get it lets the holder finish and draws again.
+                IF GET_LOCK('{lock}', 0) = 1 THEN
                     SELECT {sum} INTO v_base FROM {from};
                     SET v_need = (CAST(v_now_tick << {seq_bits} AS SIGNED) - v_count - 1 - v_base + {seq_mask}) DIV {ticks_word};
                     IF v_need > 0 THEN
@@ -193,9 +196,14 @@ BEGIN
                         WHILE v_n > 0 DO SET v_n = v_n - 1 + 0 * NEXTVAL({b0}); END WHILE;
                     END IF;
                     WHILE RELEASE_LOCK('{lock}') = 1 DO SET v_n = 0; END WHILE;
-                ELSE
-                    SET v_message = CONCAT('idgen: connection ', COALESCE(IS_USED_LOCK('{lock}'), 0), ' held the generator''s jump lock for {LOCK_WAIT_S} s');
+                    SET v_waited_since = NULL;
+                ELSEIF v_waited_since IS NULL THEN
+                    SET v_waited_since = v_now_ms;
+                ELSEIF v_now_ms - v_waited_since > {LOCK_WAIT_MS} THEN
+                    SET v_message = CONCAT('idgen: connection ', COALESCE(IS_USED_LOCK('{lock}'), 0), ' held the generator''s jump lock for over a second');
                     SIGNAL SQLSTATE 'IDG05' SET MESSAGE_TEXT = v_message;
+                ELSE
+                    SET v_n = SLEEP(0.0001);
                 END IF;
             ELSE
                 IF v_tick > {max_ticks} THEN

@@ -125,6 +125,7 @@ DECLARE
     v_tick bigint;
     v_ahead_ms bigint;
     v_locked boolean := false;
+    v_waited_since bigint;
 BEGIN
     LOOP
         -- The fast path is six expressions: PL/pgSQL prepares each once per transaction, and
@@ -170,16 +171,30 @@ BEGIN
             -- see the base they drew with take the lock, and only a base below the target is
             -- written (no convoy of writes at every tick).
             CONTINUE WHEN pg_sequence_last_value({base}) IS DISTINCT FROM v_base;
+            -- Never queue for the lock: a queue of sessions handing it on one by one outlasts
+            -- the tick, and the next tick queues again. A session that does not get it lets
+            -- the holder finish and draws again.
             BEGIN
-                PERFORM pg_advisory_lock({LOCK_CLASS}, {lock_key});
-                v_locked := true;
-                v_base := pg_sequence_last_value({base});
-                IF v_base IS NOT NULL AND v_base <> {FENCED}
-                   AND v_base < (v_now_tick << {seq_bits}) - v_count - 1 THEN
-                    PERFORM setval({base}, (v_now_tick << {seq_bits}) - v_count - 1, true);
+                v_locked := pg_try_advisory_lock({LOCK_CLASS}, {lock_key});
+                IF v_locked THEN
+                    v_base := pg_sequence_last_value({base});
+                    IF v_base IS NOT NULL AND v_base <> {FENCED}
+                       AND v_base < (v_now_tick << {seq_bits}) - v_count - 1 THEN
+                        PERFORM setval({base}, (v_now_tick << {seq_bits}) - v_count - 1, true);
+                    END IF;
+                    PERFORM pg_advisory_unlock({LOCK_CLASS}, {lock_key});
+                    v_locked := false;
+                    v_waited_since := NULL;
+                ELSIF v_waited_since IS NULL THEN
+                    v_waited_since := v_now_ms;
+                ELSIF v_now_ms - v_waited_since > 1000 THEN
+                    RAISE EXCEPTION USING ERRCODE = 'IDG05', MESSAGE = format(
+                        'idgen: another session held the generator''s jump lock for over a second (PostgreSQL backend %s)',
+                        (SELECT string_agg(pid::text, ', ') FROM pg_locks
+                          WHERE locktype = 'advisory' AND classid = {LOCK_CLASS} AND objid = {lock_key} AND granted));
+                ELSE
+                    PERFORM pg_sleep(0.0001);
                 END IF;
-                PERFORM pg_advisory_unlock({LOCK_CLASS}, {lock_key});
-                v_locked := false;
             EXCEPTION WHEN query_canceled OR others THEN
                 IF v_locked THEN
                     PERFORM pg_advisory_unlock({LOCK_CLASS}, {lock_key});
