@@ -266,6 +266,7 @@ impl Runner<'_> {
     /// Makes the next word drawn `word` or above, and above every word drawn so far.
     async fn start_at<S: Session>(&self, session: &mut S, word: i64) -> Result<(), Error> {
         let g = self.generator;
+        let word = word.max(recent_word(g));
         match self.host {
             Host::Postgres => {
                 self.execute(session, postgres::start_at_sql(g, word), "install")
@@ -415,6 +416,26 @@ impl Runner<'_> {
             p.join(", ")
         )
     }
+}
+
+/// How far behind this host's clock a new generator starts: a little, so that a database clock
+/// a little behind this host's is not behind the first word; its first call then jumps over
+/// at most this gap (on MariaDB, about one `NEXTVAL` per tick of it).
+const START_BEHIND_MS: i64 = 20_000;
+
+/// The first word of the tick [`START_BEHIND_MS`] before now on this host's clock, or 0 (before
+/// the layout's epoch, or a clock before 1970). Starting there instead of at tick 0 spares the
+/// first call a jump over the whole time since the epoch. Any start is safe: words only need to
+/// be above the earlier holders' (`start_at` takes the larger).
+fn recent_word(g: &DbGenerator) -> i64 {
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    g.layout()
+        .ticks_at(now_ms.saturating_sub(START_BEHIND_MS))
+        .ok()
+        .and_then(|tick| i64::try_from(tick << g.layout().sequence_bits()).ok())
+        .unwrap_or(0)
 }
 
 fn store_error(operation: &'static str, err: BoxError) -> Error {

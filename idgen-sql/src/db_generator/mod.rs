@@ -89,8 +89,8 @@
 //!
 //! The function raises SQLSTATE `IDG01` (the clock moved backwards beyond the policy),
 //! `IDG02` (its node ID lease is not held: fenced or never installed), `IDG03` (the time is
-//! before the layout's epoch), `IDG04` (after the layout's last instant) or `IDG05` (MariaDB:
-//! another session held the jump lock for a second); [`DbGenerator::error_from_database`]
+//! before the layout's epoch), `IDG04` (after the layout's last instant) or `IDG05` (another
+//! session held the jump lock for over 10 s); [`DbGenerator::error_from_database`]
 //! turns the first four into the same [`Error`]s the Rust generator returns.
 //!
 //! # SQL helpers

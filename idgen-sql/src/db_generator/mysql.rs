@@ -11,7 +11,7 @@ const LEVEL_BITS: u32 = 14;
 
 /// The named lock a jump takes (with the function's name), and how long a jump waits for it.
 const LOCK_PREFIX: &str = "idgen_jump:";
-const LOCK_WAIT_MS: u32 = 1000;
+const LOCK_WAIT_MS: u32 = 10_000;
 
 /// The names the SQL of one generator writes, quoted.
 struct Names {
@@ -200,7 +200,7 @@ BEGIN
                 ELSEIF v_waited_since IS NULL THEN
                     SET v_waited_since = v_now_ms;
                 ELSEIF v_now_ms - v_waited_since > {LOCK_WAIT_MS} THEN
-                    SET v_message = CONCAT('idgen: connection ', COALESCE(IS_USED_LOCK('{lock}'), 0), ' held the generator''s jump lock for over a second');
+                    SET v_message = CONCAT('idgen: connection ', COALESCE(IS_USED_LOCK('{lock}'), 0), ' held the generator''s jump lock for over 10 s');
                     SIGNAL SQLSTATE 'IDG05' SET MESSAGE_TEXT = v_message;
                 ELSE
                     SET v_n = SLEEP(0.0001);

@@ -187,9 +187,9 @@ BEGIN
                     v_waited_since := NULL;
                 ELSIF v_waited_since IS NULL THEN
                     v_waited_since := v_now_ms;
-                ELSIF v_now_ms - v_waited_since > 1000 THEN
+                ELSIF v_now_ms - v_waited_since > 10000 THEN
                     RAISE EXCEPTION USING ERRCODE = 'IDG05', MESSAGE = format(
-                        'idgen: another session held the generator''s jump lock for over a second (PostgreSQL backend %s)',
+                        'idgen: another session held the generator''s jump lock for over 10 s (PostgreSQL backend %s)',
                         (SELECT string_agg(pid::text, ', ') FROM pg_locks
                           WHERE locktype = 'advisory' AND classid = {LOCK_CLASS} AND objid = {lock_key} AND granted));
                 ELSE
