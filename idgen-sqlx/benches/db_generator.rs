@@ -103,14 +103,6 @@ const THROUGHPUT_SOURCES: [Source; 4] = [
 /// Key sources that a column default (or trigger) gives: bulk and isolation cells.
 const DEFAULT_SOURCES: [Source; 3] = [Source::Identity, Source::Sequence, Source::Function];
 
-/// The bulk cells cancel a larger insert once it took this many times as long as the first
-/// size per tenfold rows (the target for 1M after 100k is 12).
-const LINEARITY_CAP: f64 = 20.0;
-
-const ISOLATION_SESSIONS: usize = 8;
-const ISOLATION_TRANSACTIONS: usize = 15;
-const ISOLATION_ROWS: usize = 5;
-
 /// What the run is told by its environment.
 struct Config {
     seconds: u64,
@@ -123,6 +115,14 @@ struct Config {
     mysql_prepared: bool,
     sources: Vec<Source>,
 }
+
+/// The bulk cells cancel a larger insert once it took this many times as long as the first
+/// size per tenfold rows (the target for 1M after 100k is 12).
+const LINEARITY_CAP: f64 = 20.0;
+
+const ISOLATION_SESSIONS: usize = 8;
+const ISOLATION_TRANSACTIONS: usize = 15;
+const ISOLATION_ROWS: usize = 5;
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     match std::env::var(name) {
@@ -875,14 +875,11 @@ fn print_report(report: &Report, config: &Config) {
         "\n## Single-row autocommit INSERTs\n\nRows per second ({} s per cell, median of {} round(s); in brackets the ratio to identity).\n",
         config.seconds, config.rounds
     );
-    let _ = write!(out, "| database | connections |");
-    for source in THROUGHPUT_SOURCES {
-        let _ = write!(out, " {} |", source.name());
-    }
-    let _ = writeln!(
-        out,
-        "\n|----------|------------:|{}",
-        "----------:|".repeat(THROUGHPUT_SOURCES.len())
+    table_head(
+        &mut out,
+        "connections",
+        "------------:",
+        &THROUGHPUT_SOURCES,
     );
     for (database, connections, cells) in &report.throughput {
         let _ = write!(out, "| {database} | {connections} |");
@@ -959,15 +956,7 @@ fn print_report(report: &Report, config: &Config) {
         out,
         "\n## Isolation\n\nFailed transactions of {ISOLATION_SESSIONS} sessions × {ISOLATION_TRANSACTIONS} transactions (`SELECT count(*)`, then {ISOLATION_ROWS} single-row INSERTs taking the key from the default; no retries). Target: 0.\n"
     );
-    let _ = write!(out, "| database | isolation |");
-    for source in DEFAULT_SOURCES {
-        let _ = write!(out, " {} |", source.name());
-    }
-    let _ = writeln!(
-        out,
-        "\n|----------|-----------|{}",
-        "----------:|".repeat(DEFAULT_SOURCES.len())
-    );
+    table_head(&mut out, "isolation", "-----------", &DEFAULT_SOURCES);
     let mut errors = String::new();
     for (database, level, cells) in &report.isolation {
         let _ = write!(out, "| {database} | {level} |");
@@ -1043,12 +1032,10 @@ fn main() {
             db.cleanup().await.expect("the database dropped");
         }
         if config.mysql {
-            let db = idgen_testkit::mysql()
-                .await
-                .expect("a MySQL/MariaDB server");
-            let version = mysql::scalar(db.pool(), "SELECT VERSION()")
-                .await
-                .expect("the server's version");
+            let db = idgen_testkit::mysql().await;
+            let db = db.expect("a MySQL/MariaDB server");
+            let version = mysql::scalar(db.pool(), "SELECT VERSION()").await;
+            let version = version.expect("the server's version");
             let mariadb = version.contains("MariaDB");
             let seq_engine = mariadb
                 && mysql::scalar(db.pool(), "SELECT CAST(COUNT(*) AS CHAR) FROM seq_1_to_3")
@@ -1104,4 +1091,17 @@ fn main() {
         started.elapsed().as_secs_f64()
     ));
     print_report(&report, &config);
+}
+
+/// A table's head: `database`, a second column, then one column per key source.
+fn table_head(out: &mut String, second: &str, second_rule: &str, sources: &[Source]) {
+    let _ = write!(out, "| database | {second} |");
+    for source in sources {
+        let _ = write!(out, " {} |", source.name());
+    }
+    let _ = writeln!(
+        out,
+        "\n|----------|{second_rule}|{}",
+        "----------:|".repeat(sources.len())
+    );
 }
