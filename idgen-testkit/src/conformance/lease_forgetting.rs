@@ -61,13 +61,20 @@ pub async fn a_new_row_waits_one_ttl_and_the_allowance_a_released_one_does_not<S
     // Released: exact, free at once. The bound is the last issued tick, not a wait.
     let began = now_ms();
     let next = waiting().acquire(store.clone(), &one).await.unwrap();
+    let returned = now_ms();
     let bound = next
         .previous_timestamp_ms()
         .expect("the released last timestamp");
     assert_eq!(bound, one.decompose(last).unwrap().unix_ms);
+    // The last ID may have been issued in the very millisecond this claim began.
     assert!(
-        bound < began,
+        bound <= began,
         "a released node ID must not wait: bound {bound}, claim began {began}"
+    );
+    assert!(
+        returned < began + TTL_MS as i64,
+        "a released node ID was taken only after {} ms (the TTL is {TTL_MS} ms)",
+        returned - began
     );
     let (ids, handle) = generator(next, one);
     assert!(ids.next_id().unwrap() > last);
