@@ -217,6 +217,21 @@ pub enum Error {
         missing: String,
     },
 
+    /// The counter does not exist and start-up does not create it
+    /// ([`HiLoBuilder::create_if_missing(false)`](crate::hilo::HiLoBuilder::create_if_missing),
+    /// or a store that may have forgotten it): nothing was created.
+    #[error(
+        "hi-lo counter {counter} does not exist ({missing}) and this start-up does not create it: {remedy}"
+    )]
+    HiLoCounterNotCreated {
+        /// The counter's name.
+        counter: String,
+        /// What is missing, as in [`Error::HiLoCounterMissing`].
+        missing: String,
+        /// What to do: the migration to run, or how to create the counter safely.
+        remedy: String,
+    },
+
     // ---- database-side generators (idgen-sql's db_generator) ----
     /// A database-side generator (`idgen_sql::db_generator`) could not be
     /// installed, uninstalled or called: the database's error is the source.

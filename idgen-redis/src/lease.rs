@@ -173,6 +173,11 @@ impl LeaseStore for RedisLeaseStore {
         Ok(())
     }
 
+    /// `true`: nothing to create, so nothing to refuse.
+    fn create_if_missing_by_default(&self) -> bool {
+        true
+    }
+
     async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
         let base = self.base(req.namespace)?;
         let reply: Option<(String, String, String)> = self

@@ -306,6 +306,16 @@ impl HiLoSource for SeaOrmCounter {
         Ok(self.create(block).await?)
     }
 
+    /// `true`: the counter lives in the database with the rows its IDs key.
+    fn create_if_missing_by_default(&self) -> bool {
+        true
+    }
+
+    /// [`migration_sql`](Self::migration_sql).
+    fn migration_sql(&self, block: u64) -> Option<String> {
+        Self::migration_sql(self, block).ok()
+    }
+
     fn name(&self) -> &str {
         match &self.inner {
             #[cfg(feature = "postgres")]

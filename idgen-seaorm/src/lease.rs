@@ -302,6 +302,11 @@ impl LeaseStore for SeaOrmLeaseStore {
         delegate!(&self.inner, store => store.create_if_missing().await, e => Err(e.clone().into()))
     }
 
+    /// `true`, as the sqlx stores underneath.
+    fn create_if_missing_by_default(&self) -> bool {
+        true
+    }
+
     /// idgen-sqlx's detached store: the same table on a one-connection pool of its own with
     /// the connection's connect options, independent of the runtime the connection runs on.
     fn detached(&self) -> Option<Self> {

@@ -36,6 +36,9 @@ impl LeaseStore for Lease {
     async fn create_if_missing(&self) -> Result<(), BoxError> {
         self.store.create_if_missing().await
     }
+    fn create_if_missing_by_default(&self) -> bool {
+        self.store.create_if_missing_by_default()
+    }
     fn detached(&self) -> Option<Self> {
         Some(Lease {
             db: self.db.clone(),
@@ -65,6 +68,12 @@ impl HiLoSource for Counter {
     }
     async fn create_if_missing(&self, block: u64) -> Result<(), BoxError> {
         self.counter.create_if_missing(block).await
+    }
+    fn create_if_missing_by_default(&self) -> bool {
+        self.counter.create_if_missing_by_default()
+    }
+    fn migration_sql(&self, block: u64) -> Option<String> {
+        HiLoSource::migration_sql(&self.counter, block)
     }
 }
 

@@ -197,6 +197,11 @@ impl<M: 'static, P: SqlPool<M>> LeaseStore for SqlLeaseStore<M, P> {
         self.call(CreateTable).await
     }
 
+    /// `true`: the table is looked for first and created only when missing, safely.
+    fn create_if_missing_by_default(&self) -> bool {
+        true
+    }
+
     fn detached(&self) -> Option<Self> {
         let (pool, turn) = self.pool.detach(&self.turn)?;
         Some(SqlLeaseStore {

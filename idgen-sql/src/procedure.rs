@@ -263,8 +263,22 @@ pub async fn rows<S: Session>(
 /// Creates the table if it does not exist, safely when other processes do the same at the
 /// same moment (on PostgreSQL after [`PG_DDL_LOCK`](crate::PG_DDL_LOCK); a creator that
 /// took no lock, such as a migration tool, can still collide: then it runs once more).
+///
+/// The table is looked for first and the DDL runs only when it is missing: start-up on an
+/// existing table takes no lock and needs no right to create anything (PostgreSQL checks the
+/// schema's `CREATE` privilege before it sees that a table exists, and from version 15 an
+/// ordinary user has none on `public`).
 pub async fn create_table<S: Session>(session: &mut S, sql: &LeaseSql) -> Result<(), BoxError> {
     check_outside_transaction(session).await?;
+    let probe = raw(&format!(
+        "SELECT 0 AS value FROM {} WHERE 1 = 0",
+        sql.table()
+    ));
+    match in_own_transaction!(session, session.fetch_i64(probe)).await {
+        Ok(_) => return Ok(()),
+        Err(e) if session.classify(&e) == ErrorClass::MissingRelation => {}
+        Err(e) => return Err(describe(session, sql, "look for", e)),
+    }
     let ddl = sql.create_guarded();
     in_own_transaction!(session, crate::create_if_missing(session, &ddl))
         .await
@@ -289,9 +303,12 @@ fn transient_pause(attempt: u32) -> Duration {
 /// and the driver's error as its source.
 fn describe<S: Session>(session: &S, sql: &LeaseSql, operation: &str, err: S::Error) -> BoxError {
     let hint = if session.classify(&err) == ErrorClass::MissingRelation {
-        " (create it: `create_if_missing(true)` on the lease options, `create_lease_table(&pool)`, or the migration SQL)"
+        format!(
+            " (the lease options' `create_if_missing(false)` leaves its creation to a migration: run\n{};\nor let start-up create it)",
+            sql.create_table()
+        )
     } else {
-        ""
+        String::new()
     };
     let context = format!("{operation} on lease table {}: {err}{hint}", sql.table());
     Box::new(CallError::new(context, err))

@@ -271,6 +271,16 @@ where
     async fn create_if_missing(&self, block: u64) -> Result<(), BoxError> {
         on_connection!(self, |session, sql| sql.create_on(session, block)).await
     }
+
+    /// `true`: the counter lives in the database with the rows its IDs key.
+    fn create_if_missing_by_default(&self) -> bool {
+        true
+    }
+
+    /// [`migration_sql`](Self::migration_sql).
+    fn migration_sql(&self, block: u64) -> Option<String> {
+        Self::migration_sql(self, block).ok()
+    }
 }
 
 impl<C: AsyncDieselConnection> crate::hilo::IntoHiLoSource<crate::async_session::DieselAsyncMarker>

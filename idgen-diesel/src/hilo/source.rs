@@ -259,6 +259,16 @@ impl<C: DieselConnection + Send> HiLoSource for DieselCounter<C> {
         self.blocking(move |session, sql| block_on(sql.create_on(session, block)))
             .await
     }
+
+    /// `true`: the counter lives in the database with the rows its IDs key.
+    fn create_if_missing_by_default(&self) -> bool {
+        true
+    }
+
+    /// [`migration_sql`](Self::migration_sql).
+    fn migration_sql(&self, block: u64) -> Option<String> {
+        Self::migration_sql(self, block).ok()
+    }
 }
 
 impl<C: DieselConnection + Send> IntoHiLoSource<R2d2Marker> for DieselPool<C> {

@@ -21,7 +21,8 @@ pub(crate) struct Options {
     pub(crate) counter: String,
     pub(crate) block: u64,
     pub(crate) adopt_database_increment: bool,
-    pub(crate) create_if_missing: bool,
+    /// `None`: the source's own default ([`HiLoSource::create_if_missing_by_default`]).
+    pub(crate) create_if_missing: Option<bool>,
     pub(crate) prefetch: bool,
     pub(crate) low_water_factor: f64,
     pub(crate) min_low_water: u64,
@@ -75,7 +76,7 @@ impl Default for Options {
             counter: DEFAULT_COUNTER.to_owned(),
             block: 1000,
             adopt_database_increment: false,
-            create_if_missing: false,
+            create_if_missing: None,
             prefetch: true,
             low_water_factor: 3.0,
             min_low_water: 1,
@@ -256,23 +257,32 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
         self
     }
 
-    /// Creates the counter at start-up if it does not exist yet (default `false`): a sequence
-    /// with increment [`block`](Self::block), or the counter table and the counter's row,
+    /// Whether start-up creates the counter when it finds it missing: a sequence with
+    /// increment [`block`](Self::block), or the counter table and the counter's row,
     /// idempotently and safely when many processes start at the same moment (see
-    /// [`HiLoSource::create_if_missing`](crate::hilo::HiLoSource::create_if_missing)). An
-    /// existing counter is left as it is, and its increment is still checked. So the block size
-    /// is given once, and an empty database needs no migration:
+    /// [`HiLoSource::create_if_missing`](crate::hilo::HiLoSource::create_if_missing)).
+    ///
+    /// The default is the source's ([`HiLoSource::create_if_missing_by_default`]): `true` for
+    /// the SQL databases of the adapter crates, so `HiLo::new(pool, 1000)` works on an empty
+    /// database and on every restart; `false` for Redis and etcd, which can forget a counter
+    /// whose IDs live on (created again at 1, it would hand them out twice).
+    ///
+    /// Start-up first looks for the counter and creates it only when it is missing, so an
+    /// existing counter is never touched (a database user without the right to create
+    /// anything can run it) and its increment is still checked. With `false`, a missing
+    /// counter fails start-up with [`Error::HiLoCounterNotCreated`](crate::Error::HiLoCounterNotCreated),
+    /// which gives the migration to run: for teams whose migrations own the schema.
     ///
     /// ```
     /// # use idgen_engine::hilo::{HiLo, MemorySource};
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-    /// // With idgen-sqlx: HiLo::builder(&pool).block(1000).create_if_missing(true).build().await?
-    /// let ids = HiLo::builder(MemorySource::new()).block(1000).create_if_missing(true).build().await?;
+    /// // With idgen-sqlx: HiLo::builder(&pool).block(1000).create_if_missing(false).build().await?
+    /// let ids = HiLo::builder(MemorySource::new()).block(1000).create_if_missing(false).build().await?;
     /// assert_eq!(ids.next_id().await?, 1);
     /// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
     /// ```
     pub fn create_if_missing(mut self, create: bool) -> Self {
-        self.options.create_if_missing = create;
+        self.options.create_if_missing = Some(create);
         self
     }
 

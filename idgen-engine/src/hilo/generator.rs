@@ -87,6 +87,36 @@ impl std::fmt::Debug for HiLo {
     }
 }
 
+/// What is missing, when `err` (or one of its sources) says the counter does not exist.
+fn missing_counter(err: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut next = Some(err);
+    while let Some(err) = next {
+        if let Some(Error::HiLoCounterMissing { missing, .. }) = err.downcast_ref::<Error>() {
+            return Some(missing.clone());
+        }
+        next = err.source();
+    }
+    None
+}
+
+/// The refusal of a missing counter that start-up does not create, naming the migration.
+fn not_created<S: HiLoSource>(source: &S, counter: &str, missing: String, block: u64) -> Error {
+    let remedy = match source.migration_sql(block) {
+        Some(sql) => format!(
+            "run its migration first:\n{sql};\n(or let start-up create it: `create_if_missing(true)` on the HiLo builder)"
+        ),
+        None => "create it once with the counter's `create` (or `create_if_missing(true)` on the HiLo builder), \
+             but only where it never existed: a counter created again after the store lost it \
+             starts at 1 and hands out IDs already issued; restore it above the highest ID in use instead"
+            .to_owned(),
+    };
+    Error::HiLoCounterNotCreated {
+        counter: counter.to_owned(),
+        missing,
+        remedy,
+    }
+}
+
 impl HiLo {
     /// Starts a generator taking blocks of `block` IDs from `source`: a [`HiLoSource`], or in
     /// the adapter crates a connection pool (`HiLo::new(pool, 1000)`). Reads the counter's
@@ -133,17 +163,33 @@ impl HiLo {
             timeout_ms,
             waiting_for,
         };
-        if options.create_if_missing {
-            tokio::time::timeout_at(deadline, source.create_if_missing(options.block))
+        let create = options
+            .create_if_missing
+            .unwrap_or_else(|| source.create_if_missing_by_default());
+        let check = || async {
+            tokio::time::timeout_at(deadline, source.increment())
                 .await
-                .map_err(|_| timed_out("the counter's creation"))?
-                .map_err(|err| source_error(&counter, err))?;
+                .map_err(|_| timed_out("the counter's increment check"))
+        };
+        // Looked for first, created only when missing: an existing counter is never touched.
+        let increment = match check().await? {
+            Err(err) => match missing_counter(&*err) {
+                Some(_) if create => {
+                    tokio::time::timeout_at(deadline, source.create_if_missing(options.block))
+                        .await
+                        .map_err(|_| timed_out("the counter's creation"))?
+                        .map_err(|err| source_error(&counter, err))?;
+                    check().await?
+                }
+                Some(missing) => {
+                    return Err(not_created(&source, &counter, missing, options.block));
+                }
+                None => Err(err),
+            },
+            found => found,
         }
+        .map_err(|err| source_error(&counter, err))?;
         let source: Arc<dyn DynSource> = Arc::new(source);
-        let increment = tokio::time::timeout_at(deadline, source.increment())
-            .await
-            .map_err(|_| timed_out("the counter's increment check"))?
-            .map_err(|err| source_error(&counter, err))?;
         let block = match increment {
             Increment::Fixed(database) if database != options.block => {
                 if !options.adopt_database_increment {

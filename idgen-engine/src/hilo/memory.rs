@@ -218,6 +218,11 @@ impl HiLoSource for MemorySource {
         Ok(())
     }
 
+    /// `true`: the counter lives and dies with the process that reads it.
+    fn create_if_missing_by_default(&self) -> bool {
+        true
+    }
+
     async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
         let latency = self.shared.latency_ns.load(Ordering::Relaxed);
         if latency > 0 {

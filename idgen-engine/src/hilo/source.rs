@@ -169,6 +169,36 @@ pub trait HiLoSource: Send + Sync + 'static {
         );
         async move { Err(message.into()) }
     }
+
+    /// Whether start-up creates this counter when it finds it missing, unless the builder says
+    /// otherwise ([`HiLoBuilder::create_if_missing`](crate::hilo::HiLoBuilder::create_if_missing)).
+    ///
+    /// `true` where a missing counter means a new schema: a SQL database keeps the counter with
+    /// the rows its IDs key, so a database without it has none of them either. The default is
+    /// `false`, for stores that can forget a counter while the IDs it gave out live on elsewhere
+    /// (Redis restarted without persistence, an etcd restored from an old snapshot): created
+    /// again at 1, such a counter would hand out those IDs a second time.
+    ///
+    /// ```
+    /// use idgen_engine::hilo::{HiLoSource, MemorySource};
+    /// assert!(MemorySource::new().create_if_missing_by_default());
+    /// ```
+    fn create_if_missing_by_default(&self) -> bool {
+        false
+    }
+
+    /// The DDL that creates this counter for blocks of `block` IDs, for the team whose
+    /// migrations own the schema: start-up names it when the counter is missing and creation
+    /// is off. `None` (the default) for a store without DDL.
+    ///
+    /// ```
+    /// use idgen_engine::hilo::{HiLoSource, MemorySource};
+    /// assert_eq!(MemorySource::new().migration_sql(1000), None);
+    /// ```
+    fn migration_sql(&self, block: u64) -> Option<String> {
+        let _ = block;
+        None
+    }
 }
 
 /// Anything [`HiLo::new`](crate::hilo::HiLo::new) accepts: a [`HiLoSource`] itself, or (in the
@@ -224,7 +254,6 @@ pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub(crate) trait DynSource: Send + Sync + 'static {
     fn allocate(&self, size: u64) -> BoxFuture<'_, Result<i64, BoxError>>;
     fn allocate_blocks(&self, size: u64, count: u64) -> BoxFuture<'_, Result<Vec<i64>, BoxError>>;
-    fn increment(&self) -> BoxFuture<'_, Result<Increment, BoxError>>;
     fn name(&self) -> &str;
 }
 
@@ -235,10 +264,6 @@ impl<S: HiLoSource> DynSource for S {
 
     fn allocate_blocks(&self, size: u64, count: u64) -> BoxFuture<'_, Result<Vec<i64>, BoxError>> {
         Box::pin(HiLoSource::allocate_blocks(self, size, count))
-    }
-
-    fn increment(&self) -> BoxFuture<'_, Result<Increment, BoxError>> {
-        Box::pin(HiLoSource::increment(self))
     }
 
     fn name(&self) -> &str {

@@ -77,6 +77,11 @@ impl LeaseStore for MemoryLeaseStore {
         Ok(())
     }
 
+    /// `true`: nothing to create, so nothing to refuse.
+    fn create_if_missing_by_default(&self) -> bool {
+        true
+    }
+
     async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
         let now = self.clock.now_ms();
         let expires_at_ms = now + req.ttl.as_millis() as i64;

@@ -119,6 +119,19 @@ pub trait LeaseStore: Send + Sync + 'static {
         async { Err("this lease store cannot create its table; create it before start-up".into()) }
     }
 
+    /// Whether a claim calls [`create_if_missing`](LeaseStore::create_if_missing) first when
+    /// the options do not say ([`LeaseOptions::create_if_missing`](crate::lease::LeaseOptions::create_if_missing)):
+    /// `true` for the stores of the idgen crates, which create what they need safely; `false`
+    /// (the default) for a store that does not say, such as a wrapper around another store.
+    ///
+    /// ```
+    /// use idgen_engine::lease::{LeaseStore, MemoryLeaseStore};
+    /// assert!(MemoryLeaseStore::new().create_if_missing_by_default());
+    /// ```
+    fn create_if_missing_by_default(&self) -> bool {
+        false
+    }
+
     /// A copy of this store that does not depend on the async runtime it was made on: it opens
     /// connections of its own when first used. `None` (the default) if the store cannot make one.
     ///

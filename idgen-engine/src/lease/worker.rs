@@ -165,7 +165,8 @@ pub struct LeaseOptions {
     capacity: Option<u64>,
     holder: Option<String>,
     clock: Arc<dyn Clock>,
-    create_if_missing: bool,
+    /// `None`: the store's own default ([`LeaseStore::create_if_missing_by_default`]).
+    create_if_missing: Option<bool>,
     takeover_wait: bool,
 }
 
@@ -198,7 +199,7 @@ impl Default for LeaseOptions {
             capacity: None,
             holder: None,
             clock: Arc::new(SystemClock::new()),
-            create_if_missing: false,
+            create_if_missing: None,
             takeover_wait: true,
         }
     }
@@ -300,25 +301,33 @@ impl LeaseOptions {
         self
     }
 
-    /// Creates what the store needs (the lease table of a database store) before the claim if
-    /// it does not exist yet (default `false`): idempotent, and safe when many processes start
-    /// at the same moment (see [`LeaseStore::create_if_missing`]). So an empty database needs
-    /// no migration:
+    /// Whether the claim creates what the store needs (the lease table of a database store)
+    /// when it is missing (default: the store's
+    /// [`create_if_missing_by_default`](LeaseStore::create_if_missing_by_default), `true` for
+    /// every store of the idgen crates): looked for first, created only when missing, and
+    /// safe when many processes start at the same moment (see
+    /// [`LeaseStore::create_if_missing`]). So `WorkerLease::acquire(&pool, &layout)` works on
+    /// an empty database and on every restart, like `HiLo::new(pool, 1000)`.
+    ///
+    /// Unlike a hi-lo counter, a lease table created again after a store lost it is safe:
+    /// a claim of a new row waits one TTL and the clock allowance before it issues. With
+    /// `false` (migrations own the schema), a missing table fails the claim with an error
+    /// that gives the DDL to run.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), idgen_engine::Error> {
     /// use idgen_engine::lease::{MemoryLeaseStore, WorkerLease};
-    /// // With idgen-sqlx: WorkerLease::options().create_if_missing(true).acquire(&pool, &Layout::TWITTER)
+    /// // With idgen-sqlx: WorkerLease::options().create_if_missing(false).acquire(&pool, &Layout::TWITTER)
     /// let lease = WorkerLease::options()
-    ///     .create_if_missing(true)
+    ///     .create_if_missing(false)
     ///     .acquire(MemoryLeaseStore::new(), &idgen_core::Layout::TWITTER)
     ///     .await?;
     /// assert_eq!(lease.node(), 0);
     /// # Ok(()) }
     /// ```
     pub fn create_if_missing(mut self, create: bool) -> Self {
-        self.create_if_missing = create;
+        self.create_if_missing = Some(create);
         self
     }
 
@@ -408,7 +417,10 @@ impl LeaseOptions {
             ));
         }
         let store = store.into_lease_store(&self.table);
-        if self.create_if_missing {
+        let create = self
+            .create_if_missing
+            .unwrap_or_else(|| store.create_if_missing_by_default());
+        if create {
             timed("create", t.store_timeout, store.create_if_missing()).await?;
         }
         let namespace = self.namespace.clone();

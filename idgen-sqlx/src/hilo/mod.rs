@@ -7,14 +7,16 @@
 //! use idgen_sqlx::hilo::{HiLo, SqliteCounter};
 //!
 //! let pool = sqlx::SqlitePool::connect("sqlite::memory:").await?; // or a PgPool, a MySqlPool
-//! SqliteCounter::new(&pool, "hilo")?.create(1000).await?;          // once, or a migration
 //!
-//! let ids = HiLo::new(pool.clone(), 1000).await?; // the counter "hilo"
+//! let ids = HiLo::new(pool.clone(), 1000).await?; // the counter "hilo", created if missing
 //! assert_eq!(ids.next_id().await?, 1);
 //! assert_eq!(ids.next_id().await?, 2);
 //!
-//! let orders = HiLo::builder(pool.clone()).counter("orders").block(1000).build().await;
-//! assert!(orders.unwrap_err().to_string().contains("no row 'orders' in table idgen_hilo"));
+//! // Where migrations own the schema: a missing counter is refused, naming the migration.
+//! let orders = HiLo::builder(pool.clone()).counter("orders").create_if_missing(false).build().await;
+//! let err = orders.unwrap_err().to_string();
+//! assert!(err.contains("no row 'orders' in table idgen_hilo"));
+//! assert!(err.contains("INSERT OR IGNORE INTO idgen_hilo (name, next_val) VALUES ('orders', 1)"));
 //! # Ok(()) }
 //! ```
 //!
@@ -38,8 +40,11 @@
 //! increment differs from the block size is refused with
 //! [`Error::HiLoIncrementMismatch`] naming both numbers
 //! (or adopted with [`HiLoBuilder::adopt_database_increment`]). A missing sequence, table or row
-//! is [`Error::HiLoCounterMissing`] (wrapped in
-//! [`Error::HiLoSource`]).
+//! is created at start-up (looked for first, so an existing counter is never touched and a user
+//! without the right to create anything can start); with
+//! [`HiLoBuilder::create_if_missing`]`(false)` it is [`Error::HiLoCounterNotCreated`], which
+//! gives the migration to run. One that disappears while running is [`Error::HiLoCounterMissing`]
+//! (wrapped in [`Error::HiLoSource`]).
 //!
 //! # Per database
 //!
@@ -120,6 +125,7 @@
 //! [`HiLoBuilder::counter`]: crate::hilo::HiLoBuilder::counter
 //! [`HiLoBuilder::adopt_database_increment`]: crate::hilo::HiLoBuilder::adopt_database_increment
 //! [`HiLoBuilder::adaptive`]: crate::hilo::HiLoBuilder::adaptive
+//! [`HiLoBuilder::create_if_missing`]: crate::hilo::HiLoBuilder::create_if_missing
 //! [`Increment::PerCall`]: crate::hilo::Increment::PerCall
 
 mod counter;

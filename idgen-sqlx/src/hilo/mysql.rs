@@ -264,6 +264,16 @@ impl HiLoSource for MySqlCounter {
         Ok(self.create(block).await?)
     }
 
+    /// `true`: the counter lives in the database with the rows its IDs key.
+    fn create_if_missing_by_default(&self) -> bool {
+        true
+    }
+
+    /// [`migration_sql`](Self::migration_sql): the detected mode's, once start-up looked.
+    fn migration_sql(&self, block: u64) -> Option<String> {
+        Self::migration_sql(self, block).ok()
+    }
+
     fn name(&self) -> &str {
         &self.name
     }

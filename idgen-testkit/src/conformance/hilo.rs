@@ -216,9 +216,15 @@ pub async fn the_increment_is_checked_at_start_up<H: HiLoSubject>() {
     assert_eq!(ids.next_id().await.unwrap(), 1);
 }
 
-/// A counter that was never created is refused at start-up, naming what is missing; a counter
-/// name that could not be written into SQL is refused, naming it.
-pub async fn a_missing_counter_and_a_refused_name_are_named<H: HiLoSubject>() {
+/// A counter that was never created (issue 27, item 1): `HiLo::new` creates it on a SQL
+/// database, where the counter lives with the rows its IDs key, and finds it again on a
+/// restart; a key-value store, which can forget a counter whose IDs live on, refuses. With
+/// `create_if_missing(false)` every store refuses, naming what is missing and (on SQL) the
+/// migration to run, and creates nothing. A counter name that could not be written into SQL
+/// is refused, naming it.
+pub async fn a_missing_counter_is_created_at_start_up_or_refused_with_its_migration<
+    H: HiLoSubject,
+>() {
     let db = Database::fresh(H::DATABASE).await;
     let kind = counter_kind::<H>(&db).await;
     let missing = if let Some(keys) = db.key_prefix() {
@@ -231,11 +237,60 @@ pub async fn a_missing_counter_and_a_refused_name_are_named<H: HiLoSubject>() {
     } else {
         format!("no sequence named {COUNTER}")
     };
-    let err = HiLo::new(open_source::<H>(db.url()).await, BLOCK)
+    let sql = db.key_prefix().is_none();
+    let source = open_source::<H>(db.url()).await;
+    assert_eq!(
+        source.create_if_missing_by_default(),
+        sql,
+        "SQL sources create a missing counter by default, key-value stores never"
+    );
+
+    let err = HiLo::builder(source.clone())
+        .block(BLOCK)
+        .create_if_missing(false)
+        .build()
         .await
-        .expect_err("a missing counter is refused");
-    assert!(matches!(err, Error::HiLoSource { .. }), "{err:?}");
-    assert!(err.to_string().contains(&missing), "{err}");
+        .expect_err("a missing counter is refused when creation is off");
+    let still = source.increment().await.expect_err("nothing was created");
+    assert!(still.to_string().contains(&missing), "{still}");
+    let Error::HiLoCounterNotCreated {
+        missing: named,
+        remedy,
+        ..
+    } = &err
+    else {
+        panic!("expected HiLoCounterNotCreated, got {err:?}");
+    };
+    assert!(named.contains(&missing), "{err}");
+    if sql {
+        let migration = source.migration_sql(BLOCK).expect("a SQL source has DDL");
+        assert!(
+            remedy.contains(&migration),
+            "{err} does not give {migration}"
+        );
+    } else {
+        assert!(remedy.contains("starts at 1"), "{err}");
+    }
+
+    let started = HiLo::new(source.clone(), BLOCK).await;
+    if sql {
+        let first = started
+            .expect("HiLo::new creates the counter")
+            .next_id()
+            .await;
+        assert_eq!(first.unwrap(), 1);
+        // A restart finds the counter and goes on above what the first instance took.
+        let again = HiLo::new(open_source::<H>(db.url()).await, BLOCK)
+            .await
+            .expect("HiLo::new on a restart");
+        assert!(again.next_id().await.unwrap() > BLOCK as i64);
+    } else {
+        let err = started.expect_err("a key-value store never recreates a counter");
+        assert!(
+            matches!(err, Error::HiLoCounterNotCreated { .. }),
+            "{err:?}"
+        );
+    }
 
     let refused = "orders; DROP TABLE x";
     let err = H::source(db.url(), refused).await.err().expect("refused");

@@ -17,7 +17,7 @@
 macro_rules! lease_suite {
     (@extra sql $subject:ty) => {
         $crate::__conformance_cases!(lease<$subject>:
-            a_missing_table_is_named_with_a_hint,
+            a_missing_table_is_created_by_the_claim_or_refused_with_its_ddl,
             a_custom_table_in_a_schema_and_a_refused_name,
         );
         $crate::__conformance_cases!(connections<$subject>:
@@ -107,7 +107,7 @@ macro_rules! hilo_suite {
         $crate::__conformance_module!($name {
             $crate::__conformance_cases!(hilo<$subject>:
                 the_increment_is_checked_at_start_up,
-                a_missing_counter_and_a_refused_name_are_named,
+                a_missing_counter_is_created_at_start_up_or_refused_with_its_migration,
                 blocks_follow_pooled_lo_arithmetic,
                 a_counter_set_back_fails_closed,
                 the_database_going_away_and_coming_back,

@@ -1,12 +1,13 @@
 //! Instances that start together: processes that run the whole start-up (create the lease
 //! table, acquire a lease, create the hi-lo counter, start hi-lo, take an ID) on an empty
 //! database at the same moment all succeed, both with the explicit `create` calls and with the
-//! one-call form (`create_if_missing(true)` on the lease options and the hi-lo builder).
+//! one-call form (`WorkerLease::acquire` and `HiLo::new`, which create what is missing; on etcd
+//! and Redis, whose counters are never created by default, `create_if_missing(true)`).
 
 use std::collections::HashSet;
 
 use idgen_core::Layout;
-use idgen_engine::hilo::HiLo;
+use idgen_engine::hilo::{HiLo, HiLoSource};
 use idgen_engine::lease::WorkerLease;
 
 use super::Database;
@@ -25,7 +26,7 @@ const BLOCK: u64 = 100;
 /// Eight processes start together on each of twenty empty databases (lease store `L`, hi-lo
 /// source `H`, on the same database): all 160 start-ups succeed, the eight of each database
 /// hold distinct node IDs and drew distinct IDs. On even databases they create the table and
-/// the counter with explicit calls, on odd ones with `create_if_missing(true)`.
+/// the counter with explicit calls, on odd ones with the one-call form.
 pub async fn eight_processes_start_together_on_twenty_empty_databases<L, H>(children: Children)
 where
     L: LeaseSubject,
@@ -130,7 +131,9 @@ pub fn child_main<L: LeaseSubject, H: HiLoSubject>() {
 enum StartUp {
     /// Create the table, acquire, create the counter, start hi-lo, draw.
     Explicit,
-    /// Acquire and start hi-lo with `create_if_missing(true)` (the block size given once), draw.
+    /// Acquire and start hi-lo with their defaults, which create what is missing (the block
+    /// size given once; `create_if_missing(true)` for a counter the store never creates by
+    /// default), draw.
     CreatingWhatIsMissing,
 }
 
@@ -154,7 +157,6 @@ async fn start_up<L: LeaseSubject, H: HiLoSubject>(
                 .map_err(|e| format!("acquire: {e}"))?
         }
         StartUp::CreatingWhatIsMissing => no_wait()
-            .create_if_missing(true)
             .acquire(store, &Layout::TWITTER)
             .await
             .map_err(|e| format!("acquire, creating the table: {e}"))?,
@@ -170,6 +172,11 @@ async fn start_up<L: LeaseSubject, H: HiLoSubject>(
             HiLo::new(source, BLOCK)
                 .await
                 .map_err(|e| format!("start hi-lo: {e}"))?
+        }
+        StartUp::CreatingWhatIsMissing if source.create_if_missing_by_default() => {
+            HiLo::new(source, BLOCK)
+                .await
+                .map_err(|e| format!("start hi-lo, creating the counter: {e}"))?
         }
         StartUp::CreatingWhatIsMissing => HiLo::builder(source)
             .block(BLOCK)
