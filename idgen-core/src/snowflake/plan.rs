@@ -135,14 +135,15 @@ impl Requirements {
         Requirements { epoch_ms, ..self }
     }
 
-    /// The lifetime asked for, in milliseconds (`years` × [`YEAR_MS`]).
+    /// The lifetime asked for, in milliseconds (`years` × [`YEAR_MS`], saturating at `u64::MAX`:
+    /// far past what any layout can last).
     ///
     /// ```
     /// # use idgen_core::snowflake::plan::Requirements;
     /// assert_eq!(Requirements::new(1, 1, 2).lifetime_ms(), 63_113_904_000);
     /// ```
     pub fn lifetime_ms(&self) -> u64 {
-        u64::from(self.years) * YEAR_MS
+        u64::from(self.years).saturating_mul(YEAR_MS)
     }
 
     /// Whether `layout` meets these requirements: its epoch, and its
@@ -223,7 +224,9 @@ pub enum PlanError {
     #[error("0 nodes: a layout is planned for at least 1 node")]
     ZeroNodes,
     /// `rate_per_node` is 0.
-    #[error("a rate of 0 IDs per second: a layout is planned for at least 1 ID per second per node")]
+    #[error(
+        "a rate of 0 IDs per second: a layout is planned for at least 1 ID per second per node"
+    )]
     ZeroRate,
     /// `years` is 0.
     #[error("a lifetime of 0 years: a layout is planned for at least 1 year")]
@@ -313,14 +316,14 @@ impl TooWide {
 impl fmt::Display for TooWide {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let r = &self.requirements;
+        let nodes = counted(r.nodes, "node", "nodes");
+        let rate = counted(r.rate_per_node, "ID/s", "IDs/s");
+        let years = counted(u64::from(r.years), "year", "years");
         write!(
             f,
-            "{} bits cannot hold {} nodes × {} IDs/s per node for {} years: that needs {} bits \
+            "{} bits cannot hold {nodes} × {rate} per node for {years}: that needs {} bits \
              (node {} + sequence {} + timestamp {}, {} ticks), {} more than the {} allowed; ",
             r.max_bits,
-            r.nodes,
-            r.rate_per_node,
-            r.years,
             self.needs_bits(),
             self.node_bits,
             self.sequence_bits,
@@ -330,34 +333,33 @@ impl fmt::Display for TooWide {
             r.max_bits,
         )?;
         let mut options = Vec::new();
-        if let Some(years) = self.max_years {
-            options.push(format!(
-                "{} nodes × {} IDs/s last at most {years} years",
-                r.nodes, r.rate_per_node
-            ));
+        if let Some(y) = self.max_years {
+            let y = counted(u64::from(y), "year", "years");
+            options.push(format!("{nodes} × {rate} last at most {y}"));
         }
-        if let Some(rate) = self.max_rate_per_node {
-            options.push(format!(
-                "{} nodes for {} years allow at most {rate} IDs/s per node",
-                r.nodes, r.years
-            ));
+        if let Some(v) = self.max_rate_per_node {
+            let v = counted(v, "ID/s", "IDs/s");
+            options.push(format!("{nodes} for {years} allow at most {v} per node"));
         }
-        if let Some(nodes) = self.max_nodes {
-            options.push(format!(
-                "{} IDs/s for {} years allow at most {nodes} nodes",
-                r.rate_per_node, r.years
-            ));
+        if let Some(n) = self.max_nodes {
+            let n = counted(n, "node", "nodes");
+            options.push(format!("{rate} for {years} allow at most {n}"));
         }
         if options.is_empty() {
             write!(
                 f,
-                "within {} bits not even one of the three can be met with the other two as asked",
+                "within {} bits not one of the three can be met with the other two as asked",
                 r.max_bits
             )
         } else {
             write!(f, "within {} bits: {}", r.max_bits, options.join(", "))
         }
     }
+}
+
+/// `1 node`, `2 nodes`.
+fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// `1 ms`, `10 ms`, `1 s`, `1500 ms`: a tick length for messages.
@@ -505,7 +507,11 @@ fn build(r: &Requirements, w: Width, node_bits: u32) -> Result<Layout, PlanError
 
 /// The fewest bits that count `n` values (`0..n`): 1 → 0, 2 → 1, 1024 → 10, 1025 → 11.
 fn bits_for(n: u128) -> u32 {
-    if n <= 1 { 0 } else { 128 - (n - 1).leading_zeros() }
+    if n <= 1 {
+        0
+    } else {
+        128 - (n - 1).leading_zeros()
+    }
 }
 
 /// The milliseconds a layout from `epoch_ms` may span: up to and including `i64::MAX`.
