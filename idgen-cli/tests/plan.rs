@@ -225,3 +225,30 @@ fn bad_inputs_are_errors_not_panics() {
         idgen(&[&["plan"][..], &args].concat()).assert().code(2);
     }
 }
+
+/// The README's `idgen plan` examples are what `idgen` prints (stdout, or stderr for the
+/// refusal).
+#[test]
+fn the_readme_examples_are_the_real_output() {
+    let readme = include_str!("../README.md");
+    for (command, success) in [
+        (
+            "idgen plan --nodes 1024 --rate 100000/s --years 50 --epoch 2026-01-01T00:00:00Z",
+            true,
+        ),
+        (
+            "idgen plan --nodes 1024 --rate 100000/s --years 50 --max-bits 53",
+            false,
+        ),
+    ] {
+        let start = format!("$ {command}\n");
+        let from = readme.find(&start).expect("README has the example") + start.len();
+        let len = readme[from..].find("\n$ ").or(readme[from..].find("```")).unwrap();
+        let shown = readme[from..from + len].trim_end();
+        let args: Vec<&str> = command.split_whitespace().skip(1).collect();
+        let out = idgen(&args).assert().get_output().clone();
+        assert_eq!(out.status.success(), success, "{command}");
+        let printed = String::from_utf8(if success { out.stdout } else { out.stderr }).unwrap();
+        assert_eq!(printed.trim_end(), shown, "{command}");
+    }
+}
