@@ -243,7 +243,10 @@ fn the_readme_examples_are_the_real_output() {
     ] {
         let start = format!("$ {command}\n");
         let from = readme.find(&start).expect("README has the example") + start.len();
-        let len = readme[from..].find("\n$ ").or(readme[from..].find("```")).unwrap();
+        let len = readme[from..]
+            .find("\n$ ")
+            .or(readme[from..].find("```"))
+            .unwrap();
         let shown = readme[from..from + len].trim_end();
         let args: Vec<&str> = command.split_whitespace().skip(1).collect();
         let out = idgen(&args).assert().get_output().clone();

@@ -224,7 +224,7 @@ fn lines(
 
 /// `1 ms`, `1 s`, `1500 ms`.
 fn unit_text(unit_ms: u32) -> String {
-    if unit_ms >= 1000 && unit_ms % 1000 == 0 {
+    if unit_ms >= 1000 && unit_ms.is_multiple_of(1000) {
         format!("{} s", unit_ms / 1000)
     } else {
         format!("{unit_ms} ms")
