@@ -180,46 +180,60 @@ fn every_plan_meets_its_inputs_and_every_refusal_is_right() {
     ];
     let years = [1, 10, 50, 87, 100, 1000, 100_000, 1_000_000_000];
     let max_bits = [1, 8, 20, 32, 41, 53, 63];
-    let (mut planned, mut refused, mut too_long) = (0, 0, 0);
+    // This year, and an epoch 1500 years before the last instant an i64 of milliseconds holds
+    // (where the spare bits cannot all go to the timestamp).
+    let epochs = [EPOCH_2026, i64::MAX - 1500 * YEAR as i64];
+    let mut inputs = Vec::new();
     for rate in rates {
-        let units = units_for(rate);
         for n in nodes {
             for y in years {
                 for bits in max_bits {
-                    let r = Requirements::new(n, rate, y)
-                        .with_max_bits(bits)
-                        .with_epoch_ms(EPOCH_2026);
-                    match Layout::plan(&r) {
-                        Ok(plan) => {
-                            planned += 1;
-                            let l = plan.layout;
-                            assert!(meets(&r, &l), "{r:?}: {l:?}");
-                            assert!(meets(&r, &plan.narrowest), "{r:?}: {plan:?}");
-                            // Layout accepts it: built again from its parts, it is the same.
-                            let again = layout(
-                                l.epoch_ms(),
-                                l.unit_ms(),
-                                l.timestamp_bits(),
-                                l.node_bits(),
-                                l.sequence_bits(),
-                            );
-                            assert_eq!(again, Some(l), "{r:?}");
-                            assert!(exhaustive(&r, &units).is_some(), "{r:?}");
-                        }
-                        Err(PlanError::TooWide(w)) => {
-                            refused += 1;
-                            assert!(exhaustive(&r, &units).is_none(), "{r:?}: {w}");
-                            check_refusal(&r, &w, &units);
-                        }
-                        Err(PlanError::TooLong { .. }) => {
-                            too_long += 1;
-                            let room = i128::from(i64::MAX) - i128::from(EPOCH_2026) + 1;
-                            assert!(i128::from(y) * YEAR as i128 > room, "{r:?}");
-                        }
-                        Err(e) => panic!("{r:?}: {e}"),
+                    for epoch in epochs {
+                        inputs.push(
+                            Requirements::new(n, rate, y)
+                                .with_max_bits(bits)
+                                .with_epoch_ms(epoch),
+                        );
                     }
                 }
             }
+        }
+    }
+    let (mut planned, mut refused, mut too_long) = (0, 0, 0);
+    let mut units = (0, units_for(0));
+    for r in inputs {
+        if units.0 != r.rate_per_node {
+            units = (r.rate_per_node, units_for(r.rate_per_node));
+        }
+        let units = &units.1;
+        match Layout::plan(&r) {
+            Ok(plan) => {
+                planned += 1;
+                let l = plan.layout;
+                assert!(meets(&r, &l), "{r:?}: {l:?}");
+                assert!(meets(&r, &plan.narrowest), "{r:?}: {plan:?}");
+                // Layout accepts it: built again from its parts, it is the same.
+                let again = layout(
+                    l.epoch_ms(),
+                    l.unit_ms(),
+                    l.timestamp_bits(),
+                    l.node_bits(),
+                    l.sequence_bits(),
+                );
+                assert_eq!(again, Some(l), "{r:?}");
+                assert!(exhaustive(&r, units).is_some(), "{r:?}");
+            }
+            Err(PlanError::TooWide(w)) => {
+                refused += 1;
+                assert!(exhaustive(&r, units).is_none(), "{r:?}: {w}");
+                check_refusal(&r, &w, units);
+            }
+            Err(PlanError::TooLong { .. }) => {
+                too_long += 1;
+                let room = i128::from(i64::MAX) - i128::from(r.epoch_ms) + 1;
+                assert!(i128::from(r.years) * YEAR as i128 > room, "{r:?}");
+            }
+            Err(e) => panic!("{r:?}: {e}"),
         }
     }
     // The grid covers all three outcomes.
