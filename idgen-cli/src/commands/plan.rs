@@ -164,8 +164,13 @@ fn lines(
         (
             "rate",
             format!(
-                "{} IDs/s per node ({} per {unit} tick), asked {}",
+                "{} {} per node ({} per {unit} tick), asked {}",
                 l.ids_per_second(),
+                if l.ids_per_second() == 1 {
+                    "ID/s"
+                } else {
+                    "IDs/s"
+                },
                 l.ids_per_tick(),
                 needs.rate_per_node
             ),
