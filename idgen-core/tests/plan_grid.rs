@@ -335,3 +335,30 @@ fn the_choice_is_the_documented_one() {
         Err(e) => panic!("{e}"),
     }
 }
+
+proptest::proptest! {
+    /// Random inputs between the grid's points: the same two outcomes, checked the same way.
+    #[test]
+    fn random_inputs_plan_or_refuse_rightly(
+        nodes in 1u64..=1 << 24,
+        rate in 1u64..=100_000_000,
+        years in 1u32..=10_000,
+        max_bits in 1u8..=63,
+    ) {
+        let r = Requirements::new(nodes, rate, years)
+            .with_max_bits(max_bits)
+            .with_epoch_ms(EPOCH_2026);
+        let units = units_for(rate);
+        match Layout::plan(&r) {
+            Ok(plan) => {
+                proptest::prop_assert!(meets(&r, &plan.layout), "{:?}: {:?}", r, plan);
+                proptest::prop_assert!(meets(&r, &plan.narrowest), "{:?}: {:?}", r, plan);
+            }
+            Err(PlanError::TooWide(w)) => {
+                proptest::prop_assert!(exhaustive(&r, &units).is_none(), "{:?}: {}", r, w);
+                check_refusal(&r, &w, &units);
+            }
+            Err(e) => proptest::prop_assert!(false, "{:?}: {}", r, e),
+        }
+    }
+}
