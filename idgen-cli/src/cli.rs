@@ -37,6 +37,9 @@ pub(crate) enum Command {
     Compose(ComposeArgs),
     /// Generate new IDs, one per line
     New(NewArgs),
+    /// Find a layout for a node count, a rate per node and a lifetime, within --max-bits; or say
+    /// which cannot be met and by how much
+    Plan(crate::commands::plan::PlanArgs),
     /// Generate random public IDs (TypeID text, e.g. ord_01h455vb4pex5vsknk084sn02q), one per line
     PublicId(PublicIdArgs),
     /// Generate monotonic UUIDv7, one per line
@@ -46,9 +49,9 @@ pub(crate) enum Command {
 /// `--layout`, shared by the Snowflake commands.
 #[derive(Clone, Debug, clap::Args)]
 pub(crate) struct LayoutOpt {
-    /// The layout: twitter, sonyflake, instagram, or custom:KEY=VALUE,… with the keys
-    /// base=twitter|sonyflake|instagram, epoch=RFC3339|UNIX_MS, unit=Nms|Ns, time=BITS,
-    /// node=BITS|NAME:BITS+NAME:BITS…, seq=BITS, order=tns|tsn; for example
+    /// The layout: twitter, sonyflake, instagram, js-safe (53 bits, exact in JavaScript), or
+    /// custom:KEY=VALUE,… with the keys base=PRESET, epoch=RFC3339|UNIX_MS, unit=Nms|Ns,
+    /// time=BITS, node=BITS|NAME:BITS+NAME:BITS…, seq=BITS, order=tns|tsn; for example
     /// custom:epoch=2026-01-01T00:00:00Z,unit=1ms,time=41,node=dc:5+worker:5,seq=12
     #[arg(long, value_name = "LAYOUT", env = "IDGEN_LAYOUT", default_value = "twitter",
           value_parser = layout_arg::parse)]

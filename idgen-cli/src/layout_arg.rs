@@ -1,9 +1,9 @@
 //! `--layout`: a preset name or a `custom:` layout spec.
 //!
 //! ```text
-//! twitter | sonyflake | instagram
+//! twitter | sonyflake | instagram | js-safe
 //! custom:KEY=VALUE[,KEY=VALUE…]
-//!   base=twitter|sonyflake|instagram   start from a preset (default: 41 | 10 | 12 bits, epoch 1970, 1 ms)
+//!   base=PRESET                        start from a preset (default: 41 | 10 | 12 bits, epoch 1970, 1 ms)
 //!   epoch=2026-01-01T00:00:00Z         RFC 3339, or milliseconds since the Unix epoch
 //!   unit=10ms                          tick length: N, Nms or Ns
 //!   time=41                            timestamp bits (also: timestamp=)
@@ -26,7 +26,7 @@ const KEYS: &str = "base, epoch, unit, time, node, seq, order";
 pub(crate) struct LayoutArg {
     /// The layout.
     pub(crate) layout: Layout,
-    /// `twitter`, `sonyflake`, `instagram`, or `custom` for anything else.
+    /// `twitter`, `sonyflake`, `instagram`, `js-safe`, or `custom` for anything else.
     pub(crate) name: &'static str,
 }
 
@@ -57,27 +57,32 @@ pub(crate) fn parse(text: &str) -> Result<LayoutArg, String> {
     }
     let Some(body) = text.strip_prefix("custom:") else {
         return Err(format!(
-            "unknown layout {text:?}: use twitter, sonyflake, instagram or custom:KEY=VALUE,… \
+            "unknown layout {text:?}: use twitter, sonyflake, instagram, js-safe or custom:KEY=VALUE,… \
              (see `idgen help inspect`)"
         ));
     };
     let layout = parse_custom(body)?;
-    let name = [Layout::TWITTER, Layout::SONYFLAKE, Layout::INSTAGRAM]
+    let name = PRESETS
         .iter()
-        .zip(["twitter", "sonyflake", "instagram"])
-        .find(|(preset, _)| **preset == layout)
+        .find(|(preset, _)| *preset == layout)
         .map_or("custom", |(_, name)| name);
     Ok(LayoutArg { layout, name })
 }
 
+/// The presets by name.
+const PRESETS: [(Layout, &str); 4] = [
+    (Layout::TWITTER, "twitter"),
+    (Layout::SONYFLAKE, "sonyflake"),
+    (Layout::INSTAGRAM, "instagram"),
+    (Layout::JS_SAFE, "js-safe"),
+];
+
 fn preset(name: &str) -> Option<LayoutArg> {
-    let (layout, name) = match name.to_ascii_lowercase().as_str() {
-        "twitter" => (Layout::TWITTER, "twitter"),
-        "sonyflake" => (Layout::SONYFLAKE, "sonyflake"),
-        "instagram" => (Layout::INSTAGRAM, "instagram"),
-        _ => return None,
-    };
-    Some(LayoutArg { layout, name })
+    let lower = name.to_ascii_lowercase();
+    PRESETS
+        .iter()
+        .find(|(_, n)| *n == lower)
+        .map(|&(layout, name)| LayoutArg { layout, name })
 }
 
 fn parse_custom(body: &str) -> Result<Layout, String> {
@@ -114,7 +119,7 @@ fn parse_custom(body: &str) -> Result<Layout, String> {
             Some(p) => builder_from(&p.layout),
             None => {
                 return Err(format!(
-                    "base={base:?}: the base is one of twitter, sonyflake, instagram"
+                    "base={base:?}: the base is one of twitter, sonyflake, instagram, js-safe"
                 ));
             }
         },
@@ -276,15 +281,13 @@ mod tests {
         assert_eq!(parse("twitter").unwrap().layout, Layout::TWITTER);
         assert_eq!(parse("Sonyflake").unwrap().layout, Layout::SONYFLAKE);
         assert_eq!(parse("INSTAGRAM").unwrap().name, "instagram");
+        assert_eq!(parse("js-safe").unwrap().layout, Layout::JS_SAFE);
+        assert_eq!(parse("JS-SAFE").unwrap().name, "js-safe");
     }
 
     #[test]
     fn each_preset_spec_reads_back_as_the_preset() {
-        for (layout, name) in [
-            (Layout::TWITTER, "twitter"),
-            (Layout::SONYFLAKE, "sonyflake"),
-            (Layout::INSTAGRAM, "instagram"),
-        ] {
+        for (layout, name) in PRESETS {
             let back = parse(&spec(&layout)).unwrap();
             assert_eq!((back.layout, back.name), (layout, name));
         }

@@ -339,6 +339,11 @@ pub enum Error {
         /// How many shards there are.
         shard_count: u64,
     },
+
+    /// [`Layout::plan`](crate::snowflake::Layout::plan) found no layout: bad requirements, or
+    /// requirements that need more bits than allowed (the [`PlanError`](crate::snowflake::plan::PlanError) says how many).
+    #[error(transparent)]
+    Plan(#[from] crate::snowflake::plan::PlanError),
 }
 
 impl std::fmt::Debug for Error {

@@ -53,6 +53,27 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
+/// The first millisecond of the UTC calendar year that holds `unix_ms`
+/// (`2026-07-01T…` → `2026-01-01T00:00:00.000Z`), for a default epoch.
+pub(crate) fn start_of_utc_year(unix_ms: i64) -> i64 {
+    let days = unix_ms.div_euclid(86_400_000);
+    let (year, _, _) = civil_from_days(days);
+    days_from_civil(year, 1, 1).saturating_mul(86_400_000)
+}
+
+/// A proleptic Gregorian (year, month, day) to days since 1970-01-01: the inverse of
+/// [`civil_from_days`] (Howard Hinnant's `days_from_civil`, public domain).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400); // [0, 399]
+    let m = i64::from(m);
+    let mp = if m > 2 { m - 3 } else { m + 9 }; // [0, 11]
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1; // [0, 365]
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy; // [0, 146096]
+    era * 146_097 + doe - 719_468
+}
+
 #[cfg(test)]
 mod tests {
     use super::UnixMs;
@@ -86,6 +107,17 @@ mod tests {
             (i64::MAX, "+292278994-08-17T07:12:55.807Z"),
             (i64::MIN, "-292275055-05-16T16:47:04.192Z"),
         ]);
+    }
+
+    #[test]
+    fn start_of_year() {
+        use super::start_of_utc_year;
+        assert_eq!(start_of_utc_year(1_793_448_000_000), 1_767_225_600_000); // 2026
+        assert_eq!(start_of_utc_year(1_767_225_600_000), 1_767_225_600_000);
+        assert_eq!(start_of_utc_year(1_767_225_599_999), 1_735_689_600_000); // 2025
+        assert_eq!(start_of_utc_year(951_782_400_000), 946_684_800_000); // 2000
+        assert_eq!(start_of_utc_year(-1), -31_536_000_000); // 1969
+        assert_eq!(start_of_utc_year(0), 0);
     }
 
     proptest::proptest! {

@@ -3,8 +3,10 @@
 //! The ID values and generators of idgen, with no database and no async runtime by default:
 //!
 //! * **Snowflake IDs** ([`SnowflakeId`], [`snowflake`]): a 63-bit, time-ordered ID made by a
-//!   [`Snowflake`] generator under a [`Layout`] (Twitter, Sonyflake, Instagram or your own),
-//!   with no round trip; it serializes as a JSON string so JavaScript never rounds it.
+//!   [`Snowflake`] generator under a [`Layout`] (Twitter, Sonyflake, Instagram, the 53-bit
+//!   [`Layout::JS_SAFE`], one [`Layout::plan`] finds for your node count, rate and lifetime, or
+//!   your own), with no round trip; it serializes as a JSON string so JavaScript never rounds
+//!   it.
 //! * **Public IDs** ([`public_id`]): [`PublicId<T>`] and [`AnyPublicId`], TypeID-style random
 //!   IDs for the outside world (`ord_01h455vb4pex5vsknk084sn02q`), with the prefix known at
 //!   compile time or only at run time; [`IdCodec`] (feature `id-codec`) enciphers an internal

@@ -8,6 +8,7 @@ use crate::error::CliError;
 pub(crate) mod compose;
 pub(crate) mod inspect;
 pub(crate) mod new;
+pub(crate) mod plan;
 pub(crate) mod public_id;
 pub(crate) mod uuid7;
 
@@ -17,6 +18,7 @@ pub(crate) fn run(cli: &Cli, colour: bool, out: &mut dyn Write) -> Result<(), Cl
         Command::Inspect(args) => inspect::run(args, cli.json, colour, out),
         Command::Compose(args) => compose::run(args, cli.json, out),
         Command::New(args) => new::run(args, cli.json, out),
+        Command::Plan(args) => plan::run(args, cli.json, out),
         Command::PublicId(args) => public_id::run(args, cli.json, out),
         Command::Uuid7(args) => uuid7::run(args, cli.json, out),
     }

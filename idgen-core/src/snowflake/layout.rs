@@ -187,7 +187,8 @@ impl std::fmt::Display for Decomposed {
 /// sequence fields (63 bits at most, the sign bit stays 0), and optional named node sub-fields.
 ///
 /// Use a preset ([`TWITTER`](Layout::TWITTER), [`SONYFLAKE`](Layout::SONYFLAKE),
-/// [`INSTAGRAM`](Layout::INSTAGRAM)) or [`Layout::builder`].
+/// [`INSTAGRAM`](Layout::INSTAGRAM), [`JS_SAFE`](Layout::JS_SAFE)), [`Layout::plan`] for the
+/// node count, rate and lifetime you need, or [`Layout::builder`].
 ///
 /// ```
 /// use idgen_core::{Layout, Parts};
@@ -301,6 +302,62 @@ impl Layout {
             NodeField {
                 name: "shard",
                 bits: 13,
+            },
+            NO_FIELD,
+            NO_FIELD,
+            NO_FIELD,
+        ],
+        1,
+    );
+
+    /// IDs that JavaScript keeps exact: 53 bits, so every ID is at most 2^53 − 1
+    /// (`Number.MAX_SAFE_INTEGER`, 9,007,199,254,740,991) and survives a JSON number, a
+    /// JavaScript `number` and a `double` without rounding. Epoch 2026-01-01T00:00:00Z,
+    /// 38-bit timestamp in 10 ms units | 7-bit node | 8-bit sequence.
+    ///
+    /// **128 nodes, 25,600 IDs per second per node (256 per 10 ms tick), for 87.1 years:
+    /// until 2113-02-08T13:44:29.439Z.**
+    ///
+    /// Why these widths: Twitter's 41-bit millisecond timestamp would leave 12 bits for the
+    /// node and the sequence, and 80 years of milliseconds need 42 bits on their own. 10 ms
+    /// ticks (Sonyflake's) need 38 bits for 87 years and leave 15: 7 node bits, enough for a
+    /// fleet whose node IDs come from a lease with room for rolling deploys, and 8 sequence
+    /// bits, Sonyflake's 25,600 IDs per second per node. Coarser ticks would save no bits (what
+    /// the timestamp saves, the sequence needs for the same rate) but would make a generator
+    /// whose tick is used up wait longer, and would order IDs less finely. Need other numbers?
+    /// [`Layout::plan`] finds the layout for your node count, rate and lifetime within 53 bits.
+    ///
+    /// ```
+    /// use idgen_core::{Layout, Parts};
+    /// let js = Layout::JS_SAFE;
+    /// assert_eq!(js.total_bits(), 53);
+    /// assert_eq!(js.node_capacity(), 128);
+    /// assert_eq!(js.ids_per_tick(), 256);
+    /// assert_eq!(js.ids_per_second(), 25_600);
+    /// assert_eq!(js.lifetime_ms(), 2_748_779_069_440);
+    /// assert!(js.lifetime_years() > 87.1 && js.lifetime_years() < 87.11);
+    /// assert_eq!(js.last_rfc3339(), "2113-02-08T13:44:29.439Z");
+    ///
+    /// // The largest ID it can make is Number.MAX_SAFE_INTEGER.
+    /// let max_safe_integer = (1u64 << 53) - 1;
+    /// let largest = js.compose(Parts {
+    ///     ticks: js.max_ticks(),
+    ///     node: js.max_node(),
+    ///     sequence: js.max_sequence(),
+    /// })?;
+    /// assert_eq!(largest.as_u64(), max_safe_integer);
+    /// assert_eq!(largest.as_u64() as f64 as u64, largest.as_u64()); // exact as a double
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    pub const JS_SAFE: Layout = Layout::preset(
+        1_767_225_600_000,
+        10,
+        (38, 7, 8),
+        FieldOrder::TimeNodeSequence,
+        [
+            NodeField {
+                name: "node",
+                bits: 7,
             },
             NO_FIELD,
             NO_FIELD,
@@ -473,6 +530,63 @@ impl Layout {
     /// ```
     pub const fn ids_per_tick(&self) -> u64 {
         mask(self.seq_bits) + 1
+    }
+
+    /// The most IDs one node can issue per second: [`ids_per_tick`](Layout::ids_per_tick) ×
+    /// 1000 / [`unit_ms`](Layout::unit_ms), rounded down (saturating at `u64::MAX`). A generator
+    /// that uses up a tick's sequence waits for the next tick.
+    ///
+    /// ```
+    /// use idgen_core::Layout;
+    /// assert_eq!(Layout::TWITTER.ids_per_second(), 4_096_000);
+    /// assert_eq!(Layout::SONYFLAKE.ids_per_second(), 25_600);
+    /// ```
+    pub const fn ids_per_second(&self) -> u64 {
+        let per_s = self.ids_per_tick() as u128 * 1000 / self.unit_ms as u128;
+        if per_s > u64::MAX as u128 {
+            u64::MAX
+        } else {
+            per_s as u64
+        }
+    }
+
+    /// How long the layout lasts, in milliseconds: from the epoch to the end of its last tick
+    /// (`(max_ticks() + 1) × unit_ms()`, saturating at `u64::MAX`).
+    ///
+    /// ```
+    /// use idgen_core::Layout;
+    /// let twitter = Layout::TWITTER;
+    /// assert_eq!(twitter.lifetime_ms(), 1 << 41);
+    /// assert_eq!(twitter.epoch_ms() + twitter.lifetime_ms() as i64 - 1, twitter.last_unix_ms());
+    /// ```
+    pub const fn lifetime_ms(&self) -> u64 {
+        let ms = (self.max_ticks() as u128 + 1) * self.unit_ms as u128;
+        if ms > u64::MAX as u128 {
+            u64::MAX
+        } else {
+            ms as u64
+        }
+    }
+
+    /// [`lifetime_ms`](Layout::lifetime_ms) in years of 365.2425 days (the Gregorian average,
+    /// [`YEAR_MS`](crate::snowflake::plan::YEAR_MS)).
+    ///
+    /// ```
+    /// let years = idgen_core::Layout::TWITTER.lifetime_years();
+    /// assert!(years > 69.68 && years < 69.69);
+    /// ```
+    pub fn lifetime_years(&self) -> f64 {
+        self.lifetime_ms() as f64 / crate::snowflake::plan::YEAR_MS as f64
+    }
+
+    /// [`last_unix_ms`](Layout::last_unix_ms) as RFC 3339 text in UTC with milliseconds; years
+    /// past 9999 in ISO 8601's expanded form (`+010000-01-01T00:00:00.000Z`).
+    ///
+    /// ```
+    /// assert_eq!(idgen_core::Layout::TWITTER.last_rfc3339(), "2080-07-10T17:30:30.208Z");
+    /// ```
+    pub fn last_rfc3339(&self) -> String {
+        crate::fmt_time::UnixMs(self.last_unix_ms()).to_string()
     }
 
     /// The last instant an ID of this layout can carry, in milliseconds since the Unix epoch

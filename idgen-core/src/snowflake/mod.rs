@@ -1,4 +1,5 @@
-//! Snowflake IDs: the [`SnowflakeId`] type, [`Layout`]s, and the [`Snowflake`] generator.
+//! Snowflake IDs: the [`SnowflakeId`] type, [`Layout`]s (and [`plan`], which finds one for a
+//! node count, a rate and a lifetime), and the [`Snowflake`] generator.
 
 mod fence;
 mod generator;
@@ -7,6 +8,7 @@ mod layout;
 #[cfg(all(test, loom))]
 mod loom_model;
 mod node;
+pub mod plan;
 mod policy;
 mod shard;
 
