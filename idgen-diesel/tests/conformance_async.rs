@@ -262,3 +262,38 @@ mod detached {
         );
     }
 }
+
+/// The fault cases cut what they claim on every route of the kit (issue 27, item 8): run again
+/// in a child of this test binary on the local-binaries route, where the MariaDB server shares
+/// this host and mysql_async would otherwise reconnect through its Unix socket, past the
+/// kit's proxy ("never fenced", "IDs keep coming while down"). The containers route, which CI
+/// forces, runs them in this process.
+#[test]
+fn the_mysql_fault_cases_cut_the_store_off_on_the_local_route() {
+    let cases = [
+        "mysql_lease::a_generator_stops_before_its_lease_expires_when_the_database_is_unreachable",
+        "mysql_hilo::the_database_going_away_and_coming_back",
+    ];
+    let output = std::process::Command::new(std::env::current_exe().expect("this test binary"))
+        .args(cases)
+        .args(["--exact", "--test-threads", "2"])
+        .env("IDGEN_TESTKIT_ROUTE", "local")
+        .env_remove("IDGEN_MYSQL_URL")
+        .output()
+        .expect("run this test binary again");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the fault cases on the local route failed:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("test result: ok. 2 passed"),
+        "both cases must run:\n{stdout}"
+    );
+    assert!(
+        stderr.contains("for this test binary: (3) local binaries")
+            || stdout.contains("for this test binary: (3) local binaries"),
+        "the child did not take the local-binaries route:\n{stdout}\n{stderr}"
+    );
+}

@@ -393,7 +393,16 @@ impl Database {
             .next()
             .expect("one address");
         let proxy = TcpProxy::start(upstream).await.expect("a TCP proxy");
-        let proxied = format!("{}{}{}", &url[..start], proxy.addr(), &url[end..]);
+        let mut proxied = format!("{}{}{}", &url[..start], proxy.addr(), &url[end..]);
+        if self.kind() == DbKind::MySql {
+            // mysql_async (under diesel-async) asks the server for its Unix socket and, when
+            // that is reachable (a server on this host: the url and local-binaries routes),
+            // reconnects through it, past the proxy: the cut would never reach the store. The
+            // other drivers ignore the parameter, and none of them switches transport.
+            let joiner = if proxied.contains('?') { '&' } else { '?' };
+            proxied.push(joiner);
+            proxied.push_str("prefer_socket=false");
+        }
         (proxied, Outage::Proxy(proxy))
     }
 }
