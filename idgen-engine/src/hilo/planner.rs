@@ -684,7 +684,14 @@ impl Shared {
             // No rate yet: fetch a second block at once (double buffering until measured).
             _ => self.next_block_len(inner),
         };
-        ids.max(self.options.min_low_water)
+        // By default never below one block: the next block is asked for as soon as the one in
+        // use is all that is left, so a fetch has a whole block's time to land, not a few
+        // mean latencies (one fetch several times slower than the mean is common).
+        let floor = self
+            .options
+            .min_low_water
+            .unwrap_or_else(|| self.next_block_len(inner));
+        ids.max(floor)
     }
 
     /// The length of the next block to ask for.
