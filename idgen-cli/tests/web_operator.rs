@@ -1,0 +1,128 @@
+//! The operator view of `idgen web --database-url …` in a real browser, over a real PostgreSQL
+//! lease table (idgen-testkit) with two leasing processes' leases.
+
+mod browser;
+
+use std::time::{Duration, Instant};
+
+use browser::{Browser, Server};
+use fantoccini::Locator;
+use idgen_core::Layout;
+use idgen_sqlx::lease::{WorkerLease, create_lease_table};
+use serde_json::{Value, json};
+
+/// The rows of the lease table on the page: node → holder.
+async fn rows(b: &Browser) -> Value {
+    b.client
+        .execute(
+            "return Object.fromEntries([...document.querySelectorAll('#lease-table tbody tr')]
+                 .map(tr => [tr.dataset.node, tr.querySelector('.holder').textContent]))",
+            vec![],
+        )
+        .await
+        .expect("script runs")
+}
+
+async fn refreshes(b: &Browser) -> u64 {
+    let v = b
+        .client
+        .execute(
+            "return Number(document.getElementById('lease-table').dataset.refreshed || '0')",
+            vec![],
+        )
+        .await
+        .expect("script runs");
+    v.as_u64().unwrap_or(0)
+}
+
+/// Waits for a `confirm()` dialog and returns its text.
+async fn dialog(b: &Browser) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Ok(text) = b.client.get_alert_text().await {
+            return text;
+        }
+        assert!(Instant::now() < deadline, "no dialog appeared");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operator_view_lists_both_holders_and_drops_a_released_node_within_one_refresh() {
+    let db = idgen_testkit::postgres()
+        .await
+        .expect("a PostgreSQL test database");
+    // Two leasing processes: each its own pool, as two application instances would have.
+    let pool_a = sqlx::PgPool::connect(db.url()).await.unwrap();
+    let pool_b = sqlx::PgPool::connect(db.url()).await.unwrap();
+    create_lease_table(&pool_a).await.unwrap();
+    let acquire = |pool: sqlx::PgPool, name: &'static str| async move {
+        WorkerLease::options()
+            .holder(name)
+            .ttl(Duration::from_secs(60))
+            .renew_every(Duration::from_secs(20))
+            .skip_takeover_wait_for_tests_and_development(true)
+            .acquire(pool, &Layout::TWITTER)
+            .await
+            .unwrap()
+    };
+    let a = acquire(pool_a, "orders-a").await;
+    let b_lease = acquire(pool_b, "orders-b").await;
+    let (node_a, node_b) = (a.node().to_string(), b_lease.node().to_string());
+    let (holder_a, holder_b) = (a.holder().to_owned(), b_lease.holder().to_owned());
+    assert!(holder_a.starts_with("orders-a") && holder_b.starts_with("orders-b"));
+
+    let server = Server::start(&["--database-url", db.url()]);
+    let b = Browser::start().await;
+    b.open(&server.url).await;
+    b.by_id("tab-operator").await.click().await.unwrap();
+    b.wait_for_js("return document.querySelectorAll('#lease-table tbody tr').length === 2")
+        .await;
+    assert_eq!(
+        rows(&b).await,
+        json!({ node_a.clone(): holder_a, node_b.clone(): holder_b.clone() })
+    );
+    b.screenshot("web-operator").await;
+
+    // A live lease: freeing asks first, then refuses unless forced, saying what forcing risks.
+    b.client
+        .find(Locator::Css(&format!("button[data-node='{node_b}']")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let ask = dialog(&b).await;
+    assert!(ask.contains(&format!("Free node {node_b}")), "{ask}");
+    b.client.accept_alert().await.unwrap();
+    let refusal = dialog(&b).await;
+    assert!(
+        refusal.contains(
+            "two processes issue with the same node ID until the old holder's fence deadline"
+        ),
+        "{refusal}"
+    );
+    b.client.dismiss_alert().await.unwrap();
+    b.wait_for_js(
+        "return document.getElementById('operator-status').textContent.includes('was not freed')",
+    )
+    .await;
+
+    // A released node disappears at the first refresh that starts after the release.
+    a.handle().release().await.unwrap();
+    let seen = refreshes(&b).await;
+    let start = Instant::now();
+    b.wait_for_js(&format!(
+        "return Number(document.getElementById('lease-table').dataset.refreshed) >= {}",
+        seen + 2
+    ))
+    .await;
+    assert!(
+        start.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(rows(&b).await, json!({ node_b: holder_b }));
+    b.client.clone().close().await.unwrap();
+    drop((a, b_lease));
+}
