@@ -38,6 +38,11 @@ pub(crate) enum CliError {
     #[error("{0}")]
     Lease(#[from] idgen_sqlx::Error),
 
+    /// `idgen leases` was given no database.
+    #[cfg(feature = "leases")]
+    #[error("no database given: give --database-url URL or set IDGEN_DATABASE_URL")]
+    NoDatabase,
+
     /// The database could not be reached.
     #[cfg(feature = "leases")]
     #[error("cannot connect to {url}: {message}")]

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
-use idgen_sql::procedure::FreeRequest;
+use idgen_sql::procedure::{FreeRequest, NotFreed};
 
 use crate::cli::LayoutOpt;
 use crate::error::CliError;
@@ -85,6 +85,9 @@ pub(crate) fn run(
                         writeln!(out, "{freed}")?;
                         Ok(())
                     }
+                    Err(not @ NotFreed::Live { .. }) => Err(CliError::NotFreed(format!(
+                        "{not}. Give --force to free it anyway"
+                    ))),
                     Err(not) => Err(CliError::NotFreed(not.to_string())),
                 }
             }
@@ -93,9 +96,7 @@ pub(crate) fn run(
 }
 
 async fn connect(args: &StoreArgs) -> Result<Store, CliError> {
-    let url = args.database_url.as_deref().ok_or_else(|| {
-        CliError::NotFreed("give the database: --database-url URL or IDGEN_DATABASE_URL".into())
-    })?;
+    let url = args.database_url.as_deref().ok_or(CliError::NoDatabase)?;
     Store::connect(url, &args.lease_table).await
 }
 
