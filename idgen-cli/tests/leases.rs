@@ -106,6 +106,6 @@ fn without_a_database_it_says_how_to_give_one() {
         .assert()
         .code(1)
         .stderr(predicates::str::contains(
-            "--database-url URL or IDGEN_DATABASE_URL",
+            "give --database-url URL or set IDGEN_DATABASE_URL",
         ));
 }
