@@ -104,7 +104,7 @@ async fn the_operator_view_lists_both_holders_and_drops_a_released_node_within_o
     );
     b.client.dismiss_alert().await.unwrap();
     b.wait_for_js(
-        "return document.getElementById('operator-status').textContent.includes('was not freed')",
+        "return document.getElementById('free-status').textContent.includes('was not freed')",
     )
     .await;
 

@@ -196,7 +196,7 @@ async function freeNode(l) {
   if (r.status === 409 && confirm(r.json.errors[0].message + "\n\nFree it anyway (force)?")) {
     r = await api("POST", "/api/leases/free", { node: String(l.node), holder: l.holder, force: true });
   }
-  $("operator-status").textContent = r.ok ? r.json.message : r.json.errors[0].message;
+  $("free-status").textContent = r.ok ? r.json.message : r.json.errors[0].message;
   refreshLeases();
 }
 
