@@ -1,16 +1,20 @@
-//! `idgen leases list|free` over a real lease table (SQLite in a temporary file; the same
-//! procedure runs on PostgreSQL in the operator view's test).
+//! `idgen leases list|free` over a real lease table on each database (SQLite, PostgreSQL,
+//! MySQL/MariaDB through idgen-testkit): the rule of idgen-sql's `procedure::free`.
 
 mod common;
 
 use std::time::Duration;
 
 use idgen_core::Layout;
+use idgen_sqlx::SqlxDatabase;
 use idgen_sqlx::lease::{WorkerLease, create_lease_table};
+use idgen_testkit::TestDb;
 use serde_json::Value;
+use sqlx::Pool;
 
-async fn lease(url: &str, holder: &str) -> WorkerLease {
-    let pool = sqlx::SqlitePool::connect(url).await.unwrap();
+/// A lease of `holder` on its own pool (as another process would hold it).
+async fn lease<DB: SqlxDatabase>(url: &str, holder: &str) -> WorkerLease {
+    let pool = Pool::<DB>::connect(url).await.unwrap();
     WorkerLease::options()
         .holder(holder)
         .ttl(Duration::from_secs(60))
@@ -25,14 +29,24 @@ fn leases(url: &str) -> Value {
     common::json(&["leases", "list", "--database-url", url])
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_live_lease_is_freed_only_with_force_and_an_expired_one_at_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite:{}?mode=rwc", dir.path().join("leases.db").display());
-    create_lease_table(&sqlx::SqlitePool::connect(&url).await.unwrap())
-        .await
-        .unwrap();
-    let a = lease(&url, "orders-a").await;
+/// `idgen leases free ARGS… --database-url URL`, which must fail; its stderr.
+fn refused(url: &str, args: &[&str]) -> String {
+    let out = common::idgen(&["leases", "free"])
+        .args(args)
+        .args(["--database-url", url])
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    String::from_utf8(out.stderr).unwrap()
+}
+
+/// A live lease is freed only with force, an expired one at once, and only the holder asked
+/// for.
+async fn free_rules<DB: SqlxDatabase>(db: TestDb<DB>) {
+    let url = db.url().to_owned();
+    create_lease_table(db.pool()).await.unwrap();
+    let a = lease::<DB>(&url, "orders-a").await;
     let listed = leases(&url);
     assert_eq!(listed["leases"][0]["holder"], a.holder());
     assert_eq!(listed["leases"][0]["node"], a.node());
@@ -42,12 +56,7 @@ async fn a_live_lease_is_freed_only_with_force_and_an_expired_one_at_once() {
 
     // Live: refused, saying what forcing risks.
     let node = a.node().to_string();
-    let out = common::idgen(&["leases", "free", &node, "--database-url", &url])
-        .assert()
-        .code(1)
-        .get_output()
-        .clone();
-    let err = String::from_utf8(out.stderr).unwrap();
+    let err = refused(&url, &[&node]);
     assert!(
         err.contains(&format!("node {node} is leased by {}", a.holder()))
             && err.contains(
@@ -70,33 +79,36 @@ async fn a_live_lease_is_freed_only_with_force_and_an_expired_one_at_once() {
     let freed = common::stdout(&["leases", "free", &node, "--database-url", &url]);
     assert!(freed.contains("had expired"), "{freed}");
     assert_eq!(leases(&url)["leases"], Value::Array(vec![]));
+    assert!(refused(&url, &[&node]).contains("is not held by anyone"));
+    assert!(refused(&url, &["5000"]).contains("has no lease row"));
 
     // The next claim takes the node ID, above the last timestamp the old holder stored.
-    let b = lease(&url, "orders-b").await;
+    let b = lease::<DB>(&url, "orders-b").await;
     assert_eq!(b.node(), a.node());
     assert!(b.previous_timestamp_ms().is_some());
 
     // Only the holder asked for is freed.
-    let out = common::idgen(&[
-        "leases",
-        "free",
-        &node,
-        "--force",
-        "--holder",
-        a.holder(),
-        "--database-url",
-        &url,
-    ])
-    .assert()
-    .code(1)
-    .get_output()
-    .clone();
-    let err = String::from_utf8(out.stderr).unwrap();
+    let err = refused(&url, &[&node, "--force", "--holder", a.holder()]);
     assert!(
         err.contains(&format!("is held by {} now", b.holder())),
         "{err}"
     );
     drop((a, b));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn free_rules_on_sqlite() {
+    free_rules(idgen_testkit::sqlite().await.unwrap()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn free_rules_on_postgres() {
+    free_rules(idgen_testkit::postgres().await.unwrap()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn free_rules_on_mysql() {
+    free_rules(idgen_testkit::mysql().await.unwrap()).await;
 }
 
 #[test]
