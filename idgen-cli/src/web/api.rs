@@ -3,6 +3,7 @@
 
 use axum::Json;
 use axum::extract::Query;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
@@ -22,6 +23,23 @@ pub(crate) fn refused(errors: Vec<InputError>) -> Response {
     (StatusCode::UNPROCESSABLE_ENTITY, Json(Refused { errors })).into_response()
 }
 
+/// A request the API could not read (not JSON, a field of the wrong type), as a 4xx with the
+/// same JSON shape as a refused input.
+pub(crate) fn unreadable(status: StatusCode, message: String) -> Response {
+    let errors = vec![InputError {
+        input: "request".into(),
+        message,
+    }];
+    (status, Json(Refused { errors })).into_response()
+}
+
+/// The body of `request`, or the response that says why it cannot be read.
+pub(crate) fn body<T>(request: Result<Json<T>, JsonRejection>) -> Result<T, Response> {
+    request
+        .map(|Json(t)| t)
+        .map_err(|e| unreadable(e.status(), e.body_text()))
+}
+
 /// `?layout=…`.
 #[derive(Debug, Deserialize)]
 pub(crate) struct LayoutQuery {
@@ -30,7 +48,11 @@ pub(crate) struct LayoutQuery {
 }
 
 /// `GET /api/layout?layout=…`: the layout's fields and ranges, for the form's inputs.
-pub(crate) async fn layout(Query(q): Query<LayoutQuery>) -> Response {
+pub(crate) async fn layout(q: Result<Query<LayoutQuery>, QueryRejection>) -> Response {
+    let q = match q {
+        Ok(Query(q)) => q,
+        Err(e) => return unreadable(e.status(), e.body_text()),
+    };
     match compose::layout(&q.layout) {
         Ok(l) => Json(LayoutView::new(&l)).into_response(),
         Err(e) => refused(vec![e]),
@@ -38,7 +60,11 @@ pub(crate) async fn layout(Query(q): Query<LayoutQuery>) -> Response {
 }
 
 /// `POST /api/compose`: the ID of the inputs, or an error per refused input.
-pub(crate) async fn compose(Json(req): Json<ComposeRequest>) -> Response {
+pub(crate) async fn compose(req: Result<Json<ComposeRequest>, JsonRejection>) -> Response {
+    let req = match body(req) {
+        Ok(r) => r,
+        Err(response) => return response,
+    };
     let layout = match compose::layout(&req.layout) {
         Ok(l) => l,
         Err(e) => return refused(vec![e]),
@@ -50,7 +76,11 @@ pub(crate) async fn compose(Json(req): Json<ComposeRequest>) -> Response {
 }
 
 /// `POST /api/inspect`: the pasted ID taken apart, or the library's error.
-pub(crate) async fn inspect(Json(req): Json<InspectRequest>) -> Response {
+pub(crate) async fn inspect(req: Result<Json<InspectRequest>, JsonRejection>) -> Response {
+    let req = match body(req) {
+        Ok(r) => r,
+        Err(response) => return response,
+    };
     let layout = match compose::layout(&req.layout) {
         Ok(l) => l,
         Err(e) => return refused(vec![e]),
@@ -61,5 +91,29 @@ pub(crate) async fn inspect(Json(req): Json<InspectRequest>) -> Response {
             input: "text".into(),
             message,
         }]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_unreadable_request_is_answered_in_json() {
+        let rejected: Result<Json<ComposeRequest>, JsonRejection> =
+            Err(JsonRejection::MissingJsonContentType(Default::default()));
+        let response = compose(rejected).await;
+        assert_eq!(response.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+        let bytes = axum::body::to_bytes(response.into_body(), 10_000)
+            .await
+            .unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(json["errors"][0]["input"], "request");
+        assert!(
+            json["errors"][0]["message"]
+                .as_str()
+                .unwrap()
+                .contains("Content-Type")
+        );
     }
 }

@@ -118,7 +118,14 @@ struct FreeBody {
 
 /// `POST /api/leases/free`: 200 when freed, 409 when refused (the message says why and what
 /// forcing risks).
-async fn free(State(op): State<Arc<Operator>>, Json(body): Json<FreeBody>) -> Response {
+async fn free(
+    State(op): State<Arc<Operator>>,
+    body: Result<Json<FreeBody>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    let body = match super::api::body(body) {
+        Ok(b) => b,
+        Err(response) => return response,
+    };
     let Ok(node) = body.node.trim().parse::<u64>() else {
         return failure(
             StatusCode::UNPROCESSABLE_ENTITY,
