@@ -33,13 +33,6 @@ pub(crate) fn unreadable(status: StatusCode, message: String) -> Response {
     (status, Json(Refused { errors })).into_response()
 }
 
-/// The body of `request`, or the response that says why it cannot be read.
-pub(crate) fn body<T>(request: Result<Json<T>, JsonRejection>) -> Result<T, Response> {
-    request
-        .map(|Json(t)| t)
-        .map_err(|e| unreadable(e.status(), e.body_text()))
-}
-
 /// `?layout=…`.
 #[derive(Debug, Deserialize)]
 pub(crate) struct LayoutQuery {
@@ -61,9 +54,9 @@ pub(crate) async fn layout(q: Result<Query<LayoutQuery>, QueryRejection>) -> Res
 
 /// `POST /api/compose`: the ID of the inputs, or an error per refused input.
 pub(crate) async fn compose(req: Result<Json<ComposeRequest>, JsonRejection>) -> Response {
-    let req = match body(req) {
-        Ok(r) => r,
-        Err(response) => return response,
+    let req = match req {
+        Ok(Json(r)) => r,
+        Err(e) => return unreadable(e.status(), e.body_text()),
     };
     let layout = match compose::layout(&req.layout) {
         Ok(l) => l,
@@ -77,9 +70,9 @@ pub(crate) async fn compose(req: Result<Json<ComposeRequest>, JsonRejection>) ->
 
 /// `POST /api/inspect`: the pasted ID taken apart, or the library's error.
 pub(crate) async fn inspect(req: Result<Json<InspectRequest>, JsonRejection>) -> Response {
-    let req = match body(req) {
-        Ok(r) => r,
-        Err(response) => return response,
+    let req = match req {
+        Ok(Json(r)) => r,
+        Err(e) => return unreadable(e.status(), e.body_text()),
     };
     let layout = match compose::layout(&req.layout) {
         Ok(l) => l,

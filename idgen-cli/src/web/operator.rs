@@ -122,9 +122,9 @@ async fn free(
     State(op): State<Arc<Operator>>,
     body: Result<Json<FreeBody>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
-    let body = match super::api::body(body) {
-        Ok(b) => b,
-        Err(response) => return response,
+    let body = match body {
+        Ok(Json(b)) => b,
+        Err(e) => return super::api::unreadable(e.status(), e.body_text()),
     };
     let Ok(node) = body.node.trim().parse::<u64>() else {
         return failure(
