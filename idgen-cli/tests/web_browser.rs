@@ -7,7 +7,7 @@ use browser::{Browser, Server};
 use fantoccini::Locator;
 use idgen_core::{Layout, Parts, SnowflakeId};
 use rand::Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// Switches to a view by its tab.
 async fn show(b: &Browser, view: &str) {
@@ -146,7 +146,35 @@ async fn random_ids_composed_and_inspected_on_the_page_equal_the_library() {
         }
     }
     b.screenshot("web-inspect").await;
+
+    // A public ID and a UUIDv7: prefix, UUID and time.
+    for (text, prefix) in [
+        ("ord_01h455vb4pex5vsknk084sn02q", Some("ord")),
+        ("01890a5d-ac96-774b-bcce-b302099a8057", None),
+    ] {
+        b.type_into("inspect-text", text).await;
+        b.submit("inspect-button", "inspect-out").await;
+        let rows = table(&b).await;
+        assert_eq!(
+            rows["uuid"], "01890a5d-ac96-774b-bcce-b302099a8057",
+            "{text}"
+        );
+        assert_eq!(rows["utc"], "2023-06-30T03:34:18.518Z", "{text}");
+        assert_eq!(rows.get("prefix").and_then(Value::as_str), prefix, "{text}");
+    }
+    b.screenshot("web-inspect-public-id").await;
     b.client.clone().close().await.unwrap();
+}
+
+/// The inspect table: row name → text.
+async fn table(b: &Browser) -> Value {
+    b.client
+        .execute(
+            "return Object.fromEntries([...document.querySelectorAll('#inspect-table td')].map(td => [td.dataset.row, td.textContent]))",
+            vec![],
+        )
+        .await
+        .unwrap()
 }
 
 /// Pastes `id` (as a JSON string every other time) and compares the table with `decompose`.
@@ -158,14 +186,7 @@ async fn inspect_matches_decompose(b: &Browser, name: &str, layout: &Layout, id:
     };
     b.type_into("inspect-text", &text).await;
     b.submit("inspect-button", "inspect-out").await;
-    let rows = b
-        .client
-        .execute(
-            "return Object.fromEntries([...document.querySelectorAll('#inspect-table td')].map(td => [td.dataset.row, td.textContent]))",
-            vec![],
-        )
-        .await
-        .unwrap();
+    let rows = table(b).await;
     let d = layout.decompose(id).unwrap();
     let mut want = serde_json::Map::new();
     want.insert("id".into(), json!(id.to_string()));
