@@ -43,6 +43,16 @@ pub(crate) enum CliError {
     #[error("no database given: give --database-url URL or set IDGEN_DATABASE_URL")]
     NoDatabase,
 
+    /// A hi-lo counter could not be read.
+    #[cfg(feature = "leases")]
+    #[error("hi-lo counter {name}: {message}")]
+    Counter {
+        /// The counter.
+        name: String,
+        /// What the driver said.
+        message: String,
+    },
+
     /// The database could not be reached.
     #[cfg(feature = "leases")]
     #[error("cannot connect to {url}: {message}")]

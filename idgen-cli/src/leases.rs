@@ -1,10 +1,12 @@
 //! The lease table of a database, for `idgen leases` and the web operator view: the store
 //! chosen by the URL's scheme, and its rows as operators read them.
 
-use idgen_sql::LeaseRow;
 use idgen_sql::procedure::{FreeRequest, Freed, NotFreed};
+use idgen_sql::{CounterKind, CounterSql, Dialect, LeaseRow};
+use idgen_sqlx::SqlxDatabase;
 use idgen_sqlx::lease::{MySqlLeaseStore, PgLeaseStore, SqliteLeaseStore};
 use serde::Serialize;
+use sqlx::Pool;
 
 use crate::error::CliError;
 use crate::time_arg;
@@ -114,6 +116,72 @@ impl Store {
     ) -> Result<Result<Freed, NotFreed>, CliError> {
         Ok(on_store!(self, s => s.free(req).await?))
     }
+}
+
+impl Store {
+    /// The hi-lo counter `name` (a sequence, or a row of the counter table `table`): where
+    /// its next block starts, or that it is missing.
+    pub(crate) async fn counter(&self, name: &str, table: &str) -> Result<Counter, CliError> {
+        match self {
+            Store::Postgres(s) => {
+                let seq = CounterSql::sequence(Dialect::Postgres, name)?;
+                read_counter(s.pool(), [seq], name).await
+            }
+            // MySQL keeps counters in a table; MariaDB in a table or a sequence.
+            Store::MySql(s) => {
+                let row = CounterSql::table(Dialect::MySql, name, table)?;
+                let seq = CounterSql::sequence(Dialect::MySql, name)?;
+                read_counter(s.pool(), [row, seq], name).await
+            }
+            Store::Sqlite(s) => {
+                let row = CounterSql::table(Dialect::Sqlite, name, table)?;
+                read_counter(s.pool(), [row], name).await
+            }
+        }
+    }
+}
+
+/// The first of `candidates` that exists.
+async fn read_counter<DB: SqlxDatabase, const N: usize>(
+    pool: &Pool<DB>,
+    candidates: [CounterSql; N],
+    name: &str,
+) -> Result<Counter, CliError> {
+    let failed = |e: sqlx::Error| CliError::Counter {
+        name: name.to_owned(),
+        message: e.to_string(),
+    };
+    for sql in candidates {
+        let mut session = DB::session(pool).await.map_err(failed)?;
+        if let Some(value) = idgen_sql::read_next_value(&mut session, &sql)
+            .await
+            .map_err(failed)?
+        {
+            return Ok(Counter {
+                name: name.to_owned(),
+                kind: match sql.kind() {
+                    CounterKind::Sequence => "sequence",
+                    CounterKind::Table => "row of the counter table",
+                },
+                next_value: Some(value.to_string()),
+            });
+        }
+    }
+    Ok(Counter {
+        name: name.to_owned(),
+        kind: "missing",
+        next_value: None,
+    })
+}
+
+/// A hi-lo counter as operators read it.
+#[derive(Debug, Serialize)]
+pub(crate) struct Counter {
+    pub(crate) name: String,
+    /// `sequence`, `row of the counter table`, or `missing`.
+    pub(crate) kind: &'static str,
+    /// Where its next block starts (a number as text), if it exists.
+    pub(crate) next_value: Option<String>,
 }
 
 /// The URL without its password.

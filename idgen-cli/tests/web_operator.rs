@@ -47,14 +47,18 @@ async fn dialog(b: &Browser) -> String {
     }
 }
 
+/// A pool of its own, as another process would have.
+async fn pool(url: &str) -> sqlx::PgPool {
+    sqlx::PgPool::connect(url).await.unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_operator_view_lists_both_holders_and_drops_a_released_node_within_one_refresh() {
     let db = idgen_testkit::postgres()
         .await
         .expect("a PostgreSQL test database");
     // Two leasing processes: each its own pool, as two application instances would have.
-    let pool_a = sqlx::PgPool::connect(db.url()).await.unwrap();
-    let pool_b = sqlx::PgPool::connect(db.url()).await.unwrap();
+    let (pool_a, pool_b) = (pool(db.url()).await, pool(db.url()).await);
     create_lease_table(&pool_a).await.unwrap();
     let acquire = |pool: sqlx::PgPool, name: &'static str| async move {
         WorkerLease::options()
@@ -72,7 +76,33 @@ async fn the_operator_view_lists_both_holders_and_drops_a_released_node_within_o
     let (holder_a, holder_b) = (a.holder().to_owned(), b_lease.holder().to_owned());
     assert!(holder_a.starts_with("orders-a") && holder_b.starts_with("orders-b"));
 
-    let server = Server::start(&["--database-url", db.url()]);
+    // A hi-lo counter in use, and one that does not exist.
+    let hilo = idgen_sqlx::hilo::HiLo::builder(pool(db.url()).await)
+        .block(1000)
+        .create_if_missing(true)
+        .build()
+        .await
+        .unwrap();
+    for _ in 0..3 {
+        hilo.next_id().await.unwrap();
+    }
+    drop(hilo);
+    let next: i64 = sqlx::query_scalar(
+        "SELECT CASE WHEN is_called THEN last_value + 1000 ELSE last_value END FROM hilo",
+    )
+    .fetch_one(&pool(db.url()).await)
+    .await
+    .unwrap();
+    assert!(next > 1 && next % 1000 == 1, "{next}");
+
+    let server = Server::start(&[
+        "--database-url",
+        db.url(),
+        "--counter",
+        "hilo",
+        "--counter",
+        "nothere",
+    ]);
     let b = Browser::start().await;
     b.open(&server.url).await;
     b.by_id("tab-operator").await.click().await.unwrap();
@@ -81,6 +111,19 @@ async fn the_operator_view_lists_both_holders_and_drops_a_released_node_within_o
     assert_eq!(
         rows(&b).await,
         json!({ node_a.clone(): holder_a, node_b.clone(): holder_b.clone() })
+    );
+    let counters = b
+        .client
+        .execute(
+            "return Object.fromEntries([...document.querySelectorAll('#counter-table tbody tr')]
+                 .map(tr => [tr.dataset.counter, tr.querySelector('.value').textContent]))",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        counters,
+        json!({ "hilo": next.to_string(), "nothere": "(missing)" })
     );
     b.screenshot("web-operator").await;
 

@@ -37,6 +37,17 @@ pub(crate) struct WebArgs {
     #[cfg(feature = "leases")]
     #[command(flatten)]
     pub(crate) store: crate::leases::StoreArgs,
+
+    /// A hi-lo counter the operator view shows (a sequence, or a row of --counter-table);
+    /// repeatable
+    #[cfg(feature = "leases")]
+    #[arg(long = "counter", value_name = "NAME")]
+    pub(crate) counters: Vec<String>,
+
+    /// The table of table counters (MySQL/MariaDB, SQLite)
+    #[cfg(feature = "leases")]
+    #[arg(long, value_name = "TABLE", default_value = idgen_sql::DEFAULT_COUNTER_TABLE)]
+    pub(crate) counter_table: String,
 }
 
 /// Serves the application until the process is interrupted; prints the address first.
@@ -76,7 +87,7 @@ async fn app(args: &WebArgs) -> Result<Router, CliError> {
         .route("/api/compose", post(api::compose))
         .route("/api/inspect", post(api::inspect));
     #[cfg(feature = "leases")]
-    let router = operator::routes(router, &args.store, &args.layout.layout).await?;
+    let router = operator::routes(router, args).await?;
     #[cfg(not(feature = "leases"))]
     let router = without_operator(router, &args.layout.layout);
     Ok(router)

@@ -25,14 +25,13 @@ struct Operator {
     store: Store,
     namespace: String,
     layout: LayoutArg,
+    counters: Vec<String>,
+    counter_table: String,
 }
 
 /// Adds the operator routes when a database is given; `/api/config` tells the page.
-pub(crate) async fn routes(
-    router: Router,
-    args: &StoreArgs,
-    layout: &LayoutArg,
-) -> Result<Router, CliError> {
+pub(crate) async fn routes(router: Router, web: &super::WebArgs) -> Result<Router, CliError> {
+    let (args, layout): (&StoreArgs, &LayoutArg) = (&web.store, &web.layout.layout);
     let Some(url) = args.database_url.as_deref() else {
         return Ok(super::without_operator(router, layout));
     };
@@ -46,6 +45,8 @@ pub(crate) async fn routes(
         store,
         namespace: args.namespace.clone(),
         layout: layout.clone(),
+        counters: web.counters.clone(),
+        counter_table: web.counter_table.clone(),
     });
     let config = json!({
         "operator": true,
@@ -100,9 +101,17 @@ async fn leases(State(op): State<Arc<Operator>>) -> Response {
             layout: op.layout.to_string(),
         })
         .collect();
+    let mut counters = Vec::new();
+    for name in &op.counters {
+        match op.store.counter(name, &op.counter_table).await {
+            Ok(c) => counters.push(c),
+            Err(e) => return failure(StatusCode::SERVICE_UNAVAILABLE, "store", e.to_string()),
+        }
+    }
     Json(json!({
         "read_at": table.now_utc,
         "leases": rows,
+        "counters": counters,
     }))
     .into_response()
 }

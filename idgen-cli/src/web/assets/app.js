@@ -186,6 +186,13 @@ async function refreshLeases() {
       el("td", {}, l.node), el("td", { class: "holder" }, l.holder), el("td", {}, l.expires_in),
       el("td", {}, l.last_timestamp), el("td", {}, l.layout), el("td", {}, free)));
   }
+  const counters = $("counter-table").querySelector("tbody");
+  counters.replaceChildren();
+  for (const c of r.json.counters) {
+    counters.append(el("tr", { "data-counter": c.name },
+      el("td", {}, c.name), el("td", {}, c.kind), el("td", { class: "value" }, c.next_value ?? "(missing)")));
+  }
+  $("counter-table").hidden = r.json.counters.length === 0;
   $("operator-status").textContent = `${r.json.leases.length} held node IDs, read at ${r.json.read_at}`;
   $("lease-table").dataset.refreshed = String(Number($("lease-table").dataset.refreshed || "0") + 1);
 }
