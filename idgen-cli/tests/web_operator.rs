@@ -169,3 +169,55 @@ async fn the_operator_view_lists_both_holders_and_drops_a_released_node_within_o
     b.client.clone().close().await.unwrap();
     drop((a, b_lease));
 }
+
+/// `GET path` on the server, as JSON (plain HTTP/1.1 over a socket).
+fn get_json(base: &str, path: &str) -> Value {
+    use std::io::{Read, Write};
+    let addr = base.trim_start_matches("http://").trim_end_matches('/');
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
+    serde_json::from_str(body).unwrap()
+}
+
+/// A counter used by `HiLo` on `pool` shows where its next block starts.
+async fn counter_is_read<DB>(db: idgen_testkit::TestDb<DB>)
+where
+    DB: idgen_sqlx::SqlxDatabase,
+    sqlx::Pool<DB>: idgen_sqlx::hilo::IntoHiLoSource<idgen_sqlx::SqlxMarker>,
+{
+    let hilo = idgen_sqlx::hilo::HiLo::builder(db.pool().clone())
+        .block(100)
+        .create_if_missing(true)
+        .build()
+        .await
+        .unwrap();
+    for _ in 0..3 {
+        hilo.next_id().await.unwrap();
+    }
+    drop(hilo);
+    create_lease_table(db.pool()).await.unwrap();
+    let server = Server::start(&["--database-url", db.url(), "--counter", "hilo"]);
+    let answer = get_json(&server.url, "/api/leases");
+    let counter = &answer["counters"][0];
+    let next: i64 = counter["next_value"].as_str().unwrap().parse().unwrap();
+    assert!(next > 1 && next % 100 == 1, "{answer}");
+    assert_ne!(counter["kind"], "missing", "{answer}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_counter_is_read_on_sqlite() {
+    counter_is_read(idgen_testkit::sqlite().await.unwrap()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_counter_is_read_on_mysql() {
+    counter_is_read(idgen_testkit::mysql().await.unwrap()).await;
+}
