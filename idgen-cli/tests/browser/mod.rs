@@ -7,6 +7,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -19,6 +20,20 @@ pub struct Killed(pub Child);
 
 impl Drop for Killed {
     fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// chromedriver in a process group of its own, which is killed whole when dropped: the
+/// Chromium it started goes too, even when a test panicked before closing its session.
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.0.id())])
+            .status();
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
@@ -52,7 +67,7 @@ fn free_port() -> u16 {
 /// A headless Chromium session, with its chromedriver.
 pub struct Browser {
     pub client: Client,
-    _driver: Killed,
+    _driver: Driver,
 }
 
 impl Browser {
@@ -69,11 +84,12 @@ impl Browser {
         let port = free_port();
         let child = Command::new(&driver)
             .arg(format!("--port={port}"))
+            .process_group(0)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", driver.display()));
-        let driver_process = Killed(child);
+        let driver_process = Driver(child);
         let deadline = Instant::now() + Duration::from_secs(20);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(
