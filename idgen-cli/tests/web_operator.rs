@@ -151,6 +151,23 @@ async fn the_operator_view_lists_both_holders_and_drops_a_released_node_within_o
     )
     .await;
 
+    // Confirmed twice, the force goes through: the lease ends now, its holder's name stays.
+    b.client
+        .find(Locator::Css(&format!("button[data-node='{node_b}']")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    dialog(&b).await;
+    b.client.accept_alert().await.unwrap();
+    dialog(&b).await;
+    b.client.accept_alert().await.unwrap();
+    b.wait_for_js(&format!(
+        "return document.getElementById('free-status').textContent.startsWith('node {node_b} freed by force')"
+    ))
+    .await;
+
     // A released node disappears at the first refresh that starts after the release.
     a.handle().release().await.unwrap();
     let seen = refreshes(&b).await;
