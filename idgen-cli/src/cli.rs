@@ -44,6 +44,14 @@ pub(crate) enum Command {
     PublicId(PublicIdArgs),
     /// Generate monotonic UUIDv7, one per line
     Uuid7(Uuid7Args),
+    /// Serve a local web application: compose and inspect IDs in a browser (and, given a
+    /// database, the lease table)
+    #[cfg(feature = "web")]
+    Web(crate::web::WebArgs),
+    /// The node-ID lease table of a database: list the leases, free a node ID
+    #[cfg(feature = "leases")]
+    #[command(subcommand)]
+    Leases(crate::commands::leases::LeasesCommand),
 }
 
 /// `--layout`, shared by the Snowflake commands.

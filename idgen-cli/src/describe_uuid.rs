@@ -17,7 +17,7 @@ pub(crate) struct DescribedUuid {
 }
 
 /// The JSON of `inspect` for a UUID or a public ID.
-#[derive(Serialize)]
+#[derive(Debug, Serialize)]
 pub(crate) struct DescribedUuidJson {
     /// `public_id` or `uuid`.
     kind: &'static str,

@@ -23,6 +23,51 @@ pub(crate) enum CliError {
     #[error("{0}")]
     NodeFields(String),
 
+    /// The async runtime could not start.
+    #[cfg(any(feature = "web", feature = "leases"))]
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+
+    /// The web server could not start or stopped with an error.
+    #[cfg(feature = "web")]
+    #[error("the web server: {0}")]
+    Server(#[source] std::io::Error),
+
+    /// The lease store refused or could not be reached.
+    #[cfg(feature = "leases")]
+    #[error("{0}")]
+    Lease(#[from] idgen_sqlx::Error),
+
+    /// `idgen leases` was given no database.
+    #[cfg(feature = "leases")]
+    #[error("no database given: give --database-url URL or set IDGEN_DATABASE_URL")]
+    NoDatabase,
+
+    /// A hi-lo counter could not be read.
+    #[cfg(feature = "leases")]
+    #[error("hi-lo counter {name}: {message}")]
+    Counter {
+        /// The counter.
+        name: String,
+        /// What the driver said.
+        message: String,
+    },
+
+    /// The database could not be reached.
+    #[cfg(feature = "leases")]
+    #[error("cannot connect to {url}: {message}")]
+    Connect {
+        /// The URL, without its password.
+        url: String,
+        /// What the driver said.
+        message: String,
+    },
+
+    /// A lease was not freed (a live lease without `--force`, another holder, no such node).
+    #[cfg(feature = "leases")]
+    #[error("{0}")]
+    NotFreed(String),
+
     /// Writing the output failed (other than a closed pipe, which ends quietly).
     #[error("cannot write the output: {0}")]
     Output(#[from] std::io::Error),

@@ -13,10 +13,14 @@ mod describe;
 mod describe_uuid;
 mod error;
 mod layout_arg;
+#[cfg(feature = "leases")]
+mod leases;
 mod node_arg;
 mod pace;
 mod time_arg;
 mod usage;
+#[cfg(feature = "web")]
+mod web;
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::ExitCode;

@@ -242,6 +242,38 @@ impl CounterSql {
         }
     }
 
+    /// Reads, as column `value`, where the counter's next block starts (what an operator
+    /// sees as its current value): a PostgreSQL sequence's `last_value` plus its increment once
+    /// it has been called, a MariaDB sequence's `next_not_cached_value`, a table counter's
+    /// `next_val`.
+    ///
+    /// ```
+    /// use idgen_sql::{CounterSql, Dialect};
+    /// let pg = CounterSql::sequence(Dialect::Postgres, "orders")?;
+    /// assert!(pg.next_value().sql.contains("WHEN is_called THEN last_value +"));
+    /// let lite = CounterSql::table(Dialect::Sqlite, "orders", "idgen_hilo")?;
+    /// assert_eq!(lite.next_value().sql, "SELECT next_val AS value FROM idgen_hilo WHERE name = ?");
+    /// # Ok::<(), idgen_engine::Error>(())
+    /// ```
+    pub fn next_value(&self) -> Statement<'_> {
+        let name = self.name.as_str();
+        match (self.dialect, self.kind) {
+            (Dialect::Postgres, _) => Statement::new(
+                format!(
+                    "SELECT CASE WHEN is_called THEN last_value + (SELECT seqincrement \
+                     FROM pg_catalog.pg_sequence WHERE seqrelid = '{name}'::regclass) \
+                     ELSE last_value END AS value FROM {name}"
+                ),
+                Vec::new(),
+            ),
+            (_, CounterKind::Sequence) => Statement::new(
+                format!("SELECT next_not_cached_value AS value FROM {name}"),
+                Vec::new(),
+            ),
+            (_, CounterKind::Table) => self.increment(),
+        }
+    }
+
     /// A sequence's increment as the block size, or the refusal of a non-positive one.
     ///
     /// ```
@@ -364,6 +396,22 @@ pub async fn detect_mysql_kind<S: Session>(session: &mut S) -> Result<CounterKin
             CounterKind::Table
         },
     )
+}
+
+/// Where the counter's next block starts ([`CounterSql::next_value`]), or `None` when the
+/// counter is missing (no sequence, table or row).
+///
+/// # Errors
+///
+/// The driver's error, other than a missing relation.
+pub async fn read_next_value<S: Session>(
+    session: &mut S,
+    sql: &CounterSql,
+) -> Result<Option<i64>, S::Error> {
+    match session.fetch_i64(sql.next_value()).await {
+        Err(e) if session.classify(&e) == ErrorClass::MissingRelation => Ok(None),
+        other => other,
+    }
 }
 
 fn raw(sql: &str) -> Statement<'static> {

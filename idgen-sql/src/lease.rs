@@ -444,9 +444,96 @@ impl LeaseSql {
         )
     }
 
+    /// An operator's free of an expired lease: clears `holder` of `node` if it still holds it
+    /// and its lease has expired, keeping the last timestamp its last renewal stored (an
+    /// upper bound on every tick it could issue). The row is then like a released one: the
+    /// next claim takes it at once and issues above that last timestamp. One row affected
+    /// when freed.
+    ///
+    /// ```
+    /// use idgen_sql::{Dialect, LeaseSql};
+    /// let free = LeaseSql::new(Dialect::Postgres, "leases")?.free_expired("orders", 3, "web-1");
+    /// assert!(free.sql.contains("holder = $3 AND expires_at <= now()"));
+    /// # Ok::<(), idgen_engine::Error>(())
+    /// ```
+    pub fn free_expired<'a>(
+        &self,
+        namespace: &'a str,
+        node: u64,
+        holder: &'a str,
+    ) -> Statement<'a> {
+        let d = self.dialect;
+        Statement::new(
+            format!(
+                "UPDATE {} SET holder = NULL \
+                 WHERE namespace = {} AND node = {} AND holder = {} AND expires_at <= {}",
+                self.table,
+                d.param(1),
+                d.param(2),
+                d.param(3),
+                self.now()
+            ),
+            vec![
+                Value::Text(namespace),
+                Value::BigInt(node_i64(node)),
+                Value::Text(holder),
+            ],
+        )
+    }
+
+    /// An operator's forced free of a live lease: ends `holder`'s lease of `node` now,
+    /// keeping the holder's name, so the next claim treats the row as a lease taken over
+    /// after expiry (it waits one TTL plus its clock allowance before it issues) and the old
+    /// holder's next renewal fails once another process holds the node ID. One row affected
+    /// when `holder` still held it.
+    pub fn expire_now<'a>(&self, namespace: &'a str, node: u64, holder: &'a str) -> Statement<'a> {
+        let d = self.dialect;
+        let least = if d == Dialect::Sqlite { "MIN" } else { "LEAST" };
+        Statement::new(
+            format!(
+                "UPDATE {} SET expires_at = {least}(expires_at, {}) \
+                 WHERE namespace = {} AND node = {} AND holder = {}",
+                self.table,
+                self.now(),
+                d.param(1),
+                d.param(2),
+                d.param(3)
+            ),
+            vec![
+                Value::Text(namespace),
+                Value::BigInt(node_i64(node)),
+                Value::Text(holder),
+            ],
+        )
+    }
+
+    /// The database's clock now, in Unix ms, as column `value` (what `expires_at_ms` in
+    /// [`rows`](Self::rows) is measured on).
+    pub fn now_ms(&self) -> Statement<'static> {
+        let now = match self.dialect {
+            Dialect::Postgres => "(EXTRACT(EPOCH FROM now()) * 1000)::bigint".to_owned(),
+            Dialect::MySql => {
+                "CAST(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000 AS SIGNED)"
+                    .to_owned()
+            }
+            Dialect::Sqlite => self.now().to_owned(),
+        };
+        Statement::new(format!("SELECT {now} AS value"), Vec::new())
+    }
+
+    /// The row of `node` in `namespace`, as [`rows`](Self::rows) gives it (no row when the
+    /// node ID was never claimed).
+    pub fn row<'a>(&self, namespace: &'a str, node: u64) -> Statement<'a> {
+        self.select_rows(namespace, Some(node))
+    }
+
     /// The rows of `namespace` by node ID: `node, holder, expires_at_ms` (Unix ms on the
     /// database's clock) and `last_timestamp`.
     pub fn rows<'a>(&self, namespace: &'a str) -> Statement<'a> {
+        self.select_rows(namespace, None)
+    }
+
+    fn select_rows<'a>(&self, namespace: &'a str, node: Option<u64>) -> Statement<'a> {
         let d = self.dialect;
         let expires_at_ms = match d {
             Dialect::Postgres => "(EXTRACT(EPOCH FROM expires_at) * 1000)::bigint",
@@ -455,14 +542,22 @@ impl LeaseSql {
             }
             Dialect::Sqlite => "expires_at",
         };
+        let mut params = vec![Value::Text(namespace)];
+        let only = match node {
+            Some(node) => {
+                params.push(Value::BigInt(node_i64(node)));
+                format!(" AND node = {}", d.param(2))
+            }
+            None => String::new(),
+        };
         Statement::new(
             format!(
                 "SELECT node, holder, {expires_at_ms} AS expires_at_ms, last_timestamp \
-                 FROM {} WHERE namespace = {} ORDER BY node",
+                 FROM {} WHERE namespace = {}{only} ORDER BY node",
                 self.table,
                 d.param(1)
             ),
-            vec![Value::Text(namespace)],
+            params,
         )
     }
 }
@@ -499,6 +594,10 @@ mod tests {
                 sql.renew("n", 1, "h", 10, Some(5)),
                 sql.release("n", 1, "h", None),
                 sql.rows("n"),
+                sql.row("n", 2),
+                sql.free_expired("n", 1, "h"),
+                sql.expire_now("n", 1, "h"),
+                sql.now_ms(),
             ];
             if d == Dialect::MySql {
                 statements.push(sql.lock_expired("n", 8, true));

@@ -16,7 +16,10 @@ use idgen_engine::lease::{BoxError, Claim, ClaimRequest, LeaseStore, RenewReques
 use crate::DEFAULT_LEASE_TABLE;
 use crate::dialect::Dialect;
 use crate::lease::LeaseSql;
-use crate::procedure::{Call, ClaimCall, CreateTable, ReleaseCall, RenewCall, RowsCall};
+use crate::procedure::{
+    Call, ClaimCall, CreateTable, FreeCall, FreeRequest, Freed, NotFreed, NowCall, ReleaseCall,
+    RenewCall, RowsCall,
+};
 use crate::session::LeaseRow;
 
 /// A connection pool of one adapter, as the [`SqlLeaseStore`] uses it. `M` is the adapter's
@@ -159,6 +162,31 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
         self.call(RowsCall(namespace.to_owned()))
             .await
             .map_err(store_error("read rows"))
+    }
+
+    /// The database's clock now, in Unix ms: what [`LeaseRow::expires_at_ms`] is measured on.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LeaseStore`] when the database refuses or cannot be reached.
+    pub async fn now_ms(&self) -> Result<i64, Error> {
+        self.call(NowCall)
+            .await
+            .map_err(store_error("read the clock"))
+    }
+
+    /// Frees a node ID for an operator (`idgen leases free`): an expired lease at once, a live
+    /// one only with [`FreeRequest::force`] (see [`procedure::free`](crate::procedure::free)).
+    /// The inner `Err` says why nothing was freed (a live lease without `force`, another
+    /// holder, no such row).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LeaseStore`] when the database refuses or cannot be reached.
+    pub async fn free(&self, req: FreeRequest<'_>) -> Result<Result<Freed, NotFreed>, Error> {
+        self.call(FreeCall::from(req))
+            .await
+            .map_err(store_error("free"))
     }
 
     fn sql(&self) -> Result<&Arc<LeaseSql>, Error> {

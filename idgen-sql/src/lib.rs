@@ -39,7 +39,7 @@ pub mod procedure;
 pub(crate) mod session;
 mod statement;
 
-pub use counter::{CounterKind, CounterSql, detect_mysql_kind};
+pub use counter::{CounterKind, CounterSql, detect_mysql_kind, read_next_value};
 pub use dialect::{Dialect, ErrorClass, QuotedName, mariadb_has_sequences, mysql_has_skip_locked};
 pub use idgen_engine::{CallError, SqlName};
 pub use lease::LeaseSql;

@@ -8,8 +8,12 @@
 //! every adapter answer the same situation the same way.
 
 mod calls;
+mod free;
 
-pub use calls::{Call, ClaimCall, CreateTable, ReleaseCall, RenewCall, RowsCall};
+pub use calls::{
+    Call, ClaimCall, CreateTable, FreeCall, NowCall, ReleaseCall, RenewCall, RowsCall,
+};
+pub use free::{FreeRequest, Freed, NotFreed, free, now_ms};
 
 use std::ops::Range;
 use std::time::Duration;

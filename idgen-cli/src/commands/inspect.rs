@@ -37,7 +37,7 @@ pub(crate) struct InspectArgs {
 
 /// Tells the three kinds apart by shape, then parses strictly with the library's parser, whose
 /// error names the text.
-fn parse_subject(text: &str) -> Result<Subject, String> {
+pub(crate) fn parse_subject(text: &str) -> Result<Subject, String> {
     let is_uuid_shape = text.len() == 36
         && text
             .char_indices()

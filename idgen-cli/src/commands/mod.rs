@@ -7,6 +7,8 @@ use crate::error::CliError;
 
 pub(crate) mod compose;
 pub(crate) mod inspect;
+#[cfg(feature = "leases")]
+pub(crate) mod leases;
 pub(crate) mod new;
 pub(crate) mod plan;
 pub(crate) mod public_id;
@@ -21,6 +23,10 @@ pub(crate) fn run(cli: &Cli, colour: bool, out: &mut dyn Write) -> Result<(), Cl
         Command::Plan(args) => plan::run(args, cli.json, out),
         Command::PublicId(args) => public_id::run(args, cli.json, out),
         Command::Uuid7(args) => uuid7::run(args, cli.json, out),
+        #[cfg(feature = "web")]
+        Command::Web(args) => crate::web::run(args, out),
+        #[cfg(feature = "leases")]
+        Command::Leases(command) => leases::run(command, cli.json, out),
     }
 }
 

@@ -148,3 +148,55 @@ impl Call for RowsCall {
         super::rows(session, sql, &self.0).await
     }
 }
+
+/// [`free`](super::free), its [`FreeRequest`](super::FreeRequest) owned.
+#[derive(Clone, Debug)]
+pub struct FreeCall {
+    namespace: String,
+    node: u64,
+    holder: Option<String>,
+    force: bool,
+}
+
+impl From<super::FreeRequest<'_>> for FreeCall {
+    fn from(req: super::FreeRequest<'_>) -> Self {
+        FreeCall {
+            namespace: req.namespace.to_owned(),
+            node: req.node,
+            holder: req.holder.map(str::to_owned),
+            force: req.force,
+        }
+    }
+}
+
+impl Call for FreeCall {
+    type Output = Result<super::Freed, super::NotFreed>;
+    const OPERATION: &'static str = "free";
+
+    async fn run<S: Session>(
+        &self,
+        session: &mut S,
+        sql: &LeaseSql,
+    ) -> Result<Self::Output, BoxError> {
+        let req = super::FreeRequest {
+            namespace: &self.namespace,
+            node: self.node,
+            holder: self.holder.as_deref(),
+            force: self.force,
+        };
+        super::free(session, sql, req).await
+    }
+}
+
+/// [`now_ms`](super::now_ms): the database's clock.
+#[derive(Clone, Copy, Debug)]
+pub struct NowCall;
+
+impl Call for NowCall {
+    type Output = i64;
+    const OPERATION: &'static str = "read the clock";
+
+    async fn run<S: Session>(&self, session: &mut S, sql: &LeaseSql) -> Result<i64, BoxError> {
+        super::now_ms(session, sql).await
+    }
+}

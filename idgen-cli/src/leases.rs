@@ -1,0 +1,264 @@
+//! The lease table of a database, for `idgen leases` and the web operator view: the store
+//! chosen by the URL's scheme, and its rows as operators read them.
+
+use idgen_sql::procedure::{FreeRequest, Freed, NotFreed};
+use idgen_sql::{CounterKind, CounterSql, Dialect, LeaseRow};
+use idgen_sqlx::SqlxDatabase;
+use idgen_sqlx::lease::{MySqlLeaseStore, PgLeaseStore, SqliteLeaseStore};
+use serde::Serialize;
+use sqlx::Pool;
+
+use crate::error::CliError;
+use crate::time_arg;
+
+/// Where the lease table is.
+#[derive(Clone, Debug, clap::Args)]
+pub(crate) struct StoreArgs {
+    /// The database with the lease table: postgres://…, mysql://… (MySQL or MariaDB) or
+    /// sqlite:PATH
+    #[arg(long, value_name = "URL", env = "IDGEN_DATABASE_URL")]
+    pub(crate) database_url: Option<String>,
+
+    /// The lease namespace (WorkerLease's `namespace` option)
+    #[arg(long, value_name = "NAME", default_value = "default")]
+    pub(crate) namespace: String,
+
+    /// The lease table (`name` or `schema.name`)
+    #[arg(long, value_name = "TABLE", default_value = idgen_sql::DEFAULT_LEASE_TABLE)]
+    pub(crate) lease_table: String,
+}
+
+/// A lease store on one of the three databases.
+#[derive(Clone, Debug)]
+pub(crate) enum Store {
+    Postgres(PgLeaseStore),
+    MySql(MySqlLeaseStore),
+    Sqlite(SqliteLeaseStore),
+}
+
+/// Runs `$call` on whichever store it is.
+macro_rules! on_store {
+    ($store:expr, $s:ident => $call:expr) => {
+        match $store {
+            Store::Postgres($s) => $call,
+            Store::MySql($s) => $call,
+            Store::Sqlite($s) => $call,
+        }
+    };
+}
+
+impl Store {
+    /// Connects to the database of `url` (a small pool: an operator's tool).
+    pub(crate) async fn connect(url: &str, table: &str) -> Result<Store, CliError> {
+        let connect_error = |e: sqlx::Error| CliError::Connect {
+            url: redact(url),
+            message: e.to_string(),
+        };
+        let store = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let pool = sqlx::postgres::PgPoolOptions::new()
+                .max_connections(2)
+                .connect(url)
+                .await
+                .map_err(connect_error)?;
+            Store::Postgres(PgLeaseStore::with_table(pool, table)?)
+        } else if url.starts_with("mysql://") || url.starts_with("mariadb://") {
+            let pool = sqlx::mysql::MySqlPoolOptions::new()
+                .max_connections(2)
+                .connect(url)
+                .await
+                .map_err(connect_error)?;
+            Store::MySql(MySqlLeaseStore::with_table(pool, table)?)
+        } else if url.starts_with("sqlite:") {
+            let pool = sqlx::sqlite::SqlitePoolOptions::new()
+                .max_connections(1)
+                .connect(url)
+                .await
+                .map_err(connect_error)?;
+            Store::Sqlite(SqliteLeaseStore::with_table(pool, table)?)
+        } else {
+            return Err(CliError::Connect {
+                url: redact(url),
+                message: "the URL must start with postgres://, mysql:// or sqlite:".into(),
+            });
+        };
+        Ok(store)
+    }
+
+    /// `PostgreSQL`, `MySQL/MariaDB` or `SQLite`, and the table.
+    pub(crate) fn describe(&self) -> String {
+        let (db, table) = match self {
+            Store::Postgres(s) => ("PostgreSQL", s.table()),
+            Store::MySql(s) => ("MySQL/MariaDB", s.table()),
+            Store::Sqlite(s) => ("SQLite", s.table()),
+        };
+        format!("{db}, lease table {}", table.unwrap_or("?"))
+    }
+
+    /// The held leases of `namespace` (rows with a holder, live or expired), read now.
+    pub(crate) async fn leases(&self, namespace: &str) -> Result<LeaseTable, CliError> {
+        let rows: Vec<LeaseRow> = on_store!(self, s => s.rows(namespace).await?);
+        let now_ms = on_store!(self, s => s.now_ms().await?);
+        Ok(LeaseTable {
+            namespace: namespace.to_owned(),
+            now_ms,
+            now_utc: time_arg::utc(now_ms),
+            leases: rows
+                .into_iter()
+                .filter_map(|r| Lease::new(r, now_ms))
+                .collect(),
+        })
+    }
+
+    /// Frees `node` (see [`idgen_sql::procedure::free`]).
+    pub(crate) async fn free(
+        &self,
+        req: FreeRequest<'_>,
+    ) -> Result<Result<Freed, NotFreed>, CliError> {
+        Ok(on_store!(self, s => s.free(req).await?))
+    }
+}
+
+impl Store {
+    /// The hi-lo counter `name` (a sequence, or a row of the counter table `table`): where
+    /// its next block starts, or that it is missing.
+    pub(crate) async fn counter(&self, name: &str, table: &str) -> Result<Counter, CliError> {
+        match self {
+            Store::Postgres(s) => {
+                let seq = CounterSql::sequence(Dialect::Postgres, name)?;
+                read_counter(s.pool(), [seq], name).await
+            }
+            // MySQL keeps counters in a table; MariaDB in a table or a sequence.
+            Store::MySql(s) => {
+                let row = CounterSql::table(Dialect::MySql, name, table)?;
+                let seq = CounterSql::sequence(Dialect::MySql, name)?;
+                read_counter(s.pool(), [row, seq], name).await
+            }
+            Store::Sqlite(s) => {
+                let row = CounterSql::table(Dialect::Sqlite, name, table)?;
+                read_counter(s.pool(), [row], name).await
+            }
+        }
+    }
+}
+
+/// The first of `candidates` that exists.
+async fn read_counter<DB: SqlxDatabase, const N: usize>(
+    pool: &Pool<DB>,
+    candidates: [CounterSql; N],
+    name: &str,
+) -> Result<Counter, CliError> {
+    let failed = |e: sqlx::Error| CliError::Counter {
+        name: name.to_owned(),
+        message: e.to_string(),
+    };
+    for sql in candidates {
+        let mut session = DB::session(pool).await.map_err(failed)?;
+        if let Some(value) = idgen_sql::read_next_value(&mut session, &sql)
+            .await
+            .map_err(failed)?
+        {
+            return Ok(Counter {
+                name: name.to_owned(),
+                kind: match sql.kind() {
+                    CounterKind::Sequence => "sequence",
+                    CounterKind::Table => "row of the counter table",
+                },
+                next_value: Some(value.to_string()),
+            });
+        }
+    }
+    Ok(Counter {
+        name: name.to_owned(),
+        kind: "missing",
+        next_value: None,
+    })
+}
+
+/// A hi-lo counter as operators read it.
+#[derive(Debug, Serialize)]
+pub(crate) struct Counter {
+    pub(crate) name: String,
+    /// `sequence`, `row of the counter table`, or `missing`.
+    pub(crate) kind: &'static str,
+    /// Where its next block starts (a number as text), if it exists.
+    pub(crate) next_value: Option<String>,
+}
+
+/// The URL without its password.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            let user = userinfo.split(':').next().unwrap_or("");
+            format!("{}{user}:***{}", &url[..scheme + 3], &url[at..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// The held leases of a namespace.
+#[derive(Debug, Serialize)]
+pub(crate) struct LeaseTable {
+    pub(crate) namespace: String,
+    /// The database's clock when they were read, in Unix ms and UTC.
+    pub(crate) now_ms: i64,
+    pub(crate) now_utc: Option<String>,
+    pub(crate) leases: Vec<Lease>,
+}
+
+/// One held lease.
+#[derive(Debug, Serialize)]
+pub(crate) struct Lease {
+    pub(crate) node: u64,
+    pub(crate) holder: String,
+    /// When the lease ends, on the database's clock (Unix ms), and how long from now.
+    pub(crate) expires_at_ms: i64,
+    pub(crate) expires_in_ms: i64,
+    /// Whether it is live (not expired).
+    pub(crate) live: bool,
+    /// The largest timestamp its holder may have issued (stored at each renewal), Unix ms
+    /// and UTC.
+    pub(crate) last_timestamp_ms: Option<i64>,
+    pub(crate) last_timestamp_utc: Option<String>,
+}
+
+impl Lease {
+    /// The lease of a row with a holder.
+    fn new(row: LeaseRow, now_ms: i64) -> Option<Lease> {
+        let holder = row.holder?;
+        let expires_in_ms = row.expires_at_ms.saturating_sub(now_ms);
+        Some(Lease {
+            node: row.node,
+            holder,
+            expires_at_ms: row.expires_at_ms,
+            expires_in_ms,
+            live: expires_in_ms > 0,
+            last_timestamp_ms: row.last_timestamp_ms,
+            last_timestamp_utc: row.last_timestamp_ms.and_then(time_arg::utc),
+        })
+    }
+
+    /// `12.3 s`, or `expired 4.0 s ago`.
+    pub(crate) fn expires_in(&self) -> String {
+        let s = self.expires_in_ms as f64 / 1000.0;
+        if self.live {
+            format!("{s:.1} s")
+        } else {
+            format!("expired {:.1} s ago", -s)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_lose_their_password() {
+        assert_eq!(
+            redact("postgres://app:secret@db:5432/x"),
+            "postgres://app:***@db:5432/x"
+        );
+        assert_eq!(redact("sqlite:/tmp/a.db"), "sqlite:/tmp/a.db");
+    }
+}
