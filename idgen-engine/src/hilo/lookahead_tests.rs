@@ -357,7 +357,7 @@ struct SometimesSlow {
 impl HiLoSource for SometimesSlow {
     async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
         let call = self.calls.fetch_add(1, Ordering::SeqCst);
-        let latency = if call >= 10 && call % 10 == 0 { 20 * MS } else { MS };
+        let latency = if call >= 10 && call.is_multiple_of(10) { 20 * MS } else { MS };
         tokio::time::sleep(latency).await;
         self.counter.allocate(size).await
     }
