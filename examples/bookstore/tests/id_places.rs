@@ -122,10 +122,10 @@ fn id_schema(doc: &Value, schema: &Value) -> Option<IdSchema> {
         return Some(found);
     }
     for combinator in ["oneOf", "anyOf", "allOf"] {
-        if let Some(members) = schema[combinator].as_array() {
-            if let Some(found) = members.iter().find_map(|m| id_schema(doc, m)) {
-                return Some(found);
-            }
+        if let Some(members) = schema[combinator].as_array()
+            && let Some(found) = members.iter().find_map(|m| id_schema(doc, m))
+        {
+            return Some(found);
         }
     }
     let format = schema["format"].as_str()?;
