@@ -113,22 +113,24 @@ impl PartialSchema for CustomerId {
     /// characters), its pattern without the alternative `0`.
     fn schema() -> RefOr<Schema> {
         let mut schema = Id::<Customer>::schema();
-        if let RefOr::T(Schema::Object(object)) = &mut schema {
-            assert!(object.schema_type == Type::String.into());
-            let from_zero = object.pattern.take().unwrap_or_default();
-            // idgen's pattern is `^(0|[1-9][0-9]{0,17}|…)$` (checked by the bookstore's
-            // tests against the parser); without `0|` it is the same from 1.
-            let rest = from_zero
-                .strip_prefix(FROM_ZERO)
-                .expect("idgen's decimal ID pattern starts with the alternative 0");
-            object.pattern = Some(format!("^({rest}"));
-            object.description = Some(
-                "A customer's ID: an integer from 1 to 9223372036854775807, written as decimal \
-                 digits without sign or leading zeros, always a JSON string (so JavaScript \
-                 keeps every digit). 0 is no customer."
-                    .into(),
-            );
-        }
+        let RefOr::T(Schema::Object(object)) = &mut schema else {
+            panic!("idgen's Id<T> schema is an inline object schema");
+        };
+        assert!(object.schema_type == Type::String.into());
+        // idgen's pattern is `^(0|[1-9][0-9]{0,17}|…)$` (idgen-core's tests check it against
+        // the parser); without `0|` it is the same from 1 (tests/openapi.rs checks that, and
+        // tests/id_places.rs this pattern against the server).
+        let from_zero = object.pattern.take().unwrap_or_default();
+        let rest = from_zero
+            .strip_prefix(FROM_ZERO)
+            .expect("idgen's decimal ID pattern starts with the alternative 0");
+        object.pattern = Some(format!("^({rest}"));
+        object.description = Some(
+            "A customer's ID: an integer from 1 to 9223372036854775807, written as decimal \
+             digits without sign or leading zeros, always a JSON string (so JavaScript keeps \
+             every digit). 0 is no customer."
+                .into(),
+        );
         schema
     }
 }
