@@ -6,6 +6,7 @@
 //! order a random public ID for URLs, and takes order-line IDs in hi-lo blocks from one central
 //! counter.
 
+pub mod customer_id;
 pub mod db;
 pub mod http;
 pub mod instance;

@@ -11,12 +11,12 @@ use crate::node_lease::LAYOUT;
 #[derive(Debug)]
 pub enum Customer {}
 
-/// A customer's ID. (A type alias, because utoipa's `ToSchema` derive composes a generic field
-/// type such as `Id<Customer>` from schemas of its type arguments, which a tag type has none
-/// of; under an alias it takes `Id<Customer>`'s own schema, named `CustomerId`.)
-pub type CustomerId = Id<Customer>;
+pub use crate::customer_id::CustomerId;
 
-/// An order's public ID (`ord_…`); an alias for the same reason as [`CustomerId`].
+/// An order's public ID (`ord_…`). (A type alias, because utoipa's `ToSchema` derive composes a
+/// generic field type such as `PublicId<Order>` from schemas of its type arguments, which
+/// `Order` has none of; under an alias it takes `PublicId<Order>`'s own schema, named
+/// `OrderPublicId`.)
 pub type OrderPublicId = PublicId<Order>;
 
 /// An order as stored: a Snowflake key (internal, time-ordered, unique across shards), a public
@@ -137,7 +137,7 @@ impl From<&Order> for OrderView {
             .unwrap_or_default();
         OrderView {
             public_id: order.public_id,
-            customer_id: order.customer_id,
+            customer_id: CustomerId::of_stored_order(order.customer_id),
             created_at,
             total_cents: order.total_cents,
             lines: order

@@ -223,7 +223,7 @@ async fn the_caller_header_says_what_is_wrong_with_it() {
         (
             Some("0"),
             401,
-            "X-Customer-Id 0 is not a customer: customer IDs start at 1",
+            "X-Customer-Id: 0 is not a customer ID: customer IDs start at 1",
         ),
         (
             Some("abc"),
@@ -249,30 +249,31 @@ async fn bad_bodies_are_refused_with_a_reason() {
     let with_customer =
         |value: &str| ORDER.replace(r#""customer_id":"7""#, &format!(r#""customer_id":{value}"#));
     let cases: Vec<(String, u16, &str)> = vec![
+        // A customer ID is a JSON string, as the document says: a number is refused, naming it.
+        (
+            with_customer("7"),
+            422,
+            "customer_id: invalid type: integer `7`, expected a customer ID as a string",
+        ),
         (
             with_customer("7e0"),
             422,
-            "customer_id: 7 is not an ID of type Customer: the number was read as floating point",
-        ),
-        (
-            with_customer("-0"),
-            422,
-            "customer_id: -0 is not an ID of type Customer: the number was read as floating point",
+            "customer_id: invalid type: floating point `7.0`, expected a customer ID as a string",
         ),
         (
             with_customer("null"),
             422,
-            "customer_id: invalid type: null, expected an ID of type Customer: a decimal string or an integer",
+            "customer_id: invalid type: null, expected a customer ID as a string",
         ),
         (
             with_customer("true"),
             422,
-            "customer_id: invalid type: boolean `true`, expected an ID of type Customer",
+            "customer_id: invalid type: boolean `true`, expected a customer ID",
         ),
         (
-            with_customer("99999999999999999999"),
+            with_customer(r#""0""#),
             422,
-            "is not an ID of type Customer: the number was read as floating point",
+            "customer_id: 0 is not a customer ID: customer IDs start at 1",
         ),
         (
             with_customer(r#""+7""#),
@@ -321,12 +322,6 @@ async fn bad_bodies_are_refused_with_a_reason() {
     let (status, error) = refused(&server, Some("7"), Some(&half)).await;
     assert_eq!(status, 422);
     assert!(error.contains("2.5 is not a whole number"), "{error}");
-    let numeric = ORDER.replace(r#""customer_id":"7""#, r#""customer_id":7"#);
-    let accepted = request(server.addr, "POST", "/orders", Some("7"), Some(&numeric)).await;
-    assert_eq!(
-        accepted.status, 201,
-        "an integer customer_id is accepted too"
-    );
     // No content type: the framework's 415, as JSON.
     let a = common::request_raw(
         server.addr,

@@ -134,4 +134,24 @@ async fn the_id_schemas_come_from_idgen() {
     assert!(example.parse::<OrderPublicId>().is_ok());
     let example = schemas["CustomerId"]["examples"][0].as_str().unwrap();
     assert!(example.parse::<CustomerId>().is_ok());
+
+    // A customer ID is idgen's `Id<Customer>` from 1: its pattern without the alternative 0,
+    // everything else idgen's (tests/id_places.rs checks it against the server).
+    let idgen =
+        serde_json::to_value(idgen_sqlx::Id::<bookstore::model::Customer>::schema()).unwrap();
+    let ours = &schemas["CustomerId"];
+    let idgen_pattern = idgen["pattern"].as_str().unwrap();
+    let pattern = ours["pattern"].as_str().unwrap();
+    assert_eq!(pattern.replacen("^(", "^(0|", 1), idgen_pattern);
+    for key in ["type", "format", "minLength", "maxLength", "examples"] {
+        assert_eq!(ours[key], idgen[key], "{key}");
+    }
+    let (idgen, ours) = (
+        regex::Regex::new(idgen_pattern).unwrap(),
+        regex::Regex::new(pattern).unwrap(),
+    );
+    assert!(idgen.is_match("0") && !ours.is_match("0"));
+    for text in ["1", "9", "10", "9223372036854775807"] {
+        assert!(ours.is_match(text), "{text}");
+    }
 }

@@ -12,7 +12,8 @@ pub const MAX_PAGE: u32 = 100;
 #[derive(Debug, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateOrder {
-    /// Must be the caller (`X-Customer-Id`). A string (or an integer) of canonical decimal digits.
+    /// Must be the caller (`X-Customer-Id`). A string of canonical decimal digits from "1"; a
+    /// JSON number is refused.
     pub customer_id: CustomerId,
     /// 1 to 50 lines.
     #[schema(min_items = 1, max_items = 50)]

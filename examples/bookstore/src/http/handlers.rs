@@ -8,19 +8,19 @@ use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use idgen_sqlx::{Id, PublicId};
+use idgen_sqlx::PublicId;
 
 use super::bodies::{CreateOrder, CustomerOrders, ErrorBody, MAX_PAGE, PageQuery};
 use super::errors::{error, internal, not_found, unauthorized};
 use crate::instance::Instance;
-use crate::model::{Customer, CustomerId, NewLine, Order, OrderPublicId, OrderView};
+use crate::model::{CustomerId, NewLine, Order, OrderPublicId, OrderView};
 
 /// The header naming the caller.
 pub const CUSTOMER_HEADER: &str = "x-customer-id";
 
 /// The caller, from `X-Customer-Id`. A handler that takes one answers 401, before looking at
 /// anything else, when the header is missing or not a customer ID.
-pub(super) struct Caller(Id<Customer>);
+pub(super) struct Caller(CustomerId);
 
 impl<S: Send + Sync> FromRequestParts<S> for Caller {
     type Rejection = Response;
@@ -30,22 +30,16 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
     }
 }
 
-/// The caller from `X-Customer-Id`: a customer ID, which starts at 1; else what is wrong
-/// with the header (answered with 401).
-fn caller(headers: &HeaderMap) -> Result<Id<Customer>, String> {
+/// The caller from `X-Customer-Id`: a [`CustomerId`] (from 1, the texts its schema's pattern
+/// matches); else what is wrong with the header (answered with 401).
+fn caller(headers: &HeaderMap) -> Result<CustomerId, String> {
     let Some(value) = headers.get(CUSTOMER_HEADER) else {
         return Err("send your customer ID in the X-Customer-Id header".into());
     };
     let text = value
         .to_str()
         .map_err(|_| "the X-Customer-Id header is not ASCII text; send your customer ID")?;
-    match text.parse::<Id<Customer>>() {
-        Ok(id) if id.get() == 0 => {
-            Err("X-Customer-Id 0 is not a customer: customer IDs start at 1".into())
-        }
-        Ok(id) => Ok(id),
-        Err(e) => Err(format!("X-Customer-Id: {e}")),
-    }
+    text.parse().map_err(|e| format!("X-Customer-Id: {e}"))
 }
 
 /// A JSON body the framework refused (syntax, types, unknown fields, content type, size), as a
@@ -120,7 +114,7 @@ pub(super) async fn create_order(
     if let Err(message) = check_lines(&body.lines) {
         return error(StatusCode::UNPROCESSABLE_ENTITY, message);
     }
-    match app.create_order(customer, &body.lines).await {
+    match app.create_order(customer.get(), &body.lines).await {
         Ok(order) => {
             let location = format!("/orders/{}", order.public_id);
             let view = OrderView::from(&order);
@@ -158,7 +152,11 @@ pub(super) async fn get_order(
     else {
         return not_found();
     };
-    match app.shards().find_for_customer(public_id, customer).await {
+    match app
+        .shards()
+        .find_for_customer(public_id, customer.get())
+        .await
+    {
         Ok(Some(order)) => Json(OrderView::from(&order)).into_response(),
         Ok(None) => not_found(),
         Err(e) => internal(e),
@@ -189,10 +187,11 @@ pub(super) async fn customer_orders(
     path: Result<Path<String>, PathRejection>,
     query: Result<Query<PageQuery>, QueryRejection>,
 ) -> Response {
-    // Someone else's list, or a malformed customer ID: the same 404.
+    // Someone else's list, or not a customer ID (the texts `CustomerId`'s pattern refuses, 0
+    // among them): the same 404.
     let own = path
         .ok()
-        .and_then(|Path(text)| text.parse::<Id<Customer>>().ok())
+        .and_then(|Path(text)| text.parse::<CustomerId>().ok())
         == Some(customer);
     if !own {
         return not_found();
@@ -210,7 +209,7 @@ pub(super) async fn customer_orders(
     }
     let before = match page.after {
         None => None,
-        Some(cursor) => match app.shards().key_of(cursor, customer).await {
+        Some(cursor) => match app.shards().key_of(cursor, customer.get()).await {
             Ok(Some(key)) => Some(key),
             // Not one of the caller's orders: the same answer as any order not theirs.
             Ok(None) => return not_found(),
@@ -218,7 +217,11 @@ pub(super) async fn customer_orders(
         },
     };
     // One more than asked for tells whether another page follows.
-    let mut orders = match app.shards().orders_of(customer, before, limit + 1).await {
+    let mut orders = match app
+        .shards()
+        .orders_of(customer.get(), before, limit + 1)
+        .await
+    {
         Ok(orders) => orders,
         Err(e) => return internal(e),
     };

@@ -10,6 +10,9 @@
 //! * `GET /metrics`: idgen's metrics in Prometheus text, for the operator (not in the document).
 //!
 //! The caller names itself in the `X-Customer-Id` header (a stand-in for real authentication).
+//! Every ID in a request is a string, and each place that takes one accepts exactly the texts its
+//! schema's `pattern` admits (customer IDs from `"1"`: [`CustomerId`](crate::model::CustomerId);
+//! public IDs `ord_…`), which `tests/id_places.rs` checks from the served document.
 //! A wrong owner, an unknown public ID and a malformed or tampered one all get the same 404
 //! response, so the API reveals nothing about orders the caller does not own. No internal key
 //! (an order's Snowflake ID, a line's hi-lo ID) ever leaves the server. Every error, the
