@@ -357,7 +357,11 @@ struct SometimesSlow {
 impl HiLoSource for SometimesSlow {
     async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
         let call = self.calls.fetch_add(1, Ordering::SeqCst);
-        let latency = if call >= 10 && call.is_multiple_of(10) { 20 * MS } else { MS };
+        let latency = if call >= 10 && call.is_multiple_of(10) {
+            20 * MS
+        } else {
+            MS
+        };
         tokio::time::sleep(latency).await;
         self.counter.allocate(size).await
     }
@@ -378,7 +382,10 @@ async fn boundary_waits(
         counter: MemorySource::sequence(10_000),
         calls: Arc::default(),
     };
-    let ids = build(HiLo::builder(source).block(10_000)).build().await.unwrap();
+    let ids = build(HiLo::builder(source).block(10_000))
+        .build()
+        .await
+        .unwrap();
     let mut got = steady(&ids, 100, 100).await;
     let warm = ids.stats();
     got.extend(steady(&ids, 100, 3_000).await);
@@ -394,5 +401,8 @@ async fn boundary_waits(
 async fn one_slow_fetch_among_fast_ones_makes_no_caller_wait_with_the_defaults() {
     assert_eq!(boundary_waits(|b| b).await, 0);
     let old = boundary_waits(|b| b.min_low_water(1)).await;
-    assert!(old > 0, "the control waited {old} times: the case proves nothing");
+    assert!(
+        old > 0,
+        "the control waited {old} times: the case proves nothing"
+    );
 }
