@@ -48,6 +48,20 @@ pub enum Error {
         capacity: u64,
     },
 
+    /// The namespace's node IDs are leased under another layout: the same node ID under two
+    /// layouts can issue the same 63-bit value. Use another namespace (or the same layout).
+    #[error(
+        "namespace {namespace:?} is used with the layout {recorded}; this process asks for {requested}: the same node ID under two layouts can issue the same ID, so use another namespace for this layout (or the same layout)"
+    )]
+    LayoutMismatch {
+        /// The lease namespace.
+        namespace: String,
+        /// The layout the namespace was first used with ([`layout_key`](crate::lease::layout_key)).
+        recorded: String,
+        /// This process's layout, in the same form.
+        requested: String,
+    },
+
     /// The lease store failed or did not answer in time.
     #[error("node ID lease store failed to {operation}: {message}")]
     LeaseStore {

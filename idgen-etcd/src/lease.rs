@@ -290,6 +290,33 @@ impl LeaseStore for EtcdLeaseStore {
         true
     }
 
+    /// In the key `<prefix>/<namespace>/layout` (no lease), put in a transaction that succeeds
+    /// only if the key does not exist; then read.
+    async fn record_layout(
+        &self,
+        namespace: &str,
+        layout: &str,
+    ) -> Result<Option<String>, BoxError> {
+        let key = format!("{}layout", self.base(namespace)?);
+        let mut client = self.client("record the layout").await?;
+        let txn = Txn::new()
+            .when([Compare::create_revision(key.as_str(), CompareOp::Equal, 0)])
+            .and_then([TxnOp::put(key.as_str(), layout, None)]);
+        client
+            .txn(txn)
+            .await
+            .map_err(self.failed(format!("record the layout of {namespace}")))?;
+        let got = client
+            .get(key.as_str(), None)
+            .await
+            .map_err(self.failed(format!("read the layout of {namespace}")))?;
+        let recorded = got
+            .kvs()
+            .first()
+            .map(|kv| String::from_utf8_lossy(kv.value()).into_owned());
+        Ok(recorded)
+    }
+
     async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
         let base = self.base(req.namespace)?;
         let mut client = self.client("claim").await?;

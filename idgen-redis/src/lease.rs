@@ -178,6 +178,32 @@ impl LeaseStore for RedisLeaseStore {
         true
     }
 
+    /// In the key `<prefix>:<namespace>:layout` (no expiry), `SET … NX`; then read.
+    async fn record_layout(
+        &self,
+        namespace: &str,
+        layout: &str,
+    ) -> Result<Option<String>, BoxError> {
+        let key = format!("{}:layout", self.base(namespace)?);
+        let recorded: Option<String> = self
+            .conn
+            .run(|mut conn| {
+                let key = key.clone();
+                async move {
+                    let _: Option<String> = redis::cmd("SET")
+                        .arg(&key)
+                        .arg(layout)
+                        .arg("NX")
+                        .query_async(&mut conn)
+                        .await?;
+                    redis::cmd("GET").arg(&key).query_async(&mut conn).await
+                }
+            })
+            .await
+            .map_err(|e| self.failed(format!("record the layout of {namespace}"), e))?;
+        Ok(recorded)
+    }
+
     async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
         let base = self.base(req.namespace)?;
         let reply: Option<(String, String, String)> = self

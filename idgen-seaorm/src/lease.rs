@@ -307,6 +307,14 @@ impl LeaseStore for SeaOrmLeaseStore {
         true
     }
 
+    async fn record_layout(
+        &self,
+        namespace: &str,
+        layout: &str,
+    ) -> Result<Option<String>, BoxError> {
+        delegate!(&self.inner, store => store.record_layout(namespace, layout).await, e => Err(e.clone().into()))
+    }
+
     /// idgen-sqlx's detached store: the same table on a one-connection pool of its own with
     /// the connection's connect options, independent of the runtime the connection runs on.
     fn detached(&self) -> Option<Self> {

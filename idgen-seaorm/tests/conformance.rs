@@ -39,6 +39,13 @@ impl LeaseStore for Lease {
     fn create_if_missing_by_default(&self) -> bool {
         self.store.create_if_missing_by_default()
     }
+    async fn record_layout(
+        &self,
+        namespace: &str,
+        layout: &str,
+    ) -> Result<Option<String>, BoxError> {
+        self.store.record_layout(namespace, layout).await
+    }
     fn detached(&self) -> Option<Self> {
         Some(Lease {
             db: self.db.clone(),

@@ -527,6 +527,54 @@ impl LeaseSql {
         self.select_rows(namespace, Some(node))
     }
 
+    /// The namespace of the row that records `namespace`'s layout: a row of its own (node 0,
+    /// the layout in `holder`), which no claim of `namespace` reads, so the table needs no
+    /// new column.
+    ///
+    /// ```
+    /// assert_eq!(idgen_sql::LeaseSql::layout_namespace("default"), "idgen:layout:default");
+    /// ```
+    pub fn layout_namespace(namespace: &str) -> String {
+        format!("idgen:layout:{namespace}")
+    }
+
+    /// Records `layout` in the row of `layout_namespace` ([`layout_namespace`](Self::layout_namespace))
+    /// unless that row exists: an insert that does nothing on a conflict, so of two processes
+    /// only the first records. Then read it with [`recorded_layout`](Self::recorded_layout).
+    pub fn record_layout<'a>(&self, layout_namespace: &'a str, layout: &'a str) -> Statement<'a> {
+        /// The record never expires: about 100 years.
+        const FOREVER_MS: i64 = 100 * 36_525 * 864_000;
+        let d = self.dialect;
+        let (expiry, forever) = self.expiry(3, FOREVER_MS);
+        let (insert, conflict) = match d {
+            Dialect::Postgres => ("INSERT", " ON CONFLICT (namespace, node) DO NOTHING"),
+            Dialect::MySql => ("INSERT IGNORE", ""),
+            Dialect::Sqlite => ("INSERT OR IGNORE", ""),
+        };
+        Statement::new(
+            format!(
+                "{insert} INTO {} (namespace, node, holder, expires_at, last_timestamp) \
+                 VALUES ({}, 0, {}, {expiry}, NULL){conflict}",
+                self.table,
+                d.param(1),
+                d.param(2)
+            ),
+            vec![Value::Text(layout_namespace), Value::Text(layout), forever],
+        )
+    }
+
+    /// The layout recorded in the row of `layout_namespace`, as column `value`.
+    pub fn recorded_layout<'a>(&self, layout_namespace: &'a str) -> Statement<'a> {
+        Statement::new(
+            format!(
+                "SELECT holder AS value FROM {} WHERE namespace = {} AND node = 0",
+                self.table,
+                self.dialect.param(1)
+            ),
+            vec![Value::Text(layout_namespace)],
+        )
+    }
+
     /// The rows of `namespace` by node ID: `node, holder, expires_at_ms` (Unix ms on the
     /// database's clock) and `last_timestamp`.
     pub fn rows<'a>(&self, namespace: &'a str) -> Statement<'a> {

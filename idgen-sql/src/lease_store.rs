@@ -17,8 +17,8 @@ use crate::DEFAULT_LEASE_TABLE;
 use crate::dialect::Dialect;
 use crate::lease::LeaseSql;
 use crate::procedure::{
-    Call, ClaimCall, CreateTable, FreeCall, FreeRequest, Freed, NotFreed, NowCall, ReleaseCall,
-    RenewCall, RowsCall,
+    Call, ClaimCall, CreateTable, FreeCall, FreeRequest, Freed, NotFreed, NowCall,
+    RecordLayoutCall, ReleaseCall, RenewCall, RowsCall,
 };
 use crate::session::LeaseRow;
 
@@ -228,6 +228,16 @@ impl<M: 'static, P: SqlPool<M>> LeaseStore for SqlLeaseStore<M, P> {
     /// `true`: the table is looked for first and created only when missing, safely.
     fn create_if_missing_by_default(&self) -> bool {
         true
+    }
+
+    /// In a row of its own ([`LeaseSql::layout_namespace`]), inserted unless it exists.
+    async fn record_layout(
+        &self,
+        namespace: &str,
+        layout: &str,
+    ) -> Result<Option<String>, BoxError> {
+        self.call(RecordLayoutCall(namespace.to_owned(), layout.to_owned()))
+            .await
     }
 
     fn detached(&self) -> Option<Self> {

@@ -11,7 +11,8 @@ mod calls;
 mod free;
 
 pub use calls::{
-    Call, ClaimCall, CreateTable, FreeCall, NowCall, ReleaseCall, RenewCall, RowsCall,
+    Call, ClaimCall, CreateTable, FreeCall, NowCall, RecordLayoutCall, ReleaseCall, RenewCall,
+    RowsCall,
 };
 pub use free::{FreeRequest, Freed, NotFreed, free, now_ms};
 
@@ -250,6 +251,24 @@ pub async fn release<S: Session>(
             }
         }
     }
+}
+
+/// Records `layout` as `namespace`'s layout unless one is recorded, and returns the recorded
+/// one (see [`LeaseStore::record_layout`](idgen_engine::lease::LeaseStore::record_layout)).
+pub async fn record_layout<S: Session>(
+    session: &mut S,
+    sql: &LeaseSql,
+    namespace: &str,
+    layout: &str,
+) -> Result<Option<String>, BoxError> {
+    check_outside_transaction(session).await?;
+    let key = LeaseSql::layout_namespace(namespace);
+    in_own_transaction!(session, async {
+        session.execute(sql.record_layout(&key, layout)).await?;
+        session.fetch_text(sql.recorded_layout(&key)).await
+    })
+    .await
+    .map_err(|e| describe(session, sql, "record the layout", e))
 }
 
 /// The rows of `namespace` by node ID: for operators and tests.

@@ -587,7 +587,11 @@ macro_rules! db_generator_cases {
                     .into_iter()
                     .enumerate()
                 {
-                    let generator = DbGenerator::new(layout).function(&format!("g{i}_next_id")).unwrap();
+                    // A namespace per layout: a namespace keeps the layout it was first used with.
+                    let generator = DbGenerator::new(layout)
+                        .function(&format!("g{i}_next_id"))
+                        .unwrap()
+                        .namespace(format!("layout{i}"));
                     db_generator::install(&pool, &generator).await.unwrap();
                     let [decode, min_at, max_at] = generator.helper_names();
                     for _ in 0..200 {

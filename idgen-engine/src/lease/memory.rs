@@ -24,6 +24,8 @@ use idgen_core::{Clock, SystemClock};
 #[derive(Clone)]
 pub struct MemoryLeaseStore {
     rows: Arc<Mutex<BTreeMap<(String, u64), Row>>>,
+    /// The layout each namespace was first used with.
+    layouts: Arc<Mutex<BTreeMap<String, String>>>,
     clock: Arc<dyn Clock>,
 }
 
@@ -45,6 +47,7 @@ impl MemoryLeaseStore {
     pub fn with_clock(clock: impl Clock + 'static) -> Self {
         MemoryLeaseStore {
             rows: Arc::default(),
+            layouts: Arc::default(),
             clock: Arc::new(clock),
         }
     }
@@ -80,6 +83,21 @@ impl LeaseStore for MemoryLeaseStore {
     /// `true`: nothing to create, so nothing to refuse.
     fn create_if_missing_by_default(&self) -> bool {
         true
+    }
+
+    async fn record_layout(
+        &self,
+        namespace: &str,
+        layout: &str,
+    ) -> Result<Option<String>, BoxError> {
+        let mut layouts = self
+            .layouts
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let recorded = layouts
+            .entry(namespace.to_owned())
+            .or_insert_with(|| layout.to_owned());
+        Ok(Some(recorded.clone()))
     }
 
     async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {

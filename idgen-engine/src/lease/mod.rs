@@ -9,11 +9,13 @@
 //! The database stores live in the adapter crates (`idgen-sqlx`, `idgen-diesel`,
 //! `idgen-seaorm`), which all use the same table; [`MemoryLeaseStore`] serves one process.
 
+mod layout_key;
 mod memory;
 mod store;
 mod worker;
 
 pub use crate::borrowed::Borrowed;
+pub use layout_key::layout_key;
 pub use memory::MemoryLeaseStore;
 pub use store::{
     BoxError, Claim, ClaimRequest, IntoLeaseStore, LeaseStore, ReleaseRequest, RenewRequest,

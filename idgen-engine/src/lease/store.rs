@@ -119,6 +119,37 @@ pub trait LeaseStore: Send + Sync + 'static {
         async { Err("this lease store cannot create its table; create it before start-up".into()) }
     }
 
+    /// Records `layout` (a [`layout_key`](crate::lease::layout_key)) as the layout of
+    /// `namespace` if the namespace has none yet, and returns the one recorded: `layout`
+    /// itself, or the layout another process recorded first. Recording must be atomic (an
+    /// insert-if-absent), so that of two processes that start at once with different layouts
+    /// one is refused. A claim calls it first and refuses a different layout
+    /// ([`Error::LayoutMismatch`](crate::Error::LayoutMismatch)).
+    ///
+    /// The default records nothing and returns `None` (no check): for a wrapper around another
+    /// store, or a store that keeps no layouts. Every store of the idgen crates records.
+    ///
+    /// A store that forgets (a restart without persistence, a restore) forgets the layout with
+    /// the leases: the next process records its own.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), idgen_engine::lease::BoxError> {
+    /// use idgen_engine::lease::{LeaseStore, MemoryLeaseStore};
+    /// let store = MemoryLeaseStore::new();
+    /// assert_eq!(store.record_layout("orders", "A").await?.as_deref(), Some("A"));
+    /// assert_eq!(store.record_layout("orders", "B").await?.as_deref(), Some("A"));
+    /// # Ok(()) }
+    /// ```
+    fn record_layout(
+        &self,
+        namespace: &str,
+        layout: &str,
+    ) -> impl Future<Output = Result<Option<String>, BoxError>> + Send {
+        let _ = (namespace, layout);
+        async { Ok(None) }
+    }
+
     /// Whether a claim calls [`create_if_missing`](LeaseStore::create_if_missing) first when
     /// the options do not say ([`LeaseOptions::create_if_missing`](crate::lease::LeaseOptions::create_if_missing)):
     /// `true` for the stores of the idgen crates, which create what they need safely; `false`

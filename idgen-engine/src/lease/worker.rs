@@ -423,6 +423,21 @@ impl LeaseOptions {
         if create {
             timed("create", t.store_timeout, store.create_if_missing()).await?;
         }
+        // Before any claim: a namespace keeps the layout it was first used with.
+        let requested = crate::lease::layout_key(layout);
+        let recorded = timed(
+            "record the layout",
+            t.store_timeout,
+            store.record_layout(&self.namespace, &requested),
+        )
+        .await?;
+        if let Some(recorded) = recorded.filter(|recorded| *recorded != requested) {
+            return Err(Error::LayoutMismatch {
+                namespace: self.namespace.clone(),
+                recorded,
+                requested,
+            });
+        }
         let namespace = self.namespace.clone();
         let task = ClaimTask {
             store: Arc::new(store),

@@ -321,6 +321,18 @@ impl Runner<'_> {
                 });
             }
         }
+        // The namespace keeps the layout it was first used with, by applications or by us.
+        let requested = g.layout_key();
+        let recorded = procedure::record_layout(session, lease_sql, namespace, &requested)
+            .await
+            .map_err(|e| store_error("record the layout", e))?;
+        if let Some(recorded) = recorded.filter(|recorded| *recorded != requested) {
+            return Err(Error::LayoutMismatch {
+                namespace: namespace.to_owned(),
+                recorded,
+                requested,
+            });
+        }
         let rows = procedure::rows(session, lease_sql, namespace)
             .await
             .map_err(|e| store_error("read rows", e))?;

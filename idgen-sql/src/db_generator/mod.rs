@@ -408,19 +408,7 @@ impl DbGenerator {
     /// );
     /// ```
     pub fn layout_key(&self) -> String {
-        let l = &self.layout;
-        let order = match l.order() {
-            idgen_core::FieldOrder::TimeNodeSequence => "time-node-sequence",
-            idgen_core::FieldOrder::TimeSequenceNode => "time-sequence-node",
-        };
-        format!(
-            "epoch_ms={} unit_ms={} time={} node={} sequence={} order={order}",
-            l.epoch_ms(),
-            l.unit_ms(),
-            l.timestamp_bits(),
-            l.node_bits(),
-            l.sequence_bits()
-        )
+        idgen_engine::lease::layout_key(&self.layout)
     }
 
     /// The statements an install runs before it claims the node ID, in order, for a migration

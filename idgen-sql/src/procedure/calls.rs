@@ -132,6 +132,23 @@ impl Call for CreateTable {
     }
 }
 
+/// [`record_layout`](super::record_layout): a namespace and a layout key.
+#[derive(Clone, Debug)]
+pub struct RecordLayoutCall(pub String, pub String);
+
+impl Call for RecordLayoutCall {
+    type Output = Option<String>;
+    const OPERATION: &'static str = "record the layout";
+
+    async fn run<S: Session>(
+        &self,
+        session: &mut S,
+        sql: &LeaseSql,
+    ) -> Result<Option<String>, BoxError> {
+        super::record_layout(session, sql, &self.0, &self.1).await
+    }
+}
+
 /// [`rows`](super::rows) of one namespace.
 #[derive(Clone, Debug)]
 pub struct RowsCall(pub String);

@@ -12,6 +12,7 @@ use idgen_core::{Clock, ClockPolicy, Layout, Snowflake, SystemClock};
 use idgen_engine::Error;
 use idgen_engine::lease::{
     BoxError, ClaimRequest, LeaseHandle, LeaseOptions, LeaseStore, RenewRequest, WorkerLease,
+    layout_key,
 };
 
 use super::{Database, DbKind};
@@ -164,6 +165,75 @@ pub(crate) fn renewal<'a>(node: u64, holder: &'a str, last: Option<i64>) -> Rene
         ttl: Duration::from_secs(60),
         last_timestamp_ms: last,
     }
+}
+
+/// A namespace keeps the layout it was first used with (issue 27, item 2): a process with
+/// another layout is refused before it claims anything, naming both; the same layout is
+/// served, and another namespace takes another layout. Two processes that start at once on
+/// a new namespace with different layouts: exactly one is served.
+pub async fn a_namespace_keeps_the_layout_it_was_first_used_with<S: LeaseSubject>() {
+    let (db, store) = setup::<S>().await;
+    let first = no_wait()
+        .acquire(store.clone(), &Layout::TWITTER)
+        .await
+        .expect("the first layout");
+    let other = open_store::<S>(db.url(), TABLE).await;
+    let err = no_wait()
+        .acquire(other.clone(), &Layout::SONYFLAKE)
+        .await
+        .expect_err("another layout in the same namespace is refused");
+    let Error::LayoutMismatch {
+        namespace,
+        recorded,
+        requested,
+    } = &err
+    else {
+        panic!("expected LayoutMismatch, got {err:?}");
+    };
+    assert_eq!(namespace, "default");
+    assert_eq!(recorded, &layout_key(&Layout::TWITTER));
+    assert_eq!(requested, &layout_key(&Layout::SONYFLAKE));
+    let held = |rows: Vec<super::LeaseRow>| {
+        let now = now_ms();
+        rows.iter()
+            .filter(|r| r.holder.is_some() && r.expires_at_ms > now)
+            .count()
+    };
+    assert_eq!(
+        held(db.lease_rows(TABLE, "default").await),
+        1,
+        "the refused process claimed"
+    );
+
+    let same = no_wait()
+        .acquire(other.clone(), &Layout::TWITTER)
+        .await
+        .expect("the same layout is served");
+    assert_ne!(same.node(), first.node());
+    let elsewhere = no_wait()
+        .namespace("sonyflake")
+        .acquire(other.clone(), &Layout::SONYFLAKE)
+        .await
+        .expect("another namespace takes another layout");
+
+    let third = open_store::<S>(db.url(), TABLE).await;
+    let (a, b) = tokio::join!(
+        no_wait()
+            .namespace("race")
+            .acquire(store.clone(), &Layout::TWITTER),
+        no_wait()
+            .namespace("race")
+            .acquire(third, &Layout::SONYFLAKE),
+    );
+    let refused = [&a, &b]
+        .iter()
+        .filter(|r| matches!(r, Err(Error::LayoutMismatch { .. })))
+        .count();
+    assert_eq!(refused, 1, "{a:?} / {b:?}");
+    let mut leases = vec![first, same, elsewhere];
+    leases.extend(a.ok());
+    leases.extend(b.ok());
+    release_all(&leases).await;
 }
 
 /// 64 tasks acquire at once: 64 distinct node IDs, and the table names the same 64 with 64

@@ -37,6 +37,7 @@ macro_rules! lease_suite {
         $crate::__conformance_module!($name {
             $crate::__conformance_cases!(lease<$subject>:
                 sixty_four_tasks_get_distinct_node_ids,
+                a_namespace_keeps_the_layout_it_was_first_used_with,
                 the_ninth_of_eight_node_ids_gets_the_capacity_error,
                 rows_are_created_as_the_node_space_fills,
                 the_store_claims_renews_and_releases,
