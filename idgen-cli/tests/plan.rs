@@ -243,10 +243,13 @@ fn the_readme_examples_are_the_real_output() {
     ] {
         let start = format!("$ {command}\n");
         let from = readme.find(&start).expect("README has the example") + start.len();
-        let len = readme[from..]
-            .find("\n$ ")
-            .or(readme[from..].find("```"))
-            .unwrap();
+        // The example ends at the next command or the end of its block, whichever is first.
+        let rest = &readme[from..];
+        let len = [rest.find("\n$ "), rest.find("```")]
+            .into_iter()
+            .flatten()
+            .min()
+            .expect("the example ends");
         let shown = readme[from..from + len].trim_end();
         let args: Vec<&str> = command.split_whitespace().skip(1).collect();
         let out = idgen(&args).assert().get_output().clone();

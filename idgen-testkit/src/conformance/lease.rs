@@ -499,11 +499,12 @@ pub async fn a_missing_table_is_created_by_the_claim_or_refused_with_its_ddl<S: 
             .expect_err("a missing table is refused when creation is off")
     };
     let err = refused().await;
+    // The first call on the table: the namespace's layout, recorded before any claim.
     assert!(
         matches!(
             err,
             Error::LeaseStore {
-                operation: "claim",
+                operation: "record the layout",
                 ..
             }
         ),
