@@ -70,9 +70,15 @@ fn an_exiting_process_waits_for_its_running_lease_statement() {
     let status = child.wait().unwrap();
     assert!(status.success(), "the child exited with {status}");
     assert!(committed.elapsed() < Duration::from_secs(2));
-    // The statement ran to its end: the claim the child gave up on is in the table.
-    let rows = block_on(store(&path).rows("exit")).unwrap();
-    assert!(rows.iter().any(|r| r.holder.is_some()), "{rows:?}");
+    // The statement ran to its end. The first statement of a claim records the namespace's
+    // layout (a write, so it waited for our lock): that record is in the table.
+    let namespace = idgen_sql::LeaseSql::layout_namespace("exit");
+    let rows = block_on(store(&path).rows(&namespace)).unwrap();
+    assert_eq!(
+        rows.first().and_then(|r| r.holder.clone()),
+        Some(idgen_diesel::lease::layout_key(&Layout::TWITTER)),
+        "{rows:?}"
+    );
 }
 
 fn child(path: &str) {
@@ -91,8 +97,10 @@ fn child(path: &str) {
         let mut line = String::new();
         std::io::stdin().read_line(&mut line).unwrap();
         assert_eq!(line.trim(), "LOCKED");
+        // The table exists: no look for it first, so the first statement is a write.
         let claim = WorkerLease::options()
             .skip_takeover_wait_for_tests_and_development(true) // a fresh database
+            .create_if_missing(false)
             .namespace("exit")
             .acquire(store, &Layout::TWITTER);
         let gave_up = tokio::time::timeout(Duration::from_millis(200), claim).await;

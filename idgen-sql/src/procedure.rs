@@ -263,12 +263,23 @@ pub async fn record_layout<S: Session>(
 ) -> Result<Option<String>, BoxError> {
     check_outside_transaction(session).await?;
     let key = LeaseSql::layout_namespace(namespace);
-    in_own_transaction!(session, async {
+    // The insert comes first in its transaction, so the read after it sees a row another
+    // session committed meanwhile (MySQL's consistent read starts at the first read).
+    let recorded = in_own_transaction!(session, async {
         session.execute(sql.record_layout(&key, layout)).await?;
         session.fetch_text(sql.recorded_layout(&key)).await
     })
     .await
-    .map_err(|e| describe(session, sql, "record the layout", e))
+    .map_err(|e| describe(session, sql, "record the layout", e))?;
+    match recorded {
+        Some(recorded) => Ok(Some(recorded)),
+        // Fail closed: a claim never goes on without the namespace's layout.
+        None => Err(format!(
+            "the layout of namespace {namespace:?} is not in lease table {} after it was recorded",
+            sql.table()
+        )
+        .into()),
+    }
 }
 
 /// The rows of `namespace` by node ID: for operators and tests.
