@@ -37,7 +37,14 @@ pub async fn migrations_create_what_the_stores_use(db: &DatabaseConnection) {
     }
 
     // The hi-lo of the migrated counter, after `up` and after `down`.
-    let orders_hilo = || HiLo::builder(db).counter("orders").block(BLOCK).build();
+    // Migrations own the schema here: start-up must not create what `down` dropped.
+    let orders_hilo = || {
+        HiLo::builder(db)
+            .counter("orders")
+            .block(BLOCK)
+            .create_if_missing(false)
+            .build()
+    };
 
     Migrator::up(db, None).await.unwrap();
     let lease = idgen_seaorm::lease::WorkerLease::options()
