@@ -541,7 +541,14 @@ mod tests {
             ..Script::default()
         };
         let err = run(&mut s, 8).unwrap_err().to_string();
-        assert!(err.contains("no such table (create it"), "{err}");
+        assert!(
+            err.contains("no such table (the lease options' `create_if_missing(false)`"),
+            "{err}"
+        );
+        assert!(
+            err.contains("CREATE TABLE IF NOT EXISTS \"leases\""),
+            "{err}"
+        );
     }
 
     #[test]
