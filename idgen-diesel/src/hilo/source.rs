@@ -45,7 +45,8 @@ const CONNECTION_WAIT: Duration = Duration::from_secs(5);
 /// assert_eq!(ids.next_id().await?, 1);
 /// assert_eq!(ids.next_id().await?, 2);
 ///
-/// let orders = HiLo::builder(&pool).counter("orders").block(1000).build().await;
+/// // Where migrations own the schema: a missing counter is refused, naming the migration.
+/// let orders = HiLo::builder(&pool).counter("orders").block(1000).create_if_missing(false).build().await;
 /// assert!(orders.unwrap_err().to_string().contains("no row 'orders' in table idgen_hilo"));
 /// # Ok(()) }
 /// # #[cfg(not(feature = "sqlite"))]
