@@ -7,6 +7,7 @@ use etcd_client::{Client, ConnectOptions};
 use tokio::sync::OnceCell;
 
 use idgen_engine::CallError;
+use idgen_engine::lease::BoxError;
 
 /// How long opening a connection to a member may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -123,9 +124,117 @@ impl Etcd {
             .cloned()
     }
 
+    /// Runs `call` again at once while it fails with a request that never left this host: a
+    /// refused connection to a member that is down or still starting. The balanced channel then
+    /// tries another member, so a call made just after the cluster came back does not fail on
+    /// the one member that has not (the call's own time-out, the store timeout, still bounds it).
+    /// At most one more attempt per endpoint. Nothing else is retried: a request that may have
+    /// reached etcd is the caller's to judge.
+    pub(crate) async fn retry_unsent<T, F, Fut>(&self, mut call: F) -> Result<T, BoxError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, BoxError>>,
+    {
+        let mut left = self.endpoints.len();
+        loop {
+            match call().await {
+                Err(err) if left > 0 && never_sent(&*err) => left -= 1,
+                outcome => return outcome,
+            }
+        }
+    }
+
     /// A failed call, for the error chain.
     pub(crate) fn failed(&self, action: String, source: etcd_client::Error) -> CallError {
         let endpoints = self.endpoints.join(",");
         CallError::new(format!("{action} on etcd at {endpoints}: {source}"), source)
+    }
+}
+
+/// Whether `err` is an etcd request that never left this host: somewhere in its chain an
+/// [`etcd_client::Error`] whose gRPC status was caused by a refused TCP connection.
+fn never_sent(err: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(err);
+    while let Some(e) = next {
+        if let Some(etcd_client::Error::GRpcStatus(status)) = e.downcast_ref::<etcd_client::Error>()
+        {
+            let mut cause = std::error::Error::source(status);
+            while let Some(c) = cause {
+                if c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+                {
+                    return true;
+                }
+                cause = c.source();
+            }
+            return false;
+        }
+        next = e.source();
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused() -> etcd_client::Error {
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        etcd_client::Error::GRpcStatus(tonic::Status::from_error(Box::new(io)))
+    }
+
+    #[test]
+    fn a_refused_connection_is_never_sent_and_other_errors_are_not_known_to_be() {
+        let wrapped: BoxError = Box::new(CallError::new("claim on etcd", refused()));
+        assert!(never_sent(&*wrapped));
+        let timed_out = std::io::Error::new(std::io::ErrorKind::TimedOut, "slow");
+        let status = tonic::Status::from_error(Box::new(timed_out));
+        let other: BoxError = Box::new(CallError::new(
+            "claim on etcd",
+            etcd_client::Error::GRpcStatus(status),
+        ));
+        assert!(!never_sent(&*other));
+        let plain: BoxError = "no leader".into();
+        assert!(!never_sent(&*plain));
+    }
+
+    #[tokio::test]
+    async fn only_never_sent_failures_are_tried_again_at_most_once_per_endpoint() {
+        let etcd = Etcd::new(["http://127.0.0.1:1", "http://127.0.0.1:2"]);
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let outcome: Result<(), BoxError> = etcd
+            .retry_unsent(|| {
+                calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async { Err::<(), BoxError>(Box::new(CallError::new("x", refused()))) }
+            })
+            .await;
+        assert!(outcome.is_err());
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 3);
+
+        calls.store(0, std::sync::atomic::Ordering::SeqCst);
+        let outcome: Result<u8, BoxError> = etcd
+            .retry_unsent(|| {
+                let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async move {
+                    if n == 0 {
+                        Err::<u8, BoxError>(Box::new(CallError::new("x", refused())))
+                    } else {
+                        Ok(7)
+                    }
+                }
+            })
+            .await;
+        assert_eq!(outcome.unwrap(), 7);
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 2);
+
+        calls.store(0, std::sync::atomic::Ordering::SeqCst);
+        let outcome: Result<(), BoxError> = etcd
+            .retry_unsent(|| {
+                calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async { Err::<(), BoxError>("no leader".into()) }
+            })
+            .await;
+        assert!(outcome.is_err());
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 }

@@ -253,7 +253,33 @@ fn validate_name(name: &str) -> Result<(), Error> {
 }
 
 impl HiLoSource for EtcdCounter {
+    /// One compare-and-swap transaction per block (retried on a conflict); a request refused
+    /// before it was sent (a member down or still starting) goes at once to another member.
     async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
+        self.etcd.retry_unsent(|| self.allocate_once(size)).await
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// [`create`](Self::create) with the block size as the increment.
+    async fn create_if_missing(&self, block: u64) -> Result<(), BoxError> {
+        Ok(self.create(block).await?)
+    }
+
+    /// The increment stored with the counter ([`Increment::Fixed`]), read afresh.
+    async fn increment(&self) -> Result<Increment, BoxError> {
+        let read = || async {
+            let mut client = self.client().await?;
+            Ok(Increment::Fixed(self.read(&mut client).await?.increment))
+        };
+        self.etcd.retry_unsent(read).await
+    }
+}
+
+impl EtcdCounter {
+    async fn allocate_once(&self, size: u64) -> Result<i64, BoxError> {
         let mut client = self.client().await?;
         let cached = *self.seen.lock().unwrap_or_else(|p| p.into_inner());
         let mut seen = match cached {
@@ -319,21 +345,6 @@ impl HiLoSource for EtcdCounter {
             "counter {} changed under {CAS_ATTEMPTS} compare-and-swap attempts in a row",
             self.name
         )))
-    }
-
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// [`create`](Self::create) with the block size as the increment.
-    async fn create_if_missing(&self, block: u64) -> Result<(), BoxError> {
-        Ok(self.create(block).await?)
-    }
-
-    /// The increment stored with the counter ([`Increment::Fixed`]), read afresh.
-    async fn increment(&self) -> Result<Increment, BoxError> {
-        let mut client = self.client().await?;
-        Ok(Increment::Fixed(self.read(&mut client).await?.increment))
     }
 }
 

@@ -297,6 +297,42 @@ impl LeaseStore for EtcdLeaseStore {
         namespace: &str,
         layout: &str,
     ) -> Result<Option<String>, BoxError> {
+        self.etcd
+            .retry_unsent(|| self.record_layout_once(namespace, layout))
+            .await
+    }
+
+    /// A request refused before it was sent (a member down or still starting) is sent again
+    /// at once, to another member; so are renewals, releases and the layout's record.
+    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
+        self.etcd.retry_unsent(|| self.claim_once(req)).await
+    }
+
+    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
+        self.etcd.retry_unsent(|| self.renew_once(req)).await
+    }
+
+    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
+        self.etcd.retry_unsent(|| self.release_once(req)).await
+    }
+
+    /// The same cluster and prefix with a client of its own, connected on first use (on the
+    /// runtime that uses it).
+    fn detached(&self) -> Option<Self> {
+        Some(EtcdLeaseStore {
+            etcd: self.etcd.fresh(),
+            prefix: self.prefix.clone(),
+            leases: Arc::clone(&self.leases),
+        })
+    }
+}
+
+impl EtcdLeaseStore {
+    async fn record_layout_once(
+        &self,
+        namespace: &str,
+        layout: &str,
+    ) -> Result<Option<String>, BoxError> {
         let key = format!("{}layout", self.base(namespace)?);
         let mut client = self.client("record the layout").await?;
         let txn = Txn::new()
@@ -317,7 +353,7 @@ impl LeaseStore for EtcdLeaseStore {
         Ok(recorded)
     }
 
-    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
+    async fn claim_once(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
         let base = self.base(req.namespace)?;
         let mut client = self.client("claim").await?;
         let lease = client
@@ -337,7 +373,7 @@ impl LeaseStore for EtcdLeaseStore {
         claimed
     }
 
-    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
+    async fn renew_once(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
         let base = self.base(req.namespace)?;
         let keys = Self::keys(&base, req.node);
         let mut client = self.client("renew").await?;
@@ -396,7 +432,7 @@ impl LeaseStore for EtcdLeaseStore {
         Ok(answer.succeeded())
     }
 
-    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
+    async fn release_once(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
         let base = self.base(req.namespace)?;
         let keys = Self::keys(&base, req.node);
         let mut client = self.client("release").await?;
@@ -448,18 +484,6 @@ impl LeaseStore for EtcdLeaseStore {
         Ok(())
     }
 
-    /// The same cluster and prefix with a client of its own, connected on first use (on the
-    /// runtime that uses it).
-    fn detached(&self) -> Option<Self> {
-        Some(EtcdLeaseStore {
-            etcd: self.etcd.fresh(),
-            prefix: self.prefix.clone(),
-            leases: Arc::clone(&self.leases),
-        })
-    }
-}
-
-impl EtcdLeaseStore {
     /// The claim with the granted `lease`: the lowest node ID without a holder key, created in
     /// a transaction that fails if another claimant was first (then the next one is tried).
     async fn claim_under(
