@@ -289,6 +289,21 @@ impl HiLoSource for SeaOrmCounter {
         }
     }
 
+    /// Several blocks in one statement on PostgreSQL (`nextval` over `generate_series`); one
+    /// block elsewhere.
+    async fn allocate_blocks(&self, size: u64, count: u64) -> Result<Vec<i64>, BoxError> {
+        #[allow(unused_variables)]
+        match &self.inner {
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(c) => c.allocate_blocks(size, count).await,
+            #[cfg(feature = "mysql")]
+            Inner::MySql(c) => c.allocate_blocks(size, count).await,
+            #[cfg(feature = "sqlite")]
+            Inner::Sqlite(c) => c.allocate_blocks(size, count).await,
+            Inner::Unsupported { error, .. } => Err(error.clone().into()),
+        }
+    }
+
     async fn increment(&self) -> Result<Increment, BoxError> {
         match &self.inner {
             #[cfg(feature = "postgres")]

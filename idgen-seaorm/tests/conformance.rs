@@ -67,6 +67,9 @@ impl HiLoSource for Counter {
     async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
         self.counter.allocate(size).await
     }
+    async fn allocate_blocks(&self, size: u64, count: u64) -> Result<Vec<i64>, BoxError> {
+        self.counter.allocate_blocks(size, count).await
+    }
     async fn increment(&self) -> Result<Increment, BoxError> {
         self.counter.increment().await
     }

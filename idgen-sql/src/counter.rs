@@ -212,6 +212,40 @@ impl CounterSql {
         })
     }
 
+    /// The most blocks [`allocate_blocks`](Self::allocate_blocks) takes in one statement.
+    pub const MAX_BLOCKS_PER_CALL: u64 = 1024;
+
+    /// Takes up to `count` blocks of a PostgreSQL sequence in **one statement**, their first
+    /// IDs as one text column `value` (decimal numbers separated by commas, in the order the
+    /// sequence gave them). `None` for the other counters: the engine then takes one block per
+    /// round trip (or runs several fetches at once). `count` is capped at
+    /// [`MAX_BLOCKS_PER_CALL`](Self::MAX_BLOCKS_PER_CALL) and raised to 1.
+    ///
+    /// ```
+    /// use idgen_sql::{CounterSql, Dialect};
+    /// let pg = CounterSql::sequence(Dialect::Postgres, "orders")?;
+    /// let statement = pg.allocate_blocks(4).unwrap();
+    /// assert_eq!(
+    ///     statement.sql,
+    ///     "SELECT string_agg(nextval('orders')::text, ',') AS value FROM generate_series(1, $1)"
+    /// );
+    /// assert!(CounterSql::sequence(Dialect::MySql, "orders")?.allocate_blocks(4).is_none());
+    /// # Ok::<(), idgen_engine::Error>(())
+    /// ```
+    pub fn allocate_blocks(&self, count: u64) -> Option<Statement<'_>> {
+        let count = count.clamp(1, Self::MAX_BLOCKS_PER_CALL);
+        match self.dialect {
+            Dialect::Postgres => Some(Statement::new(
+                format!(
+                    "SELECT string_agg(nextval('{}')::text, ',') AS value FROM generate_series(1, $1)",
+                    self.name
+                ),
+                vec![Value::BigInt(i64::try_from(count).unwrap_or(1))],
+            )),
+            _ => None,
+        }
+    }
+
     /// MySQL/MariaDB: the value the last `LAST_INSERT_ID(expr)` of this connection set, as
     /// column `value`.
     pub const LAST_INSERT_ID: &'static str = "SELECT CAST(LAST_INSERT_ID() AS SIGNED) AS value";
@@ -350,6 +384,27 @@ impl CounterSql {
         }
     }
 
+    /// Takes up to `count` blocks of `size` IDs in one round trip where the counter can
+    /// ([`allocate_blocks`](Self::allocate_blocks): a PostgreSQL sequence), else one block
+    /// ([`allocate_on`](Self::allocate_on)); returns their first IDs, at least one. A missing
+    /// sequence is [`missing`](Self::missing); a value that is not a number is an error naming it.
+    pub async fn allocate_blocks_on<S: Session>(
+        &self,
+        session: &mut S,
+        size: u64,
+        count: u64,
+    ) -> Result<Vec<i64>, BoxError> {
+        let Some(statement) = self.allocate_blocks(count) else {
+            return Ok(vec![self.allocate_on(session, size).await?]);
+        };
+        check_outside_transaction(session).await?;
+        match in_own_transaction!(session, session.fetch_text(statement)).await {
+            Ok(Some(text)) => parse_starts(&text, self.name()),
+            Ok(None) => Err(self.missing().into()),
+            Err(e) => Err(self.or_missing(session, e)),
+        }
+    }
+
     /// The counter's fixed step (a sequence's increment, checked by [`step`](Self::step)), or
     /// `None` for a table counter, which takes any step per call.
     pub async fn increment_on<S: Session>(&self, session: &mut S) -> Result<Option<u64>, BoxError> {
@@ -416,4 +471,52 @@ pub async fn read_next_value<S: Session>(
 
 fn raw(sql: &str) -> Statement<'static> {
     Statement::new(sql.to_owned(), Vec::new())
+}
+
+/// The block starts of [`CounterSql::allocate_blocks`]'s one text: decimal numbers separated by
+/// commas, at least one.
+fn parse_starts(text: &str, counter: &str) -> Result<Vec<i64>, BoxError> {
+    let starts = text
+        .split(',')
+        .map(|v| {
+            v.trim().parse::<i64>().map_err(|_| {
+                BoxError::from(format!(
+                    "counter {counter} gave {v:?} as the start of a block: not a number"
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(starts)
+}
+
+#[cfg(test)]
+mod allocate_blocks_tests {
+    use super::*;
+
+    #[test]
+    fn block_starts_are_read_from_one_text_and_anything_else_is_refused() {
+        assert_eq!(
+            parse_starts("1,1001,2001", "orders").unwrap(),
+            [1, 1001, 2001]
+        );
+        assert_eq!(parse_starts("42", "orders").unwrap(), [42]);
+        let err = parse_starts("1,x", "orders").unwrap_err().to_string();
+        assert!(err.contains("counter orders gave \"x\""), "{err}");
+        assert!(parse_starts("", "orders").is_err());
+    }
+
+    #[test]
+    fn the_count_is_bounded_and_bound_as_a_parameter() {
+        let pg = CounterSql::sequence(Dialect::Postgres, "s").unwrap();
+        for (asked, bound) in [(0, 1), (3, 3), (u64::MAX, CounterSql::MAX_BLOCKS_PER_CALL)] {
+            let statement = pg.allocate_blocks(asked).unwrap();
+            assert!(
+                matches!(statement.params[..], [Value::BigInt(n)] if n == bound as i64),
+                "{asked}: {:?}",
+                statement.params
+            );
+        }
+        let lite = CounterSql::table(Dialect::Sqlite, "s", "idgen_hilo").unwrap();
+        assert!(lite.allocate_blocks(3).is_none());
+    }
 }

@@ -1,9 +1,10 @@
 //! Hi-lo against a real PostgreSQL server, in one run, beside one `nextval` per ID:
 //!
 //! - **(a)** `HiLo` over `PgSequence` with block 1000 and the defaults;
-//! - **(a+)** the same over a sequence source that takes several blocks per round trip
-//!   (`SELECT nextval(…) FROM generate_series(1, n)`, idgen-core's `HiLoSource::allocate_blocks`;
-//!   `PgSequence` does not implement it yet, so this bench wraps it, see `BatchedSequence`);
+//! - **(a+)** the same over a wrapper that takes several blocks per round trip on a
+//!   one-connection pool of its own (`SELECT nextval(…) FROM generate_series(1, n)`, see
+//!   `BatchedSequence`): what the bench measured before `PgSequence` took several blocks in
+//!   one statement itself (`HiLoSource::allocate_blocks`), kept as the reference for (a);
 //! - **(b)** `PgSequence` with `prefetch(false)`: the call that finds the buffer empty waits;
 //! - **(c)** `SELECT nextval('seq')` on a `PgPool`, one round trip per ID.
 //!

@@ -259,6 +259,14 @@ where
         on_connection!(self, |session, sql| sql.allocate_on(session, size)).await
     }
 
+    /// Several blocks in one statement on PostgreSQL (`nextval` over `generate_series`); one
+    /// block elsewhere.
+    async fn allocate_blocks(&self, size: u64, count: u64) -> Result<Vec<i64>, BoxError> {
+        on_connection!(self, |session, sql| sql
+            .allocate_blocks_on(session, size, count))
+        .await
+    }
+
     async fn increment(&self) -> Result<Increment, BoxError> {
         let step = on_connection!(self, |session, sql| sql.increment_on(session)).await?;
         Ok(step.map_or(Increment::PerCall, Increment::Fixed))

@@ -244,6 +244,13 @@ impl<C: DieselConnection + Send> HiLoSource for DieselCounter<C> {
             .await
     }
 
+    /// Several blocks in one statement on PostgreSQL (`nextval` over `generate_series`); one
+    /// block elsewhere.
+    async fn allocate_blocks(&self, size: u64, count: u64) -> Result<Vec<i64>, BoxError> {
+        self.blocking(move |session, sql| block_on(sql.allocate_blocks_on(session, size, count)))
+            .await
+    }
+
     async fn increment(&self) -> Result<Increment, BoxError> {
         let step = self
             .blocking(|session, sql| block_on(sql.increment_on(session)))

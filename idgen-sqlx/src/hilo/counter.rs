@@ -30,6 +30,16 @@ impl<DB: SqlxDatabase> Counter<DB> {
         sql.allocate_on(&mut session, size).await
     }
 
+    pub(crate) async fn allocate_blocks(
+        &self,
+        size: u64,
+        count: u64,
+    ) -> Result<Vec<i64>, BoxError> {
+        let sql = self.sql()?;
+        let mut session = DB::session(&self.allocator).await?;
+        sql.allocate_blocks_on(&mut session, size, count).await
+    }
+
     pub(crate) async fn increment(&self) -> Result<Increment, BoxError> {
         let sql = self.sql()?;
         let mut session = DB::session(&self.allocator).await?;
@@ -78,6 +88,16 @@ macro_rules! counter_source {
         impl $crate::hilo::HiLoSource for $source {
             async fn allocate(&self, size: u64) -> Result<i64, $crate::hilo::BoxError> {
                 self.counter.allocate(size).await
+            }
+
+            /// Several blocks in one statement on PostgreSQL (`nextval` over
+            /// `generate_series`); one block elsewhere.
+            async fn allocate_blocks(
+                &self,
+                size: u64,
+                count: u64,
+            ) -> Result<Vec<i64>, $crate::hilo::BoxError> {
+                self.counter.allocate_blocks(size, count).await
             }
 
             async fn increment(&self) -> Result<$crate::hilo::Increment, $crate::hilo::BoxError> {

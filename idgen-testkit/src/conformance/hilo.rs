@@ -441,6 +441,25 @@ pub async fn blocks_follow_pooled_lo_arithmetic<H: HiLoSubject>() {
     assert_eq!(raw_allocate(&db, kind, 7).await, 15);
 }
 
+/// `allocate_blocks` gives distinct blocks of the counter, each on the block grid and below
+/// the next block anyone takes; a PostgreSQL sequence gives all that were asked for in its one
+/// statement (the look-ahead relies on it to cover a slow fetch without several in flight).
+pub async fn several_blocks_in_one_call_are_distinct_blocks_of_the_counter<H: HiLoSubject>() {
+    let (db, source, kind) = setup::<H>(10).await;
+    let starts = source.allocate_blocks(10, 5).await.unwrap();
+    assert!(!starts.is_empty());
+    if db.kind() == DbKind::Postgres {
+        assert_eq!(starts.len(), 5, "{starts:?}");
+    }
+    let distinct: std::collections::HashSet<i64> = starts.iter().copied().collect();
+    assert_eq!(distinct.len(), starts.len(), "a block twice: {starts:?}");
+    assert!(starts.iter().all(|s| (s - 1) % 10 == 0), "off the grid: {starts:?}");
+    let next = raw_allocate(&db, kind, 10).await;
+    assert!(starts.iter().all(|s| *s < next), "{starts:?} then {next}");
+    let again = source.allocate_blocks(10, 3).await.unwrap();
+    assert!(again.iter().all(|s| *s > next), "{again:?} after {next}");
+}
+
 /// The source never joins a caller's transaction: a block taken while the caller's transaction
 /// is open stays taken after that transaction rolls back.
 pub async fn a_rolled_back_caller_transaction_does_not_return_a_block<H: HiLoSubject>() {

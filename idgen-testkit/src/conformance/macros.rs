@@ -110,6 +110,7 @@ macro_rules! hilo_suite {
                 the_increment_is_checked_at_start_up,
                 a_missing_counter_is_created_at_start_up_or_refused_with_its_migration,
                 blocks_follow_pooled_lo_arithmetic,
+                several_blocks_in_one_call_are_distinct_blocks_of_the_counter,
                 a_counter_set_back_fails_closed,
                 the_database_going_away_and_coming_back,
             );
