@@ -65,11 +65,17 @@
 //!   transaction has called `nextval` and not ended holds the lock the `ALTER` waits for; the
 //!   step waits at most 5 s and then gives up, changing nothing ([`AdoptError::Busy`]): the
 //!   unsafe case is refused, not raced. Values other sessions had cached are discarded when
-//!   the sequence is rewritten, and were below the new value anyway. On MariaDB the `ALTER`
-//!   (which waits for sessions using the sequence) continues from the next value not yet
-//!   cached, and `SETVAL` only ever moves a sequence forwards, so no interleaving of
-//!   `NEXTVAL` calls with the two statements moves it back; the grid argument holds from the
-//!   `ALTER` on.
+//!   the sequence is rewritten, and were below the new value anyway. On MariaDB, where
+//!   `SETVAL` takes only a literal and DDL commits at once, `SETVAL` runs first: it only ever
+//!   moves a sequence forwards, so a `NEXTVAL` between reading the maximum and setting it at
+//!   worst makes it a no-op, never a step back, and old writers keep taking single values
+//!   above the maximum. The `ALTER` (which waits for sessions using the sequence) then
+//!   continues from the next value not yet cached, above everything handed out; no hi-lo
+//!   process can start before it, since the increment still differs from its block. The grid
+//!   argument holds from the `ALTER` on.
+//!
+//! Writers that make up keys without the sequence (explicit keys from elsewhere) are outside
+//! this argument, as they are outside any sequence's: stop them before adopting.
 //!
 //! # Resumable apply
 //!

@@ -367,18 +367,22 @@ fn hilo_step(
         sequence.position,
         match dialect {
             Dialect::MySql =>
-                "MariaDB: the ALTER waits at most 5 s for sessions using the sequence; SETVAL only ever moves a sequence forwards",
+                "MariaDB: SETVAL (which only ever moves a sequence forwards) runs first, while the increment still keeps hi-lo processes \
+                 from starting; the ALTER then continues from the next value not yet cached, waiting at most 5 s for sessions using the sequence",
             _ =>
                 "PostgreSQL: one transaction; ALTER SEQUENCE takes a lock that nextval waits for, so no value is handed out between reading the maximum and setting the value",
         }
     );
     let sql = match dialect {
+        // SETVAL first, while the increment still keeps hi-lo processes from starting.
         Dialect::MySql => vec![
+            format!("SELECT CAST(COALESCE(MAX({c}), 0) AS SIGNED) INTO @idgen_adopt_max FROM {t}"),
+            format!(
+                "EXECUTE IMMEDIATE CONCAT('SELECT SETVAL({s}, ', GREATEST(@idgen_adopt_max, 1), ')')"
+            ),
             format!(
                 "SET STATEMENT lock_wait_timeout = {LOCK_WAIT_S} FOR ALTER SEQUENCE {s} INCREMENT BY {block}"
             ),
-            format!("SELECT CAST(COALESCE(MAX({c}), 0) AS SIGNED) INTO @idgen_adopt_max FROM {t}"),
-            format!("EXECUTE IMMEDIATE CONCAT('SELECT SETVAL({s}, ', @idgen_adopt_max, ')')"),
             record,
         ],
         _ => pg_transaction(
@@ -392,4 +396,105 @@ fn hilo_step(
         ),
     };
     Ok(Step::new("hilo-sequence", description, sql))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use idgen_core::Layout;
+
+    fn facts(source: KeySource, data_type: &str, int_bytes: u8, max_key: i64) -> Facts {
+        Facts {
+            column: "id".into(),
+            data_type: data_type.into(),
+            int_bytes,
+            source,
+            max_key,
+            comment: String::new(),
+        }
+    }
+
+    const NOW_MS: i64 = 1_800_000_000_000;
+
+    #[test]
+    fn snowflake_steps_retire_the_default_in_one_recorded_transaction() {
+        let options = AdoptOptions::snowflake("orders", Layout::TWITTER).unwrap();
+        let f = facts(
+            KeySource::IdentityAlways("public.orders_id_seq".into()),
+            "bigint",
+            8,
+            3000,
+        );
+        let steps = build(Dialect::Postgres, &options, &f, None, NOW_MS, false).unwrap();
+        let retire = &steps.last().unwrap().0;
+        assert_eq!(retire.name, "retire-default");
+        let sql = &retire.sql[0];
+        assert!(
+            sql.starts_with("BEGIN;\nSET LOCAL lock_timeout = '5s';\n"),
+            "{sql}"
+        );
+        assert!(sql.contains("ALTER TABLE \"orders\" ALTER COLUMN \"id\" DROP IDENTITY IF EXISTS;\nINSERT INTO \"idgen_adoption\""));
+        assert!(sql.ends_with("ON CONFLICT DO NOTHING;\nCOMMIT"), "{sql}");
+
+        let f = facts(KeySource::AutoIncrement, "bigint(20) unsigned", 8, 3000);
+        let steps = build(Dialect::MySql, &options, &f, None, NOW_MS, false).unwrap();
+        let retire = &steps.last().unwrap().0;
+        assert_eq!(
+            retire.sql[0],
+            "SET STATEMENT lock_wait_timeout = 5 FOR ALTER TABLE `orders` MODIFY `id` bigint(20) unsigned NOT NULL, ALGORITHM = INPLACE, LOCK = NONE"
+        );
+    }
+
+    #[test]
+    fn keys_at_or_above_the_smallest_id_are_refused_unless_already_checked() {
+        let options = AdoptOptions::snowflake("orders", Layout::TWITTER).unwrap();
+        let f = facts(KeySource::None, "bigint", 8, i64::MAX);
+        let err = build(Dialect::Postgres, &options, &f, None, NOW_MS, false).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                AdoptError::KeysNotAbove {
+                    max_key: i64::MAX,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(build(Dialect::Postgres, &options, &f, None, NOW_MS, true).is_ok());
+        let narrow = facts(KeySource::None, "integer", 4, 1);
+        let err = build(Dialect::Postgres, &options, &narrow, None, NOW_MS, false).unwrap_err();
+        assert!(
+            err.to_string().contains("Snowflake IDs need BIGINT"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn hilo_refuses_sequences_that_cannot_take_blocks() {
+        let options = AdoptOptions::hilo("lines", 1000).unwrap();
+        let f = facts(
+            KeySource::SequenceDefault("lines_seq".into()),
+            "integer",
+            4,
+            10,
+        );
+        let sequence = |increment, max_value, cycles| SequenceFacts {
+            name: SqlName::parse("sequence", "lines_seq").unwrap(),
+            increment,
+            max_value,
+            position: 10,
+            cycles,
+        };
+        let run =
+            |s: SequenceFacts| build(Dialect::Postgres, &options, &f, Some(&s), NOW_MS, false);
+        assert!(run(sequence(1, i64::MAX, false)).is_ok());
+        for (s, says) in [
+            (sequence(-1, i64::MAX, false), "counts by -1"),
+            (sequence(1, i64::MAX, true), "CYCLEs"),
+            (sequence(1, 1500, false), "not even two blocks fit"),
+        ] {
+            let err = run(s).unwrap_err();
+            assert!(err.to_string().contains(says), "{err}");
+        }
+    }
 }
