@@ -66,7 +66,7 @@ pub async fn plan<DB: DbGeneratorDialect>(
 /// # Errors
 ///
 /// As [`plan`], and [`AdoptError::Busy`] when a step did not get its lock in time (that step
-/// changed nothing: run again).
+/// did not make its change: run again).
 ///
 /// # Examples
 ///

@@ -337,6 +337,8 @@ macro_rules! adopt_cases {
                 }
                 let err = adopt::apply(&pool, &AdoptOptions::hilo("order_lines", 100).unwrap()).await.unwrap_err();
                 assert!(matches!(err, AdoptError::Busy { step: "hilo-sequence", .. }), "{err:?}");
+                let sequence = $lines_seq.rsplit('.').next().unwrap();
+                assert!(err.to_string().contains(&format!("{sequence} within 5 s")), "{err}");
                 sqlx::raw_sql("ROLLBACK").execute(&mut *holder).await.unwrap();
                 drop(holder);
                 let plan = adopt::plan(&pool, &AdoptOptions::hilo("order_lines", 100).unwrap()).await.unwrap();

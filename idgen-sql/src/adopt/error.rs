@@ -128,9 +128,11 @@ pub enum AdoptError {
 
     /// Other sessions held a lock the step needs for longer than the step waits (a
     /// transaction that called `nextval`, or one that uses the table, and has not ended):
-    /// the step was rolled back, nothing changed. Retry when they have ended.
+    /// the step did not make its change (on PostgreSQL it was rolled back whole; on MariaDB
+    /// a hi-lo step's `SETVAL`, which runs first, may have moved the sequence forwards, which
+    /// hands out no value twice). Retry when they have ended.
     #[error(
-        "step {step} did not get its lock on {object} within {waited_s} s: other sessions hold it (a transaction that used it and has not ended); nothing was changed by this step, run apply again once they have ended"
+        "step {step} did not get its lock on {object} within {waited_s} s: other sessions hold it (a transaction that used it and has not ended); the step did not make its change, run apply again once they have ended"
     )]
     Busy {
         /// The step's name.

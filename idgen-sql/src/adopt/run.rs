@@ -22,7 +22,7 @@ use crate::statement::{Statement, Value};
 ///
 /// A refusal of [`plan`](super::plan) (nothing changed); [`AdoptError::KeysNotAbove`] when
 /// the keys grew past the layout's smallest ID since the plan; [`AdoptError::Busy`] when a
-/// step did not get its lock within 5 s (that step changed nothing; run again);
+/// step did not get its lock within 5 s (that step did not make its change; run again);
 /// [`AdoptError::Database`] with the database's error.
 ///
 /// # Examples
@@ -241,15 +241,15 @@ async fn run_step<S: Session>(
             }
             execute(session, options, step, record).await
         }
-        Action::Sql if step.name == "progress-table" => {
+        Action::Sql { .. } if step.name == "progress-table" => {
             crate::session::create_if_missing(session, &step.sql[0])
                 .await
                 .map_err(failed(options, step))?;
             execute(session, options, step, record).await
         }
-        Action::Sql => {
+        Action::Sql { object } => {
             for sql in &step.sql {
-                execute(session, options, step, sql.clone()).await?;
+                execute_on(session, options, step, &object, sql.clone()).await?;
             }
             Ok(())
         }
@@ -262,6 +262,17 @@ async fn execute<S: Session>(
     session: &mut S,
     options: &AdoptOptions,
     step: &Step,
+    sql: String,
+) -> Result<(), AdoptError> {
+    execute_on(session, options, step, options.table.as_str(), sql).await
+}
+
+/// [`execute`], naming `object` when the lock is not got in time.
+async fn execute_on<S: Session>(
+    session: &mut S,
+    options: &AdoptOptions,
+    step: &Step,
+    object: &str,
     sql: String,
 ) -> Result<(), AdoptError> {
     let transaction = sql.starts_with("BEGIN");
@@ -285,7 +296,7 @@ async fn execute<S: Session>(
         Ok(_) => Ok(()),
         Err(e) if session.classify(&e) == ErrorClass::Transient => Err(AdoptError::Busy {
             step: step.name,
-            object: options.table.as_str().to_owned(),
+            object: object.to_owned(),
             waited_s: LOCK_WAIT_S,
             source: Arc::new(e),
         }),

@@ -13,8 +13,9 @@ pub(super) const LOCK_WAIT_S: u64 = 5;
 /// What [`apply`](super::apply) does for a step beyond running its SQL.
 #[derive(Clone, Debug)]
 pub(super) enum Action {
-    /// Run the SQL, in order (on PostgreSQL one statement text: one transaction).
-    Sql,
+    /// Run the SQL, in order (on PostgreSQL one statement text: one transaction); `object`
+    /// is what its lock is taken on (named when the lock is not got in time).
+    Sql { object: String },
     /// Read `MAX(key)` again and refuse (with this error) unless it is below `smallest`.
     CheckKeys { smallest: i64, refusal: AdoptError },
     /// Install the database-side generator (`db_generator::install`), then run the SQL.
@@ -86,7 +87,9 @@ pub(super) fn build(
             ),
             vec![progress_table_sql(dialect, &options.progress_table)],
         ),
-        Action::Sql,
+        Action::Sql {
+            object: options.progress_table.as_str().to_owned(),
+        },
     )];
     match &options.target {
         Target::Snowflake {
@@ -167,7 +170,9 @@ pub(super) fn build(
                     default,
                     record("retire-default"),
                 ),
-                Action::Sql,
+                Action::Sql {
+                    object: table.as_str().to_owned(),
+                },
             ));
         }
         Target::HiLo { block, .. } => {
@@ -193,7 +198,7 @@ pub(super) fn build(
                             record("identity-by-default"),
                         ),
                     ),
-                    Action::Sql,
+                    Action::Sql { object: table.as_str().to_owned() },
                 ));
             }
             steps.push((
@@ -206,7 +211,9 @@ pub(super) fn build(
                     *block,
                     record("hilo-sequence"),
                 )?,
-                Action::Sql,
+                Action::Sql {
+                    object: sequence.name.as_str().to_owned(),
+                },
             ));
         }
     }
