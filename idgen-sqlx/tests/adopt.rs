@@ -218,6 +218,49 @@ macro_rules! adopt_cases {
                 assert_eq!(fingerprint(&pool).await, settled);
             }
 
+            /// Writers that leave the key to the column's default insert throughout an
+            /// adoption that makes the database-side generator the default: none fails, and
+            /// every key written after it is above every old key.
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn db_generator_adoption_under_concurrent_inserts_fails_no_write() {
+                let (_db, pool) = database().await;
+                shop(&pool).await;
+                let stop = Arc::new(AtomicBool::new(false));
+                let mut writers = Vec::new();
+                for _ in 0..4 {
+                    let (pool, stop) = (pool.clone(), stop.clone());
+                    writers.push(tokio::spawn(async move {
+                        let (mut written, mut failed) = (0_u32, Vec::new());
+                        while !stop.load(Ordering::Relaxed) {
+                            match sqlx::raw_sql("INSERT INTO orders (customer) VALUES (-1)").execute(&pool).await {
+                                Ok(_) => written += 1,
+                                Err(e) => failed.push(e.to_string()),
+                            }
+                        }
+                        (written, failed)
+                    }));
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                let options = AdoptOptions::snowflake("orders", Layout::TWITTER)
+                    .unwrap()
+                    .db_generator(DbGenerator::new(Layout::TWITTER));
+                assert!(adopt::apply(&pool, &options).await.unwrap().finished());
+                let old_max = number(&pool, "SELECT MAX(id) FROM orders WHERE id < 1000000000").await;
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                stop.store(true, Ordering::Relaxed);
+                let mut written = 0;
+                for writer in writers {
+                    let (w, failed) = writer.await.unwrap();
+                    assert!(failed.is_empty(), "failed writes: {failed:?}");
+                    written += w;
+                }
+                let rows = number(&pool, "SELECT COUNT(*) FROM orders").await;
+                assert_eq!(rows, ROWS + i64::from(written));
+                let idgen_keys = number(&pool, &format!("SELECT COUNT(*) FROM orders WHERE id > {old_max}")).await;
+                assert!(idgen_keys > 0, "inserts after the adoption got idgen keys");
+                assert!(old_max >= ROWS);
+            }
+
             /// Old writers insert with the sequence's default (and call `nextval`) before,
             /// during and after the change; hi-lo writers start after it.
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
