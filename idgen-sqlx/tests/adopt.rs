@@ -554,3 +554,56 @@ async fn mariadb_hilo_on_auto_increment_is_refused() {
         "{err}"
     );
 }
+
+/// A trigger that only reads the key (`IF NEW.id = …`) is no reason to refuse; one that sets it
+/// after `THEN` is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_a_trigger_that_reads_the_key_is_not_refused() {
+    let db = idgen_testkit::postgres().await.expect("a database");
+    let pool = db.pool();
+    for sql in [
+        "CREATE TABLE audited (id BIGSERIAL PRIMARY KEY, note TEXT)",
+        "CREATE FUNCTION audit() RETURNS trigger AS $$ BEGIN IF NEW.id = 0 THEN RAISE NOTICE 'zero'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql",
+        "CREATE TRIGGER audit BEFORE INSERT ON audited FOR EACH ROW EXECUTE FUNCTION audit()",
+        "CREATE TABLE fixed (id BIGSERIAL PRIMARY KEY)",
+        "CREATE FUNCTION fix() RETURNS trigger AS $$ BEGIN IF NEW.id < 0 THEN NEW.id = 1; END IF; RETURN NEW; END $$ LANGUAGE plpgsql",
+        "CREATE TRIGGER fix BEFORE INSERT ON fixed FOR EACH ROW EXECUTE FUNCTION fix()",
+    ] {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+            .execute(pool)
+            .await
+            .unwrap();
+    }
+    let snowflake = |t| AdoptOptions::snowflake(t, Layout::TWITTER).unwrap();
+    adopt::plan(pool, &snowflake("audited")).await.unwrap();
+    let err = adopt::plan(pool, &snowflake("fixed")).await.unwrap_err();
+    assert!(
+        matches!(err, AdoptError::TriggerWritesKey { .. }),
+        "{err:?}"
+    );
+}
+
+/// MariaDB: the same with `SET NEW.id = …`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mariadb_a_trigger_that_reads_the_key_is_not_refused() {
+    let db = idgen_testkit::mysql().await.expect("a database");
+    let pool = db.pool();
+    for sql in [
+        "CREATE TABLE audited (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, note TEXT)",
+        "CREATE TRIGGER audit BEFORE INSERT ON audited FOR EACH ROW BEGIN IF NEW.id = 0 THEN SET NEW.note = 'zero'; END IF; END",
+        "CREATE TABLE fixed (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, note TEXT)",
+        "CREATE TRIGGER fix BEFORE INSERT ON fixed FOR EACH ROW BEGIN IF NEW.id < 0 THEN SET NEW.note = 'x', NEW.id = 1; END IF; END",
+    ] {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+            .execute(pool)
+            .await
+            .unwrap();
+    }
+    let snowflake = |t| AdoptOptions::snowflake(t, Layout::TWITTER).unwrap();
+    adopt::plan(pool, &snowflake("audited")).await.unwrap();
+    let err = adopt::plan(pool, &snowflake("fixed")).await.unwrap_err();
+    assert!(
+        matches!(err, AdoptError::TriggerWritesKey { .. }),
+        "{err:?}"
+    );
+}

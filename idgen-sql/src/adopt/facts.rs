@@ -213,9 +213,9 @@ async fn read_postgres<S: Session>(session: &mut S, table: &SqlName) -> Result<F
         "its triggers",
         "SELECT string_agg(t.tgname, chr(31)) FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid \
          WHERE t.tgrelid = $1::regclass AND NOT t.tgisinternal \
-         AND p.prosrc ~* ('new\\s*\\.\\s*\"?' || $2 || '\"?\\s*:?=') HAVING count(*) > 0"
+         AND p.prosrc ~* $2 HAVING count(*) > 0"
             .into(),
-        vec![name, col],
+        vec![name, Value::Text(&writes_key_pattern(Dialect::Postgres, &column))],
     )
     .await?;
     refuse_writers(table, &column, writers)?;
@@ -232,6 +232,22 @@ async fn read_postgres<S: Session>(session: &mut S, table: &SqlName) -> Result<F
         max_key,
         comment: String::new(),
     })
+}
+
+/// A regular expression (case-insensitive) for a trigger body that sets `NEW.<column>`: an
+/// assignment at the start of a statement (PL/pgSQL `NEW.id := …` or `NEW.id = …` after `;`,
+/// `BEGIN`, `THEN`, `ELSE`, `LOOP`; MariaDB `SET NEW.id = …`, also after a comma), or `INTO
+/// NEW.id`. A comparison such as `IF NEW.id = 0` does not match.
+fn writes_key_pattern(dialect: Dialect, column: &SqlName) -> String {
+    let c = column.as_str();
+    match dialect {
+        Dialect::MySql => {
+            format!("(\\bset|,)\\s*new\\s*\\.\\s*`?{c}`?\\s*:?=|into\\s+new\\s*\\.\\s*`?{c}\\b")
+        }
+        _ => format!(
+            "(^|;|\\mbegin\\M|\\mthen\\M|\\melse\\M|\\mloop\\M)\\s*new\\s*\\.\\s*\"?{c}\"?\\s*:?=|\\minto\\s+new\\s*\\.\\s*\"?{c}\\M"
+        ),
+    }
 }
 
 fn refuse_writers(
@@ -361,7 +377,7 @@ async fn read_mariadb<S: Session>(session: &mut S, table: &SqlName) -> Result<Fa
     };
     // The database-side generator's own trigger (`column_default_sql`) is not a stranger.
     let own_trigger = format!("{base}_{}_idgen", column.as_str());
-    let pattern = format!("new\\s*\\.\\s*`?{}`?\\s*:?=", column.as_str());
+    let pattern = writes_key_pattern(Dialect::MySql, &column);
     let writers = text(
         session,
         table,
