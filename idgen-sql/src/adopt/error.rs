@@ -126,22 +126,26 @@ pub enum AdoptError {
         reason: String,
     },
 
-    /// Other sessions held a lock the step needs for longer than the step waits (a
-    /// transaction that called `nextval`, or one that uses the table, and has not ended):
-    /// the step did not make its change (on PostgreSQL it was rolled back whole; on MariaDB
-    /// a hi-lo step's `SETVAL`, which runs first, may have moved the sequence forwards, which
-    /// hands out no value twice). Retry when they have ended.
+    /// Other sessions held a lock the step needs for longer than the step tries (a
+    /// transaction that called `nextval`, or one that uses the table, and has not ended). Each
+    /// try waits at most 100 ms (MariaDB: not at all), so other sessions never queue behind
+    /// the step for longer; the step tried until [`AdoptOptions::lock_wait`](super::AdoptOptions::lock_wait)
+    /// was spent. It did not make its change (on PostgreSQL each try is rolled back whole; on
+    /// MariaDB a hi-lo step's `SETVAL`, which runs first, may have moved the sequence
+    /// forwards, which hands out no value twice). Run apply again when they have ended.
     #[error(
-        "step {step} did not get its lock on {object} within {waited_s} s: other sessions hold it (a transaction that used it and has not ended); the step did not make its change, run apply again once they have ended"
+        "step {step} did not get its lock on {object} in {tries} tries over {waited_ms} ms: other sessions hold it (a transaction that used it and has not ended); the step did not make its change, run apply again once they have ended"
     )]
     Busy {
         /// The step's name.
         step: &'static str,
         /// The table or sequence.
         object: String,
-        /// How long the step waited.
-        waited_s: u64,
-        /// The database's error.
+        /// How many times the step tried.
+        tries: u32,
+        /// How long it tried, in milliseconds.
+        waited_ms: u64,
+        /// The database's last error.
         source: Arc<dyn std::error::Error + Send + Sync + 'static>,
     },
 

@@ -62,9 +62,10 @@
 //! - **During the change**, on PostgreSQL, the step is one transaction: `ALTER SEQUENCE`
 //!   takes a lock that `nextval` waits for until the commit, and the value is read and set
 //!   inside it, so no `nextval` runs between the read and the set. A session whose
-//!   transaction has called `nextval` and not ended holds the lock the `ALTER` waits for; the
-//!   step waits at most 5 s and then gives up, changing nothing ([`AdoptError::Busy`]): the
-//!   unsafe case is refused, not raced. Values other sessions had cached are discarded when
+//!   transaction has called `nextval` and not ended holds the lock the `ALTER` waits for;
+//!   each try waits at most 100 ms and is rolled back whole, and once the lock wait is spent
+//!   the step gives up, changing nothing ([`AdoptError::Busy`]): the unsafe case is refused,
+//!   not raced. Values other sessions had cached are discarded when
 //!   the sequence is rewritten, and were below the new value anyway. On MariaDB, where
 //!   `SETVAL` takes only a literal and DDL commits at once, `SETVAL` runs first: it only ever
 //!   moves a sequence forwards, so a `NEXTVAL` between reading the maximum and setting it at
@@ -119,6 +120,13 @@ pub const DEFAULT_PROGRESS_TABLE: &str = "idgen_adoption";
 /// ```
 pub const DEFAULT_CLOCK_ALLOWANCE: Duration = Duration::from_secs(60);
 
+/// How long a step keeps trying to get its lock by default (see [`AdoptOptions::lock_wait`]).
+///
+/// ```
+/// assert_eq!(idgen_sql::adopt::DEFAULT_LOCK_WAIT.as_secs(), 10);
+/// ```
+pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(10);
+
 /// What keys the table gets from idgen.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Target {
@@ -154,6 +162,7 @@ pub struct AdoptOptions {
     table: SqlName,
     target: Target,
     progress_table: SqlName,
+    lock_wait: Duration,
 }
 
 impl AdoptOptions {
@@ -210,6 +219,7 @@ impl AdoptOptions {
             table: SqlName::parse("table", table)?,
             target,
             progress_table: SqlName::parse("progress table", DEFAULT_PROGRESS_TABLE)?,
+            lock_wait: DEFAULT_LOCK_WAIT,
         })
     }
 
@@ -289,6 +299,23 @@ impl AdoptOptions {
     pub fn progress_table(mut self, name: &str) -> Result<Self, AdoptError> {
         self.progress_table = SqlName::parse("progress table", name)?;
         Ok(self)
+    }
+
+    /// How long a step that changes the schema keeps trying to get its lock (default
+    /// [`DEFAULT_LOCK_WAIT`]). Each try waits at most 100 ms on PostgreSQL (`lock_timeout`)
+    /// and not at all on MariaDB (`lock_wait_timeout = 0`), because other sessions' queries
+    /// queue behind an `ALTER` that waits: writers never wait behind a step for longer than
+    /// one try plus the change itself. Between tries the step pauses 200 ms.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = idgen_sql::adopt::AdoptOptions::hilo("t", 10)?.lock_wait(Duration::from_secs(60));
+    /// # let _ = options;
+    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// ```
+    pub fn lock_wait(mut self, wait: Duration) -> Self {
+        self.lock_wait = wait;
+        self
     }
 
     /// The table, as given.

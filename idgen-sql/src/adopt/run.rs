@@ -6,7 +6,7 @@ use std::sync::Arc;
 use idgen_engine::SqlName;
 
 use super::facts::{self, KeySource};
-use super::steps::{self, Action, LOCK_WAIT_S};
+use super::steps::{self, Action};
 use super::{AdoptError, AdoptOptions, AdoptionPlan, Step, Target};
 use crate::dialect::{Dialect, ErrorClass, QuotedName};
 use crate::session::Session;
@@ -22,7 +22,8 @@ use crate::statement::{Statement, Value};
 ///
 /// A refusal of [`plan`](super::plan) (nothing changed); [`AdoptError::KeysNotAbove`] when
 /// the keys grew past the layout's smallest ID since the plan; [`AdoptError::Busy`] when a
-/// step did not get its lock within 5 s (that step did not make its change; run again);
+/// step did not get its lock within the lock wait (that step did not make its change; run
+/// again);
 /// [`AdoptError::Database`] with the database's error.
 ///
 /// # Examples
@@ -248,12 +249,46 @@ async fn run_step<S: Session>(
             execute(session, options, step, record).await
         }
         Action::Sql { object } => {
-            for sql in &step.sql {
-                execute_on(session, options, step, &object, sql.clone()).await?;
+            // Short tries, so that other sessions never queue long behind a waiting ALTER.
+            let started = std::time::Instant::now();
+            let mut tries = 0_u32;
+            loop {
+                tries += 1;
+                match run_statements(session, options, step, &object).await {
+                    Err(AdoptError::Busy { source, .. }) => {
+                        let waited = started.elapsed();
+                        if waited + RETRY_PAUSE > options.lock_wait {
+                            return Err(AdoptError::Busy {
+                                step: step.name,
+                                object,
+                                tries,
+                                waited_ms: u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
+                                source,
+                            });
+                        }
+                        session.pause(RETRY_PAUSE).await;
+                    }
+                    outcome => return outcome,
+                }
             }
-            Ok(())
         }
     }
+}
+
+/// The pause between two tries of a step that did not get its lock.
+const RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// The step's statements, in order (each idempotent, so a step stopped midway runs again).
+async fn run_statements<S: Session>(
+    session: &mut S,
+    options: &AdoptOptions,
+    step: &Step,
+    object: &str,
+) -> Result<(), AdoptError> {
+    for sql in &step.sql {
+        execute_on(session, options, step, object, sql.clone()).await?;
+    }
+    Ok(())
 }
 
 /// Runs `sql`; on PostgreSQL a text that opens a transaction is tracked as one (so an adapter
@@ -297,7 +332,8 @@ async fn execute_on<S: Session>(
         Err(e) if session.classify(&e) == ErrorClass::Transient => Err(AdoptError::Busy {
             step: step.name,
             object: object.to_owned(),
-            waited_s: LOCK_WAIT_S,
+            tries: 1,
+            waited_ms: 0,
             source: Arc::new(e),
         }),
         Err(e) => Err(failed(options, step)(e)),

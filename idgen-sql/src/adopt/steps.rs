@@ -7,8 +7,14 @@ use super::facts::{Facts, KeySource, SequenceFacts};
 use super::{AdoptError, AdoptOptions, Step, Target};
 use crate::dialect::{Dialect, QuotedName};
 
-/// How long a step waits for a lock before it gives up and changes nothing (seconds).
-pub(super) const LOCK_WAIT_S: u64 = 5;
+/// How long one try of a PostgreSQL step waits for its lock (`lock_timeout`), in ms: other
+/// sessions' queries queue behind a waiting `ALTER`, so it waits briefly and tries again
+/// (MariaDB steps do not wait at all: `lock_wait_timeout = 0`).
+pub(super) const LOCK_TRY_MS: u64 = 100;
+
+/// How a step takes its lock, for the descriptions.
+const LOCK_NOTE: &str = "each try waits at most 100 ms for its lock (0 on MariaDB), so other sessions never queue behind it for longer, \
+                         and tries again until the lock wait (default 10 s) is spent";
 
 /// What [`apply`](super::apply) does for a step beyond running its SQL.
 #[derive(Clone, Debug)]
@@ -59,7 +65,7 @@ pub(super) fn record_sql(
 fn pg_transaction(statements: &[String], record: String) -> Vec<String> {
     let mut sql = vec![
         "BEGIN".to_owned(),
-        format!("SET LOCAL lock_timeout = '{LOCK_WAIT_S}s'"),
+        format!("SET LOCAL lock_timeout = '{LOCK_TRY_MS}ms'"),
     ];
     sql.extend(statements.iter().cloned());
     sql.extend([record, "COMMIT".to_owned()]);
@@ -269,15 +275,15 @@ fn retire_step(
                 _ => "restate without a default",
             };
             sql.push(format!(
-                "SET STATEMENT lock_wait_timeout = {LOCK_WAIT_S} FOR ALTER TABLE {t} MODIFY {c} {} NOT NULL{default}{comment}, ALGORITHM = INPLACE, LOCK = NONE",
+                "SET STATEMENT lock_wait_timeout = 0 FOR ALTER TABLE {t} MODIFY {c} {} NOT NULL{default}{comment}, ALGORITHM = INPLACE, LOCK = NONE",
                 facts.data_type
             ));
             sql.push(record);
             Step::new(
                 name,
                 format!(
-                    "{what} {table}.{}{by}. Online: MariaDB changes only the table's metadata (in place, no lock on rows; it waits at most {LOCK_WAIT_S} s \
-                     for running transactions on the table); a server that would need to copy the table refuses the statement instead of copying, \
+                    "{what} {table}.{}{by}. Online: MariaDB changes only the table's metadata (in place, no lock on rows; it needs running transactions on the table \
+                     to end first: {LOCK_NOTE}); a server that would need to copy the table refuses the statement instead of copying, \
                      and then the change needs a maintenance window (ALGORITHM = COPY). Old keys and child tables' foreign keys are untouched",
                     facts.column
                 ),
@@ -313,8 +319,8 @@ fn retire_step(
             Step::new(
                 name,
                 format!(
-                    "{what}{by}. One transaction, catalog changes only (no rewrite, no scan), under a brief ACCESS EXCLUSIVE lock \
-                     waited for at most {LOCK_WAIT_S} s. Old keys and child tables' foreign keys are untouched"
+                    "{what}{by}. One transaction, catalog changes only (no rewrite, no scan), under a brief ACCESS EXCLUSIVE lock: \
+                     {LOCK_NOTE}. Old keys and child tables' foreign keys are untouched"
                 ),
                 pg_transaction(&change, record),
             )
@@ -367,7 +373,7 @@ fn hilo_step(
         "make sequence {name} hand out hi-lo blocks of {block}: INCREMENT BY {block} (now {}), and its value moved up to the largest key of {table}.{} \
          ({} now; read again when applied) if that is above its own ({}). A value v is the block [v, v + {block}): values handed out before \
          are all below the new ones, and every value after the change is on one grid of step {block}, so an old writer's single value and \
-         a hi-lo block never meet. {}",
+         a hi-lo block never meet. {}; {LOCK_NOTE}",
         sequence.increment,
         facts.column,
         facts.max_key,
@@ -375,7 +381,7 @@ fn hilo_step(
         match dialect {
             Dialect::MySql =>
                 "MariaDB: SETVAL (which only ever moves a sequence forwards) runs first, while the increment still keeps hi-lo processes \
-                 from starting; the ALTER then continues from the next value not yet cached, waiting at most 5 s for sessions using the sequence",
+                 from starting; the ALTER then continues from the next value not yet cached, once sessions using the sequence have ended their transactions",
             _ =>
                 "PostgreSQL: one transaction; ALTER SEQUENCE takes a lock that nextval waits for, so no value is handed out between reading the maximum and setting the value",
         }
@@ -388,7 +394,7 @@ fn hilo_step(
                 "EXECUTE IMMEDIATE CONCAT('SELECT SETVAL({s}, ', GREATEST(@idgen_adopt_max, 1), ')')"
             ),
             format!(
-                "SET STATEMENT lock_wait_timeout = {LOCK_WAIT_S} FOR ALTER SEQUENCE {s} INCREMENT BY {block}"
+                "SET STATEMENT lock_wait_timeout = 0 FOR ALTER SEQUENCE {s} INCREMENT BY {block}"
             ),
             record,
         ],
@@ -437,7 +443,7 @@ mod tests {
         assert_eq!(retire.name, "retire-default");
         let sql = &retire.sql[0];
         assert!(
-            sql.starts_with("BEGIN;\nSET LOCAL lock_timeout = '5s';\n"),
+            sql.starts_with("BEGIN;\nSET LOCAL lock_timeout = '100ms';\n"),
             "{sql}"
         );
         assert!(sql.contains("ALTER TABLE \"orders\" ALTER COLUMN \"id\" DROP IDENTITY IF EXISTS;\nINSERT INTO \"idgen_adoption\""));
@@ -448,7 +454,7 @@ mod tests {
         let retire = &steps.last().unwrap().0;
         assert_eq!(
             retire.sql[0],
-            "SET STATEMENT lock_wait_timeout = 5 FOR ALTER TABLE `orders` MODIFY `id` bigint(20) unsigned NOT NULL, ALGORITHM = INPLACE, LOCK = NONE"
+            "SET STATEMENT lock_wait_timeout = 0 FOR ALTER TABLE `orders` MODIFY `id` bigint(20) unsigned NOT NULL, ALGORITHM = INPLACE, LOCK = NONE"
         );
     }
 
