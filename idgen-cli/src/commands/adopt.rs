@@ -51,6 +51,11 @@ pub(crate) struct AdoptArgs {
     /// The table where apply records its progress
     #[arg(long, value_name = "TABLE", default_value = DEFAULT_PROGRESS_TABLE)]
     pub(crate) progress_table: String,
+
+    /// How long a schema change keeps trying to get its lock, in milliseconds (each try waits
+    /// at most 100 ms, so writers never queue behind it for longer)
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    pub(crate) lock_wait_ms: u64,
 }
 
 impl AdoptArgs {
@@ -69,7 +74,9 @@ impl AdoptArgs {
             }
             None => AdoptOptions::snowflake(&self.table, layout)?,
         };
-        Ok(options.progress_table(&self.progress_table)?)
+        Ok(options
+            .progress_table(&self.progress_table)?
+            .lock_wait(std::time::Duration::from_millis(self.lock_wait_ms)))
     }
 }
 
