@@ -159,9 +159,11 @@ pub(super) fn build(
                     ));
                     let sql = g.column_default_sql(dialect, table.as_str(), column.as_str())?;
                     Some(match dialect {
-                        Dialect::MySql => {
-                            sql.replacen("CREATE TRIGGER ", "CREATE TRIGGER IF NOT EXISTS ", 1)
-                        }
+                        Dialect::MySql => sql.replacen(
+                            "CREATE TRIGGER ",
+                            "SET STATEMENT lock_wait_timeout = 0 FOR CREATE TRIGGER IF NOT EXISTS ",
+                            1,
+                        ),
                         _ => sql,
                     })
                 }
