@@ -52,6 +52,11 @@ pub(crate) enum Command {
     #[cfg(feature = "leases")]
     #[command(subcommand)]
     Leases(crate::commands::leases::LeasesCommand),
+    /// Take over a table that already has rows: new keys from idgen above the old ones, or
+    /// hi-lo on its sequence; plan prints the steps and their SQL, apply runs them (resumable)
+    #[cfg(feature = "adopt")]
+    #[command(subcommand)]
+    Adopt(crate::commands::adopt::AdoptCommand),
 }
 
 /// `--layout`, shared by the Snowflake commands.

@@ -63,6 +63,11 @@ pub(crate) enum CliError {
         message: String,
     },
 
+    /// `idgen adopt` refused the table or a step failed.
+    #[cfg(feature = "adopt")]
+    #[error("{0}")]
+    Adopt(#[from] idgen_sqlx::adopt::AdoptError),
+
     /// A lease was not freed (a live lease without `--force`, another holder, no such node).
     #[cfg(feature = "leases")]
     #[error("{0}")]

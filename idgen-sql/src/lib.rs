@@ -17,6 +17,8 @@
 //!   procedure ([`CounterSql::allocate_on`] and friends) are written once.
 //! - [`CallError`]: a failed call of any adapter's store or counter (SQL, etcd, Redis), the
 //!   driver's error kept as its source.
+//! - [`adopt`]: taking over a table that already has rows (Snowflake keys above the old ones,
+//!   or hi-lo on its sequence), planned and applied resumably over a [`Session`].
 //! - The default names: [`DEFAULT_LEASE_TABLE`], [`DEFAULT_COUNTER_TABLE`], [`DEFAULT_COUNTER`].
 //!
 //! ```
@@ -30,6 +32,7 @@
 //! # Ok::<(), idgen_engine::Error>(())
 //! ```
 
+pub mod adopt;
 mod counter;
 pub mod db_generator;
 mod dialect;

@@ -19,7 +19,9 @@
 //! (`WorkerLease::acquire(&pool, &Layout::TWITTER)`), so two processes never share one. With
 //! `postgres` or `mysql` it also adds [`db_generator`]: an SQL function, `idgen_next_id()`, that
 //! makes IDs of the application's layout inside the database (for a column `DEFAULT`), on a
-//! node ID the database leases from the same table. `hilo` (default) adds [`hilo`]: blocks of
+//! node ID the database leases from the same table, and [`adopt`]: taking over a table that
+//! already has rows (Snowflake keys above the old ones, or hi-lo on its sequence), planned and
+//! applied resumably. `hilo` (default) adds [`hilo`]: blocks of
 //! IDs from one database counter (`HiLo::builder(&pool).block(1000).create_if_missing(true)`);
 //! `hilo::StripedHiLo` with `hilo::PgStripe` takes hi-lo blocks from several servers whose
 //! blocks never overlap. The features are named as in idgen-diesel and idgen-seaorm.
@@ -220,6 +222,13 @@ pub mod lease;
     doc(cfg(all(feature = "lease", any(feature = "postgres", feature = "mysql"))))
 )]
 pub mod db_generator;
+
+#[cfg(all(feature = "lease", any(feature = "postgres", feature = "mysql")))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(all(feature = "lease", any(feature = "postgres", feature = "mysql"))))
+)]
+pub mod adopt;
 
 #[cfg(all(
     feature = "hilo",

@@ -5,6 +5,8 @@ use std::io::Write;
 use crate::cli::{Cli, Command};
 use crate::error::CliError;
 
+#[cfg(feature = "adopt")]
+pub(crate) mod adopt;
 pub(crate) mod compose;
 pub(crate) mod inspect;
 #[cfg(feature = "leases")]
@@ -27,6 +29,8 @@ pub(crate) fn run(cli: &Cli, colour: bool, out: &mut dyn Write) -> Result<(), Cl
         Command::Web(args) => crate::web::run(args, out),
         #[cfg(feature = "leases")]
         Command::Leases(command) => leases::run(command, cli.json, out),
+        #[cfg(feature = "adopt")]
+        Command::Adopt(command) => adopt::run(command, cli.json, out),
     }
 }
 

@@ -1,0 +1,156 @@
+//! `idgen adopt plan|apply`: take over a table that already has rows (idgen-sql's
+//! [`idgen_sql::adopt`], on PostgreSQL and MariaDB).
+
+use std::io::Write;
+
+use idgen_sqlx::adopt::{self, AdoptOptions, AdoptionPlan, DEFAULT_PROGRESS_TABLE};
+use idgen_sqlx::db_generator::DbGenerator;
+
+use crate::cli::LayoutOpt;
+use crate::error::CliError;
+
+/// The subcommands of `adopt`.
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum AdoptCommand {
+    /// Print every step and its SQL; change nothing (refuses a table that cannot be adopted,
+    /// saying why)
+    Plan(AdoptArgs),
+    /// Run the steps not yet done, recording each in the progress table (run it again after
+    /// an interruption; after completion it changes nothing)
+    Apply(AdoptArgs),
+}
+
+/// What to adopt.
+#[derive(Debug, clap::Args)]
+pub(crate) struct AdoptArgs {
+    /// The database: postgres://… or mysql://… (MariaDB)
+    #[arg(long, value_name = "URL", env = "IDGEN_DATABASE_URL")]
+    pub(crate) database_url: Option<String>,
+
+    /// The table (`name` or `schema.name`), keyed by one integer column
+    #[arg(long, value_name = "TABLE")]
+    pub(crate) table: String,
+
+    /// Snowflake keys under this layout (unless --block is given)
+    #[command(flatten)]
+    pub(crate) layout: LayoutOpt,
+
+    /// Hi-lo instead of Snowflake keys: the block size; the sequence gets INCREMENT BY N and
+    /// moves above the largest key
+    #[arg(long, value_name = "N")]
+    pub(crate) block: Option<u64>,
+
+    /// Hi-lo: the sequence (default: the key column's own identity or nextval sequence)
+    #[arg(long, value_name = "SEQUENCE", requires = "block")]
+    pub(crate) hilo_sequence: Option<String>,
+
+    /// Snowflake keys: make the database-side generator (idgen_next_id()) the column's default
+    #[arg(long, conflicts_with = "block")]
+    pub(crate) db_generator: bool,
+
+    /// The table where apply records its progress
+    #[arg(long, value_name = "TABLE", default_value = DEFAULT_PROGRESS_TABLE)]
+    pub(crate) progress_table: String,
+
+    /// How long a schema change keeps trying to get its lock, in milliseconds (each try waits
+    /// at most 100 ms, so writers never queue behind it for longer)
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    pub(crate) lock_wait_ms: u64,
+}
+
+impl AdoptArgs {
+    fn options(&self) -> Result<AdoptOptions, CliError> {
+        let layout = self.layout.layout.layout;
+        let options = match self.block {
+            Some(block) => {
+                let options = AdoptOptions::hilo(&self.table, block)?;
+                match &self.hilo_sequence {
+                    Some(sequence) => options.sequence(sequence)?,
+                    None => options,
+                }
+            }
+            None if self.db_generator => {
+                AdoptOptions::snowflake(&self.table, layout)?.db_generator(DbGenerator::new(layout))
+            }
+            None => AdoptOptions::snowflake(&self.table, layout)?,
+        };
+        Ok(options
+            .progress_table(&self.progress_table)?
+            .lock_wait(std::time::Duration::from_millis(self.lock_wait_ms)))
+    }
+}
+
+/// Runs an `adopt` subcommand.
+pub(crate) fn run(command: &AdoptCommand, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    let (args, apply) = match command {
+        AdoptCommand::Plan(args) => (args, false),
+        AdoptCommand::Apply(args) => (args, true),
+    };
+    let options = args.options()?;
+    let url = args.database_url.as_deref().ok_or(CliError::NoDatabase)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(CliError::Runtime)?;
+    let plan = runtime.block_on(async {
+        let connect_error = |e: sqlx::Error| CliError::Connect {
+            url: crate::leases::redact(url),
+            message: e.to_string(),
+        };
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let pool = sqlx::postgres::PgPoolOptions::new()
+                .max_connections(1)
+                .connect(url)
+                .await
+                .map_err(connect_error)?;
+            Ok::<_, CliError>(if apply {
+                adopt::apply(&pool, &options).await?
+            } else {
+                adopt::plan(&pool, &options).await?
+            })
+        } else if url.starts_with("mysql://") || url.starts_with("mariadb://") {
+            let pool = sqlx::mysql::MySqlPoolOptions::new()
+                .max_connections(1)
+                .connect(url)
+                .await
+                .map_err(connect_error)?;
+            Ok(if apply {
+                adopt::apply(&pool, &options).await?
+            } else {
+                adopt::plan(&pool, &options).await?
+            })
+        } else {
+            Err(CliError::Connect {
+                url: crate::leases::redact(url),
+                message: "adopt works on PostgreSQL and MariaDB: the URL must start with postgres:// or mysql://".into(),
+            })
+        }
+    })?;
+    if json {
+        super::write_json(out, &to_json(&plan))
+    } else {
+        write!(out, "{plan}")?;
+        if apply {
+            writeln!(out, "\nadopted: every step is done")?;
+        }
+        Ok(())
+    }
+}
+
+fn to_json(plan: &AdoptionPlan) -> serde_json::Value {
+    serde_json::json!({
+        "database": plan.dialect.to_string(),
+        "table": plan.table,
+        "column": plan.column,
+        "data_type": plan.data_type,
+        "key_source": plan.key_source,
+        "max_key": plan.max_key.to_string(),
+        "finished": plan.finished(),
+        "steps": plan.steps.iter().map(|s| serde_json::json!({
+            "name": s.name,
+            "description": s.description,
+            "sql": s.sql,
+            "done": s.done,
+        })).collect::<Vec<_>>(),
+    })
+}

@@ -1,0 +1,475 @@
+//! Adopting idgen on a table that already has rows: [`plan`] reads the table and writes the
+//! steps (changing nothing), [`apply`] runs them, resumably, over any adapter's [`Session`]
+//! on PostgreSQL and MariaDB (`idgen_sqlx::adopt` runs them on a pool; `idgen adopt` is the
+//! command).
+//!
+//! Two ways to take over a table keyed by one integer column (`IDENTITY`, `BIGSERIAL`,
+//! `AUTO_INCREMENT`, or keys the application writes):
+//!
+//! - **Snowflake keys** ([`AdoptOptions::snowflake`]): every key idgen issues from now on is
+//!   above every existing key. `plan` checks that the smallest ID the layout can issue (node 0,
+//!   sequence 0, at this host's time less a clock allowance) is above `MAX(key)`, and refuses
+//!   naming both otherwise; `apply` checks it again. Then the column's own default is retired
+//!   so that only idgen writes keys: PostgreSQL `DROP IDENTITY` (the identity's sequence goes
+//!   with it) or `DROP DEFAULT` (a serial's sequence is kept: dropping it cannot be undone and
+//!   other code may still read it), MariaDB `MODIFY` without `AUTO_INCREMENT`, in place and
+//!   without a lock. With [`AdoptOptions::db_generator`] the database-side generator becomes
+//!   the default instead (installed first; on PostgreSQL in the same transaction as the drop,
+//!   on MariaDB its trigger is created before `AUTO_INCREMENT` is removed), so inserts without
+//!   a key keep working throughout. Old rows keep their keys, so child tables' foreign keys
+//!   hold untouched.
+//! - **Hi-lo on the existing sequence** ([`AdoptOptions::hilo`]): the column's sequence (or a
+//!   named one) is set to `INCREMENT BY block` and moved above the largest key, in one safe
+//!   step (below). Old writers that call `nextval` keep working.
+//!
+//! ```
+//! use idgen_sql::adopt::AdoptOptions;
+//! use idgen_core::Layout;
+//!
+//! let orders = AdoptOptions::snowflake("orders", Layout::TWITTER)?;
+//! assert_eq!(orders.table(), "orders");
+//! let lines = AdoptOptions::hilo("order_lines", 1000)?.sequence("order_lines_id_seq")?;
+//! assert_eq!(lines.table(), "order_lines");
+//! assert!(AdoptOptions::hilo("lines; DROP TABLE x", 1000).is_err());
+//! # Ok::<(), idgen_sql::adopt::AdoptError>(())
+//! ```
+//!
+//! # Refusals
+//!
+//! `plan` refuses, changing nothing, with an [`AdoptError`] naming the reason: no table, no
+//! primary key, a composite key, a key that is not an integer (UUID, text) or, for Snowflake
+//! IDs, narrower than `BIGINT`, a trigger that sets the key column, a table or sequence the
+//! user may not alter (PostgreSQL: not its owner), keys at or above the smallest ID the layout
+//! can issue, a sequence that counts down, cycles or has no room for two blocks. On MariaDB a
+//! missing `ALTER` privilege is not detected beforehand (grants through roles and wildcard
+//! schemas are not reliably visible): the step fails with the server's error.
+//!
+//! # Hi-lo on an existing sequence: why no value is handed out twice
+//!
+//! idgen's hi-lo counters are pooled-lo: a sequence value `v` is the block `[v, v + block)`
+//! (see [`CounterSql`](crate::CounterSql)), and a hi-lo source refuses to start unless the
+//! sequence's increment equals its block. The step sets `INCREMENT BY block` and then the
+//! value to `max(MAX(key), last value)`:
+//!
+//! - **Before the change** every value handed out (to old writers, or cached by their
+//!   sessions) is at most the sequence's last value, and every key at most `MAX(key)`; the
+//!   first value after the change is above both, so every block `[v, v + block)` lies above
+//!   every old value and key.
+//! - **After the change** every value is on one grid of step `block`: an old writer that
+//!   calls `nextval` and uses `v` as its key takes a whole block and wastes the rest, and no
+//!   other caller ever gets a block containing `v`. New hi-lo processes start only once the
+//!   increment equals their block.
+//! - **During the change**, on PostgreSQL, the step is one transaction: `ALTER SEQUENCE`
+//!   takes a lock that `nextval` waits for until the commit, and the value is read and set
+//!   inside it, so no `nextval` runs between the read and the set. A session whose
+//!   transaction has called `nextval` and not ended holds the lock the `ALTER` waits for;
+//!   each try waits at most 100 ms and is rolled back whole, and once the lock wait is spent
+//!   the step gives up, changing nothing ([`AdoptError::Busy`]): the unsafe case is refused,
+//!   not raced. Values other sessions had cached are discarded when
+//!   the sequence is rewritten, and were below the new value anyway. On MariaDB, where
+//!   `SETVAL` takes only a literal and DDL commits at once, `SETVAL` runs first: it only ever
+//!   moves a sequence forwards, so a `NEXTVAL` between reading the maximum and setting it at
+//!   worst makes it a no-op, never a step back, and old writers keep taking single values
+//!   above the maximum. The `ALTER` (which waits for sessions using the sequence) then
+//!   continues from the next value not yet cached, above everything handed out; no hi-lo
+//!   process can start before it, since the increment still differs from its block. The grid
+//!   argument holds from the `ALTER` on.
+//!
+//! Writers that make up keys without the sequence (explicit keys from elsewhere) are outside
+//! this argument, as they are outside any sequence's: stop them before adopting.
+//!
+//! # Resumable apply
+//!
+//! [`apply`] creates a progress table (default `idgen_adoption`) and records each finished
+//! step in it (on PostgreSQL in the step's own transaction, so a step is done and recorded or
+//! neither). Run again, it skips finished steps and re-runs an unfinished one, whose SQL is
+//! idempotent (`IF EXISTS`, `IF NOT EXISTS`, forward-only moves); run after it finished, it
+//! changes nothing. The session should be a connection of its own (the adapters open one and
+//! close it afterwards): a MariaDB step sets a user variable.
+
+mod error;
+mod facts;
+mod run;
+mod steps;
+
+use std::time::Duration;
+
+use idgen_core::Layout;
+use idgen_engine::SqlName;
+
+use crate::db_generator::DbGenerator;
+use crate::dialect::Dialect;
+use crate::session::Session;
+
+pub use error::AdoptError;
+pub use run::{apply, apply_first};
+
+/// The default name of the progress table.
+///
+/// ```
+/// assert_eq!(idgen_sql::adopt::DEFAULT_PROGRESS_TABLE, "idgen_adoption");
+/// ```
+pub const DEFAULT_PROGRESS_TABLE: &str = "idgen_adoption";
+
+/// The default clock allowance of a Snowflake adoption: the key check uses the time this long
+/// before now, for a database host or application host whose clock is behind this one's
+/// (and the database-side generator, which starts 20 s behind).
+///
+/// ```
+/// assert_eq!(idgen_sql::adopt::DEFAULT_CLOCK_ALLOWANCE.as_secs(), 60);
+/// ```
+pub const DEFAULT_CLOCK_ALLOWANCE: Duration = Duration::from_secs(60);
+
+/// How long a step keeps trying to get its lock by default (see [`AdoptOptions::lock_wait`]).
+///
+/// ```
+/// assert_eq!(idgen_sql::adopt::DEFAULT_LOCK_WAIT.as_secs(), 10);
+/// ```
+pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// What keys the table gets from idgen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Target {
+    Snowflake {
+        layout: Layout,
+        generator: Option<Box<DbGenerator>>,
+        clock_allowance: Duration,
+    },
+    HiLo {
+        block: u64,
+        sequence: Option<SqlName>,
+    },
+}
+
+/// What to adopt and how: the table, Snowflake keys or hi-lo blocks, and the progress
+/// table. See the [module documentation](self).
+///
+/// ```
+/// use std::time::Duration;
+/// use idgen_sql::adopt::AdoptOptions;
+/// use idgen_sql::db_generator::DbGenerator;
+/// use idgen_core::Layout;
+///
+/// let options = AdoptOptions::snowflake("shop.orders", Layout::TWITTER)?
+///     .db_generator(DbGenerator::new(Layout::TWITTER))
+///     .clock_allowance(Duration::from_secs(300))
+///     .progress_table("ops.adoption")?;
+/// assert_eq!(options.table(), "shop.orders");
+/// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdoptOptions {
+    table: SqlName,
+    target: Target,
+    progress_table: SqlName,
+    lock_wait: Duration,
+}
+
+impl AdoptOptions {
+    /// Snowflake keys under `layout` for `table` (`name` or `schema.name`).
+    ///
+    /// # Errors
+    ///
+    /// [`AdoptError::Options`] for a table name that is not a plain SQL name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let options = idgen_sql::adopt::AdoptOptions::snowflake("orders", idgen_core::Layout::TWITTER)?;
+    /// assert_eq!(options.table(), "orders");
+    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// ```
+    pub fn snowflake(table: &str, layout: Layout) -> Result<Self, AdoptError> {
+        Self::new(
+            table,
+            Target::Snowflake {
+                layout,
+                generator: None,
+                clock_allowance: DEFAULT_CLOCK_ALLOWANCE,
+            },
+        )
+    }
+
+    /// Hi-lo blocks of `block` for `table`, from the key column's own sequence (its identity
+    /// or `DEFAULT nextval(…)`) unless [`sequence`](Self::sequence) names another.
+    ///
+    /// # Errors
+    ///
+    /// [`AdoptError::Options`] for a table name that is not a plain SQL name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let options = idgen_sql::adopt::AdoptOptions::hilo("order_lines", 1000)?;
+    /// assert_eq!(options.table(), "order_lines");
+    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// ```
+    pub fn hilo(table: &str, block: u64) -> Result<Self, AdoptError> {
+        Self::new(
+            table,
+            Target::HiLo {
+                block,
+                sequence: None,
+            },
+        )
+    }
+
+    fn new(table: &str, target: Target) -> Result<Self, AdoptError> {
+        Ok(AdoptOptions {
+            table: SqlName::parse("table", table)?,
+            target,
+            progress_table: SqlName::parse("progress table", DEFAULT_PROGRESS_TABLE)?,
+            lock_wait: DEFAULT_LOCK_WAIT,
+        })
+    }
+
+    /// Hi-lo: the sequence to use (`name` or `schema.name`). Ignored for Snowflake keys.
+    ///
+    /// # Errors
+    ///
+    /// [`AdoptError::Options`] for a name that is not a plain SQL name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use idgen_sql::adopt::AdoptOptions;
+    /// assert!(AdoptOptions::hilo("t", 100)?.sequence("t_id_seq").is_ok());
+    /// assert!(AdoptOptions::hilo("t", 100)?.sequence("t id seq").is_err());
+    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// ```
+    pub fn sequence(mut self, name: &str) -> Result<Self, AdoptError> {
+        if let Target::HiLo { sequence, .. } = &mut self.target {
+            *sequence = Some(SqlName::parse("sequence", name)?);
+        }
+        Ok(self)
+    }
+
+    /// Snowflake keys: make the database-side generator the column's default (installed by
+    /// `apply`; see [`db_generator`](crate::db_generator)). Its layout should be the one
+    /// given to [`snowflake`](Self::snowflake). Ignored for hi-lo.
+    ///
+    /// ```
+    /// use idgen_core::Layout;
+    /// use idgen_sql::adopt::AdoptOptions;
+    /// use idgen_sql::db_generator::DbGenerator;
+    /// let options = AdoptOptions::snowflake("orders", Layout::TWITTER)?.db_generator(DbGenerator::new(Layout::TWITTER));
+    /// # let _ = options;
+    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// ```
+    pub fn db_generator(mut self, generator: DbGenerator) -> Self {
+        if let Target::Snowflake { generator: g, .. } = &mut self.target {
+            *g = Some(Box::new(generator));
+        }
+        self
+    }
+
+    /// Snowflake keys: how far behind this host's clock the key check looks (default
+    /// [`DEFAULT_CLOCK_ALLOWANCE`]). Ignored for hi-lo.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = idgen_sql::adopt::AdoptOptions::snowflake("orders", idgen_core::Layout::TWITTER)?
+    ///     .clock_allowance(Duration::ZERO);
+    /// # let _ = options;
+    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// ```
+    pub fn clock_allowance(mut self, allowance: Duration) -> Self {
+        if let Target::Snowflake {
+            clock_allowance, ..
+        } = &mut self.target
+        {
+            *clock_allowance = allowance;
+        }
+        self
+    }
+
+    /// The progress table's name (default [`DEFAULT_PROGRESS_TABLE`]).
+    ///
+    /// # Errors
+    ///
+    /// [`AdoptError::Options`] for a name that is not a plain SQL name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let options = idgen_sql::adopt::AdoptOptions::hilo("t", 10)?.progress_table("ops.adoption")?;
+    /// # let _ = options;
+    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// ```
+    pub fn progress_table(mut self, name: &str) -> Result<Self, AdoptError> {
+        self.progress_table = SqlName::parse("progress table", name)?;
+        Ok(self)
+    }
+
+    /// How long a step that changes the schema keeps trying to get its lock (default
+    /// [`DEFAULT_LOCK_WAIT`]). Each try waits at most 100 ms on PostgreSQL (`lock_timeout`)
+    /// and not at all on MariaDB (`lock_wait_timeout = 0`), because other sessions' queries
+    /// queue behind an `ALTER` that waits: writers never wait behind a step for longer than
+    /// one try plus the change itself. Between tries the step pauses 200 ms.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = idgen_sql::adopt::AdoptOptions::hilo("t", 10)?.lock_wait(Duration::from_secs(60));
+    /// # let _ = options;
+    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// ```
+    pub fn lock_wait(mut self, wait: Duration) -> Self {
+        self.lock_wait = wait;
+        self
+    }
+
+    /// The table, as given.
+    ///
+    /// ```
+    /// let options = idgen_sql::adopt::AdoptOptions::hilo("shop.lines", 10)?;
+    /// assert_eq!(options.table(), "shop.lines");
+    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// ```
+    pub fn table(&self) -> &str {
+        self.table.as_str()
+    }
+}
+
+/// One step of an [`AdoptionPlan`]: a stable name (what the progress table records), what it
+/// does and why it is safe, and its exact SQL in order.
+///
+/// ```
+/// # fn show(plan: &idgen_sql::adopt::AdoptionPlan) {
+/// for step in &plan.steps {
+///     println!("{} ({}): {}", step.name, if step.done { "done" } else { "to do" }, step.description);
+///     for sql in &step.sql {
+///         println!("    {sql};");
+///     }
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Step {
+    /// The step's name: `progress-table`, `check-keys`, `install-generator`,
+    /// `retire-default`, `identity-by-default` or `hilo-sequence`.
+    pub name: &'static str,
+    /// What it does, with the numbers read, and why it is safe online.
+    pub description: String,
+    /// Its SQL, in order. A PostgreSQL step is one text: one transaction ending with the
+    /// progress record. `check-keys` reads only; `install-generator` runs
+    /// [`db_generator::install`](crate::db_generator::install), whose first statements these are.
+    pub sql: Vec<String>,
+    /// Whether the progress table records it as finished (`apply` skips it).
+    pub done: bool,
+}
+
+impl Step {
+    fn new(name: &'static str, description: String, sql: Vec<String>) -> Self {
+        Step {
+            name,
+            description,
+            sql,
+            done: false,
+        }
+    }
+}
+
+/// What [`plan`] found and the steps [`apply`] would run. `Display` prints it for an operator.
+///
+/// ```no_run
+/// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_sql::adopt::AdoptError> {
+/// use idgen_sql::adopt::{plan, AdoptOptions};
+/// let plan = plan(session, &AdoptOptions::snowflake("orders", idgen_core::Layout::TWITTER)?).await?;
+/// println!("{plan}");
+/// assert!(plan.steps.iter().any(|s| s.name == "retire-default"));
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AdoptionPlan {
+    /// The database.
+    pub dialect: Dialect,
+    /// The table.
+    pub table: String,
+    /// Its key column.
+    pub column: String,
+    /// The key column's type.
+    pub data_type: String,
+    /// Where its values come from today (`identity (always)`, `nextval(…)`, `AUTO_INCREMENT`, …).
+    pub key_source: String,
+    /// `MAX(key)` when planned (0 for an empty table).
+    pub max_key: i64,
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+}
+
+impl AdoptionPlan {
+    /// Whether every step is done.
+    ///
+    /// ```no_run
+    /// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_sql::adopt::AdoptError> {
+    /// use idgen_sql::adopt::{apply, plan, AdoptOptions};
+    /// let options = AdoptOptions::hilo("order_lines", 1000)?;
+    /// apply(session, &options).await?;
+    /// assert!(plan(session, &options).await?.finished());
+    /// # Ok(()) }
+    /// ```
+    pub fn finished(&self) -> bool {
+        self.steps.iter().all(|s| s.done)
+    }
+}
+
+impl std::fmt::Display for AdoptionPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "adopt {}.{} ({}, {}; largest key {}) on {}:",
+            self.table, self.column, self.data_type, self.key_source, self.max_key, self.dialect
+        )?;
+        for (i, step) in self.steps.iter().enumerate() {
+            let state = if step.done { "done" } else { "to do" };
+            writeln!(
+                f,
+                "\n{}. {} [{state}]\n   {}",
+                i + 1,
+                step.name,
+                step.description
+            )?;
+            for sql in &step.sql {
+                for line in sql.lines() {
+                    writeln!(f, "     {line}")?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads `options`' table and returns the steps that adopt it, marking those the progress
+/// table records as done. Changes nothing (reads the catalog, `MAX(key)` and the progress
+/// table, if there is one).
+///
+/// # Errors
+///
+/// An [`AdoptError`] naming why the table cannot be adopted (see the module documentation),
+/// or [`AdoptError::Database`] with the database's error.
+///
+/// # Examples
+///
+/// `idgen_sqlx::adopt::plan` calls it on a connection of a pool; the tests run it against
+/// real servers.
+///
+/// ```no_run
+/// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_sql::adopt::AdoptError> {
+/// use idgen_sql::adopt::{plan, AdoptError, AdoptOptions};
+/// match plan(session, &AdoptOptions::hilo("order_lines", 1000)?).await {
+///     Ok(plan) => println!("{plan}"),
+///     Err(AdoptError::CompositeKey { columns, .. }) => println!("keyed by {columns:?}: not adoptable"),
+///     Err(other) => return Err(other),
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn plan<S: Session>(
+    session: &mut S,
+    options: &AdoptOptions,
+) -> Result<AdoptionPlan, AdoptError> {
+    run::plan_steps(session, options)
+        .await
+        .map(|(plan, _)| plan)
+}

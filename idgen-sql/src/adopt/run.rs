@@ -1,0 +1,354 @@
+//! [`apply`] and [`apply_first`]: the steps of a plan, run and recorded one by one.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use idgen_engine::SqlName;
+
+use super::facts::{self, KeySource};
+use super::steps::{self, Action};
+use super::{AdoptError, AdoptOptions, AdoptionPlan, Step, Target};
+use crate::dialect::{Dialect, ErrorClass, QuotedName};
+use crate::session::Session;
+use crate::statement::{Statement, Value};
+
+/// Runs every unfinished step of the adoption `options` describes, in order, recording each
+/// in the progress table; returns the plan as it stands afterwards (every step done).
+/// Idempotent: run again after an interruption it finishes the job; run after it finished it
+/// changes nothing. The plan is read afresh first, so every refusal of [`plan`](super::plan)
+/// applies.
+///
+/// # Errors
+///
+/// A refusal of [`plan`](super::plan) (nothing changed); [`AdoptError::KeysNotAbove`] when
+/// the keys grew past the layout's smallest ID since the plan; [`AdoptError::Busy`] when a
+/// step did not get its lock within the lock wait (that step did not make its change; run
+/// again);
+/// [`AdoptError::Database`] with the database's error.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_sql::adopt::AdoptError> {
+/// use idgen_sql::adopt::{apply, AdoptOptions};
+/// let options = AdoptOptions::snowflake("orders", idgen_core::Layout::TWITTER)?;
+/// let plan = apply(session, &options).await?;
+/// assert!(plan.finished());
+/// apply(session, &options).await?; // changes nothing
+/// # Ok(()) }
+/// ```
+pub async fn apply<S: Session>(
+    session: &mut S,
+    options: &AdoptOptions,
+) -> Result<AdoptionPlan, AdoptError> {
+    apply_first(session, options, usize::MAX).await
+}
+
+/// Like [`apply`], but runs at most `steps` unfinished steps, then stops: for a migration
+/// spread over several deployments, or to see that a stopped apply resumes. Returns the plan
+/// as it stands afterwards.
+///
+/// # Errors
+///
+/// As [`apply`].
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_sql::adopt::AdoptError> {
+/// use idgen_sql::adopt::{apply, apply_first, AdoptOptions};
+/// let options = AdoptOptions::hilo("order_lines", 1000)?;
+/// let partly = apply_first(session, &options, 1).await?;
+/// assert_eq!(partly.steps.iter().filter(|s| s.done).count(), 1);
+/// assert!(apply(session, &options).await?.finished());
+/// # Ok(()) }
+/// ```
+pub async fn apply_first<S: Session>(
+    session: &mut S,
+    options: &AdoptOptions,
+    steps: usize,
+) -> Result<AdoptionPlan, AdoptError> {
+    let (mut plan, actions) = plan_steps(session, options).await?;
+    let mut left = steps;
+    for (step, action) in plan.steps.iter_mut().zip(actions) {
+        if step.done {
+            continue;
+        }
+        if left == 0 {
+            break;
+        }
+        run_step(session, options, step, action).await?;
+        step.done = true;
+        left -= 1;
+    }
+    Ok(plan)
+}
+
+/// The plan and what each step does beyond its SQL.
+pub(super) async fn plan_steps<S: Session>(
+    session: &mut S,
+    options: &AdoptOptions,
+) -> Result<(AdoptionPlan, Vec<Action>), AdoptError> {
+    let dialect = session.dialect();
+    let table = &options.table;
+    let facts = facts::read(session, table).await?;
+    let done = done_steps(session, options).await?;
+    let sequence = match &options.target {
+        Target::Snowflake { .. } => None,
+        Target::HiLo { sequence, .. } => {
+            let name = match (sequence, &facts.source) {
+                (Some(name), _) => name.clone(),
+                (
+                    None,
+                    KeySource::IdentityAlways(s)
+                    | KeySource::IdentityByDefault(s)
+                    | KeySource::SequenceDefault(s),
+                ) => SqlName::parse("sequence", s)?,
+                (None, KeySource::AutoIncrement) => {
+                    return Err(AdoptError::Unsupported {
+                        reason: format!(
+                            "{table}.{} is AUTO_INCREMENT, which is not a sequence: hi-lo needs one. Adopt the table with Snowflake keys, \
+                             or give the column a sequence default first (CREATE SEQUENCE, then MODIFY … DEFAULT NEXTVAL(seq) in a maintenance window)",
+                            facts.column
+                        ),
+                    });
+                }
+                (None, _) => {
+                    return Err(AdoptError::NoSequence {
+                        reason: format!(
+                            "{table}.{} takes its values from no sequence (no identity, no DEFAULT nextval): name the sequence the writers use",
+                            facts.column
+                        ),
+                    });
+                }
+            };
+            Some(facts::read_sequence(session, table, &name).await?)
+        }
+    };
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    let built = steps::build(
+        dialect,
+        options,
+        &facts,
+        sequence.as_ref(),
+        now_ms,
+        done.contains("check-keys"),
+    )?;
+    let (mut steps, actions): (Vec<Step>, Vec<Action>) = built.into_iter().unzip();
+    for step in &mut steps {
+        step.done = done.contains(step.name);
+    }
+    let key_source = match &facts.source {
+        KeySource::IdentityAlways(s) => format!("identity (always) on {s}"),
+        KeySource::IdentityByDefault(s) => format!("identity (by default) on {s}"),
+        KeySource::SequenceDefault(s) => format!("nextval of {s}"),
+        KeySource::AutoIncrement => "AUTO_INCREMENT".to_owned(),
+        KeySource::OtherDefault(d) => format!("default {d}"),
+        KeySource::None => "no default".to_owned(),
+    };
+    let plan = AdoptionPlan {
+        dialect,
+        table: table.as_str().to_owned(),
+        column: facts.column.clone(),
+        data_type: facts.data_type.clone(),
+        key_source,
+        max_key: facts.max_key,
+        steps,
+    };
+    Ok((plan, actions))
+}
+
+/// The steps the progress table records as finished for this table.
+async fn done_steps<S: Session>(
+    session: &mut S,
+    options: &AdoptOptions,
+) -> Result<HashSet<String>, AdoptError> {
+    let dialect = session.dialect();
+    let t = options.progress_table.quoted(dialect);
+    let sql = match dialect {
+        Dialect::MySql => format!(
+            "SELECT GROUP_CONCAT(step SEPARATOR ',') FROM {t} WHERE table_name = ? HAVING COUNT(*) > 0"
+        ),
+        _ => format!(
+            "SELECT string_agg(step, ',') FROM {t} WHERE table_name = $1 HAVING count(*) > 0"
+        ),
+    };
+    let read = session
+        .fetch_text(Statement::new(
+            sql,
+            vec![Value::Text(options.table.as_str())],
+        ))
+        .await;
+    match read {
+        Ok(text) => Ok(text
+            .unwrap_or_default()
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect()),
+        Err(e) if session.classify(&e) == ErrorClass::MissingRelation => Ok(HashSet::new()),
+        Err(e) => Err(facts::read_failed(
+            &options.progress_table,
+            "the progress table",
+        )(e)),
+    }
+}
+
+async fn run_step<S: Session>(
+    session: &mut S,
+    options: &AdoptOptions,
+    step: &Step,
+    action: Action,
+) -> Result<(), AdoptError> {
+    let dialect = session.dialect();
+    let record = steps::record_sql(dialect, &options.progress_table, &options.table, step.name);
+    match action {
+        Action::CheckKeys { smallest, refusal } => {
+            let max_key = session
+                .fetch_i64(Statement::new(step.sql[0].clone(), Vec::new()))
+                .await
+                .map_err(failed(options, step))?
+                .unwrap_or_default();
+            if max_key >= smallest {
+                return Err(match refusal {
+                    AdoptError::KeysNotAbove {
+                        table,
+                        column,
+                        smallest,
+                        from,
+                        layout,
+                        ..
+                    } => AdoptError::KeysNotAbove {
+                        table,
+                        column,
+                        max_key,
+                        smallest,
+                        from,
+                        layout,
+                    },
+                    other => other,
+                });
+            }
+            execute(session, options, step, record).await
+        }
+        Action::InstallGenerator => {
+            if let Target::Snowflake {
+                generator: Some(g), ..
+            } = &options.target
+            {
+                crate::db_generator::install(session, g).await?;
+            }
+            execute(session, options, step, record).await
+        }
+        Action::Sql { .. } if step.name == "progress-table" => {
+            crate::session::create_if_missing(session, &step.sql[0])
+                .await
+                .map_err(failed(options, step))?;
+            execute(session, options, step, record).await
+        }
+        Action::Sql { object } => {
+            // Short tries, so that other sessions never queue long behind a waiting ALTER.
+            let started = std::time::Instant::now();
+            let mut tries = 0_u32;
+            loop {
+                tries += 1;
+                match run_statements(session, options, step, &object).await {
+                    Err(AdoptError::Busy { source, .. }) => {
+                        let waited = started.elapsed();
+                        if waited + RETRY_PAUSE > options.lock_wait {
+                            return Err(AdoptError::Busy {
+                                step: step.name,
+                                object,
+                                tries,
+                                waited_ms: u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
+                                source,
+                            });
+                        }
+                        session.pause(RETRY_PAUSE).await;
+                    }
+                    outcome => return outcome,
+                }
+            }
+        }
+    }
+}
+
+/// The pause between two tries of a step that did not get its lock.
+const RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// The step's statements, in order (each idempotent, so a step stopped midway runs again).
+async fn run_statements<S: Session>(
+    session: &mut S,
+    options: &AdoptOptions,
+    step: &Step,
+    object: &str,
+) -> Result<(), AdoptError> {
+    for sql in &step.sql {
+        execute_on(session, options, step, object, sql.clone()).await?;
+    }
+    Ok(())
+}
+
+/// Runs `sql`; on PostgreSQL a text that opens a transaction is tracked as one (so an adapter
+/// closes the connection if the call is cancelled inside it) and rolled back after an error.
+async fn execute<S: Session>(
+    session: &mut S,
+    options: &AdoptOptions,
+    step: &Step,
+    sql: String,
+) -> Result<(), AdoptError> {
+    execute_on(session, options, step, options.table.as_str(), sql).await
+}
+
+/// [`execute`], naming `object` when the lock is not got in time.
+async fn execute_on<S: Session>(
+    session: &mut S,
+    options: &AdoptOptions,
+    step: &Step,
+    object: &str,
+    sql: String,
+) -> Result<(), AdoptError> {
+    let transaction = sql.starts_with("BEGIN");
+    if transaction {
+        session.transaction_open(true);
+    }
+    let outcome = session.execute(Statement::new(sql, Vec::new())).await;
+    if transaction {
+        let ended = match outcome {
+            Ok(_) => true,
+            Err(_) => session
+                .execute(Statement::new("ROLLBACK".to_owned(), Vec::new()))
+                .await
+                .is_ok(),
+        };
+        if ended {
+            session.transaction_open(false);
+        }
+    }
+    match outcome {
+        Ok(_) => Ok(()),
+        Err(e) if session.classify(&e) == ErrorClass::Transient => Err(AdoptError::Busy {
+            step: step.name,
+            object: object.to_owned(),
+            tries: 1,
+            waited_ms: 0,
+            source: Arc::new(e),
+        }),
+        Err(e) => Err(failed(options, step)(e)),
+    }
+}
+
+fn failed<E: std::error::Error + Send + Sync + 'static>(
+    options: &AdoptOptions,
+    step: &Step,
+) -> impl FnOnce(E) -> AdoptError {
+    let table = options.table.as_str().to_owned();
+    let operation = format!("run step {}", step.name);
+    move |e| AdoptError::Database {
+        table,
+        operation,
+        source: Arc::new(e),
+    }
+}

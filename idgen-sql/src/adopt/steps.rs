@@ -1,0 +1,515 @@
+//! The steps of an adoption, written from what [`facts`](super::facts) read: each a name, a
+//! description and its exact SQL.
+
+use idgen_engine::SqlName;
+
+use super::facts::{Facts, KeySource, SequenceFacts};
+use super::{AdoptError, AdoptOptions, Step, Target};
+use crate::dialect::{Dialect, QuotedName};
+
+/// How long one try of a PostgreSQL step waits for its lock (`lock_timeout`), in ms: other
+/// sessions' queries queue behind a waiting `ALTER`, so it waits briefly and tries again
+/// (MariaDB steps do not wait at all: `lock_wait_timeout = 0`).
+pub(super) const LOCK_TRY_MS: u64 = 100;
+
+/// How a step takes its lock, for the descriptions.
+const LOCK_NOTE: &str = "each try waits at most 100 ms for its lock (0 on MariaDB), so other sessions never queue behind it for longer, \
+                         and tries again until the lock wait (default 10 s) is spent";
+
+/// What [`apply`](super::apply) does for a step beyond running its SQL.
+#[derive(Clone, Debug)]
+pub(super) enum Action {
+    /// Run the SQL, in order (on PostgreSQL one statement text: one transaction); `object`
+    /// is what its lock is taken on (named when the lock is not got in time).
+    Sql { object: String },
+    /// Read `MAX(key)` again and refuse (with this error) unless it is below `smallest`.
+    CheckKeys { smallest: i64, refusal: AdoptError },
+    /// Install the database-side generator (`db_generator::install`), then run the SQL.
+    InstallGenerator,
+}
+
+/// `CREATE TABLE IF NOT EXISTS` for the progress table.
+pub(super) fn progress_table_sql(dialect: Dialect, progress: &SqlName) -> String {
+    let t = progress.quoted(dialect);
+    match dialect {
+        Dialect::MySql => format!(
+            "CREATE TABLE IF NOT EXISTS {t} (\n    table_name  VARCHAR(255) NOT NULL,\n    step        VARCHAR(64)  NOT NULL,\n    \
+             finished_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),\n    PRIMARY KEY (table_name, step)\n) ENGINE = InnoDB"
+        ),
+        _ => format!(
+            "{};\nCREATE TABLE IF NOT EXISTS {t} (\n    table_name  VARCHAR(255) NOT NULL,\n    step        VARCHAR(64)  NOT NULL,\n    \
+             finished_at TIMESTAMPTZ  NOT NULL DEFAULT now(),\n    PRIMARY KEY (table_name, step)\n)",
+            crate::PG_DDL_LOCK
+        ),
+    }
+}
+
+/// The statement that records `step` of `table` as finished (idempotent).
+pub(super) fn record_sql(
+    dialect: Dialect,
+    progress: &SqlName,
+    table: &SqlName,
+    step: &str,
+) -> String {
+    let t = progress.quoted(dialect);
+    let (table, values) = (table.as_str(), "(table_name, step)");
+    match dialect {
+        Dialect::MySql => format!("INSERT IGNORE INTO {t} {values} VALUES ('{table}', '{step}')"),
+        _ => {
+            format!("INSERT INTO {t} {values} VALUES ('{table}', '{step}') ON CONFLICT DO NOTHING")
+        }
+    }
+}
+
+/// One PostgreSQL transaction: a lock time-out, `statements`, the progress record.
+fn pg_transaction(statements: &[String], record: String) -> Vec<String> {
+    let mut sql = vec![
+        "BEGIN".to_owned(),
+        format!("SET LOCAL lock_timeout = '{LOCK_TRY_MS}ms'"),
+    ];
+    sql.extend(statements.iter().cloned());
+    sql.extend([record, "COMMIT".to_owned()]);
+    vec![sql.join(";\n")]
+}
+
+/// The steps for `options` on a table described by `facts`.
+pub(super) fn build(
+    dialect: Dialect,
+    options: &AdoptOptions,
+    facts: &Facts,
+    sequence: Option<&SequenceFacts>,
+    now_ms: i64,
+    keys_checked: bool,
+) -> Result<Vec<(Step, Action)>, AdoptError> {
+    let table = &options.table;
+    let column = SqlName::parse("key column", &facts.column)?;
+    let record = |step: &str| record_sql(dialect, &options.progress_table, table, step);
+    let mut steps = vec![(
+        Step::new(
+            "progress-table",
+            format!(
+                "create the progress table {} if missing: apply records each finished step there, so a second run skips it",
+                options.progress_table
+            ),
+            vec![progress_table_sql(dialect, &options.progress_table)],
+        ),
+        Action::Sql {
+            object: options.progress_table.as_str().to_owned(),
+        },
+    )];
+    match &options.target {
+        Target::Snowflake {
+            layout,
+            generator,
+            clock_allowance,
+        } => {
+            if facts.int_bytes != 8 {
+                return Err(key_type(table, facts, 8));
+            }
+            let from_ms = now_ms
+                .saturating_sub(i64::try_from(clock_allowance.as_millis()).unwrap_or(i64::MAX));
+            let smallest = layout
+                .compose_at(from_ms.max(layout.epoch_ms()), 0, 0)
+                .map_err(idgen_engine::Error::from)?
+                .get();
+            let from = idgen_engine::SnowflakeId::new(smallest)
+                .and_then(|id| layout.decompose(id).ok())
+                .map(|d| d.rfc3339())
+                .unwrap_or_default();
+            let refusal = |max_key| AdoptError::KeysNotAbove {
+                table: table.as_str().to_owned(),
+                column: facts.column.clone(),
+                max_key,
+                smallest,
+                from: from.clone(),
+                layout: idgen_engine::lease::layout_key(layout),
+            };
+            // Once checked (and the default retired), idgen's own keys are the largest.
+            if facts.max_key >= smallest && !keys_checked {
+                return Err(refusal(facts.max_key));
+            }
+            steps.push((
+                Step::new(
+                    "check-keys",
+                    format!(
+                        "check that every key idgen will issue is above the existing ones: the largest key is {} now (read again when applied), \
+                         the smallest ID the layout can issue from {from} on is {smallest}",
+                        facts.max_key
+                    ),
+                    vec![super::facts::max_key_sql(dialect, table, &column)],
+                ),
+                Action::CheckKeys {
+                    smallest,
+                    refusal: refusal(0),
+                },
+            ));
+            let default = match generator {
+                Some(g) => {
+                    steps.push((
+                        Step::new(
+                            "install-generator",
+                            format!(
+                                "install the database-side generator {}() (idempotent; it leases a node ID from {}), so that inserts without a key get an idgen ID",
+                                g.function_name(),
+                                g.lease_table_name()
+                            ),
+                            g.migration_sql(dialect)?,
+                        ),
+                        Action::InstallGenerator,
+                    ));
+                    let sql = g.column_default_sql(dialect, table.as_str(), column.as_str())?;
+                    Some(match dialect {
+                        Dialect::MySql => sql.replacen(
+                            "CREATE TRIGGER ",
+                            "SET STATEMENT lock_wait_timeout = 0 FOR CREATE TRIGGER IF NOT EXISTS ",
+                            1,
+                        ),
+                        _ => sql,
+                    })
+                }
+                None => None,
+            };
+            steps.push((
+                retire_step(
+                    dialect,
+                    table,
+                    &column,
+                    facts,
+                    default,
+                    record("retire-default"),
+                ),
+                Action::Sql {
+                    object: table.as_str().to_owned(),
+                },
+            ));
+        }
+        Target::HiLo { block, .. } => {
+            if facts.int_bytes == 0 {
+                return Err(key_type(table, facts, 4));
+            }
+            let sequence = sequence.ok_or_else(|| AdoptError::NoSequence {
+                reason: format!("no sequence for hi-lo on {table}.{}", facts.column),
+            })?;
+            if let (Dialect::Postgres, KeySource::IdentityAlways(_)) = (dialect, &facts.source) {
+                let t = table.quoted(dialect);
+                let c = column.quoted(dialect);
+                steps.push((
+                    Step::new(
+                        "identity-by-default",
+                        format!(
+                            "let hi-lo writers write keys: {table}.{} is GENERATED ALWAYS AS IDENTITY, which refuses a given key; \
+                             make it GENERATED BY DEFAULT (a catalog change under a brief lock; old writers keep getting values from its sequence)",
+                            facts.column
+                        ),
+                        pg_transaction(
+                            &[format!("ALTER TABLE {t} ALTER COLUMN {c} SET GENERATED BY DEFAULT")],
+                            record("identity-by-default"),
+                        ),
+                    ),
+                    Action::Sql { object: table.as_str().to_owned() },
+                ));
+            }
+            steps.push((
+                hilo_step(
+                    dialect,
+                    table,
+                    &column,
+                    facts,
+                    sequence,
+                    *block,
+                    record("hilo-sequence"),
+                )?,
+                Action::Sql {
+                    object: sequence.name.as_str().to_owned(),
+                },
+            ));
+        }
+    }
+    Ok(steps)
+}
+
+fn key_type(table: &SqlName, facts: &Facts, needed: u8) -> AdoptError {
+    let reason = if facts.int_bytes == 0 {
+        "not an integer: idgen issues 64-bit integer keys, so a UUID or text key cannot be adopted; keep it and give the table a public ID instead".to_owned()
+    } else {
+        format!(
+            "narrower than 64 bits: Snowflake IDs need BIGINT (at least {needed} bytes); widen it first (on PostgreSQL ALTER COLUMN … TYPE bigint rewrites the table), or adopt it with hi-lo"
+        )
+    };
+    AdoptError::UnsupportedKeyType {
+        table: table.as_str().to_owned(),
+        column: facts.column.clone(),
+        data_type: facts.data_type.clone(),
+        reason,
+    }
+}
+
+/// Step 1's change: retire the column's own default, so only idgen writes keys.
+fn retire_step(
+    dialect: Dialect,
+    table: &SqlName,
+    column: &SqlName,
+    facts: &Facts,
+    generator_default: Option<String>,
+    record: String,
+) -> Step {
+    let (t, c) = (table.quoted(dialect), column.quoted(dialect));
+    let by = if generator_default.is_some() {
+        "; the database-side generator becomes its default in the same step"
+    } else {
+        "; inserts must then give a key (from idgen)"
+    };
+    let name = "retire-default";
+    match dialect {
+        Dialect::MySql => {
+            let mut sql: Vec<String> = generator_default.into_iter().collect();
+            let default = if sql.is_empty() { "" } else { " DEFAULT 0" };
+            let comment = if facts.comment.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " COMMENT '{}'",
+                    facts.comment.replace('\\', "\\\\").replace('\'', "''")
+                )
+            };
+            let what = match facts.source {
+                KeySource::AutoIncrement => "remove AUTO_INCREMENT from",
+                _ => "restate without a default",
+            };
+            sql.push(format!(
+                "SET STATEMENT lock_wait_timeout = 0 FOR ALTER TABLE {t} MODIFY {c} {} NOT NULL{default}{comment}, ALGORITHM = INPLACE, LOCK = NONE",
+                facts.data_type
+            ));
+            sql.push(record);
+            Step::new(
+                name,
+                format!(
+                    "{what} {table}.{}{by}. Online: MariaDB changes only the table's metadata (in place, no lock on rows; it needs running transactions on the table \
+                     to end first: {LOCK_NOTE}); a server that would need to copy the table refuses the statement instead of copying, \
+                     and then the change needs a maintenance window (ALGORITHM = COPY). Old keys and child tables' foreign keys are untouched",
+                    facts.column
+                ),
+                sql,
+            )
+        }
+        _ => {
+            let mut change = match &facts.source {
+                KeySource::IdentityAlways(_) | KeySource::IdentityByDefault(_) => vec![format!(
+                    "ALTER TABLE {t} ALTER COLUMN {c} DROP IDENTITY IF EXISTS"
+                )],
+                KeySource::None => Vec::new(),
+                _ => vec![format!("ALTER TABLE {t} ALTER COLUMN {c} DROP DEFAULT")],
+            };
+            let what = match &facts.source {
+                KeySource::IdentityAlways(s) | KeySource::IdentityByDefault(s) => format!(
+                    "drop the identity of {table}.{} (its sequence {s} goes with it: an identity's sequence cannot outlive it)",
+                    facts.column
+                ),
+                KeySource::SequenceDefault(s) => format!(
+                    "drop the default of {table}.{} (nextval of {s}); the sequence is kept: dropping it cannot be undone, \
+                     and code or reports may still read it; drop it yourself once nothing does",
+                    facts.column
+                ),
+                KeySource::OtherDefault(d) => {
+                    format!("drop the default {d} of {table}.{}", facts.column)
+                }
+                KeySource::None | KeySource::AutoIncrement => {
+                    format!("{table}.{} has no default to retire", facts.column)
+                }
+            };
+            change.extend(generator_default);
+            Step::new(
+                name,
+                format!(
+                    "{what}{by}. One transaction, catalog changes only (no rewrite, no scan), under a brief ACCESS EXCLUSIVE lock: \
+                     {LOCK_NOTE}. Old keys and child tables' foreign keys are untouched"
+                ),
+                pg_transaction(&change, record),
+            )
+        }
+    }
+}
+
+/// Step 3: the sequence hands out hi-lo blocks above every existing key.
+fn hilo_step(
+    dialect: Dialect,
+    table: &SqlName,
+    column: &SqlName,
+    facts: &Facts,
+    sequence: &SequenceFacts,
+    block: u64,
+    record: String,
+) -> Result<Step, AdoptError> {
+    let name = sequence.name.as_str();
+    let unsafe_sequence = |reason: String| AdoptError::UnsafeSequence {
+        sequence: name.to_owned(),
+        block,
+        reason,
+    };
+    let step = i64::try_from(block)
+        .ok()
+        .filter(|b| *b >= 1)
+        .ok_or_else(|| unsafe_sequence("a block must be between 1 and i64::MAX".into()))?;
+    if sequence.increment < 1 {
+        return Err(unsafe_sequence(format!(
+            "it counts by {} (downwards or not at all); hi-lo needs a sequence that counts upwards",
+            sequence.increment
+        )));
+    }
+    if sequence.cycles {
+        return Err(unsafe_sequence(
+            "it CYCLEs: at its maximum it would start again and hand out old keys; ALTER SEQUENCE … NO CYCLE first".into(),
+        ));
+    }
+    let above = facts.max_key.max(sequence.position);
+    let last_needed = above.checked_add(step.saturating_mul(2));
+    if last_needed.is_none_or(|last| last > sequence.max_value) {
+        return Err(unsafe_sequence(format!(
+            "its maximum is {}, and blocks must start above {above} (the largest key or value handed out): not even two blocks fit",
+            sequence.max_value
+        )));
+    }
+    let (s, t) = (sequence.name.quoted(dialect), table.quoted(dialect));
+    let c = column.quoted(dialect);
+    let description = format!(
+        "make sequence {name} hand out hi-lo blocks of {block}: INCREMENT BY {block} (now {}), and its value moved up to the largest key of {table}.{} \
+         ({} now; read again when applied) if that is above its own ({}). A value v is the block [v, v + {block}): values handed out before \
+         are all below the new ones, and every value after the change is on one grid of step {block}, so an old writer's single value and \
+         a hi-lo block never meet. {}; {LOCK_NOTE}",
+        sequence.increment,
+        facts.column,
+        facts.max_key,
+        sequence.position,
+        match dialect {
+            Dialect::MySql =>
+                "MariaDB: SETVAL (which only ever moves a sequence forwards) runs first, while the increment still keeps hi-lo processes \
+                 from starting; the ALTER then continues from the next value not yet cached, once sessions using the sequence have ended their transactions",
+            _ =>
+                "PostgreSQL: one transaction; ALTER SEQUENCE takes a lock that nextval waits for, so no value is handed out between reading the maximum and setting the value",
+        }
+    );
+    let sql = match dialect {
+        // SETVAL first, while the increment still keeps hi-lo processes from starting.
+        Dialect::MySql => vec![
+            format!("SELECT CAST(COALESCE(MAX({c}), 0) AS SIGNED) INTO @idgen_adopt_max FROM {t}"),
+            format!(
+                "EXECUTE IMMEDIATE CONCAT('SELECT SETVAL({s}, ', GREATEST(@idgen_adopt_max, 1), ')')"
+            ),
+            format!(
+                "SET STATEMENT lock_wait_timeout = 0 FOR ALTER SEQUENCE {s} INCREMENT BY {block}"
+            ),
+            record,
+        ],
+        _ => pg_transaction(
+            &[
+                format!("ALTER SEQUENCE {s} INCREMENT BY {block}"),
+                format!(
+                    "SELECT setval('{s}', GREATEST((SELECT COALESCE(MAX({c}), 0)::bigint FROM {t}), (SELECT last_value FROM {s})))"
+                ),
+            ],
+            record,
+        ),
+    };
+    Ok(Step::new("hilo-sequence", description, sql))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use idgen_core::Layout;
+
+    fn facts(source: KeySource, data_type: &str, int_bytes: u8, max_key: i64) -> Facts {
+        Facts {
+            column: "id".into(),
+            data_type: data_type.into(),
+            int_bytes,
+            source,
+            max_key,
+            comment: String::new(),
+        }
+    }
+
+    const NOW_MS: i64 = 1_800_000_000_000;
+
+    #[test]
+    fn snowflake_steps_retire_the_default_in_one_recorded_transaction() {
+        let options = AdoptOptions::snowflake("orders", Layout::TWITTER).unwrap();
+        let f = facts(
+            KeySource::IdentityAlways("public.orders_id_seq".into()),
+            "bigint",
+            8,
+            3000,
+        );
+        let steps = build(Dialect::Postgres, &options, &f, None, NOW_MS, false).unwrap();
+        let retire = &steps.last().unwrap().0;
+        assert_eq!(retire.name, "retire-default");
+        let sql = &retire.sql[0];
+        assert!(
+            sql.starts_with("BEGIN;\nSET LOCAL lock_timeout = '100ms';\n"),
+            "{sql}"
+        );
+        assert!(sql.contains("ALTER TABLE \"orders\" ALTER COLUMN \"id\" DROP IDENTITY IF EXISTS;\nINSERT INTO \"idgen_adoption\""));
+        assert!(sql.ends_with("ON CONFLICT DO NOTHING;\nCOMMIT"), "{sql}");
+
+        let f = facts(KeySource::AutoIncrement, "bigint(20) unsigned", 8, 3000);
+        let steps = build(Dialect::MySql, &options, &f, None, NOW_MS, false).unwrap();
+        let retire = &steps.last().unwrap().0;
+        assert_eq!(
+            retire.sql[0],
+            "SET STATEMENT lock_wait_timeout = 0 FOR ALTER TABLE `orders` MODIFY `id` bigint(20) unsigned NOT NULL, ALGORITHM = INPLACE, LOCK = NONE"
+        );
+    }
+
+    #[test]
+    fn keys_at_or_above_the_smallest_id_are_refused_unless_already_checked() {
+        let options = AdoptOptions::snowflake("orders", Layout::TWITTER).unwrap();
+        let f = facts(KeySource::None, "bigint", 8, i64::MAX);
+        let err = build(Dialect::Postgres, &options, &f, None, NOW_MS, false).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                AdoptError::KeysNotAbove {
+                    max_key: i64::MAX,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(build(Dialect::Postgres, &options, &f, None, NOW_MS, true).is_ok());
+        let narrow = facts(KeySource::None, "integer", 4, 1);
+        let err = build(Dialect::Postgres, &options, &narrow, None, NOW_MS, false).unwrap_err();
+        assert!(
+            err.to_string().contains("Snowflake IDs need BIGINT"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn hilo_refuses_sequences_that_cannot_take_blocks() {
+        let options = AdoptOptions::hilo("lines", 1000).unwrap();
+        let f = facts(
+            KeySource::SequenceDefault("lines_seq".into()),
+            "integer",
+            4,
+            10,
+        );
+        let sequence = |increment, max_value, cycles| SequenceFacts {
+            name: SqlName::parse("sequence", "lines_seq").unwrap(),
+            increment,
+            max_value,
+            position: 10,
+            cycles,
+        };
+        let run =
+            |s: SequenceFacts| build(Dialect::Postgres, &options, &f, Some(&s), NOW_MS, false);
+        assert!(run(sequence(1, i64::MAX, false)).is_ok());
+        for (s, says) in [
+            (sequence(-1, i64::MAX, false), "counts by -1"),
+            (sequence(1, i64::MAX, true), "CYCLEs"),
+            (sequence(1, 1500, false), "not even two blocks fit"),
+        ] {
+            let err = run(s).unwrap_err();
+            assert!(err.to_string().contains(says), "{err}");
+        }
+    }
+}
