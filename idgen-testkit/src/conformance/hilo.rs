@@ -453,7 +453,10 @@ pub async fn several_blocks_in_one_call_are_distinct_blocks_of_the_counter<H: Hi
     }
     let distinct: std::collections::HashSet<i64> = starts.iter().copied().collect();
     assert_eq!(distinct.len(), starts.len(), "a block twice: {starts:?}");
-    assert!(starts.iter().all(|s| (s - 1) % 10 == 0), "off the grid: {starts:?}");
+    assert!(
+        starts.iter().all(|s| (s - 1) % 10 == 0),
+        "off the grid: {starts:?}"
+    );
     let next = raw_allocate(&db, kind, 10).await;
     assert!(starts.iter().all(|s| *s < next), "{starts:?} then {next}");
     let again = source.allocate_blocks(10, 3).await.unwrap();
