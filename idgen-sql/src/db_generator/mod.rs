@@ -76,6 +76,20 @@
 //! session's time zone (`clock_timestamp()` on PostgreSQL; on MariaDB the time inside
 //! `UUID()`, which `--sysdate-is-now` and daylight-saving changes leave alone).
 //!
+//! # Speed
+//!
+//! A call that finds its word in the clock's tick (nearly every call) runs the fast path: on
+//! PostgreSQL four short PL/pgSQL expressions (read the base, draw, read the base again, compare
+//! the word's tick with the clock's) and the `RETURN`; PL/pgSQL sets each expression up again in
+//! every transaction, so they are kept to a few operators each. What is left is the floor of a
+//! stored-routine design, measured on PostgreSQL 15 as backend CPU per `INSERT …; COMMIT`: an
+//! identity column about 5.5 µs, the four reads alone written into the column default about
+//! 6.6 µs, this function about 10 µs. On MariaDB a single `SELECT` from a sequence inside the
+//! function, before and after the draw, already costs more than the 10% the issue allows
+//! (0.74× `AUTO_INCREMENT` at 8 sessions, 0.47× at 32, where a function that only draws
+//! `NEXTVAL` ran at 1.05× and 0.77×), and MariaDB's `SETVAL` takes only literals, so the base
+//! cannot live in the count sequence itself. `idgen-sqlx/BENCHMARKS.md` has the measurements and commands.
+//!
 //! # Replication and privileges
 //!
 //! The function reads the clock and draws from sequences, so it is not deterministic: on

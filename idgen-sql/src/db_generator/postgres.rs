@@ -124,18 +124,35 @@ DECLARE
     v_now_tick bigint;
     v_tick bigint;
     v_ahead_ms bigint;
-    v_locked boolean := false;
+    v_locked boolean;
+    v_redraw boolean;
     v_waited_since bigint;
 BEGIN
+    -- The fast path: four short expressions and the RETURN. PL/pgSQL sets every expression
+    -- up again in each transaction, and most callers take one ID per transaction, so every
+    -- operator here costs every caller (module documentation, section Speed).
+    -- The base is read before the draw and again after it, in that order (separate
+    -- statements): equal reads mean no jump or fence came in between. No draw while fenced.
+    v_base := pg_sequence_last_value({base});
+    v_count := CASE WHEN v_base <> {FENCED} THEN nextval({count}) END;
+    v_word := CASE WHEN pg_sequence_last_value({base}) = v_base THEN v_count + v_base END;
+    -- Words are never negative (installs and jumps set the base so that the next count lands
+    -- at or above a tick of the clock), so a word below the limit has a tick the layout holds.
+    IF v_word >> {seq_bits} = {now_tick}{below_limit} THEN
+        RETURN {fast_compose};
+    END IF;
+    -- Anything else (a jump or fence in between, another tick, the clock before the epoch or
+    -- past the layout) goes on below with this draw; later rounds draw again.
     LOOP
-        -- The fast path is six expressions: PL/pgSQL prepares each once per transaction, and
-        -- most callers take one ID per transaction.
-        v_base := pg_sequence_last_value({base});
-        v_count := nextval({count});
-        -- The base must be the same after the draw as before it, and not fenced: a jump or a
-        -- fence in between means draw again (a fence is then reported below).
-        v_word := CASE WHEN pg_sequence_last_value({base}) = v_base AND v_base <> {FENCED}
-                       THEN v_count + v_base END;
+        IF v_redraw THEN
+            v_base := pg_sequence_last_value({base});
+            v_count := nextval({count});
+            -- The base must be the same after the draw as before it, and not fenced: a jump
+            -- or a fence in between means draw again (a fence is then reported below).
+            v_word := CASE WHEN pg_sequence_last_value({base}) = v_base AND v_base <> {FENCED}
+                           THEN v_count + v_base END;
+        END IF;
+        v_redraw := true;
         v_now_tick := (floor(date_part('epoch', clock_timestamp()) * 1000)::bigint - {epoch_ms}) / {unit_ms};
         IF v_word >> {seq_bits} = v_now_tick AND v_now_tick BETWEEN 0 AND {max_ticks} THEN
             RETURN ((v_word >> {seq_bits}) << {time_shift})
@@ -226,7 +243,51 @@ $idgen$",
         function = n.function,
         key = g.function.as_str(),
         lease_text = g.lease_table.as_str(),
+        below_limit = below_limit(g),
+        now_tick = now_tick(epoch_ms, unit_ms),
+        fast_compose = fast_compose(g, node),
     )
+}
+
+/// ` AND v_word < <first word past the layout's last tick>`, or nothing when that word is past
+/// `i64::MAX` (every non-negative word is then in range).
+fn below_limit(g: &DbGenerator) -> String {
+    let c = g.constants();
+    let limit = (u128::from(c.max_ticks) + 1) << c.seq_bits;
+    match i64::try_from(limit) {
+        Ok(limit) => format!(" AND v_word < {limit}"),
+        Err(_) => String::new(),
+    }
+}
+
+/// The clock's tick as one expression (no division for a 1 ms unit).
+fn now_tick(epoch_ms: i64, unit_ms: u32) -> String {
+    let ms = format!("floor(date_part('epoch', clock_timestamp()) * 1000)::bigint - {epoch_ms}");
+    if unit_ms == 1 {
+        ms
+    } else {
+        format!("({ms}) / {unit_ms}")
+    }
+}
+
+/// The ID of `v_word` with the node's bits as one literal and no shift by 0.
+fn fast_compose(g: &DbGenerator, node: u64) -> String {
+    let c = g.constants();
+    let shifted = |field: String, shift: u32| {
+        if shift == 0 {
+            field
+        } else {
+            format!("({field} << {shift})")
+        }
+    };
+    let time = shifted(format!("(v_word >> {})", c.seq_bits), c.time_shift);
+    let seq = shifted(format!("(v_word & {})", c.seq_mask), c.seq_shift);
+    let node_bits = node << c.node_shift;
+    if node_bits == 0 {
+        format!("{time} | {seq}")
+    } else {
+        format!("{time} | {seq} | {node_bits}")
+    }
 }
 
 /// The trigger that fences the function when its lease row is freed, taken or deleted, or the

@@ -421,3 +421,41 @@ mod protocol {
         );
     }
 }
+
+#[test]
+fn the_postgres_fast_path_is_short_and_carries_the_layout() {
+    let g = DbGenerator::new(Layout::TWITTER);
+    let sql = g.function_sql(Dialect::Postgres, 5).unwrap();
+    let fast = &sql[..sql.find("    LOOP").unwrap()];
+    // The word below the first word past the last tick, in the clock's tick (1 ms: no division).
+    let limit = (Layout::TWITTER.max_ticks() + 1) << Layout::TWITTER.sequence_bits();
+    assert!(fast.contains(&format!("AND v_word < {limit}")), "{fast}");
+    assert!(
+        fast.contains("clock_timestamp()) * 1000)::bigint - 1288834974657 AND"),
+        "{fast}"
+    );
+    // The node's bits as one literal, no shift by 0.
+    assert!(
+        fast.contains(&format!(
+            "RETURN ((v_word >> 12) << 22) | (v_word & 4095) | {};",
+            5 << 12
+        )),
+        "{fast}"
+    );
+    // Read, draw (not while fenced), read again, in that order.
+    let read = fast.find("v_base := pg_sequence_last_value").unwrap();
+    let draw = fast.find("THEN nextval(").unwrap();
+    let again = fast.find("WHEN pg_sequence_last_value").unwrap();
+    assert!(read < draw && draw < again);
+    // A 10 ms unit divides.
+    let sql = DbGenerator::new(Layout::SONYFLAKE)
+        .function_sql(Dialect::Postgres, 1)
+        .unwrap();
+    assert!(
+        sql.contains(&format!(
+            "- {}) / 10 AND v_word <",
+            Layout::SONYFLAKE.epoch_ms()
+        )),
+        "{sql}"
+    );
+}
