@@ -86,6 +86,36 @@ pub async fn apply<DB: DbGeneratorDialect>(
     idgen_sql::adopt::apply(&mut session(pool, options).await?, options).await
 }
 
+/// Like [`apply`], calling `progress` after every batch of a public-ID backfill
+/// ([`idgen_sql::adopt::apply_with_progress`]): rows done, rows expected, rate and time left.
+///
+/// # Errors
+///
+/// As [`apply`].
+///
+/// # Examples
+///
+/// ```no_run
+/// # #[cfg(feature = "postgres")]
+/// # async fn demo(pool: sqlx::PgPool) -> Result<(), idgen_sqlx::adopt::AdoptError> {
+/// use idgen_sqlx::adopt::{apply_with_progress, AdoptOptions};
+/// let options = AdoptOptions::snowflake("orders", idgen_sqlx::Layout::TWITTER)?.public_id("public_id")?;
+/// apply_with_progress(&pool, &options, |p| eprintln!("{p}")).await?;
+/// # Ok(()) }
+/// ```
+pub async fn apply_with_progress<DB, F>(
+    pool: &Pool<DB>,
+    options: &AdoptOptions,
+    progress: F,
+) -> Result<AdoptionPlan, AdoptError>
+where
+    DB: DbGeneratorDialect,
+    F: FnMut(&Progress) + Send,
+{
+    idgen_sql::adopt::apply_with_progress(&mut session(pool, options).await?, options, progress)
+        .await
+}
+
 /// Like [`apply`], but runs at most `steps` unfinished steps ([`idgen_sql::adopt::apply_first`]).
 ///
 /// # Errors

@@ -48,6 +48,23 @@ pub(crate) struct AdoptArgs {
     #[arg(long, conflicts_with = "block")]
     pub(crate) db_generator: bool,
 
+    /// Keep the keys as they are: only add a public ID (needs --public-id)
+    #[arg(long, conflicts_with_all = ["block", "db_generator"], requires = "public_id")]
+    pub(crate) keep_keys: bool,
+
+    /// Also give every row a public ID in this column (uuid / BINARY(16)), online: the column
+    /// with a random default, a backfill in batches, a unique index and NOT NULL
+    #[arg(long, value_name = "COLUMN")]
+    pub(crate) public_id: Option<String>,
+
+    /// Rows per backfill batch (each batch is one short transaction)
+    #[arg(long, value_name = "ROWS", default_value_t = adopt::DEFAULT_BACKFILL_BATCH, requires = "public_id")]
+    pub(crate) batch: u32,
+
+    /// Pause between backfill batches, in milliseconds, to leave the server to the writers
+    #[arg(long, value_name = "MS", default_value_t = 0, requires = "public_id")]
+    pub(crate) pause_ms: u64,
+
     /// The table where apply records its progress
     #[arg(long, value_name = "TABLE", default_value = DEFAULT_PROGRESS_TABLE)]
     pub(crate) progress_table: String,
@@ -69,10 +86,18 @@ impl AdoptArgs {
                     None => options,
                 }
             }
+            None if self.keep_keys => AdoptOptions::keep_keys(&self.table)?,
             None if self.db_generator => {
                 AdoptOptions::snowflake(&self.table, layout)?.db_generator(DbGenerator::new(layout))
             }
             None => AdoptOptions::snowflake(&self.table, layout)?,
+        };
+        let options = match &self.public_id {
+            Some(column) => options
+                .public_id(column)?
+                .backfill_batch(self.batch)?
+                .backfill_pause(std::time::Duration::from_millis(self.pause_ms)),
+            None => options,
         };
         Ok(options
             .progress_table(&self.progress_table)?
@@ -104,7 +129,7 @@ pub(crate) fn run(command: &AdoptCommand, json: bool, out: &mut dyn Write) -> Re
                 .await
                 .map_err(connect_error)?;
             Ok::<_, CliError>(if apply {
-                adopt::apply(&pool, &options).await?
+                adopt::apply_with_progress(&pool, &options, progress_line()).await?
             } else {
                 adopt::plan(&pool, &options).await?
             })
@@ -115,7 +140,7 @@ pub(crate) fn run(command: &AdoptCommand, json: bool, out: &mut dyn Write) -> Re
                 .await
                 .map_err(connect_error)?;
             Ok(if apply {
-                adopt::apply(&pool, &options).await?
+                adopt::apply_with_progress(&pool, &options, progress_line()).await?
             } else {
                 adopt::plan(&pool, &options).await?
             })
@@ -134,6 +159,30 @@ pub(crate) fn run(command: &AdoptCommand, json: bool, out: &mut dyn Write) -> Re
             writeln!(out, "\nadopted: every step is done")?;
         }
         Ok(())
+    }
+}
+
+/// The backfill's progress on standard error: one line rewritten in place on a terminal (at
+/// most five times a second), otherwise a line every five seconds (and the last one).
+fn progress_line() -> impl FnMut(&adopt::Progress) + Send {
+    use std::io::IsTerminal;
+    let terminal = std::io::stderr().is_terminal();
+    let every = std::time::Duration::from_millis(if terminal { 200 } else { 5000 });
+    let mut shown: Option<std::time::Instant> = None;
+    move |p| {
+        let done = p.rows >= p.rows_expected;
+        if !done && shown.is_some_and(|at| at.elapsed() < every) {
+            return;
+        }
+        shown = Some(std::time::Instant::now());
+        if terminal {
+            eprint!("\r\x1b[2K{p}");
+            if done {
+                eprintln!();
+            }
+        } else {
+            eprintln!("{p}");
+        }
     }
 }
 

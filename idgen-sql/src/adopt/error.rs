@@ -149,6 +149,49 @@ pub enum AdoptError {
         source: Arc<dyn std::error::Error + Send + Sync + 'static>,
     },
 
+    /// The public-ID column exists with a type other than the one [`PublicId`](idgen_core::PublicId)
+    /// maps to.
+    #[error(
+        "public-ID column {table}.{column} exists as {data_type}: a public ID is {wanted} here; name another column, or convert this one first"
+    )]
+    PublicIdColumnType {
+        /// The table.
+        table: String,
+        /// The column.
+        column: String,
+        /// Its type, as the database names it.
+        data_type: String,
+        /// The type a public ID needs (`uuid`, `binary(16)`).
+        wanted: &'static str,
+    },
+
+    /// After several rounds of the backfill, rows without a public ID keep appearing: some
+    /// writer inserts `NULL` into the column explicitly (the column's default would have given
+    /// one). The step is not recorded; stop that writer and run apply again.
+    #[error(
+        "{rows} rows of {table} still have no {column} after {rounds} rounds of the backfill: a writer inserts NULL into {column} explicitly; \
+         let it give a public ID (or omit the column, whose default gives one) and run apply again"
+    )]
+    PublicIdsKeepMissing {
+        /// The table.
+        table: String,
+        /// The public-ID column.
+        column: String,
+        /// How many rounds the backfill ran.
+        rounds: u32,
+        /// Rows without a public ID after the last round.
+        rows: u64,
+    },
+
+    /// A backfill batch size of 0 or above the limit.
+    #[error("backfill batch of {batch} rows is out of range: it must be 1 to {max}")]
+    BackfillBatch {
+        /// The batch asked for.
+        batch: u32,
+        /// The largest batch.
+        max: u32,
+    },
+
     /// The database cannot do this adoption (SQLite; MariaDB hi-lo on an `AUTO_INCREMENT`).
     #[error("{reason}")]
     Unsupported {

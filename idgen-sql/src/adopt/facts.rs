@@ -289,7 +289,7 @@ pub(super) fn max_key_sql(dialect: Dialect, table: &SqlName, column: &SqlName) -
 }
 
 /// `(schema, table)` on MariaDB: the given schema, or the session's database.
-async fn mariadb_names<S: Session>(
+pub(super) async fn mariadb_names<S: Session>(
     session: &mut S,
     table: &SqlName,
 ) -> Result<(String, String), AdoptError> {

@@ -89,6 +89,7 @@
 
 mod error;
 mod facts;
+mod public_id;
 mod run;
 mod steps;
 
@@ -102,7 +103,10 @@ use crate::dialect::Dialect;
 use crate::session::Session;
 
 pub use error::AdoptError;
-pub use run::{apply, apply_first};
+pub use public_id::{DEFAULT_BACKFILL_BATCH, MAX_BACKFILL_BATCH, Progress};
+pub use run::{apply, apply_first, apply_with_progress};
+
+use public_id::PublicIdOptions;
 
 /// The default name of the progress table.
 ///
@@ -139,6 +143,8 @@ enum Target {
         block: u64,
         sequence: Option<SqlName>,
     },
+    /// Keys stay as they are (only a public ID is added).
+    KeepKeys,
 }
 
 /// What to adopt and how: the table, Snowflake keys or hi-lo blocks, and the progress
@@ -163,6 +169,7 @@ pub struct AdoptOptions {
     target: Target,
     progress_table: SqlName,
     lock_wait: Duration,
+    public_id: Option<PublicIdOptions>,
 }
 
 impl AdoptOptions {
@@ -220,7 +227,115 @@ impl AdoptOptions {
             target,
             progress_table: SqlName::parse("progress table", DEFAULT_PROGRESS_TABLE)?,
             lock_wait: DEFAULT_LOCK_WAIT,
+            public_id: None,
         })
+    }
+
+    /// Keys kept as they are: only a public ID is added (with [`public_id`](Self::public_id),
+    /// which this adoption needs). The table must still be keyed by one integer column, which
+    /// the backfill walks in batches.
+    ///
+    /// # Errors
+    ///
+    /// [`AdoptError::Options`] for a table name that is not a plain SQL name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let options = idgen_sql::adopt::AdoptOptions::keep_keys("customers")?.public_id("public_id")?;
+    /// assert_eq!(options.table(), "customers");
+    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// ```
+    pub fn keep_keys(table: &str) -> Result<Self, AdoptError> {
+        Self::new(table, Target::KeepKeys)
+    }
+
+    /// Also give every row a public ID in `column` (PostgreSQL `uuid`, MariaDB `BINARY(16)`:
+    /// what [`PublicId`](idgen_core::PublicId) maps to), online: the column with a random
+    /// default, a backfill of the existing rows in batches, then a unique index and `NOT
+    /// NULL`, none of which blocks writers (see the [module documentation](self)). The
+    /// application can write public IDs from the moment the column exists; the backfill never
+    /// overwrites one.
+    ///
+    /// # Errors
+    ///
+    /// [`AdoptError::Options`] for a name that is not a plain SQL name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use idgen_sql::adopt::AdoptOptions;
+    /// let options = AdoptOptions::snowflake("orders", idgen_core::Layout::TWITTER)?
+    ///     .public_id("public_id")?
+    ///     .backfill_batch(5000)?
+    ///     .backfill_pause(Duration::from_millis(10));
+    /// # let _ = options;
+    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// ```
+    pub fn public_id(mut self, column: &str) -> Result<Self, AdoptError> {
+        let column = SqlName::parse("public-ID column", column)?;
+        if column.as_str().contains('.') {
+            return Err(AdoptError::Options(idgen_engine::Error::InvalidSqlName {
+                what: "public-ID column",
+                name: column.as_str().to_owned(),
+                reason: "a column name has no schema part".into(),
+            }));
+        }
+        self.public_id = Some(PublicIdOptions {
+            column,
+            batch: DEFAULT_BACKFILL_BATCH,
+            pause: Duration::ZERO,
+        });
+        Ok(self)
+    }
+
+    /// How many rows a backfill batch fills (default [`DEFAULT_BACKFILL_BATCH`]; 1 to
+    /// [`MAX_BACKFILL_BATCH`]). Each batch is one short transaction. Call it after
+    /// [`public_id`](Self::public_id); before, it does nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`AdoptError::BackfillBatch`] for 0 or more than [`MAX_BACKFILL_BATCH`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use idgen_sql::adopt::{AdoptError, AdoptOptions};
+    /// let options = AdoptOptions::keep_keys("t")?.public_id("public_id")?;
+    /// assert!(options.clone().backfill_batch(10_000).is_ok());
+    /// assert!(matches!(options.backfill_batch(0), Err(AdoptError::BackfillBatch { batch: 0, .. })));
+    /// # Ok::<(), AdoptError>(())
+    /// ```
+    pub fn backfill_batch(mut self, rows: u32) -> Result<Self, AdoptError> {
+        if rows == 0 || rows > MAX_BACKFILL_BATCH {
+            return Err(AdoptError::BackfillBatch {
+                batch: rows,
+                max: MAX_BACKFILL_BATCH,
+            });
+        }
+        if let Some(p) = &mut self.public_id {
+            p.batch = rows;
+        }
+        Ok(self)
+    }
+
+    /// How long the backfill pauses between two batches (default none), to leave the server
+    /// to the writers. Call it after [`public_id`](Self::public_id); before, it does nothing.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = idgen_sql::adopt::AdoptOptions::keep_keys("t")?
+    ///     .public_id("public_id")?
+    ///     .backfill_pause(Duration::from_millis(20));
+    /// # let _ = options;
+    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// ```
+    pub fn backfill_pause(mut self, pause: Duration) -> Self {
+        if let Some(p) = &mut self.public_id {
+            p.pause = pause;
+        }
+        self
     }
 
     /// Hi-lo: the sequence to use (`name` or `schema.name`). Ignored for Snowflake keys.
@@ -347,7 +462,8 @@ impl AdoptOptions {
 #[non_exhaustive]
 pub struct Step {
     /// The step's name: `progress-table`, `check-keys`, `install-generator`,
-    /// `retire-default`, `identity-by-default` or `hilo-sequence`.
+    /// `retire-default`, `identity-by-default`, `hilo-sequence`, `public-id-column`,
+    /// `public-id-backfill`, `public-id-unique-index` or `public-id-not-null`.
     pub name: &'static str,
     /// What it does, with the numbers read, and why it is safe online.
     pub description: String,

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use idgen_engine::SqlName;
 
 use super::facts::{self, KeySource};
+use super::public_id::{self, Progress};
 use super::steps::{self, Action};
 use super::{AdoptError, AdoptOptions, AdoptionPlan, Step, Target};
 use crate::dialect::{Dialect, ErrorClass, QuotedName};
@@ -68,6 +69,43 @@ pub async fn apply_first<S: Session>(
     options: &AdoptOptions,
     steps: usize,
 ) -> Result<AdoptionPlan, AdoptError> {
+    run_first(session, options, steps, &mut |_| {}).await
+}
+
+/// Like [`apply`], calling `progress` after every batch of a backfill (with the rows done,
+/// the rows expected, the rate and the time left): for a progress bar.
+///
+/// # Errors
+///
+/// As [`apply`].
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_sql::adopt::AdoptError> {
+/// use idgen_sql::adopt::{apply_with_progress, AdoptOptions};
+/// let options = AdoptOptions::keep_keys("customers")?.public_id("public_id")?;
+/// apply_with_progress(session, &options, |p| eprintln!("{p}")).await?;
+/// # Ok(()) }
+/// ```
+pub async fn apply_with_progress<S, F>(
+    session: &mut S,
+    options: &AdoptOptions,
+    mut progress: F,
+) -> Result<AdoptionPlan, AdoptError>
+where
+    S: Session,
+    F: FnMut(&Progress) + Send,
+{
+    run_first(session, options, usize::MAX, &mut progress).await
+}
+
+async fn run_first<S: Session>(
+    session: &mut S,
+    options: &AdoptOptions,
+    steps: usize,
+    progress: &mut (dyn FnMut(&Progress) + Send),
+) -> Result<AdoptionPlan, AdoptError> {
     let (mut plan, actions) = plan_steps(session, options).await?;
     let mut left = steps;
     for (step, action) in plan.steps.iter_mut().zip(actions) {
@@ -77,7 +115,7 @@ pub async fn apply_first<S: Session>(
         if left == 0 {
             break;
         }
-        run_step(session, options, step, action).await?;
+        run_step(session, options, step, action, progress).await?;
         step.done = true;
         left -= 1;
     }
@@ -93,8 +131,12 @@ pub(super) async fn plan_steps<S: Session>(
     let table = &options.table;
     let facts = facts::read(session, table).await?;
     let done = done_steps(session, options).await?;
+    let public_column = match &options.public_id {
+        Some(public) => Some(public_id::read_column(session, table, &public.column).await?),
+        None => None,
+    };
     let sequence = match &options.target {
-        Target::Snowflake { .. } => None,
+        Target::Snowflake { .. } | Target::KeepKeys => None,
         Target::HiLo { sequence, .. } => {
             let name = match (sequence, &facts.source) {
                 (Some(name), _) => name.clone(),
@@ -133,6 +175,7 @@ pub(super) async fn plan_steps<S: Session>(
         options,
         &facts,
         sequence.as_ref(),
+        public_column.as_ref(),
         now_ms,
         done.contains("check-keys"),
     )?;
@@ -201,6 +244,7 @@ async fn run_step<S: Session>(
     options: &AdoptOptions,
     step: &Step,
     action: Action,
+    progress: &mut (dyn FnMut(&Progress) + Send),
 ) -> Result<(), AdoptError> {
     let dialect = session.dialect();
     let record = steps::record_sql(dialect, &options.progress_table, &options.table, step.name);
@@ -248,29 +292,57 @@ async fn run_step<S: Session>(
                 .map_err(failed(options, step))?;
             execute(session, options, step, record).await
         }
-        Action::Sql { object } => {
-            // Short tries, so that other sessions never queue long behind a waiting ALTER.
-            let started = std::time::Instant::now();
-            let mut tries = 0_u32;
-            loop {
-                tries += 1;
-                match run_statements(session, options, step, &object).await {
-                    Err(AdoptError::Busy { source, .. }) => {
-                        let waited = started.elapsed();
-                        if waited + RETRY_PAUSE > options.lock_wait {
-                            return Err(AdoptError::Busy {
-                                step: step.name,
-                                object,
-                                tries,
-                                waited_ms: u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
-                                source,
-                            });
-                        }
-                        session.pause(RETRY_PAUSE).await;
-                    }
-                    outcome => return outcome,
-                }
+        Action::Backfill(backfill) => {
+            public_id::backfill(session, options, step.name, &backfill, progress).await?;
+            execute(session, options, step, record).await
+        }
+        Action::UniqueIndex { index } => {
+            if public_id::invalid_index(session, options, &index).await? {
+                execute(session, options, step, step.sql[0].clone()).await?;
             }
+            for sql in &step.sql[1..] {
+                execute(session, options, step, sql.clone()).await?;
+            }
+            Ok(())
+        }
+        Action::Sql { object } => retried(session, options, step, object, false).await,
+        Action::LongSql { object } => retried(session, options, step, object, true).await,
+    }
+}
+
+/// Runs a step's statements in short tries, so that other sessions never queue long behind a
+/// waiting `ALTER`, until the lock wait is spent: the time since the first try, or for a
+/// `long` step (whose try may take long) the pauses between tries.
+async fn retried<S: Session>(
+    session: &mut S,
+    options: &AdoptOptions,
+    step: &Step,
+    object: String,
+    long: bool,
+) -> Result<(), AdoptError> {
+    let started = std::time::Instant::now();
+    let mut tries = 0_u32;
+    loop {
+        tries += 1;
+        match run_statements(session, options, step, &object).await {
+            Err(AdoptError::Busy { source, .. }) => {
+                let waited = if long {
+                    RETRY_PAUSE * tries
+                } else {
+                    started.elapsed()
+                };
+                if waited + RETRY_PAUSE > options.lock_wait {
+                    return Err(AdoptError::Busy {
+                        step: step.name,
+                        object,
+                        tries,
+                        waited_ms: u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
+                        source,
+                    });
+                }
+                session.pause(RETRY_PAUSE).await;
+            }
+            outcome => return outcome,
         }
     }
 }

@@ -26,6 +26,14 @@ pub(super) enum Action {
     CheckKeys { smallest: i64, refusal: AdoptError },
     /// Install the database-side generator (`db_generator::install`), then run the SQL.
     InstallGenerator,
+    /// Like `Sql`, for a step whose try may take long (a rebuild, a scan): its lock wait
+    /// counts the pauses between tries, not the tries themselves.
+    LongSql { object: String },
+    /// Fill the public-ID column in batches, then record the step.
+    Backfill(super::public_id::Backfill),
+    /// PostgreSQL: drop an invalid index of this name (after waiting for a build of it still
+    /// running), then run the SQL from the second statement on.
+    UniqueIndex { index: String },
 }
 
 /// `CREATE TABLE IF NOT EXISTS` for the progress table.
@@ -62,13 +70,20 @@ pub(super) fn record_sql(
 }
 
 /// One PostgreSQL transaction: a lock time-out, `statements`, the progress record.
-fn pg_transaction(statements: &[String], record: String) -> Vec<String> {
+pub(super) fn pg_transaction(statements: &[String], record: String) -> Vec<String> {
+    let mut statements = statements.to_vec();
+    statements.push(record);
+    pg_locked(&statements)
+}
+
+/// One PostgreSQL transaction: a lock time-out, then `statements`.
+pub(super) fn pg_locked(statements: &[String]) -> Vec<String> {
     let mut sql = vec![
         "BEGIN".to_owned(),
         format!("SET LOCAL lock_timeout = '{LOCK_TRY_MS}ms'"),
     ];
     sql.extend(statements.iter().cloned());
-    sql.extend([record, "COMMIT".to_owned()]);
+    sql.push("COMMIT".to_owned());
     vec![sql.join(";\n")]
 }
 
@@ -78,6 +93,7 @@ pub(super) fn build(
     options: &AdoptOptions,
     facts: &Facts,
     sequence: Option<&SequenceFacts>,
+    public_column: Option<&super::public_id::ColumnState>,
     now_ms: i64,
     keys_checked: bool,
 ) -> Result<Vec<(Step, Action)>, AdoptError> {
@@ -223,6 +239,35 @@ pub(super) fn build(
                     object: sequence.name.as_str().to_owned(),
                 },
             ));
+        }
+        Target::KeepKeys => {
+            if facts.int_bytes == 0 {
+                return Err(key_type(table, facts, 4));
+            }
+            if options.public_id.is_none() {
+                return Err(AdoptError::Unsupported {
+                    reason: format!(
+                        "nothing to adopt on {table}: its keys are kept and no public-ID column was asked for (AdoptOptions::public_id)"
+                    ),
+                });
+            }
+        }
+    }
+    if let (Some(public), Some(state)) = (&options.public_id, public_column) {
+        let record = |step: &str| record(step);
+        for (step, action) in
+            super::public_id::build(dialect, options, public, &column, state, &record)?
+        {
+            let object = table.as_str().to_owned();
+            let action = match action {
+                Some(super::public_id::PublicIdAction::Backfill(b)) => Action::Backfill(b),
+                Some(super::public_id::PublicIdAction::UniqueIndex { index }) => {
+                    Action::UniqueIndex { index }
+                }
+                None if step.name == "public-id-column" => Action::Sql { object },
+                None => Action::LongSql { object },
+            };
+            steps.push((step, action));
         }
     }
     Ok(steps)
@@ -440,7 +485,7 @@ mod tests {
             8,
             3000,
         );
-        let steps = build(Dialect::Postgres, &options, &f, None, NOW_MS, false).unwrap();
+        let steps = build(Dialect::Postgres, &options, &f, None, None, NOW_MS, false).unwrap();
         let retire = &steps.last().unwrap().0;
         assert_eq!(retire.name, "retire-default");
         let sql = &retire.sql[0];
@@ -452,7 +497,7 @@ mod tests {
         assert!(sql.ends_with("ON CONFLICT DO NOTHING;\nCOMMIT"), "{sql}");
 
         let f = facts(KeySource::AutoIncrement, "bigint(20) unsigned", 8, 3000);
-        let steps = build(Dialect::MySql, &options, &f, None, NOW_MS, false).unwrap();
+        let steps = build(Dialect::MySql, &options, &f, None, None, NOW_MS, false).unwrap();
         let retire = &steps.last().unwrap().0;
         assert_eq!(
             retire.sql[0],
@@ -464,7 +509,7 @@ mod tests {
     fn keys_at_or_above_the_smallest_id_are_refused_unless_already_checked() {
         let options = AdoptOptions::snowflake("orders", Layout::TWITTER).unwrap();
         let f = facts(KeySource::None, "bigint", 8, i64::MAX);
-        let err = build(Dialect::Postgres, &options, &f, None, NOW_MS, false).unwrap_err();
+        let err = build(Dialect::Postgres, &options, &f, None, None, NOW_MS, false).unwrap_err();
         assert!(
             matches!(
                 err,
@@ -475,9 +520,18 @@ mod tests {
             ),
             "{err}"
         );
-        assert!(build(Dialect::Postgres, &options, &f, None, NOW_MS, true).is_ok());
+        assert!(build(Dialect::Postgres, &options, &f, None, None, NOW_MS, true).is_ok());
         let narrow = facts(KeySource::None, "integer", 4, 1);
-        let err = build(Dialect::Postgres, &options, &narrow, None, NOW_MS, false).unwrap_err();
+        let err = build(
+            Dialect::Postgres,
+            &options,
+            &narrow,
+            None,
+            None,
+            NOW_MS,
+            false,
+        )
+        .unwrap_err();
         assert!(
             err.to_string().contains("Snowflake IDs need BIGINT"),
             "{err}"
@@ -500,8 +554,17 @@ mod tests {
             position: 10,
             cycles,
         };
-        let run =
-            |s: SequenceFacts| build(Dialect::Postgres, &options, &f, Some(&s), NOW_MS, false);
+        let run = |s: SequenceFacts| {
+            build(
+                Dialect::Postgres,
+                &options,
+                &f,
+                Some(&s),
+                None,
+                NOW_MS,
+                false,
+            )
+        };
         assert!(run(sequence(1, i64::MAX, false)).is_ok());
         for (s, says) in [
             (sequence(-1, i64::MAX, false), "counts by -1"),
