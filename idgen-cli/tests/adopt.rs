@@ -31,6 +31,52 @@ fn plan_then_apply(url: &str, hilo: &[&str]) {
         "{hilo_applied}"
     );
 
+    // Public IDs for the rows already there: the same table, more steps.
+    let plan = common::stdout_of(&mut adopt(
+        "plan",
+        url,
+        "orders",
+        &["--public-id", "public_id"],
+    ));
+    assert!(
+        plan.contains("retire-default [done]") && plan.contains("public-id-backfill [to do]"),
+        "{plan}"
+    );
+    let out = adopt(
+        "apply",
+        url,
+        "orders",
+        &["--public-id", "public_id", "--batch", "2"],
+    )
+    .assert()
+    .success()
+    .get_output()
+    .clone();
+    let (stdout, stderr) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    assert!(stdout.contains("public-id-not-null [done]"), "{stdout}");
+    assert!(
+        stderr.contains("public-id-backfill: 3 of 3 rows (100%)"),
+        "the progress line: {stderr}"
+    );
+    let bad = adopt(
+        "apply",
+        url,
+        "orders",
+        &["--public-id", "public_id", "--batch", "0"],
+    )
+    .assert()
+    .code(1)
+    .get_output()
+    .clone();
+    let stderr = String::from_utf8(bad.stderr).unwrap();
+    assert!(
+        stderr.contains("backfill batch of 0 rows is out of range"),
+        "{stderr}"
+    );
+
     let refused = adopt("plan", url, "pairs", &[])
         .assert()
         .code(1)
