@@ -34,6 +34,39 @@
 //! # Ok::<(), idgen_sql::adopt::AdoptError>(())
 //! ```
 //!
+//! # Public IDs for existing rows
+//!
+//! With [`AdoptOptions::public_id`] (after the key steps, or alone with
+//! [`AdoptOptions::keep_keys`]) four more steps give every row a public ID without blocking
+//! writers:
+//!
+//! - **`public-id-column`** adds the column (PostgreSQL `uuid`, MariaDB `BINARY(16)`, what
+//!   [`PublicId`](idgen_core::PublicId) maps to) without a value, which touches no row, and
+//!   gives it a random version-4 default (PostgreSQL `gen_random_uuid()`, MariaDB
+//!   `RANDOM_BYTES`, both from the server's cryptographic generator) for rows inserted from
+//!   then on. A writer that gives a public ID keeps its own; one that does not yet know the
+//!   column (an old version still running) gets the default. So every row inserted after the
+//!   step has a public ID, from one of the two.
+//! - **`public-id-backfill`** gives one to every row that has none, in batches of consecutive
+//!   keys, each its own short transaction (`UPDATE … WHERE key BETWEEN … AND public_id IS
+//!   NULL`): a row that a writer gave a public ID meanwhile is skipped (PostgreSQL re-checks
+//!   the condition on the row it waited for; MariaDB reads the latest version in an
+//!   `UPDATE`), so no row gets two. It reads the rows still without one first (their count, the
+//!   smallest and largest key), walks that range, then looks again, until none is left; killed,
+//!   it starts from the first row still without one.
+//! - **`public-id-unique-index`**: PostgreSQL `CREATE UNIQUE INDEX CONCURRENTLY` (writers go on;
+//!   an invalid index left by a build that was stopped is dropped and built again, and a build
+//!   still running in another session is waited for); MariaDB `ADD UNIQUE INDEX`, in place
+//!   without a lock.
+//! - **`public-id-not-null`**: PostgreSQL adds `CHECK (… IS NOT NULL) NOT VALID`, validates it
+//!   (a scan that does not block writers), then sets `NOT NULL` (which the valid check makes a
+//!   catalog change) and turns the index into a `UNIQUE` constraint, under a lock taken in short
+//!   tries; MariaDB `MODIFY … NOT NULL` in place without a lock, in strict mode (a row still
+//!   without a public ID fails the step rather than get zeros).
+//!
+//! [`apply_with_progress`] reports the backfill after every batch ([`Progress`]: rows done,
+//! rows expected, rate, time left).
+//!
 //! # Refusals
 //!
 //! `plan` refuses, changing nothing, with an [`AdoptError`] naming the reason: no table, no

@@ -1,30 +1,6 @@
 //! Public IDs for a table's existing rows, online ([`AdoptOptions::public_id`](super::AdoptOptions::public_id)):
-//! the column, its backfill in batches, its unique index and `NOT NULL`, each step written so
-//! that writers keep writing throughout.
-//!
-//! - **`public-id-column`** adds the column (PostgreSQL `uuid`, MariaDB `BINARY(16)`, what
-//!   [`PublicId`](idgen_core::PublicId) maps to) without a value, which touches no row, and
-//!   gives it a random version-4 default (PostgreSQL `gen_random_uuid()`, MariaDB
-//!   `RANDOM_BYTES`, both from the server's cryptographic generator) for rows inserted from
-//!   then on. A writer that gives a public ID keeps its own; one that does not yet know the
-//!   column (an old version still running) gets the default. So every row inserted after the
-//!   step has a public ID, from one of the two.
-//! - **`public-id-backfill`** gives one to every row that has none, in batches of consecutive
-//!   keys, each its own short transaction (`UPDATE … WHERE key BETWEEN … AND public_id IS
-//!   NULL`): a row that a writer gave a public ID meanwhile is skipped (PostgreSQL re-checks
-//!   the condition on the row it waited for; MariaDB reads the latest version in an
-//!   `UPDATE`), so no row gets two. It reads the rows still without one first (their count, the
-//!   smallest and largest key), walks that range, then looks again, until none is left; killed,
-//!   it starts from the first row still without one.
-//! - **`public-id-unique-index`**: PostgreSQL `CREATE UNIQUE INDEX CONCURRENTLY` (writers go on;
-//!   an invalid index left by a build that was stopped is dropped and built again, and a build
-//!   still running in another session is waited for); MariaDB `ADD UNIQUE INDEX`, in place
-//!   without a lock.
-//! - **`public-id-not-null`**: PostgreSQL adds `CHECK (… IS NOT NULL) NOT VALID`, validates it
-//!   (a scan that does not block writers), then sets `NOT NULL` (which the valid check makes a
-//!   catalog change) and turns the index into a `UNIQUE` constraint, under a lock taken in short
-//!   tries; MariaDB `MODIFY … NOT NULL` in place without a lock, in strict mode (a row still
-//!   without a public ID fails the step rather than get zeros).
+//! the column, its backfill in batches, its unique index and `NOT NULL`. What each step does
+//! and why writers keep writing is in the [parent module's documentation](super).
 
 use std::time::{Duration, Instant};
 
