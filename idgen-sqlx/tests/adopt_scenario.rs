@@ -26,10 +26,16 @@ use idgen_sqlx::db_generator::DbGenerator;
 const CHILD_URL: &str = "IDGEN_ADOPT_SCENARIO_URL";
 
 fn orders() -> i64 {
-    std::env::var("IDGEN_ADOPT_ORDERS")
+    knob("IDGEN_ADOPT_ORDERS", 30_000) as i64
+}
+
+/// A setting of the bench run from the environment (`IDGEN_ADOPT_ORDERS`, `IDGEN_ADOPT_BATCH`,
+/// `IDGEN_ADOPT_PAUSE_MS`), else the CI run's.
+fn knob(name: &str, default: u64) -> u64 {
+    std::env::var(name)
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(30_000)
+        .unwrap_or(default)
 }
 
 fn options() -> AdoptOptions {
@@ -38,9 +44,9 @@ fn options() -> AdoptOptions {
         .db_generator(DbGenerator::new(Layout::TWITTER))
         .public_id("public_id")
         .unwrap()
-        .backfill_batch(500)
+        .backfill_batch(knob("IDGEN_ADOPT_BATCH", 500) as u32)
         .unwrap()
-        .backfill_pause(Duration::from_millis(10))
+        .backfill_pause(Duration::from_millis(knob("IDGEN_ADOPT_PAUSE_MS", 10)))
         .lock_wait(Duration::from_secs(60))
 }
 
@@ -77,12 +83,17 @@ fn summary(mut micros: Vec<u64>) -> (f64, f64, f64) {
 struct Load {
     /// Per write (an order and its three lines, one transaction): µs, and whether the
     /// adoption was running.
-    writes: std::sync::Mutex<Vec<(u64, bool)>>,
+    writes: std::sync::Mutex<Vec<(u64, u8)>>,
+    /// Per write during the adoption: when it ended (ms since the adoption began) and its µs.
+    timeline: std::sync::Mutex<Vec<(u64, u64)>>,
+    /// When the adoption began.
+    began: std::sync::OnceLock<Instant>,
     /// Each writer's keys, in the order it wrote them.
     keys: std::sync::Mutex<Vec<Vec<i64>>>,
     reads: AtomicU64,
     failed: AtomicU64,
-    adopting: AtomicBool,
+    /// 0 before the adoption, 1 during, 2 after.
+    phase: std::sync::atomic::AtomicU8,
 }
 
 macro_rules! scenario {
@@ -141,11 +152,15 @@ macro_rules! scenario {
                     let (pool, load, stop) = (pool.clone(), load.clone(), stop.clone());
                     tasks.push(tokio::spawn(async move {
                         while !stop.load(Ordering::Relaxed) {
-                            let adopting = load.adopting.load(Ordering::Relaxed);
+                            let phase = load.phase.load(Ordering::Relaxed);
                             let started = Instant::now();
                             match write(&pool, w).await {
                                 Ok(key) => {
-                                    load.writes.lock().unwrap().push((started.elapsed().as_micros() as u64, adopting));
+                                    let micros = started.elapsed().as_micros() as u64;
+                                    load.writes.lock().unwrap().push((micros, phase));
+                                    if let (1, Some(began)) = (phase, load.began.get()) {
+                                        load.timeline.lock().unwrap().push((began.elapsed().as_millis() as u64, micros));
+                                    }
                                     load.keys.lock().unwrap()[w as usize].push(key);
                                 }
                                 Err(e) => { eprintln!("writer {w}: {e}"); load.failed.fetch_add(1, Ordering::Relaxed); }
@@ -195,7 +210,7 @@ macro_rules! scenario {
             /// building the unique index (or, if that is over too fast to see, once the
             /// backfill is recorded, which the index build follows at once). Returns how many runs were killed (a run that
             /// finished first ends the series).
-            async fn killed_applies(pool: &Pool, url: &str, orders: i64, rng: &mut Rng) -> u32 {
+            async fn killed_applies(pool: &Pool, url: &str, orders: i64, rng: &mut Rng, began: Instant) -> u32 {
                 let mut thresholds: Vec<i64> = (0..3).map(|_| orders / 20 + rng.next((orders * 17 / 20) as u64) as i64).collect();
                 thresholds.sort_unstable();
                 let mut killed = 0;
@@ -241,7 +256,7 @@ macro_rules! scenario {
                                 _ if at_build => "while it built the unique index".to_owned(),
                                 _ => "at the unique-index step (the backfill recorded; the build not seen yet)".to_owned(),
                             };
-                            eprintln!("{}: killed apply {what}", stringify!($module));
+                            eprintln!("{}: killed apply {what} ({:.1} s into the adoption)", stringify!($module), began.elapsed().as_secs_f64());
                         }
                     }
                 }
@@ -268,29 +283,40 @@ macro_rules! scenario {
                 let tasks = load(&pool, &load_state, &stop, old_max, seed);
                 tokio::time::sleep(Duration::from_secs(2)).await;
 
-                load_state.adopting.store(true, Ordering::Relaxed);
+                load_state.began.set(Instant::now()).unwrap();
+                load_state.phase.store(1, Ordering::Relaxed);
                 let started = Instant::now();
-                let killed = killed_applies(&pool, db.url(), orders, &mut rng).await;
+                let killed = killed_applies(&pool, db.url(), orders, &mut rng, started).await;
                 let mut reports = 0_u64;
                 let applied = adopt::apply_with_progress(&pool, &options(), |_| reports += 1).await.unwrap();
                 let took = started.elapsed();
-                load_state.adopting.store(false, Ordering::Relaxed);
+                load_state.phase.store(2, Ordering::Relaxed);
                 assert!(applied.finished(), "{applied}");
                 assert_eq!(killed, 5, "every kill landed before apply finished");
-                tokio::time::sleep(Duration::from_millis(500)).await;
+                tokio::time::sleep(Duration::from_secs(2)).await;
                 stop.store(true, Ordering::Relaxed);
                 for t in tasks { t.await.unwrap(); }
 
                 // Load: nothing failed.
                 assert_eq!(load_state.failed.load(Ordering::Relaxed), 0, "no write or read failed");
+                // The writers' p99 in each tenth of the adoption, to see which step costs them.
+                let timeline = load_state.timeline.lock().unwrap().clone();
+                let span = timeline.iter().map(|t| t.0).max().unwrap_or(0) / 10 + 1;
+                let windows: Vec<String> = (0..10)
+                    .map(|w| {
+                        let (_, p99, max) = summary(timeline.iter().filter(|t| t.0 / span == w).map(|t| t.1).collect());
+                        format!("{:.1}s: {p99:.1}/{max:.1}", (w * span) as f64 / 1000.0)
+                    })
+                    .collect();
+                eprintln!("{}: writes p99/max (ms) from: {}", stringify!($module), windows.join(", "));
                 let writes = load_state.writes.lock().unwrap().clone();
-                let (before, during): (Vec<(u64, bool)>, Vec<(u64, bool)>) = writes.iter().partition(|(_, adopting)| !adopting);
-                let before = summary(before.iter().map(|w| w.0).collect());
-                let during = summary(during.iter().map(|w| w.0).collect());
+                let phase = |p: u8| summary(writes.iter().filter(|w| w.1 == p).map(|w| w.0).collect());
+                let (before, during, after) = (phase(0), phase(1), phase(2));
                 eprintln!(
-                    "| {} | {orders} orders | apply {:.1} s ({killed} killed runs first, {reports} batches in the last) | writes p50/p99/max before {:.1}/{:.1}/{:.1} ms, during {:.1}/{:.1}/{:.1} ms | p99 ratio {:.2} | reads {} |",
-                    stringify!($module), took.as_secs_f64(), before.0, before.1, before.2, during.0, during.1, during.2,
-                    during.1 / before.1.max(0.001), load_state.reads.load(Ordering::Relaxed)
+                    "| {} | {orders} orders | apply {:.1} s ({killed} killed runs first, {reports} batches in the last) | writes p50/p99/max before {:.1}/{:.1}/{:.1} ms, \
+                     during {:.1}/{:.1}/{:.1} ms, after (keys from idgen) {:.1}/{:.1}/{:.1} ms | p99 during/before {:.2}, after/before {:.2} | reads {} |",
+                    stringify!($module), took.as_secs_f64(), before.0, before.1, before.2, during.0, during.1, during.2, after.0, after.1, after.2,
+                    during.1 / before.1.max(0.001), after.1 / before.1.max(0.001), load_state.reads.load(Ordering::Relaxed)
                 );
 
                 // Old rows kept their keys and lines; new keys are unique and above them.

@@ -28,6 +28,12 @@ pub const DEFAULT_BACKFILL_BATCH: u32 = 1000;
 /// ```
 pub const MAX_BACKFILL_BATCH: u32 = 100_000;
 
+/// How long (seconds; MariaDB takes whole seconds) a MariaDB rebuild (the unique index, `NOT
+/// NULL`) waits for the transactions using the table at its start and end. Not 0, as the
+/// quick steps use: a rebuild that fails at its end for a writer's transaction of a few
+/// milliseconds would start again from scratch, and under steady writes never finish.
+const MARIADB_REBUILD_LOCK_WAIT_S: u32 = 1;
+
 /// How many times the backfill looks again for rows without a public ID before it gives up
 /// ([`AdoptError::PublicIdsKeepMissing`]).
 const ROUNDS: u32 = 5;
@@ -377,17 +383,22 @@ pub(super) fn build(
     match dialect {
         Dialect::MySql => {
             let i = format!("`{index}`");
+            let (schema, base) = match table.as_str().split_once('.') {
+                Some((schema, base)) => (format!("'{schema}'"), base),
+                None => ("DATABASE()".to_owned(), table.as_str()),
+            };
             steps.push((
                 Step::new(
                     "public-id-unique-index",
                     format!(
-                        "index {table}.{} uniquely: MariaDB builds it in place without a lock on rows (writers go on); it needs running \
-                         transactions on the table to end at its start and end, and tries again if they have not",
+                        "index {table}.{} uniquely: MariaDB builds it in place without a lock on rows (writers go on). At its start and end \
+                         it needs the transactions using the table to end: it waits at most {MARIADB_REBUILD_LOCK_WAIT_S} s for them (writers \
+                         arriving meanwhile queue behind it, for as long as the longest of those transactions has left), then gives up and tries again",
                         column.as_str()
                     ),
                     vec![
                         format!(
-                            "SET STATEMENT lock_wait_timeout = 0 FOR ALTER TABLE {t} ADD UNIQUE INDEX IF NOT EXISTS {i} ({c}), ALGORITHM = INPLACE, LOCK = NONE"
+                            "SET STATEMENT lock_wait_timeout = {MARIADB_REBUILD_LOCK_WAIT_S} FOR ALTER TABLE {t} ADD UNIQUE INDEX IF NOT EXISTS {i} ({c}), ALGORITHM = INPLACE, LOCK = NONE"
                         ),
                         record("public-id-unique-index"),
                     ],
@@ -399,13 +410,23 @@ pub(super) fn build(
                     "public-id-not-null",
                     format!(
                         "make {table}.{} NOT NULL: MariaDB rebuilds the table in place without a lock on rows (writers go on), in strict mode, \
-                         so a row still without a public ID fails the step instead of getting zeros",
+                         so a row still without a public ID fails the step instead of getting zeros; skipped when the column is NOT NULL already \
+                         (a run stopped after the rebuild). Its locks as the index's",
                         column.as_str()
                     ),
                     vec![
                         format!(
-                            "SET STATEMENT lock_wait_timeout = 0, sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION' FOR ALTER TABLE {t} \
-                             MODIFY {c} BINARY(16) NOT NULL DEFAULT ({default}), ALGORITHM = INPLACE, LOCK = NONE"
+                            "SELECT IS_NULLABLE INTO @idgen_adopt_nullable FROM information_schema.COLUMNS \
+                             WHERE TABLE_SCHEMA = {schema} AND TABLE_NAME = '{base}' AND COLUMN_NAME = '{}'",
+                            column.as_str()
+                        ),
+                        format!(
+                            "EXECUTE IMMEDIATE IF(@idgen_adopt_nullable = 'YES', '{}', 'DO 0')",
+                            format!(
+                                "SET STATEMENT lock_wait_timeout = {MARIADB_REBUILD_LOCK_WAIT_S}, sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION' \
+                                 FOR ALTER TABLE {t} MODIFY {c} BINARY(16) NOT NULL DEFAULT ({default}), ALGORITHM = INPLACE, LOCK = NONE"
+                            )
+                            .replace('\'', "''")
                         ),
                         record("public-id-not-null"),
                     ],
