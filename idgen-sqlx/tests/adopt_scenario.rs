@@ -281,7 +281,10 @@ macro_rules! scenario {
                 *load_state.keys.lock().unwrap() = vec![Vec::new(); 4];
                 let stop = Arc::new(AtomicBool::new(false));
                 let tasks = load(&pool, &load_state, &stop, old_max, seed);
-                tokio::time::sleep(Duration::from_secs(2)).await;
+                // Before and after: long enough for the server to settle after the fill (its
+                // dirty pages flushed), 2 s in CI, 10 s at a million rows.
+                let settle = Duration::from_secs(knob("IDGEN_ADOPT_SETTLE_S", 2 + orders as u64 / 125_000));
+                tokio::time::sleep(settle).await;
 
                 load_state.began.set(Instant::now()).unwrap();
                 load_state.phase.store(1, Ordering::Relaxed);
@@ -293,7 +296,7 @@ macro_rules! scenario {
                 load_state.phase.store(2, Ordering::Relaxed);
                 assert!(applied.finished(), "{applied}");
                 assert_eq!(killed, 5, "every kill landed before apply finished");
-                tokio::time::sleep(Duration::from_secs(2)).await;
+                tokio::time::sleep(settle).await;
                 stop.store(true, Ordering::Relaxed);
                 for t in tasks { t.await.unwrap(); }
 
