@@ -70,7 +70,7 @@ pub(crate) enum CliError {
 
     /// `idgen leases` was given two lease stores on the command line (`--database-url` and
     /// `--etcd`, say).
-    #[cfg(feature = "leases")]
+    #[cfg(any(feature = "leases-etcd", feature = "leases-redis"))]
     #[error("give one lease store, not both {0} and {1}")]
     TwoStores(&'static str, &'static str),
 
