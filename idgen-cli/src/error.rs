@@ -68,6 +68,12 @@ pub(crate) enum CliError {
     #[error("{0}")]
     Adopt(#[from] idgen_sqlx::adopt::AdoptError),
 
+    /// `idgen leases` was given two lease stores on the command line (`--database-url` and
+    /// `--etcd`, say).
+    #[cfg(any(feature = "leases-etcd", feature = "leases-redis"))]
+    #[error("give one lease store, not both {0} and {1}")]
+    TwoStores(&'static str, &'static str),
+
     /// A lease was not freed (a live lease without `--force`, another holder, no such node).
     #[cfg(feature = "leases")]
     #[error("{0}")]

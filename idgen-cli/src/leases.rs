@@ -1,5 +1,7 @@
 //! The lease table of a database, for `idgen leases` and the web operator view: the store
-//! chosen by the URL's scheme, and its rows as operators read them.
+//! chosen by the URL's scheme, and its rows as operators read them; for `idgen leases`, also
+//! the leases of etcd (`--etcd`, feature `leases-etcd`) and Redis (`--redis`, feature
+//! `leases-redis`).
 
 use idgen_sql::procedure::{FreeRequest, Freed, NotFreed};
 use idgen_sql::{CounterKind, CounterSql, Dialect, LeaseRow};
@@ -23,7 +25,7 @@ pub(crate) struct StoreArgs {
     #[arg(long, value_name = "NAME", default_value = "default")]
     pub(crate) namespace: String,
 
-    /// The lease table (`name` or `schema.name`)
+    /// The lease table (`name` or `schema.name`); with --etcd or --redis, the key prefix
     #[arg(long, value_name = "TABLE", default_value = idgen_sql::DEFAULT_LEASE_TABLE)]
     pub(crate) lease_table: String,
 }
@@ -99,6 +101,7 @@ impl Store {
         let rows: Vec<LeaseRow> = on_store!(self, s => s.rows(namespace).await?);
         let now_ms = on_store!(self, s => s.now_ms().await?);
         Ok(LeaseTable {
+            clock: "database clock",
             namespace: namespace.to_owned(),
             now_ms,
             now_utc: time_arg::utc(now_ms),
@@ -199,6 +202,9 @@ pub(crate) fn redact(url: &str) -> String {
 /// The held leases of a namespace.
 #[derive(Debug, Serialize)]
 pub(crate) struct LeaseTable {
+    /// Whose clock `now_ms` is, for people (`database clock`).
+    #[serde(skip)]
+    pub(crate) clock: &'static str,
     pub(crate) namespace: String,
     /// The database's clock when they were read, in Unix ms and UTC.
     pub(crate) now_ms: i64,
@@ -211,9 +217,10 @@ pub(crate) struct LeaseTable {
 pub(crate) struct Lease {
     pub(crate) node: u64,
     pub(crate) holder: String,
-    /// When the lease ends, on the database's clock (Unix ms), and how long from now.
-    pub(crate) expires_at_ms: i64,
-    pub(crate) expires_in_ms: i64,
+    /// When the lease ends, on the store's clock (Unix ms), and how long from now; `None` for
+    /// an ended lease of a store that keeps no record of when (etcd, Redis).
+    pub(crate) expires_at_ms: Option<i64>,
+    pub(crate) expires_in_ms: Option<i64>,
     /// Whether it is live (not expired).
     pub(crate) live: bool,
     /// The largest timestamp its holder may have issued (stored at each renewal), Unix ms
@@ -226,26 +233,215 @@ impl Lease {
     /// The lease of a row with a holder.
     fn new(row: LeaseRow, now_ms: i64) -> Option<Lease> {
         let holder = row.holder?;
-        let expires_in_ms = row.expires_at_ms.saturating_sub(now_ms);
-        Some(Lease {
-            node: row.node,
+        Some(Lease::of(
+            row.node,
             holder,
-            expires_at_ms: row.expires_at_ms,
-            expires_in_ms,
-            live: expires_in_ms > 0,
-            last_timestamp_ms: row.last_timestamp_ms,
-            last_timestamp_utc: row.last_timestamp_ms.and_then(time_arg::utc),
-        })
+            Some(row.expires_at_ms),
+            row.last_timestamp_ms,
+            now_ms,
+        ))
     }
 
-    /// `12.3 s`, or `expired 4.0 s ago`.
+    /// A lease from its parts, read at `now_ms`.
+    pub(crate) fn of(
+        node: u64,
+        holder: String,
+        expires_at_ms: Option<i64>,
+        last_timestamp_ms: Option<i64>,
+        now_ms: i64,
+    ) -> Lease {
+        let expires_in_ms = expires_at_ms.map(|end| end.saturating_sub(now_ms));
+        Lease {
+            node,
+            holder,
+            expires_at_ms,
+            expires_in_ms,
+            live: expires_in_ms.is_some_and(|ms| ms > 0),
+            last_timestamp_ms,
+            last_timestamp_utc: last_timestamp_ms.and_then(time_arg::utc),
+        }
+    }
+
+    /// `12.3 s`, `expired 4.0 s ago`, or `expired` (a store that keeps no time for it).
     pub(crate) fn expires_in(&self) -> String {
-        let s = self.expires_in_ms as f64 / 1000.0;
+        let Some(ms) = self.expires_in_ms else {
+            return "expired".to_owned();
+        };
+        let s = ms as f64 / 1000.0;
         if self.live {
             format!("{s:.1} s")
         } else {
             format!("expired {:.1} s ago", -s)
         }
+    }
+}
+
+/// The key-value stores `idgen leases` reads instead of a database: `--etcd` or `--redis`.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub(crate) struct KvArgs {
+    /// etcd's endpoints, comma-separated (http://host:2379,…), instead of --database-url
+    /// (--lease-table is the key prefix)
+    #[cfg(feature = "leases-etcd")]
+    #[arg(long, value_name = "ENDPOINTS")]
+    pub(crate) etcd: Option<String>,
+
+    /// A Redis server (redis://host:6379/), instead of --database-url (--lease-table is the
+    /// key prefix)
+    #[cfg(feature = "leases-redis")]
+    #[arg(long, value_name = "URL")]
+    #[cfg_attr(feature = "leases-etcd", arg(conflicts_with = "etcd"))]
+    pub(crate) redis: Option<String>,
+}
+
+/// The lease store `idgen leases` works on: a database's lease table, etcd or Redis.
+#[derive(Debug)]
+pub(crate) enum AnyStore {
+    Sql(Store),
+    #[cfg(feature = "leases-etcd")]
+    Etcd(idgen_etcd::lease::EtcdLeaseStore),
+    #[cfg(feature = "leases-redis")]
+    Redis(idgen_redis::lease::RedisLeaseStore),
+}
+
+/// What a free came to, as `idgen leases free` reports it.
+#[derive(Debug)]
+pub(crate) enum FreeOutcome {
+    /// Freed: the message.
+    Freed(String),
+    /// Refused: the lease is live and `--force` was not given.
+    Live(String),
+    /// Refused for another reason.
+    Refused(String),
+}
+
+impl FreeOutcome {
+    fn of<F: std::fmt::Display, N: std::fmt::Display>(
+        outcome: Result<F, N>,
+        live: impl FnOnce(&N) -> bool,
+    ) -> FreeOutcome {
+        match outcome {
+            Ok(freed) => FreeOutcome::Freed(freed.to_string()),
+            Err(not) if live(&not) => FreeOutcome::Live(not.to_string()),
+            Err(not) => FreeOutcome::Refused(not.to_string()),
+        }
+    }
+}
+
+impl AnyStore {
+    /// The store `args` and `kv` name: exactly one of `--database-url`, `--etcd` and
+    /// `--redis` (clap refuses `--etcd` with `--redis`). `--etcd` or `--redis` wins over a
+    /// database URL from `IDGEN_DATABASE_URL`, not over one given on the command line.
+    pub(crate) async fn connect(args: &StoreArgs, kv: &KvArgs) -> Result<AnyStore, CliError> {
+        #[cfg(any(feature = "leases-etcd", feature = "leases-redis"))]
+        {
+            #[cfg(feature = "leases-etcd")]
+            let etcd = kv.etcd.is_some().then_some("--etcd");
+            #[cfg(not(feature = "leases-etcd"))]
+            let etcd = None;
+            #[cfg(feature = "leases-redis")]
+            let redis = kv.redis.is_some().then_some("--redis");
+            #[cfg(not(feature = "leases-redis"))]
+            let redis = None;
+            let from_env = std::env::var("IDGEN_DATABASE_URL").ok();
+            if let (Some(kv), Some(url)) = (etcd.or(redis), args.database_url.as_deref())
+                && from_env.as_deref() != Some(url)
+            {
+                return Err(CliError::TwoStores("--database-url", kv));
+            }
+        }
+        #[cfg(feature = "leases-etcd")]
+        if let Some(endpoints) = kv.etcd.as_deref() {
+            let list: Vec<&str> = endpoints
+                .split(',')
+                .map(str::trim)
+                .filter(|e| !e.is_empty())
+                .collect();
+            if list.is_empty() {
+                return Err(CliError::Connect {
+                    url: endpoints.to_owned(),
+                    message: "--etcd needs at least one endpoint (http://host:2379)".into(),
+                });
+            }
+            let etcd = idgen_etcd::Etcd::new(list);
+            let store =
+                idgen_etcd::lease::EtcdLeaseStore::new(&etcd).with_prefix(&args.lease_table)?;
+            return Ok(AnyStore::Etcd(store));
+        }
+        #[cfg(feature = "leases-redis")]
+        if let Some(url) = kv.redis.as_deref() {
+            let client = idgen_redis::redis::Client::open(url).map_err(|e| CliError::Connect {
+                url: redact(url),
+                message: e.to_string(),
+            })?;
+            let store =
+                idgen_redis::lease::RedisLeaseStore::new(client).with_prefix(&args.lease_table)?;
+            return Ok(AnyStore::Redis(store));
+        }
+        let _ = kv;
+        let url = args.database_url.as_deref().ok_or(CliError::NoDatabase)?;
+        Ok(AnyStore::Sql(Store::connect(url, &args.lease_table).await?))
+    }
+
+    /// The held leases of `namespace` (live or expired), read now.
+    pub(crate) async fn leases(&self, namespace: &str) -> Result<LeaseTable, CliError> {
+        #[cfg(any(feature = "leases-etcd", feature = "leases-redis"))]
+        let table = |clock: &'static str, now_ms: i64, leases: Vec<Lease>| LeaseTable {
+            clock,
+            namespace: namespace.to_owned(),
+            now_ms,
+            now_utc: time_arg::utc(now_ms),
+            leases,
+        };
+        match self {
+            AnyStore::Sql(store) => store.leases(namespace).await,
+            #[cfg(feature = "leases-etcd")]
+            AnyStore::Etcd(store) => {
+                let rows = store.rows(namespace).await?;
+                let now = store.now_ms();
+                let leases = rows
+                    .into_iter()
+                    .map(|r| Lease::of(r.node, r.holder, r.expires_at_ms, r.last_timestamp_ms, now))
+                    .collect();
+                Ok(table("this host's clock: etcd keeps none", now, leases))
+            }
+            #[cfg(feature = "leases-redis")]
+            AnyStore::Redis(store) => {
+                let rows = store.rows(namespace).await?;
+                let now = store.now_ms().await?;
+                let leases = rows
+                    .into_iter()
+                    .map(|r| Lease::of(r.node, r.holder, r.expires_at_ms, r.last_timestamp_ms, now))
+                    .collect();
+                Ok(table("Redis server clock", now, leases))
+            }
+        }
+    }
+
+    /// Frees `req.node` with the rule of [`idgen_sql::procedure::free`] on every store.
+    pub(crate) async fn free(&self, req: FreeRequest<'_>) -> Result<FreeOutcome, CliError> {
+        Ok(match self {
+            AnyStore::Sql(store) => FreeOutcome::of(store.free(req).await?, |n| {
+                matches!(n, NotFreed::Live { .. })
+            }),
+            #[cfg(feature = "leases-etcd")]
+            AnyStore::Etcd(store) => {
+                let outcome = store
+                    .free(req.namespace, req.node, req.holder, req.force)
+                    .await?;
+                FreeOutcome::of(outcome, |n| {
+                    matches!(n, idgen_etcd::lease::NotFreed::Live { .. })
+                })
+            }
+            #[cfg(feature = "leases-redis")]
+            AnyStore::Redis(store) => {
+                let outcome = store
+                    .free(req.namespace, req.node, req.holder, req.force)
+                    .await?;
+                FreeOutcome::of(outcome, |n| {
+                    matches!(n, idgen_redis::lease::NotFreed::Live { .. })
+                })
+            }
+        })
     }
 }
 

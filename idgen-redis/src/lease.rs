@@ -14,6 +14,9 @@ pub use crate::connection::RedisClient;
 pub use crate::connection::RedisMarker;
 use crate::scripts::{self, timestamp_arg};
 
+mod operator;
+pub use operator::{Freed, HeldLease, NotFreed};
+
 /// The default key prefix of the lease keys (the SQL stores' default table name).
 pub const DEFAULT_PREFIX: &str = "idgen_worker_lease";
 

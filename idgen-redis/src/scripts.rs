@@ -129,3 +129,63 @@ return redis.call('GET', KEYS[1])
 pub(crate) fn timestamp_arg(ms: Option<i64>) -> String {
     ms.map(|ms| ms.max(0).to_string()).unwrap_or_default()
 }
+
+/// ARGV: base, node, holder asked for ('' for whoever holds it), force ('1' or '0'). An
+/// operator's free (`RedisLeaseStore::free`), atomic on the server: `{outcome, holder, ms}`
+/// with outcome `none` (no keys: never claimed), `notheld`, `other` (holder: who holds it
+/// now), `live` (not forced; ms: its PTTL), `forced` (the holder key deleted, the hash keeps
+/// the holder as owner and the bound; ms: the PTTL it had) or `expired` (the owner emptied,
+/// the bound kept: a released node ID). Never deletes or lowers `last_timestamp`.
+pub(crate) static FREE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"
+local holder_key, state = ARGV[1] .. ':holder:' .. ARGV[2], ARGV[1] .. ':node:' .. ARGV[2]
+local expected, force = ARGV[3], ARGV[4]
+local current = redis.call('GET', holder_key)
+if current then
+  if expected ~= '' and current ~= expected then
+    return {'other', current, '0'}
+  end
+  local left = redis.call('PTTL', holder_key)
+  if force ~= '1' then
+    return {'live', current, tostring(left)}
+  end
+  redis.call('DEL', holder_key)
+  redis.call('HSET', state, 'owner', current)
+  return {'forced', current, tostring(left)}
+end
+local owner = redis.call('HGET', state, 'owner')
+if owner and owner ~= '' then
+  if expected ~= '' and owner ~= expected then
+    return {'other', owner, '0'}
+  end
+  redis.call('HSET', state, 'owner', '')
+  return {'expired', owner, '0'}
+end
+if redis.call('EXISTS', state) == 1 then
+  return {'notheld', '', '0'}
+end
+return {'none', '', '0'}
+",
+    )
+});
+
+/// ARGV: base, node. The node ID's holder as an operator lists it: `{holder, PTTL, last
+/// timestamp or ''}`: the holder key's value and its PTTL for a live lease; the hash's
+/// non-empty owner and -2 for a lease that ended and that nobody claimed since; `''` when no
+/// one holds it.
+pub(crate) static ROW: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"
+local holder_key, state = ARGV[1] .. ':holder:' .. ARGV[2], ARGV[1] .. ':node:' .. ARGV[2]
+local current = redis.call('GET', holder_key)
+local left = -2
+if current then
+  left = redis.call('PTTL', holder_key)
+else
+  current = redis.call('HGET', state, 'owner') or ''
+end
+return {current, tostring(left), redis.call('HGET', state, 'last_timestamp') or ''}
+",
+    )
+});

@@ -1,13 +1,14 @@
-//! `idgen leases list` and `idgen leases free NODE [--force]`: the node-ID lease table.
+//! `idgen leases list` and `idgen leases free NODE [--force]`: the node-ID lease table of a
+//! database, or the lease keys of etcd (`--etcd`) or Redis (`--redis`).
 
 use std::fmt::Write as _;
 use std::io::Write;
 
-use idgen_sql::procedure::{FreeRequest, NotFreed};
+use idgen_sql::procedure::FreeRequest;
 
 use crate::cli::LayoutOpt;
 use crate::error::CliError;
-use crate::leases::{LeaseTable, Store, StoreArgs};
+use crate::leases::{AnyStore, FreeOutcome, KvArgs, LeaseTable, StoreArgs};
 
 /// The subcommands of `leases`.
 #[derive(Debug, clap::Subcommand)]
@@ -23,6 +24,9 @@ pub(crate) enum LeasesCommand {
 pub(crate) struct ListArgs {
     #[command(flatten)]
     pub(crate) store: StoreArgs,
+
+    #[command(flatten)]
+    pub(crate) kv: KvArgs,
 
     /// The layout the namespace's generators use (shown, and used to split the node ID into
     /// its sub-fields)
@@ -48,6 +52,9 @@ pub(crate) struct FreeArgs {
 
     #[command(flatten)]
     pub(crate) store: StoreArgs,
+
+    #[command(flatten)]
+    pub(crate) kv: KvArgs,
 }
 
 /// Runs a `leases` subcommand.
@@ -63,7 +70,7 @@ pub(crate) fn run(
     runtime.block_on(async {
         match command {
             LeasesCommand::List(args) => {
-                let store = connect(&args.store).await?;
+                let store = AnyStore::connect(&args.store, &args.kv).await?;
                 let table = store.leases(&args.store.namespace).await?;
                 if json {
                     super::write_json(out, &table)
@@ -73,7 +80,7 @@ pub(crate) fn run(
                 }
             }
             LeasesCommand::Free(args) => {
-                let store = connect(&args.store).await?;
+                let store = AnyStore::connect(&args.store, &args.kv).await?;
                 let req = FreeRequest {
                     namespace: &args.store.namespace,
                     node: args.node,
@@ -81,23 +88,18 @@ pub(crate) fn run(
                     force: args.force,
                 };
                 match store.free(req).await? {
-                    Ok(freed) => {
+                    FreeOutcome::Freed(freed) => {
                         writeln!(out, "{freed}")?;
                         Ok(())
                     }
-                    Err(not @ NotFreed::Live { .. }) => Err(CliError::NotFreed(format!(
+                    FreeOutcome::Live(not) => Err(CliError::NotFreed(format!(
                         "{not}. Give --force to free it anyway"
                     ))),
-                    Err(not) => Err(CliError::NotFreed(not.to_string())),
+                    FreeOutcome::Refused(not) => Err(CliError::NotFreed(not)),
                 }
             }
         }
     })
-}
-
-async fn connect(args: &StoreArgs) -> Result<Store, CliError> {
-    let url = args.database_url.as_deref().ok_or(CliError::NoDatabase)?;
-    Store::connect(url, &args.lease_table).await
 }
 
 /// The table for people.
@@ -105,9 +107,10 @@ pub(crate) fn render(table: &LeaseTable, layout: &LayoutOpt) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "namespace {} at {} (database clock); layout {}",
+        "namespace {} at {} ({}); layout {}",
         table.namespace,
         table.now_utc.as_deref().unwrap_or("?"),
+        table.clock,
         layout.layout
     );
     let _ = writeln!(

@@ -1,0 +1,439 @@
+//! An operator's view of the leases: [`RedisLeaseStore::rows`] (what `idgen leases list
+//! --redis` shows) and [`RedisLeaseStore::free`] (`idgen leases free --redis`), with the rule of
+//! the SQL stores' free: an expired lease is freed at once, a live one only with `force`.
+
+use std::fmt;
+use std::sync::Arc;
+
+use idgen_engine::Error;
+
+use super::{BoxError, RedisLeaseStore, parse_timestamp};
+use crate::scripts;
+
+/// Keys `SCAN` asks for per round.
+const SCAN_COUNT: u64 = 1000;
+
+/// A node ID with a holder, as [`RedisLeaseStore::rows`] reads it.
+///
+/// ```
+/// use idgen_redis::lease::HeldLease;
+/// let lease = HeldLease { node: 3, holder: "web-1".into(), expires_at_ms: None, last_timestamp_ms: Some(1_700_000_000_000) };
+/// assert!(!lease.is_live(1_700_000_000_000)); // ended: Redis keeps no time for it
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeldLease {
+    /// The node ID.
+    pub node: u64,
+    /// Its holder: the holder key's value, or, for a lease that expired (or was freed by force)
+    /// and that nobody claimed since, the owner the node ID's hash still names.
+    pub holder: String,
+    /// When the lease ends, Unix ms on the server's clock: `TIME` plus the key's `PTTL`.
+    /// `None` for a lease that has ended: Redis deleted its holder key and keeps no record of
+    /// when.
+    pub expires_at_ms: Option<i64>,
+    /// The last-timestamp bound stored for the node ID (Unix ms): at or above every tick any
+    /// holder of it issued or may still issue.
+    pub last_timestamp_ms: Option<i64>,
+}
+
+impl HeldLease {
+    /// Whether the lease is live at `now_ms` (Unix ms).
+    ///
+    /// ```
+    /// use idgen_redis::lease::HeldLease;
+    /// let lease = HeldLease { node: 0, holder: "a".into(), expires_at_ms: Some(2_000), last_timestamp_ms: None };
+    /// assert!(lease.is_live(1_000));
+    /// assert!(!lease.is_live(2_000));
+    /// ```
+    pub fn is_live(&self, now_ms: i64) -> bool {
+        self.expires_at_ms.is_some_and(|end| end > now_ms)
+    }
+}
+
+/// A node ID that [`RedisLeaseStore::free`] freed.
+///
+/// ```
+/// use idgen_redis::lease::Freed;
+/// let freed = Freed::Expired { node: 3, holder: "web-1".into() };
+/// assert!(freed.to_string().contains("node 3 freed"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Freed {
+    /// Its lease had expired: the node ID's hash names no owner any more and keeps the bound
+    /// the holder's last renewal stored, so the next claim takes the node ID at once, above it.
+    Expired {
+        /// The node ID.
+        node: u64,
+        /// Who held it.
+        holder: String,
+    },
+    /// Its lease was live and was ended now (`force`): the holder key is deleted, while the
+    /// node ID's hash keeps the bound and the holder as owner, so the next claim waits one TTL
+    /// plus its clock allowance before it issues (if the old holder renews before anyone claims
+    /// the node ID, the lease is its own again).
+    Forced {
+        /// The node ID.
+        node: u64,
+        /// Who held it.
+        holder: String,
+        /// How long the lease still had, in ms (its key's `PTTL`, on the server's clock).
+        remaining_ms: i64,
+    },
+}
+
+impl fmt::Display for Freed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Freed::Expired { node, holder } => write!(
+                f,
+                "node {node} freed: the lease of {holder} had expired; the next claim takes it at once"
+            ),
+            Freed::Forced {
+                node,
+                holder,
+                remaining_ms,
+            } => write!(
+                f,
+                "node {node} freed by force: the lease of {holder} had {} left; the next claim \
+                 waits one TTL plus its clock allowance before it issues",
+                seconds(*remaining_ms)
+            ),
+        }
+    }
+}
+
+/// Why [`RedisLeaseStore::free`] did not free a node ID.
+///
+/// ```
+/// use idgen_redis::lease::NotFreed;
+/// let not = NotFreed::OtherHolder { node: 3, expected: "web-1".into(), actual: "web-2".into() };
+/// assert_eq!(not.to_string(), "node 3 is held by web-2 now, not web-1: nothing was freed");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NotFreed {
+    /// The namespace has no keys for the node ID: it was never claimed (or Redis forgot it).
+    NoRow {
+        /// The node ID.
+        node: u64,
+    },
+    /// No one holds it (it was released, or freed already).
+    NotHeld {
+        /// The node ID.
+        node: u64,
+    },
+    /// Another holder than the one asked for holds it now.
+    OtherHolder {
+        /// The node ID.
+        node: u64,
+        /// The holder asked for.
+        expected: String,
+        /// The holder now.
+        actual: String,
+    },
+    /// Its lease is live, and `force` was not given.
+    Live {
+        /// The node ID.
+        node: u64,
+        /// Who holds it.
+        holder: String,
+        /// How long the lease still has, in ms (its key's `PTTL`, on the server's clock).
+        remaining_ms: i64,
+    },
+}
+
+impl fmt::Display for NotFreed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotFreed::NoRow { node } => {
+                write!(f, "node {node} has no lease keys: it was never claimed")
+            }
+            NotFreed::NotHeld { node } => {
+                write!(f, "node {node} is not held by anyone: it is free already")
+            }
+            NotFreed::OtherHolder {
+                node,
+                expected,
+                actual,
+            } => write!(
+                f,
+                "node {node} is held by {actual} now, not {expected}: nothing was freed"
+            ),
+            NotFreed::Live {
+                node,
+                holder,
+                remaining_ms,
+            } => write!(
+                f,
+                "node {node} is leased by {holder} for another {}: that process may still be \
+                 issuing IDs, so it was not freed. Forcing lets two processes issue with the same \
+                 node ID until the old holder's fence deadline (it stops when its next renewal \
+                 fails); a new holder waits one TTL plus its clock allowance first, which keeps \
+                 them apart only if both use the same TTL and their clocks agree within that \
+                 allowance",
+                seconds(*remaining_ms)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for NotFreed {}
+
+/// `12.3 s`.
+fn seconds(ms: i64) -> String {
+    format!("{:.1} s", ms as f64 / 1000.0)
+}
+
+/// A failed operator call, typed as the lease store's failure.
+fn store_error(operation: &'static str, err: BoxError) -> Error {
+    Error::LeaseStore {
+        operation,
+        message: err.to_string(),
+        source: Some(Arc::from(err)),
+    }
+}
+
+/// `text` with the glob characters of `SCAN … MATCH` escaped.
+fn glob_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+impl RedisLeaseStore {
+    /// The server's clock (`TIME`), Unix ms: what [`rows`](Self::rows) measures
+    /// `expires_at_ms` on.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LeaseStore`] naming the server.
+    ///
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = redis::Client::open("redis://127.0.0.1:6379/")?;
+    /// let store = idgen_redis::lease::RedisLeaseStore::new(client);
+    /// assert!(store.now_ms().await? > 1_700_000_000_000);
+    /// # Ok(()) }
+    /// ```
+    pub async fn now_ms(&self) -> Result<i64, Error> {
+        let (secs, micros): (i64, i64) = self
+            .conn
+            .run(|mut conn| async move { redis::cmd("TIME").query_async(&mut conn).await })
+            .await
+            .map_err(|e| store_error("read the clock", self.failed("read the clock".into(), e)))?;
+        Ok(secs.saturating_mul(1000).saturating_add(micros / 1000))
+    }
+
+    /// Every node ID of `namespace` with a holder, by node ID: live leases (a holder key, with
+    /// its `PTTL`), and leases that expired or were freed by force and that nobody claimed
+    /// since (the node ID's hash still names the holder as owner; `expires_at_ms` is `None`).
+    /// Each with the last-timestamp bound stored for the node ID. Node IDs that were released
+    /// or freed are left out. The node IDs are found with `SCAN` (never `KEYS`), then each is
+    /// read by a script of its own.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LeaseStore`] naming the server and the node ID read, or a stored value that is
+    /// not idgen's.
+    ///
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = redis::Client::open("redis://127.0.0.1:6379/")?;
+    /// let store = idgen_redis::lease::RedisLeaseStore::new(client);
+    /// let now = store.now_ms().await?;
+    /// for lease in store.rows("default").await? {
+    ///     println!("{} {} live: {}", lease.node, lease.holder, lease.is_live(now));
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn rows(&self, namespace: &str) -> Result<Vec<HeldLease>, Error> {
+        self.rows_inner(namespace)
+            .await
+            .map_err(|e| store_error("list leases", e))
+    }
+
+    async fn rows_inner(&self, namespace: &str) -> Result<Vec<HeldLease>, BoxError> {
+        let base = self.base(namespace)?;
+        let states = format!("{base}:node:");
+        let pattern = format!("{}*", glob_escape(&states));
+        let mut nodes = Vec::new();
+        let mut cursor: u64 = 0;
+        loop {
+            let (next, keys): (u64, Vec<String>) = self
+                .conn
+                .run(|mut conn| {
+                    let pattern = pattern.clone();
+                    async move {
+                        redis::cmd("SCAN")
+                            .arg(cursor)
+                            .arg("MATCH")
+                            .arg(pattern)
+                            .arg("COUNT")
+                            .arg(SCAN_COUNT)
+                            .query_async(&mut conn)
+                            .await
+                    }
+                })
+                .await
+                .map_err(|e| self.failed(format!("scan {pattern}"), e))?;
+            nodes.extend(keys.iter().filter_map(|key| {
+                let digits = key.strip_prefix(&states)?;
+                if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                    return None;
+                }
+                digits.parse::<u64>().ok()
+            }));
+            cursor = next;
+            if cursor == 0 {
+                break;
+            }
+        }
+        nodes.sort_unstable();
+        nodes.dedup();
+        let now = self.now_ms().await.map_err(BoxError::from)?;
+        let mut rows = Vec::new();
+        for node in nodes {
+            let (holder, left, last): (String, String, String) = self
+                .conn
+                .run(|mut conn| {
+                    let base = base.clone();
+                    async move {
+                        scripts::ROW
+                            .arg(base)
+                            .arg(node)
+                            .invoke_async(&mut conn)
+                            .await
+                    }
+                })
+                .await
+                .map_err(|e| self.failed(format!("read node {node}"), e))?;
+            if holder.is_empty() {
+                continue;
+            }
+            let left: i64 = left
+                .parse()
+                .map_err(|_| BoxError::from(format!("PTTL answered {left:?}")))?;
+            rows.push(HeldLease {
+                node,
+                holder,
+                expires_at_ms: (left > 0).then(|| now.saturating_add(left)),
+                last_timestamp_ms: parse_timestamp(&last)?,
+            });
+        }
+        Ok(rows)
+    }
+
+    /// Frees `node` of `namespace` for an operator, with the rule of the SQL stores
+    /// (`idgen_sql::procedure::free`): an expired lease at once; a live one only with `force`.
+    /// With `holder`, only that holder's lease is freed (the one `leases list` showed), so a
+    /// node ID claimed again in between is left alone; without, whoever holds it now. One
+    /// script, atomic on the server.
+    ///
+    /// # Why IDs stay unique
+    ///
+    /// Every renewal stored in the node ID's hash (`last_timestamp`, never expiring) a bound
+    /// at or above every tick its holder may issue until its fence deadline (the holder
+    /// computes the deadline before it sends the renewal; the generator refuses later ticks).
+    /// The free never deletes or lowers `last_timestamp`, which every claim reads:
+    ///
+    /// * **Expired** (no holder key, the hash still names the holder as owner): Redis expired
+    ///   the key on its clock after the holder's fence closed (the store's promise, with the
+    ///   server's clock slewed, never stepped). The owner is emptied and the bound kept, as a
+    ///   release leaves it, so the next claim issues at once and above the bound; a late
+    ///   renewal of the old holder then finds it released and does not take it back.
+    /// * **Forced** (a live lease): the holder key is deleted; the hash keeps the holder as
+    ///   owner and the bound, so the next claim is not `exact`: it is a takeover, issuing only
+    ///   after claim time + one TTL + its clock allowance, and above the bound. The old holder
+    ///   may still issue until its fence deadline (at most one TTL after its last renewal); the
+    ///   takeover wait keeps the two apart when both use the same TTL and their clocks agree
+    ///   within the allowance, which is what [`NotFreed::Live`] warns about. If the old holder
+    ///   renews before anyone claims the node ID, it takes it back (as with the SQL stores);
+    ///   once another process has claimed it, its renewals fail and it fences.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LeaseStore`] naming the server and the node ID.
+    ///
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use idgen_redis::lease::{NotFreed, RedisLeaseStore};
+    ///
+    /// let store = RedisLeaseStore::new(redis::Client::open("redis://127.0.0.1:6379/")?);
+    /// match store.free("default", 3, Some("web-1:4242:9f3a"), false).await? {
+    ///     Ok(freed) => println!("{freed}"),
+    ///     Err(live @ NotFreed::Live { .. }) => eprintln!("{live}; pass force to free it anyway"),
+    ///     Err(not) => eprintln!("{not}"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn free(
+        &self,
+        namespace: &str,
+        node: u64,
+        holder: Option<&str>,
+        force: bool,
+    ) -> Result<Result<Freed, NotFreed>, Error> {
+        self.free_inner(namespace, node, holder, force)
+            .await
+            .map_err(|e| store_error("free", e))
+    }
+
+    async fn free_inner(
+        &self,
+        namespace: &str,
+        node: u64,
+        expected: Option<&str>,
+        force: bool,
+    ) -> Result<Result<Freed, NotFreed>, BoxError> {
+        let base = self.base(namespace)?;
+        let (outcome, holder, ms): (String, String, String) = self
+            .conn
+            .run(|mut conn| async move {
+                scripts::FREE
+                    .arg(base)
+                    .arg(node)
+                    .arg(expected.unwrap_or(""))
+                    .arg(if force { "1" } else { "0" })
+                    .invoke_async(&mut conn)
+                    .await
+            })
+            .await
+            .map_err(|e| self.failed(format!("free node {node}"), e))?;
+        let remaining_ms: i64 = ms
+            .parse()
+            .map_err(|_| BoxError::from(format!("PTTL answered {ms:?}")))?;
+        let remaining_ms = remaining_ms.max(0);
+        Ok(match outcome.as_str() {
+            "none" => Err(NotFreed::NoRow { node }),
+            "notheld" => Err(NotFreed::NotHeld { node }),
+            "other" => Err(NotFreed::OtherHolder {
+                node,
+                expected: expected.unwrap_or_default().to_owned(),
+                actual: holder,
+            }),
+            "live" => Err(NotFreed::Live {
+                node,
+                holder,
+                remaining_ms,
+            }),
+            "forced" => Ok(Freed::Forced {
+                node,
+                holder,
+                remaining_ms,
+            }),
+            "expired" => Ok(Freed::Expired { node, holder }),
+            other => {
+                return Err(BoxError::from(format!(
+                    "the free script answered {other:?}"
+                )));
+            }
+        })
+    }
+}
