@@ -47,6 +47,30 @@ async fn dialog(b: &Browser) -> String {
     }
 }
 
+/// Clicks node `node`'s Free button. The table is rendered again at every refresh, so a
+/// button found just before one is gone when clicked ("stale element"): find it again then.
+async fn click_free(b: &Browser, node: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let found = b
+            .client
+            .find(Locator::Css(&format!("button[data-node='{node}']")))
+            .await;
+        match found {
+            Ok(button) => match button.click().await {
+                Ok(()) => return,
+                Err(e) if e.is_stale_element_reference() && Instant::now() < deadline => {}
+                Err(e) => panic!("clicking the Free button of node {node}: {e}"),
+            },
+            Err(e) if Instant::now() < deadline => {
+                eprintln!("Free button of node {node} not found yet: {e}")
+            }
+            Err(e) => panic!("no Free button for node {node}: {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// A pool of its own, as another process would have.
 async fn pool(url: &str) -> sqlx::PgPool {
     sqlx::PgPool::connect(url).await.unwrap()
@@ -128,13 +152,7 @@ async fn the_operator_view_lists_both_holders_and_drops_a_released_node_within_o
     b.screenshot("web-operator").await;
 
     // A live lease: freeing asks first, then refuses unless forced, saying what forcing risks.
-    b.client
-        .find(Locator::Css(&format!("button[data-node='{node_b}']")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click_free(&b, &node_b).await;
     let ask = dialog(&b).await;
     assert!(ask.contains(&format!("Free node {node_b}")), "{ask}");
     b.client.accept_alert().await.unwrap();
@@ -152,13 +170,7 @@ async fn the_operator_view_lists_both_holders_and_drops_a_released_node_within_o
     .await;
 
     // Confirmed twice, the force goes through: the lease ends now, its holder's name stays.
-    b.client
-        .find(Locator::Css(&format!("button[data-node='{node_b}']")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click_free(&b, &node_b).await;
     dialog(&b).await;
     b.client.accept_alert().await.unwrap();
     dialog(&b).await;
