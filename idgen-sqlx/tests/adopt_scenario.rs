@@ -25,6 +25,9 @@ use idgen_sqlx::db_generator::DbGenerator;
 /// The child process's database URL; set, the ignored test `apply_in_a_child` runs apply.
 const CHILD_URL: &str = "IDGEN_ADOPT_SCENARIO_URL";
 
+/// How a child's line of backfill progress starts (then the rows it filled).
+const CHILD_PROGRESS: &str = "idgen-adopt-progress";
+
 fn orders() -> i64 {
     knob("IDGEN_ADOPT_ORDERS", 30_000) as i64
 }
@@ -108,7 +111,6 @@ macro_rules! scenario {
         orphans: $orphans:expr,
         not_v4: $not_v4:expr,
         building_index: $building_index:expr,
-        has_column: $has_column:expr,
         shape: $shape:expr $(,)?
     ) => {
         mod $module {
@@ -192,15 +194,8 @@ macro_rules! scenario {
             async fn apply_in_a_child() {
                 let url = std::env::var(CHILD_URL).expect("run by the scenario");
                 let pool = Pool::connect(&url).await.unwrap();
-                adopt::apply(&pool, &options()).await.unwrap();
-            }
-
-            /// Rows with a public ID so far (0 before the column exists).
-            async fn filled(pool: &Pool) -> i64 {
-                if number(pool, $has_column).await == 0 {
-                    return 0;
-                }
-                number(pool, "SELECT COUNT(*) FROM orders WHERE public_id IS NOT NULL").await
+                // The backfill's progress on stdout, for the parent to kill it at a given row.
+                adopt::apply_with_progress(&pool, &options(), |p| println!("{CHILD_PROGRESS} {}", p.rows)).await.unwrap();
             }
 
             /// Runs apply in a child process and kills it (SIGKILL) 5 times, each at a moment
@@ -211,16 +206,33 @@ macro_rules! scenario {
             /// backfill is recorded, which the index build follows at once). Returns how many runs were killed (a run that
             /// finished first ends the series).
             async fn killed_applies(pool: &Pool, url: &str, orders: i64, rng: &mut Rng, began: Instant) -> u32 {
+                // Thresholds on the rows filled, from the progress the children print.
                 let mut thresholds: Vec<i64> = (0..3).map(|_| orders / 20 + rng.next((orders * 17 / 20) as u64) as i64).collect();
                 thresholds.sort_unstable();
                 let mut killed = 0;
+                // Rows filled by the runs before this one (read from their progress lines,
+                // not from the table: counting it would load the server being measured).
+                let mut filled_before = 0_i64;
                 for kill in 0..5 {
                     let mut child = tokio::process::Command::new(std::env::current_exe().unwrap())
                         .args(["--ignored", "--exact", concat!(stringify!($module), "::apply_in_a_child"), "--nocapture"])
                         .env(CHILD_URL, url)
-                        .stdout(std::process::Stdio::null())
+                        .stdout(std::process::Stdio::piped())
                         .spawn()
                         .unwrap();
+                    let run_rows = Arc::new(std::sync::atomic::AtomicI64::new(0));
+                    let reader = {
+                        use tokio::io::AsyncBufReadExt;
+                        let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+                        let run_rows = run_rows.clone();
+                        tokio::spawn(async move {
+                            while let Ok(Some(line)) = lines.next_line().await {
+                                if let Some(rows) = line.strip_prefix(CHILD_PROGRESS).and_then(|r| r.trim().parse().ok()) {
+                                    run_rows.store(rows, Ordering::Relaxed);
+                                }
+                            }
+                        })
+                    };
                     let started = Instant::now();
                     let early = Duration::from_millis(20 + rng.next(200));
                     let mut at_build = false;
@@ -230,7 +242,7 @@ macro_rules! scenario {
                         }
                         let due = match kill {
                             0 => started.elapsed() >= early,
-                            1..=3 => filled(pool).await >= thresholds[kill - 1],
+                            1..=3 => filled_before + run_rows.load(Ordering::Relaxed) >= thresholds[kill - 1],
                             _ => {
                                 at_build = number(pool, $building_index).await > 0;
                                 at_build || number(pool, "SELECT COUNT(*) FROM idgen_adoption WHERE step = 'public-id-backfill'").await > 0
@@ -239,16 +251,20 @@ macro_rules! scenario {
                         if due {
                             break None;
                         }
-                        tokio::time::sleep(Duration::from_millis(2)).await;
+                        tokio::time::sleep(Duration::from_millis(if kill == 4 { 5 } else { 2 })).await;
                     };
+                    if finished.is_none() {
+                        child.start_kill().unwrap(); // SIGKILL
+                        child.wait().await.unwrap();
+                    }
+                    reader.await.unwrap();
+                    filled_before += run_rows.load(Ordering::Relaxed);
                     match finished {
                         Some(status) => {
                             assert!(status.success(), "a child apply failed");
                             break;
                         }
                         None => {
-                            child.start_kill().unwrap(); // SIGKILL
-                            child.wait().await.unwrap();
                             killed += 1;
                             let what = match kill {
                                 0 => format!("{early:?} after it started"),
@@ -377,7 +393,6 @@ scenario!(
     orphans: "SELECT count(*) FROM order_lines l LEFT JOIN orders o ON o.id = l.order_id WHERE o.id IS NULL",
     not_v4: "SELECT count(*) FROM orders WHERE substr(public_id::text, 15, 1) <> '4' OR substr(public_id::text, 20, 1) NOT IN ('8', '9', 'a', 'b')",
     building_index: "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'CREATE UNIQUE INDEX CONCURRENTLY%'",
-    has_column: "SELECT count(*) FROM information_schema.columns WHERE table_name = 'orders' AND column_name = 'public_id'",
     shape: "SELECT concat_ws(' | ', \
             (SELECT string_agg(attname || ' ' || format_type(atttypid, atttypmod) || ' ' || attnotnull::text || ' ' || attidentity::text || ' ' || \
                     coalesce(pg_get_expr(d.adbin, d.adrelid), ''), ', ' ORDER BY attnum) FROM pg_attribute a \
@@ -410,7 +425,6 @@ scenario!(
     orphans: "SELECT COUNT(*) FROM order_lines l LEFT JOIN orders o ON o.id = l.order_id WHERE o.id IS NULL",
     not_v4: "SELECT COUNT(*) FROM orders WHERE SUBSTR(HEX(public_id), 13, 1) <> '4' OR SUBSTR(HEX(public_id), 17, 1) NOT IN ('8', '9', 'A', 'B')",
     building_index: "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Query' AND ID <> CONNECTION_ID() AND INFO LIKE '%ADD UNIQUE INDEX%'",
-    has_column: "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders' AND COLUMN_NAME = 'public_id'",
     shape: "SELECT CONCAT_WS(' | ', \
             (SELECT GROUP_CONCAT(CONCAT_WS(' ', COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, EXTRA, COALESCE(COLUMN_DEFAULT, '')) ORDER BY ORDINAL_POSITION SEPARATOR ', ') \
              FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders'), \
