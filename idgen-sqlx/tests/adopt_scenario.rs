@@ -33,7 +33,7 @@ fn orders() -> i64 {
 }
 
 /// A setting of the bench run from the environment (`IDGEN_ADOPT_ORDERS`, `IDGEN_ADOPT_BATCH`,
-/// `IDGEN_ADOPT_PAUSE_MS`), else the CI run's.
+/// `IDGEN_ADOPT_PAUSE_MS`, `IDGEN_ADOPT_SETTLE_S`, `IDGEN_ADOPT_KEEP_KEYS`), else the CI run's.
 fn knob(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
@@ -41,11 +41,21 @@ fn knob(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+/// The bench's `IDGEN_ADOPT_KEEP_KEYS=1`: public IDs only, the keys left to the identity (to
+/// measure the adoption's steps without the new key default's own cost).
+fn keep_keys() -> bool {
+    knob("IDGEN_ADOPT_KEEP_KEYS", 0) == 1
+}
+
 fn options() -> AdoptOptions {
-    AdoptOptions::snowflake("orders", Layout::TWITTER)
-        .unwrap()
-        .db_generator(DbGenerator::new(Layout::TWITTER))
-        .public_id("public_id")
+    let keys = if keep_keys() {
+        AdoptOptions::keep_keys("orders").unwrap()
+    } else {
+        AdoptOptions::snowflake("orders", Layout::TWITTER)
+            .unwrap()
+            .db_generator(DbGenerator::new(Layout::TWITTER))
+    };
+    keys.public_id("public_id")
         .unwrap()
         .backfill_batch(knob("IDGEN_ADOPT_BATCH", 500) as u32)
         .unwrap()
@@ -350,8 +360,10 @@ macro_rules! scenario {
                 assert!(keys.iter().all(|k| *k > old_max), "every new key is above the old ones");
                 // Identity keys stay far below 2^32 here; idgen's are Snowflake IDs of today.
                 let (from_idgen, from_identity): (Vec<i64>, Vec<i64>) = keys.iter().partition(|k| **k > 1 << 32);
-                assert!(!from_idgen.is_empty(), "keys came from idgen after the switch");
-                assert!(from_identity.iter().all(|k| *k < *from_idgen.iter().min().unwrap()));
+                if !keep_keys() {
+                    assert!(!from_idgen.is_empty(), "keys came from idgen after the switch");
+                    assert!(from_identity.iter().all(|k| *k < *from_idgen.iter().min().unwrap()));
+                }
                 assert_eq!(number(&pool, "SELECT COUNT(*) FROM orders").await, orders + keys.len() as i64);
                 assert_eq!(number(&pool, $orphans).await, 0, "the foreign key holds");
                 // Public IDs.
