@@ -426,6 +426,59 @@ macro_rules! db_generator_cases {
                 );
             }
 
+            /// 32 sessions inserting single rows at once, with a 1 ms tick (a jump nearly every
+            /// tick): none stalls on the jump lock. On MariaDB every waiter used to draw again and
+            /// again, reading the base sequence that the jump's NEXTVAL writes, and that stream of
+            /// readers kept the jump from writing until the 10 s bound failed inserts with `IDG05`.
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn thirty_two_sessions_at_once_never_stall_on_the_jump() {
+                const CROWD: usize = 32;
+                const ROWS: usize = 100;
+                let db = $testdb().await.expect("a database");
+                let pool: Pool = sqlx::pool::PoolOptions::new()
+                    .max_connections(CROWD as u32)
+                    .min_connections(CROWD as u32)
+                    .connect(db.url())
+                    .await
+                    .expect("a pool");
+                let generator = DbGenerator::new(Layout::TWITTER);
+                let node = db_generator::install(&pool, &generator).await.unwrap();
+                table_with_default(&pool, &generator).await;
+                let start = std::sync::Arc::new(tokio::sync::Barrier::new(CROWD));
+                let mut tasks = Vec::new();
+                for _ in 0..CROWD {
+                    let (pool, start) = (pool.clone(), start.clone());
+                    tasks.push(tokio::spawn(async move {
+                        let mut conn = pool.acquire().await.unwrap();
+                        start.wait().await;
+                        let mut ids = Vec::with_capacity(ROWS);
+                        for _ in 0..ROWS {
+                            let id: Result<i64, sqlx::Error> =
+                                sqlx::query_scalar(sqlx::AssertSqlSafe(insert_default()))
+                                    .bind(node as i64)
+                                    .fetch_one(&mut *conn)
+                                    .await;
+                            ids.push(id.map_err(|e| e.to_string())?);
+                        }
+                        Ok::<_, String>(ids)
+                    }));
+                }
+                let mut all = HashSet::new();
+                for task in tasks {
+                    let ids = task.await.unwrap().unwrap_or_else(|e| panic!("an insert failed: {e}"));
+                    assert!(ids.windows(2).all(|w| w[0] < w[1]), "one session's IDs not increasing");
+                    for id in ids {
+                        assert!(all.insert(id), "{id} twice");
+                    }
+                }
+                assert_eq!(all.len(), CROWD * ROWS);
+                let rows: i64 = sqlx::query_scalar("SELECT COUNT(DISTINCT id) FROM t")
+                    .fetch_one(&pool)
+                    .await
+                    .unwrap();
+                assert_eq!(rows as usize, CROWD * ROWS);
+            }
+
             /// Transactions that read the table and then take IDs, from 8 sessions at once, in
             /// the isolation levels that made the row-locking design fail: none fails now.
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

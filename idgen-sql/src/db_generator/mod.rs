@@ -64,7 +64,11 @@
 //!   sequences that step by 1, 2¹⁴ and 2²⁸ ticks, advanced with `NEXTVAL` only, so the base
 //!   can only grow whoever moves it; jumps take a named lock (`GET_LOCK`) so that two sessions
 //!   do not both add the same gap (which would push IDs into the future, never repeat one). A
-//!   jump rounds up to whole ticks, so it may skip part of a tick's sequence numbers.
+//!   jump rounds up to whole ticks, so it may skip part of a tick's sequence numbers. The
+//!   jumper knows the base it leaves and draws next without reading it; a session that finds
+//!   the lock taken waits for it without reading the base sequences (a jump's `NEXTVAL` writes
+//!   one of them, and a steady stream of readers there kept it from writing for seconds at 32
+//!   sessions).
 //!
 //! When a tick's sequence is used up, the word runs into the next tick and the call waits for
 //! that tick to begin, as the Rust generator does (Instagram's `nextval() % 1024` wraps there

@@ -140,13 +140,18 @@ BEGIN
     DECLARE v_uuid CHAR(36);
     DECLARE v_message VARCHAR(128);
     DECLARE v_waited_since BIGINT;
+    DECLARE v_jumped BOOLEAN DEFAULT FALSE;
     -- A jump lock this connection kept: a kill or a statement time-out cut its jump short.
     IF IS_USED_LOCK('{lock}') = CONNECTION_ID() THEN
         WHILE RELEASE_LOCK('{lock}') = 1 DO SET v_n = 0; END WHILE;
     END IF;
     idgen_draw: LOOP
-        -- The fast path is four statements: a stored function pays for each.
-        SELECT {sum} INTO v_base FROM {from};
+        -- The fast path is four statements: a stored function pays for each. After a jump
+        -- the base is known (only the jump lock's holder moves it) and is not read again.
+        IF NOT v_jumped THEN
+            SELECT {sum} INTO v_base FROM {from};
+        END IF;
+        SET v_jumped = FALSE;
         SET v_count = NEXTVAL({count});
         -- The base must be the same after the draw as before it, and the fence still down:
         -- every ID returned was drawn before a fence went up. The time is read here too.
@@ -176,14 +181,9 @@ BEGIN
                 RETURN CAST((v_tick << {time_shift}) | ({node} << {node_shift}) | ((v_word & {seq_mask}) << {seq_shift}) AS SIGNED);
             ELSEIF v_tick < v_now_tick THEN
                 -- The clock moved on: raise the base, in whole ticks, so that the next counts
-                -- land in the current tick. The lock keeps two sessions from both adding the gap.
-                -- Only sessions that still see the base they drew with take the lock.
-                SELECT {sum} INTO v_n FROM {from};
-                IF v_n <> v_base THEN
-                    ITERATE idgen_draw;
-                END IF;
-                -- Never queue for the lock (a queue handing it on one by one outlasts the tick):
-                -- a session that does not get it lets the holder finish and draws again.
+                -- land in the current tick. Only the holder of the jump lock moves the base, so
+                -- it knows the base it leaves and draws next with that one read saved. Never
+                -- queue for the lock (a queue handing it on one by one outlasts the tick).
                 IF GET_LOCK('{lock}', 0) = 1 THEN
                     SELECT {sum} INTO v_base FROM {from};
                     SET v_need = (CAST(v_now_tick << {seq_bits} AS SIGNED) - v_count - 1 - v_base + {seq_mask}) DIV {ticks_word};
@@ -194,16 +194,27 @@ BEGIN
                         WHILE v_n > 0 DO SET v_n = v_n - 1 + 0 * NEXTVAL({b1}); END WHILE;
                         SET v_n = v_need & {level_mask};
                         WHILE v_n > 0 DO SET v_n = v_n - 1 + 0 * NEXTVAL({b0}); END WHILE;
+                        SET v_base = v_base + v_need * {ticks_word};
                     END IF;
                     WHILE RELEASE_LOCK('{lock}') = 1 DO SET v_n = 0; END WHILE;
+                    SET v_jumped = TRUE;
                     SET v_waited_since = NULL;
-                ELSEIF v_waited_since IS NULL THEN
-                    SET v_waited_since = v_now_ms;
-                ELSEIF v_now_ms - v_waited_since > {LOCK_WAIT_MS} THEN
-                    SET v_message = CONCAT('idgen: connection ', COALESCE(IS_USED_LOCK('{lock}'), 0), ' held the generator''s jump lock for over 10 s');
-                    SIGNAL SQLSTATE 'IDG05' SET MESSAGE_TEXT = v_message;
                 ELSE
-                    SET v_n = SLEEP(0.0001);
+                    -- Another session is jumping. Wait for it without reading the base
+                    -- sequences: the jump's NEXTVAL writes one of them, and a steady stream of
+                    -- readers there (every waiter drawing again and again) can keep it from
+                    -- writing for seconds.
+                    IF v_waited_since IS NULL THEN
+                        SET v_waited_since = v_now_ms;
+                    END IF;
+                    WHILE IS_USED_LOCK('{lock}') IS NOT NULL DO
+                        SET v_uuid = UUID();
+                        IF {NOW_MS} - v_waited_since > {LOCK_WAIT_MS} THEN
+                            SET v_message = CONCAT('idgen: connection ', COALESCE(IS_USED_LOCK('{lock}'), 0), ' held the generator''s jump lock for over 10 s');
+                            SIGNAL SQLSTATE 'IDG05' SET MESSAGE_TEXT = v_message;
+                        END IF;
+                        SET v_n = SLEEP(0.0001);
+                    END WHILE;
                 END IF;
             ELSE
                 IF v_tick > {max_ticks} THEN
