@@ -137,7 +137,7 @@ async fn leases_on_etcd_are_listed_and_freed_as_on_a_database() {
     let listed = list();
     assert_eq!(listed["leases"].as_array().unwrap().len(), 1, "{listed}");
     assert!(refused(&["0"]).contains("is not held by anyone"));
-    assert!(refused(&["5"]).contains("node 5 has no lease keys"));
+    assert!(refused(&["5"]).contains("node 5 has no lease row or keys"));
 }
 
 #[test]
