@@ -3,10 +3,12 @@
 //! the leases of etcd (`--etcd`, feature `leases-etcd`) and Redis (`--redis`, feature
 //! `leases-redis`).
 
-use idgen_sql::procedure::{FreeRequest, Freed, NotFreed};
+use idgen_sql::procedure::FreeRequest;
 use idgen_sql::{CounterKind, CounterSql, Dialect, LeaseRow};
 use idgen_sqlx::SqlxDatabase;
-use idgen_sqlx::lease::{MySqlLeaseStore, PgLeaseStore, SqliteLeaseStore};
+use idgen_sqlx::lease::{
+    Freed, HeldLease, MySqlLeaseStore, NotFreed, PgLeaseStore, SqliteLeaseStore,
+};
 use serde::Serialize;
 use sqlx::Pool;
 
@@ -100,16 +102,8 @@ impl Store {
     pub(crate) async fn leases(&self, namespace: &str) -> Result<LeaseTable, CliError> {
         let rows: Vec<LeaseRow> = on_store!(self, s => s.rows(namespace).await?);
         let now_ms = on_store!(self, s => s.now_ms().await?);
-        Ok(LeaseTable {
-            clock: "database clock",
-            namespace: namespace.to_owned(),
-            now_ms,
-            now_utc: time_arg::utc(now_ms),
-            leases: rows
-                .into_iter()
-                .filter_map(|r| Lease::new(r, now_ms))
-                .collect(),
-        })
+        let held = rows.into_iter().filter_map(LeaseRow::held).collect();
+        Ok(LeaseTable::new("database clock", namespace, now_ms, held))
     }
 
     /// Frees `node` (see [`idgen_sql::procedure::free`]).
@@ -229,36 +223,31 @@ pub(crate) struct Lease {
     pub(crate) last_timestamp_utc: Option<String>,
 }
 
-impl Lease {
-    /// The lease of a row with a holder.
-    fn new(row: LeaseRow, now_ms: i64) -> Option<Lease> {
-        let holder = row.holder?;
-        Some(Lease::of(
-            row.node,
-            holder,
-            Some(row.expires_at_ms),
-            row.last_timestamp_ms,
+impl LeaseTable {
+    /// The held leases of `namespace` as a store listed them, read at `now_ms` on `clock`.
+    fn new(clock: &'static str, namespace: &str, now_ms: i64, held: Vec<HeldLease>) -> LeaseTable {
+        LeaseTable {
+            clock,
+            namespace: namespace.to_owned(),
             now_ms,
-        ))
+            now_utc: time_arg::utc(now_ms),
+            leases: held.into_iter().map(|h| Lease::of(h, now_ms)).collect(),
+        }
     }
+}
 
-    /// A lease from its parts, read at `now_ms`.
-    pub(crate) fn of(
-        node: u64,
-        holder: String,
-        expires_at_ms: Option<i64>,
-        last_timestamp_ms: Option<i64>,
-        now_ms: i64,
-    ) -> Lease {
-        let expires_in_ms = expires_at_ms.map(|end| end.saturating_sub(now_ms));
+impl Lease {
+    /// A held lease as a store listed it, read at `now_ms`.
+    pub(crate) fn of(held: HeldLease, now_ms: i64) -> Lease {
+        let expires_in_ms = held.expires_at_ms.map(|end| end.saturating_sub(now_ms));
         Lease {
-            node,
-            holder,
-            expires_at_ms,
+            live: held.is_live(now_ms),
+            node: held.node,
+            holder: held.holder,
+            expires_at_ms: held.expires_at_ms,
             expires_in_ms,
-            live: expires_in_ms.is_some_and(|ms| ms > 0),
-            last_timestamp_ms,
-            last_timestamp_utc: last_timestamp_ms.and_then(time_arg::utc),
+            last_timestamp_ms: held.last_timestamp_ms,
+            last_timestamp_utc: held.last_timestamp_ms.and_then(time_arg::utc),
         }
     }
 
@@ -315,13 +304,10 @@ pub(crate) enum FreeOutcome {
 }
 
 impl FreeOutcome {
-    fn of<F: std::fmt::Display, N: std::fmt::Display>(
-        outcome: Result<F, N>,
-        live: impl FnOnce(&N) -> bool,
-    ) -> FreeOutcome {
+    fn of(outcome: Result<Freed, NotFreed>) -> FreeOutcome {
         match outcome {
             Ok(freed) => FreeOutcome::Freed(freed.to_string()),
-            Err(not) if live(&not) => FreeOutcome::Live(not.to_string()),
+            Err(not @ NotFreed::Live { .. }) => FreeOutcome::Live(not.to_string()),
             Err(not) => FreeOutcome::Refused(not.to_string()),
         }
     }
@@ -384,64 +370,42 @@ impl AnyStore {
 
     /// The held leases of `namespace` (live or expired), read now.
     pub(crate) async fn leases(&self, namespace: &str) -> Result<LeaseTable, CliError> {
-        #[cfg(any(feature = "leases-etcd", feature = "leases-redis"))]
-        let table = |clock: &'static str, now_ms: i64, leases: Vec<Lease>| LeaseTable {
-            clock,
-            namespace: namespace.to_owned(),
-            now_ms,
-            now_utc: time_arg::utc(now_ms),
-            leases,
-        };
         match self {
             AnyStore::Sql(store) => store.leases(namespace).await,
             #[cfg(feature = "leases-etcd")]
             AnyStore::Etcd(store) => {
-                let rows = store.rows(namespace).await?;
+                let held = store.rows(namespace).await?;
                 let now = store.now_ms();
-                let leases = rows
-                    .into_iter()
-                    .map(|r| Lease::of(r.node, r.holder, r.expires_at_ms, r.last_timestamp_ms, now))
-                    .collect();
-                Ok(table("this host's clock: etcd keeps none", now, leases))
+                let clock = "this host's clock: etcd keeps none";
+                Ok(LeaseTable::new(clock, namespace, now, held))
             }
             #[cfg(feature = "leases-redis")]
             AnyStore::Redis(store) => {
-                let rows = store.rows(namespace).await?;
+                let held = store.rows(namespace).await?;
                 let now = store.now_ms().await?;
-                let leases = rows
-                    .into_iter()
-                    .map(|r| Lease::of(r.node, r.holder, r.expires_at_ms, r.last_timestamp_ms, now))
-                    .collect();
-                Ok(table("Redis server clock", now, leases))
+                Ok(LeaseTable::new("Redis server clock", namespace, now, held))
             }
         }
     }
 
     /// Frees `req.node` with the rule of [`idgen_sql::procedure::free`] on every store.
     pub(crate) async fn free(&self, req: FreeRequest<'_>) -> Result<FreeOutcome, CliError> {
-        Ok(match self {
-            AnyStore::Sql(store) => FreeOutcome::of(store.free(req).await?, |n| {
-                matches!(n, NotFreed::Live { .. })
-            }),
+        let outcome = match self {
+            AnyStore::Sql(store) => store.free(req).await?,
             #[cfg(feature = "leases-etcd")]
             AnyStore::Etcd(store) => {
-                let outcome = store
+                store
                     .free(req.namespace, req.node, req.holder, req.force)
-                    .await?;
-                FreeOutcome::of(outcome, |n| {
-                    matches!(n, idgen_etcd::lease::NotFreed::Live { .. })
-                })
+                    .await?
             }
             #[cfg(feature = "leases-redis")]
             AnyStore::Redis(store) => {
-                let outcome = store
+                store
                     .free(req.namespace, req.node, req.holder, req.force)
-                    .await?;
-                FreeOutcome::of(outcome, |n| {
-                    matches!(n, idgen_redis::lease::NotFreed::Live { .. })
-                })
+                    .await?
             }
-        })
+        };
+        Ok(FreeOutcome::of(outcome))
     }
 }
 

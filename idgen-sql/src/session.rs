@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::dialect::{Dialect, ErrorClass};
 use crate::statement::Statement;
+use idgen_engine::lease::HeldLease;
 
 /// One row of the lease table, as [`LeaseSql::rows`](crate::lease::LeaseSql::rows) reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,6 +43,26 @@ impl LeaseRow {
             holder,
             expires_at_ms,
             last_timestamp_ms,
+        })
+    }
+
+    /// The row as an operator lists it (what `idgen leases list` shows of every store), if it
+    /// has a holder: a live lease, or an expired one that nobody claimed since. `None` for a
+    /// row never claimed, released, or freed.
+    ///
+    /// ```
+    /// use idgen_sql::LeaseRow;
+    /// let held = LeaseRow::new(3, Some("web-1".into()), 2_000, Some(1_500)).unwrap().held().unwrap();
+    /// assert_eq!((held.node, held.holder.as_str(), held.expires_at_ms), (3, "web-1", Some(2_000)));
+    /// assert!(held.is_live(1_000));
+    /// assert!(LeaseRow::new(4, None, 2_000, None).unwrap().held().is_none());
+    /// ```
+    pub fn held(self) -> Option<HeldLease> {
+        Some(HeldLease {
+            node: self.node,
+            holder: self.holder?,
+            expires_at_ms: Some(self.expires_at_ms),
+            last_timestamp_ms: self.last_timestamp_ms,
         })
     }
 }

@@ -8,15 +8,19 @@
 //!
 //! The database stores live in the adapter crates (`idgen-sqlx`, `idgen-diesel`,
 //! `idgen-seaorm`), which all use the same table; [`MemoryLeaseStore`] serves one process.
+//! What an operator lists and frees of any store (`idgen leases list|free`) is typed here
+//! once: [`HeldLease`], [`Freed`], [`NotFreed`].
 
 mod layout_key;
 mod memory;
+mod operator;
 mod store;
 mod worker;
 
 pub use crate::borrowed::Borrowed;
 pub use layout_key::layout_key;
 pub use memory::MemoryLeaseStore;
+pub use operator::{Freed, HeldLease, NotFreed};
 pub use store::{
     BoxError, Claim, ClaimRequest, IntoLeaseStore, LeaseStore, ReleaseRequest, RenewRequest,
 };

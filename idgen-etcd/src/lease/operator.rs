@@ -3,11 +3,11 @@
 //! stores' free: an expired lease is freed at once, a live one only with `force`.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::sync::Arc;
 
 use etcd_client::{Client, GetOptions, Txn, TxnOp};
 use idgen_engine::Error;
+use idgen_engine::lease::{Freed, HeldLease, NotFreed};
 
 use super::{BoxError, EtcdLeaseStore, Keys, node_of};
 use crate::last::Last;
@@ -15,176 +15,6 @@ use crate::last::Last;
 /// How many times [`EtcdLeaseStore::free`] reads again when a claim, renewal or release
 /// changed the node ID's keys between its read and its write.
 const FREE_ROUNDS: usize = 8;
-
-/// A node ID with a holder, as [`EtcdLeaseStore::rows`] reads it.
-///
-/// ```
-/// use idgen_etcd::lease::HeldLease;
-/// let lease = HeldLease { node: 3, holder: "web-1".into(), expires_at_ms: None, last_timestamp_ms: Some(1_700_000_000_000) };
-/// assert!(!lease.is_live(1_700_000_000_000)); // ended: etcd keeps no time for it
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HeldLease {
-    /// The node ID.
-    pub node: u64,
-    /// Its holder: the holder key's value, or, for a lease that expired (or was freed by force)
-    /// and that nobody claimed since, the holder its `last` key still names.
-    pub holder: String,
-    /// When the lease ends, Unix ms: this host's clock when read plus the time to live etcd
-    /// reports (whole seconds, rounded down). `None` for a lease that has ended: etcd deleted
-    /// its holder key and keeps no record of when.
-    pub expires_at_ms: Option<i64>,
-    /// The last-timestamp bound stored for the node ID (Unix ms): at or above every tick any
-    /// holder of it issued or may still issue.
-    pub last_timestamp_ms: Option<i64>,
-}
-
-impl HeldLease {
-    /// Whether the lease is live at `now_ms` (Unix ms).
-    ///
-    /// ```
-    /// use idgen_etcd::lease::HeldLease;
-    /// let lease = HeldLease { node: 0, holder: "a".into(), expires_at_ms: Some(2_000), last_timestamp_ms: None };
-    /// assert!(lease.is_live(1_000));
-    /// assert!(!lease.is_live(2_000));
-    /// ```
-    pub fn is_live(&self, now_ms: i64) -> bool {
-        self.expires_at_ms.is_some_and(|end| end > now_ms)
-    }
-}
-
-/// A node ID that [`EtcdLeaseStore::free`] freed.
-///
-/// ```
-/// use idgen_etcd::lease::Freed;
-/// let freed = Freed::Expired { node: 3, holder: "web-1".into() };
-/// assert!(freed.to_string().contains("node 3 freed"));
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Freed {
-    /// Its lease had expired: the `last` key names no holder any more and keeps the bound the
-    /// holder's last renewal stored, so the next claim takes the node ID at once, above it.
-    Expired {
-        /// The node ID.
-        node: u64,
-        /// Who held it.
-        holder: String,
-    },
-    /// Its lease was live and was ended now (`force`): the holder key is deleted and its etcd
-    /// lease revoked, while the `last` key keeps the bound and the holder's name, so the next
-    /// claim waits one TTL plus its clock allowance before it issues (if the old holder renews
-    /// before anyone claims the node ID, the lease is its own again).
-    Forced {
-        /// The node ID.
-        node: u64,
-        /// Who held it.
-        holder: String,
-        /// How long the lease still had, in ms (whole seconds, as etcd reports them).
-        remaining_ms: i64,
-    },
-}
-
-impl fmt::Display for Freed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Freed::Expired { node, holder } => write!(
-                f,
-                "node {node} freed: the lease of {holder} had expired; the next claim takes it at once"
-            ),
-            Freed::Forced {
-                node,
-                holder,
-                remaining_ms,
-            } => write!(
-                f,
-                "node {node} freed by force: the lease of {holder} had {} left; the next claim \
-                 waits one TTL plus its clock allowance before it issues",
-                seconds(*remaining_ms)
-            ),
-        }
-    }
-}
-
-/// Why [`EtcdLeaseStore::free`] did not free a node ID.
-///
-/// ```
-/// use idgen_etcd::lease::NotFreed;
-/// let not = NotFreed::OtherHolder { node: 3, expected: "web-1".into(), actual: "web-2".into() };
-/// assert_eq!(not.to_string(), "node 3 is held by web-2 now, not web-1: nothing was freed");
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum NotFreed {
-    /// The namespace has no keys for the node ID: it was never claimed (or etcd forgot it).
-    NoRow {
-        /// The node ID.
-        node: u64,
-    },
-    /// No one holds it (it was released, or freed already).
-    NotHeld {
-        /// The node ID.
-        node: u64,
-    },
-    /// Another holder than the one asked for holds it now.
-    OtherHolder {
-        /// The node ID.
-        node: u64,
-        /// The holder asked for.
-        expected: String,
-        /// The holder now.
-        actual: String,
-    },
-    /// Its lease is live, and `force` was not given.
-    Live {
-        /// The node ID.
-        node: u64,
-        /// Who holds it.
-        holder: String,
-        /// How long the lease still has, in ms (whole seconds, as etcd reports them).
-        remaining_ms: i64,
-    },
-}
-
-impl fmt::Display for NotFreed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            NotFreed::NoRow { node } => {
-                write!(f, "node {node} has no lease keys: it was never claimed")
-            }
-            NotFreed::NotHeld { node } => {
-                write!(f, "node {node} is not held by anyone: it is free already")
-            }
-            NotFreed::OtherHolder {
-                node,
-                expected,
-                actual,
-            } => write!(
-                f,
-                "node {node} is held by {actual} now, not {expected}: nothing was freed"
-            ),
-            NotFreed::Live {
-                node,
-                holder,
-                remaining_ms,
-            } => write!(
-                f,
-                "node {node} is leased by {holder} for another {}: that process may still be \
-                 issuing IDs, so it was not freed. Forcing lets two processes issue with the same \
-                 node ID until the old holder's fence deadline (it stops when its next renewal \
-                 fails); a new holder waits one TTL plus its clock allowance first, which keeps \
-                 them apart only if both use the same TTL and their clocks agree within that \
-                 allowance",
-                seconds(*remaining_ms)
-            ),
-        }
-    }
-}
-
-impl std::error::Error for NotFreed {}
-
-/// `12.3 s`.
-fn seconds(ms: i64) -> String {
-    format!("{:.1} s", ms as f64 / 1000.0)
-}
 
 /// A failed operator call, typed as the lease store's failure.
 fn store_error(operation: &'static str, err: BoxError) -> Error {

@@ -2,11 +2,10 @@
 //! operator view share. An expired lease is freed; a live one only with `force`, because its
 //! holder may still be issuing.
 
-use std::fmt;
-
 use crate::lease::LeaseSql;
 use crate::session::{LeaseRow, Session, check_outside_transaction, in_own_transaction};
 use idgen_engine::lease::BoxError;
+pub use idgen_engine::lease::{Freed, NotFreed};
 
 /// What to free.
 #[derive(Clone, Copy, Debug)]
@@ -20,127 +19,6 @@ pub struct FreeRequest<'a> {
     pub holder: Option<&'a str>,
     /// Free a live lease too.
     pub force: bool,
-}
-
-/// A node ID that was freed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Freed {
-    /// Its lease had expired: the holder is cleared, the last timestamp its last renewal
-    /// stored is kept, and the next claim takes the node ID at once, above that timestamp.
-    Expired {
-        /// The node ID.
-        node: u64,
-        /// Who held it.
-        holder: String,
-    },
-    /// Its lease was live and was ended now (`force`). The row keeps the holder's name, so the
-    /// next claim waits one TTL plus its clock allowance before it issues, and the old
-    /// holder's renewals fail once another process holds the node ID (if it renews before
-    /// anyone claims it, the lease is its own again).
-    Forced {
-        /// The node ID.
-        node: u64,
-        /// Who held it.
-        holder: String,
-        /// How long the lease still had, in ms (on the database's clock).
-        remaining_ms: i64,
-    },
-}
-
-impl fmt::Display for Freed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Freed::Expired { node, holder } => write!(
-                f,
-                "node {node} freed: the lease of {holder} had expired; the next claim takes it at once"
-            ),
-            Freed::Forced {
-                node,
-                holder,
-                remaining_ms,
-            } => write!(
-                f,
-                "node {node} freed by force: the lease of {holder} had {} left; the next claim \
-                 waits one TTL plus its clock allowance before it issues",
-                seconds(*remaining_ms)
-            ),
-        }
-    }
-}
-
-/// Why a node ID was not freed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum NotFreed {
-    /// The namespace has no row for the node ID: it was never claimed.
-    NoRow {
-        /// The node ID.
-        node: u64,
-    },
-    /// No one holds it (it was released, or freed already).
-    NotHeld {
-        /// The node ID.
-        node: u64,
-    },
-    /// Another holder than the one asked for holds it now.
-    OtherHolder {
-        /// The node ID.
-        node: u64,
-        /// The holder asked for.
-        expected: String,
-        /// The holder now.
-        actual: String,
-    },
-    /// Its lease is live, and `force` was not given.
-    Live {
-        /// The node ID.
-        node: u64,
-        /// Who holds it.
-        holder: String,
-        /// How long the lease still has, in ms (on the database's clock).
-        remaining_ms: i64,
-    },
-}
-
-impl fmt::Display for NotFreed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            NotFreed::NoRow { node } => {
-                write!(f, "node {node} has no lease row: it was never claimed")
-            }
-            NotFreed::NotHeld { node } => {
-                write!(f, "node {node} is not held by anyone: it is free already")
-            }
-            NotFreed::OtherHolder {
-                node,
-                expected,
-                actual,
-            } => write!(
-                f,
-                "node {node} is held by {actual} now, not {expected}: nothing was freed"
-            ),
-            NotFreed::Live {
-                node,
-                holder,
-                remaining_ms,
-            } => write!(
-                f,
-                "node {node} is leased by {holder} for another {}: that process may still be \
-                 issuing IDs, so it was not freed. Forcing lets two processes issue with the same \
-                 node ID until the old holder's fence deadline (it stops when its next renewal \
-                 fails); a new holder waits one TTL plus its clock allowance first, which keeps \
-                 them apart only if both use the same TTL and their clocks agree within that \
-                 allowance",
-                seconds(*remaining_ms)
-            ),
-        }
-    }
-}
-
-impl std::error::Error for NotFreed {}
-
-/// `12.3 s`.
-fn seconds(ms: i64) -> String {
-    format!("{:.1} s", ms as f64 / 1000.0)
 }
 
 /// The database's clock in Unix ms.

@@ -129,6 +129,35 @@ macro_rules! hilo_suite {
     };
 }
 
+/// The operator suite for one subject ([`OperatorSubject`](crate::conformance::OperatorSubject)):
+/// a module `$name` with one test per case of
+/// [`operator`](crate::conformance::operator): what `idgen leases list|free` relies on.
+///
+/// ```
+/// # // A stand-in subject (an adapter's test file opens a pool or client to `url` instead).
+/// # use idgen_testkit::conformance::MemorySubject as Memory;
+/// // tests mysql_operator::nothing_is_listed_or_freed_before_the_first_claim, …
+/// idgen_testkit::operator_suite!(mysql_operator, Memory);
+/// # fn main() {}
+/// ```
+#[macro_export]
+macro_rules! operator_suite {
+    ($name:ident, $subject:ty) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            $crate::__conformance_cases!(operator<$subject>:
+                nothing_is_listed_or_freed_before_the_first_claim,
+                held_leases_are_listed_with_holder_end_and_bound,
+                a_free_naming_another_holder_is_refused_naming_the_holder_now,
+                a_live_lease_is_freed_only_with_force_and_then_taken_over_after_a_ttl,
+                an_expired_lease_is_freed_without_force_and_claimed_at_once,
+            );
+        }
+    };
+}
+
 /// Processes starting together on empty databases, for a lease subject and a hi-lo subject of
 /// one adapter on one database: a module `$name` with the case and its child entry.
 ///
@@ -244,8 +273,9 @@ macro_rules! __conformance_child_cases {
     };
 }
 
-/// [`LeaseSubject`](crate::conformance::LeaseSubject) for a subject whose store is idgen-sql's
-/// `SqlLeaseStore` (every SQL adapter's), written once: `$store` on the pool `$pool` made from
+/// [`LeaseSubject`](crate::conformance::LeaseSubject) and
+/// [`OperatorSubject`](crate::conformance::OperatorSubject) for a subject whose store is
+/// idgen-sql's `SqlLeaseStore` (every SQL adapter's), written once: `$store` on the pool `$pool` made from
 /// `url`, and on the application's pool and its [`AppPool`](crate::conformance::AppPool) from
 /// `$app` made from `url` and `spec`. Generics and bounds of the impl go in the brackets.
 ///
@@ -281,6 +311,35 @@ macro_rules! sql_lease_subject {
             > {
                 let (pool, app) = $app;
                 Ok((<$store>::with_table(pool, table)?, app))
+            }
+        }
+
+        impl<$($gen)*> $crate::conformance::OperatorSubject for $subject $(where $($bound)*)? {
+            async fn rows(
+                store: &Self::Store,
+                namespace: &str,
+            ) -> Result<
+                Vec<$crate::__idgen_engine::lease::HeldLease>,
+                $crate::__idgen_engine::lease::BoxError,
+            > {
+                $crate::conformance::operator::sql_rows(store, namespace).await
+            }
+            async fn now_ms(
+                store: &Self::Store,
+            ) -> Result<i64, $crate::__idgen_engine::lease::BoxError> {
+                $crate::conformance::operator::sql_now_ms(store).await
+            }
+            async fn free(
+                store: &Self::Store,
+                namespace: &str,
+                node: u64,
+                holder: Option<&str>,
+                force: bool,
+            ) -> Result<
+                Result<$crate::__idgen_engine::lease::Freed, $crate::__idgen_engine::lease::NotFreed>,
+                $crate::__idgen_engine::lease::BoxError,
+            > {
+                $crate::conformance::operator::sql_free(store, namespace, node, holder, force).await
             }
         }
     };

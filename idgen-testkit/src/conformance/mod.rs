@@ -9,6 +9,7 @@
 //! |---|---|
 //! | [`lease_suite!`](crate::lease_suite) | the lease store: claims, capacity, release, floor, TTL, outage, processes, lifecycle edges, calls given up on; with `mysql`, a server without autocommit; with `key_value` (etcd, Redis), all but the SQL table cases |
 //! | [`hilo_suite!`](crate::hilo_suite) | the hi-lo source: increment check, missing counter, pooled-lo, transactions, set-back, outage, processes; a start-up bounded by its timeout while another session holds the counter; with `mysql`, a server without autocommit; with `key_value`, all but the transaction and lock cases |
+//! | [`operator_suite!`](crate::operator_suite) | an operator's view of the leases (`idgen leases list\|free`): held leases listed, the free of an expired lease, of a live one only with force, never of another holder's ([`OperatorSubject`]) |
 //! | [`startup_suite!`](crate::startup_suite) | eight processes starting together on twenty empty databases |
 //! | [`cross_adapter_suite!`](crate::cross_adapter_suite) | processes of two adapters sharing one lease table and one counter |
 //!
@@ -66,6 +67,7 @@ pub mod lease_forgetting;
 pub mod lease_lifecycle;
 pub mod lease_processes;
 mod macros;
+pub mod operator;
 mod sql_suites;
 pub mod startup;
 
@@ -74,6 +76,7 @@ pub use connections::{AppFuture, AppPool, AppPoolSpec};
 pub use database::{Database, DbKind, LeaseRow, OpenTransaction, Outage};
 pub use hilo::{CounterUnderTest, HiLoSubject};
 pub use lease::LeaseSubject;
+pub use operator::OperatorSubject;
 
 /// Runs one case on a multi-thread runtime with two workers, as each generated test does.
 ///
@@ -104,6 +107,32 @@ impl LeaseSubject for MemorySubject {
     }
     async fn create_table(_store: &Self::Store) -> Result<(), idgen_engine::hilo::BoxError> {
         Ok(())
+    }
+}
+
+/// Only for the examples of [`operator_suite!`](crate::operator_suite): the memory store has no
+/// operator's view, so this one lists nothing and frees nothing (its cases would fail).
+impl OperatorSubject for MemorySubject {
+    async fn rows(
+        _store: &Self::Store,
+        _namespace: &str,
+    ) -> Result<Vec<idgen_engine::lease::HeldLease>, idgen_engine::lease::BoxError> {
+        Ok(Vec::new())
+    }
+    async fn now_ms(_store: &Self::Store) -> Result<i64, idgen_engine::lease::BoxError> {
+        Ok(lease::now_ms())
+    }
+    async fn free(
+        _store: &Self::Store,
+        _namespace: &str,
+        node: u64,
+        _holder: Option<&str>,
+        _force: bool,
+    ) -> Result<
+        Result<idgen_engine::lease::Freed, idgen_engine::lease::NotFreed>,
+        idgen_engine::lease::BoxError,
+    > {
+        Ok(Err(idgen_engine::lease::NotFreed::NoRow { node }))
     }
 }
 

@@ -1,0 +1,221 @@
+//! What an operator reads and frees of a lease store, the same for every store: the held
+//! leases ([`HeldLease`], what `idgen leases list` shows) and the outcome of a free
+//! ([`Freed`], or [`NotFreed`] saying why not; what `idgen leases free` prints).
+//!
+//! The stores implement the rule once each (`idgen_sql::procedure::free` for the SQL tables,
+//! `EtcdLeaseStore::free`, `RedisLeaseStore::free`): an expired lease is freed at once, a live
+//! one only with `force`, and only the holder asked for (or, without one, whoever holds the
+//! node ID when it is read), so a node ID claimed again in between is left alone.
+
+use std::fmt;
+
+/// A node ID with a holder, as an operator lists it: a live lease, or one that ended and that
+/// nobody claimed since (an SQL row that still names its holder; on etcd and Redis, a lease
+/// that expired or was freed by force, whose holder the node ID's record still names).
+///
+/// ```
+/// use idgen_engine::lease::HeldLease;
+/// let lease = HeldLease { node: 3, holder: "web-1".into(), expires_at_ms: None, last_timestamp_ms: Some(1_700_000_000_000) };
+/// assert!(!lease.is_live(1_700_000_000_000)); // ended: etcd and Redis keep no time for it
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeldLease {
+    /// The node ID.
+    pub node: u64,
+    /// Its holder: the holder column or key, or, for a lease that ended and that nobody
+    /// claimed since, the holder the node ID's record still names.
+    pub holder: String,
+    /// When the lease ends, Unix ms on the store's clock: an SQL table's `expires_at` (the
+    /// database's clock); on etcd, this host's clock when read plus the time to live etcd
+    /// reports (whole seconds, rounded down); on Redis, `TIME` plus the key's `PTTL`. `None`
+    /// for an ended lease of a store that keeps no record of when (etcd and Redis delete the
+    /// holder key).
+    pub expires_at_ms: Option<i64>,
+    /// The last-timestamp bound stored for the node ID (Unix ms): at or above every tick any
+    /// holder of it issued or may still issue.
+    pub last_timestamp_ms: Option<i64>,
+}
+
+impl HeldLease {
+    /// Whether the lease is live at `now_ms` (Unix ms, on the store's clock).
+    ///
+    /// ```
+    /// use idgen_engine::lease::HeldLease;
+    /// let lease = HeldLease { node: 0, holder: "a".into(), expires_at_ms: Some(2_000), last_timestamp_ms: None };
+    /// assert!(lease.is_live(1_000));
+    /// assert!(!lease.is_live(2_000));
+    /// ```
+    pub fn is_live(&self, now_ms: i64) -> bool {
+        self.expires_at_ms.is_some_and(|end| end > now_ms)
+    }
+}
+
+/// A node ID that an operator's free freed.
+///
+/// ```
+/// use idgen_engine::lease::Freed;
+/// let freed = Freed::Expired { node: 3, holder: "web-1".into() };
+/// assert_eq!(
+///     freed.to_string(),
+///     "node 3 freed: the lease of web-1 had expired; the next claim takes it at once"
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Freed {
+    /// Its lease had expired: the node ID's record (an SQL row, etcd's `last` key, Redis's
+    /// hash) names no holder any more and keeps the last timestamp the holder's last renewal
+    /// stored, as a release leaves it, so the next claim takes the node ID at once, above that
+    /// timestamp.
+    Expired {
+        /// The node ID.
+        node: u64,
+        /// Who held it.
+        holder: String,
+    },
+    /// Its lease was live and was ended now (`force`): an SQL row's lease ends now; on etcd
+    /// and Redis the holder key is deleted (on etcd, its lease revoked). The record keeps the
+    /// holder's name and the bound, so the next claim waits one TTL plus its clock allowance
+    /// before it issues, and the old holder's renewals fail once another process holds the
+    /// node ID (if it renews before anyone claims it, the lease is its own again).
+    Forced {
+        /// The node ID.
+        node: u64,
+        /// Who held it.
+        holder: String,
+        /// How long the lease still had, in ms, on the store's clock (the database's; whole
+        /// seconds on etcd, as it reports them; the key's `PTTL` on Redis).
+        remaining_ms: i64,
+    },
+}
+
+impl fmt::Display for Freed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Freed::Expired { node, holder } => write!(
+                f,
+                "node {node} freed: the lease of {holder} had expired; the next claim takes it at once"
+            ),
+            Freed::Forced {
+                node,
+                holder,
+                remaining_ms,
+            } => write!(
+                f,
+                "node {node} freed by force: the lease of {holder} had {} left; the next claim \
+                 waits one TTL plus its clock allowance before it issues",
+                seconds(*remaining_ms)
+            ),
+        }
+    }
+}
+
+/// Why an operator's free did not free a node ID.
+///
+/// ```
+/// use idgen_engine::lease::NotFreed;
+/// let not = NotFreed::OtherHolder { node: 3, expected: "web-1".into(), actual: "web-2".into() };
+/// assert_eq!(not.to_string(), "node 3 is held by web-2 now, not web-1: nothing was freed");
+/// assert_eq!(
+///     NotFreed::NoRow { node: 5 }.to_string(),
+///     "node 5 has no lease row or keys: it was never claimed"
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NotFreed {
+    /// The store has no record of the node ID in the namespace (no SQL row; no etcd or Redis
+    /// keys): it was never claimed, or the store forgot it.
+    NoRow {
+        /// The node ID.
+        node: u64,
+    },
+    /// No one holds it (it was released, or freed already).
+    NotHeld {
+        /// The node ID.
+        node: u64,
+    },
+    /// Another holder than the one asked for holds it now.
+    OtherHolder {
+        /// The node ID.
+        node: u64,
+        /// The holder asked for.
+        expected: String,
+        /// The holder now.
+        actual: String,
+    },
+    /// Its lease is live, and `force` was not given.
+    Live {
+        /// The node ID.
+        node: u64,
+        /// Who holds it.
+        holder: String,
+        /// How long the lease still has, in ms, on the store's clock (as in
+        /// [`Freed::Forced`]).
+        remaining_ms: i64,
+    },
+}
+
+impl fmt::Display for NotFreed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotFreed::NoRow { node } => {
+                write!(
+                    f,
+                    "node {node} has no lease row or keys: it was never claimed"
+                )
+            }
+            NotFreed::NotHeld { node } => {
+                write!(f, "node {node} is not held by anyone: it is free already")
+            }
+            NotFreed::OtherHolder {
+                node,
+                expected,
+                actual,
+            } => write!(
+                f,
+                "node {node} is held by {actual} now, not {expected}: nothing was freed"
+            ),
+            NotFreed::Live {
+                node,
+                holder,
+                remaining_ms,
+            } => write!(
+                f,
+                "node {node} is leased by {holder} for another {}: that process may still be \
+                 issuing IDs, so it was not freed. Forcing lets two processes issue with the same \
+                 node ID until the old holder's fence deadline (it stops when its next renewal \
+                 fails); a new holder waits one TTL plus its clock allowance first, which keeps \
+                 them apart only if both use the same TTL and their clocks agree within that \
+                 allowance",
+                seconds(*remaining_ms)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for NotFreed {}
+
+/// `12.3 s`.
+fn seconds(ms: i64) -> String {
+    format!("{:.1} s", ms as f64 / 1000.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_shown_in_tenths_of_a_second() {
+        let forced = Freed::Forced {
+            node: 1,
+            holder: "a".into(),
+            remaining_ms: 12_345,
+        };
+        assert!(forced.to_string().contains("had 12.3 s left"), "{forced}");
+        let live = NotFreed::Live {
+            node: 1,
+            holder: "a".into(),
+            remaining_ms: 4_000,
+        };
+        assert!(live.to_string().contains("for another 4.0 s"), "{live}");
+    }
+}
