@@ -346,12 +346,21 @@ pub async fn an_expired_lease_is_freed_without_force_and_claimed_at_once<S: Oper
     let b = hold(&store, "holder-b", bound_b).await;
     wait_until_ended::<S>(&store, b).await;
     // etcd reports the time to live in whole seconds, rounded down, and its leader revokes
-    // expired leases every 500 ms: a lease listed as ended may keep its key for up to another
-    // 1.5 s, and a free that finds the key reads it again a few times, then gives up (rightly:
-    // the lease has not ended yet). Past that, every store has ended it.
-    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    // expired leases every 500 ms: a lease listed as ended may keep its key a while longer, and
+    // a free then answers that it is live (or that the key changed under it). Rightly: the
+    // lease has not ended yet. Ask again until the store has ended it too (at most 15 s).
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let freed = loop {
+        match S::free(&store, NS, b, None, false).await {
+            Ok(Err(NotFreed::Live { .. })) | Err(_) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Ok(outcome) => break outcome,
+            Err(e) => panic!("free: {e}"),
+        }
+    };
     assert_eq!(
-        free::<S>(&store, b, None, false).await,
+        freed,
         Ok(Freed::Expired {
             node: b,
             holder: "holder-b".into()
