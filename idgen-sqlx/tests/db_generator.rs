@@ -102,6 +102,10 @@ macro_rules! db_generator_cases {
                 let db_node = db_generator::install(&pool, &generator).await.unwrap();
                 table_with_default(&pool, &generator).await;
 
+                // Every app holds its lease until all of them hold one: a lease is given
+                // back when its app is done, and its node may then go to an app that starts
+                // later, which is correct but is not what this test checks.
+                let all_leased = std::sync::Arc::new(tokio::sync::Barrier::new(APPS));
                 let mut tasks = Vec::new();
                 for _ in 0..SESSIONS {
                     let pool = pool.clone();
@@ -121,6 +125,7 @@ macro_rules! db_generator_cases {
                 }
                 for _ in 0..APPS {
                     let pool = pool.clone();
+                    let all_leased = all_leased.clone();
                     tasks.push(tokio::spawn(async move {
                         let lease = WorkerLease::options()
                             .skip_takeover_wait_for_tests_and_development(true)
@@ -128,6 +133,7 @@ macro_rules! db_generator_cases {
                             .await
                             .unwrap();
                         let node = lease.node();
+                        all_leased.wait().await;
                         let snowflake = Snowflake::builder()
                             .layout(layout)
                             .lease(lease)
