@@ -124,21 +124,29 @@ impl Etcd {
             .cloned()
     }
 
-    /// Runs `call` again at once while it fails with a request that never left this host: a
-    /// refused connection to a member that is down or still starting. The balanced channel then
-    /// tries another member, so a call made just after the cluster came back does not fail on
-    /// the one member that has not (the call's own time-out, the store timeout, still bounds it).
-    /// At most one more attempt per endpoint. Nothing else is retried: a request that may have
-    /// reached etcd is the caller's to judge.
+    /// Runs `call` again while it fails with a request that never left this host: a refused
+    /// connection to a member that is down or still starting. The client's balanced channel
+    /// picks a member at random for each request and may pick the same refusing member again,
+    /// so one retry per endpoint is not enough: with one member of three down, a few requests
+    /// in a hundred would still fail. The first retry is at once, the next after 2 ms, doubling
+    /// up to 50 ms, at most [`UNSENT_RETRIES_PER_ENDPOINT`] per endpoint (about a second for
+    /// three endpoints that all refuse); the call's own time-out, the store timeout, bounds it
+    /// too. Nothing else is retried: a request that may have reached etcd is the caller's to
+    /// judge.
     pub(crate) async fn retry_unsent<T, F, Fut>(&self, mut call: F) -> Result<T, BoxError>
     where
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = Result<T, BoxError>>,
     {
-        let mut left = self.endpoints.len();
+        let mut left = self.endpoints.len().max(1) * UNSENT_RETRIES_PER_ENDPOINT;
+        let mut pause = Duration::ZERO;
         loop {
             match call().await {
-                Err(err) if left > 0 && never_sent(&*err) => left -= 1,
+                Err(err) if left > 0 && never_sent(&*err) => {
+                    left -= 1;
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).clamp(UNSENT_FIRST_PAUSE, UNSENT_MAX_PAUSE);
+                }
                 outcome => return outcome,
             }
         }
@@ -150,6 +158,15 @@ impl Etcd {
         CallError::new(format!("{action} on etcd at {endpoints}: {source}"), source)
     }
 }
+
+/// How many times, per endpoint, [`Etcd::retry_unsent`] sends a request again that a refused
+/// connection kept from leaving this host.
+const UNSENT_RETRIES_PER_ENDPOINT: usize = 8;
+/// The pause before the second retry of a request that never left this host (the first is at
+/// once); each later pause doubles, up to [`UNSENT_MAX_PAUSE`].
+const UNSENT_FIRST_PAUSE: Duration = Duration::from_millis(2);
+/// The longest pause between two tries of a request that never left this host.
+const UNSENT_MAX_PAUSE: Duration = Duration::from_millis(50);
 
 /// Whether `err` is an etcd request that never left this host: somewhere in its chain an
 /// [`etcd_client::Error`] whose gRPC status was caused by a refused TCP connection.
@@ -198,25 +215,14 @@ mod tests {
         assert!(!never_sent(&*plain));
     }
 
-    #[tokio::test]
-    async fn only_never_sent_failures_are_tried_again_at_most_once_per_endpoint() {
-        let etcd = Etcd::new(["http://127.0.0.1:1", "http://127.0.0.1:2"]);
+    /// `calls` counts the calls; the first `refusals` fail as refused, the rest succeed.
+    async fn refused_then_ok(etcd: &Etcd, refusals: usize) -> (Result<u8, BoxError>, usize) {
         let calls = std::sync::atomic::AtomicUsize::new(0);
-        let outcome: Result<(), BoxError> = etcd
-            .retry_unsent(|| {
-                calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                async { Err::<(), BoxError>(Box::new(CallError::new("x", refused()))) }
-            })
-            .await;
-        assert!(outcome.is_err());
-        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 3);
-
-        calls.store(0, std::sync::atomic::Ordering::SeqCst);
-        let outcome: Result<u8, BoxError> = etcd
+        let outcome = etcd
             .retry_unsent(|| {
                 let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 async move {
-                    if n == 0 {
+                    if n < refusals {
                         Err::<u8, BoxError>(Box::new(CallError::new("x", refused())))
                     } else {
                         Ok(7)
@@ -224,10 +230,32 @@ mod tests {
                 }
             })
             .await;
-        assert_eq!(outcome.unwrap(), 7);
-        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 2);
+        (outcome, calls.load(std::sync::atomic::Ordering::SeqCst))
+    }
 
-        calls.store(0, std::sync::atomic::Ordering::SeqCst);
+    #[tokio::test(start_paused = true)]
+    async fn only_never_sent_failures_are_tried_again_up_to_eight_times_per_endpoint() {
+        let etcd = Etcd::new(["http://127.0.0.1:1", "http://127.0.0.1:2"]);
+        // The balanced channel may pick a refusing member many times in a row: 15 refusals
+        // (more than one per endpoint, which is all the retry once allowed) and then an answer.
+        let (outcome, calls) = refused_then_ok(&etcd, 15).await;
+        assert_eq!(outcome.unwrap(), 7);
+        assert_eq!(calls, 16);
+        let (outcome, calls) = refused_then_ok(&etcd, 1).await;
+        assert_eq!(outcome.unwrap(), 7);
+        assert_eq!(calls, 2);
+
+        // Every member refuses: 1 call and 2 × 8 retries, then the refusal itself.
+        let started = tokio::time::Instant::now();
+        let (outcome, calls) = refused_then_ok(&etcd, usize::MAX).await;
+        assert!(never_sent(&*outcome.unwrap_err()));
+        assert_eq!(calls, 17);
+        // Paused 0, 2, 4, … 32 ms, then 50 ms: 0.56 s in all, not a busy loop.
+        let waited = started.elapsed();
+        assert_eq!(waited, Duration::from_millis(2 + 4 + 8 + 16 + 32 + 50 * 10));
+
+        // Anything else is not tried again.
+        let calls = std::sync::atomic::AtomicUsize::new(0);
         let outcome: Result<(), BoxError> = etcd
             .retry_unsent(|| {
                 calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);

@@ -306,8 +306,9 @@ impl LeaseStore for EtcdLeaseStore {
             .await
     }
 
-    /// A request refused before it was sent (a member down or still starting) is sent again
-    /// at once, to another member; so are renewals, releases and the layout's record.
+    /// A request refused before it was sent (a member down or still starting) is sent again,
+    /// up to eight times per endpoint with short pauses, so the balanced channel reaches a
+    /// member that answers; so are renewals, releases and the layout's record.
     async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
         self.etcd.retry_unsent(|| self.claim_once(req)).await
     }

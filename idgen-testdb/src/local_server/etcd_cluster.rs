@@ -52,7 +52,8 @@ struct Member {
 }
 
 impl EtcdCluster {
-    /// Starts `size` members and waits until the cluster takes a write.
+    /// Starts `size` members and waits until the cluster takes a write and every member
+    /// answers (a quorum alone can leave one member still starting, refusing connections).
     pub async fn start(size: usize) -> Result<EtcdCluster, Error> {
         let binary = super::etcd::binary()?;
         let dir = tempfile::Builder::new()
@@ -83,6 +84,9 @@ impl EtcdCluster {
             cluster.spawn(i)?;
         }
         cluster.wait_for_quorum().await?;
+        for i in 0..size {
+            cluster.wait_for_member(i).await?;
+        }
         Ok(cluster)
     }
 
@@ -136,6 +140,11 @@ impl EtcdCluster {
     /// Starts member `i` again on its data directory and waits until it answers.
     pub async fn restart(&mut self, i: usize) -> Result<(), Error> {
         self.spawn(i)?;
+        self.wait_for_member(i).await
+    }
+
+    /// Waits until member `i` answers on its client port.
+    async fn wait_for_member(&self, i: usize) -> Result<(), Error> {
         let endpoint = self.endpoints()[i].clone();
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
