@@ -5,6 +5,10 @@
 //! Ctrl-C or SIGTERM ([`Shutdown`]). Worker processes also stop when their parent closes their
 //! stdin (which the parent does on any error or stop request, and which happens by itself when
 //! the parent dies), so no worker outlives its run holding a node ID.
+//!
+//! In both forms every instance has leased its node ID before any creates an order, so the
+//! instances of one run run side by side, each on a node ID of its own: an instance that is done
+//! early gives its node ID back, and one that only then started could otherwise lease it again.
 
 use std::process::Stdio;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -276,6 +280,19 @@ async fn create_orders(
     Ok(())
 }
 
+/// Sends `go` to every worker still running (its stdin still open).
+async fn tell_all_go(stdins: &mut [Option<tokio::process::ChildStdin>]) -> Result<()> {
+    use tokio::io::AsyncWriteExt;
+    for stdin in stdins.iter_mut().flatten() {
+        stdin
+            .write_all(b"go\n")
+            .await
+            .map_err(|e| format!("a worker process is gone before its start ({e})"))?;
+        stdin.flush().await?;
+    }
+    Ok(())
+}
+
 /// Writes one line to stdout, the worker's channel to its parent. A failed write (the parent
 /// is gone: a broken pipe) is an error, never a panic, so the worker still releases its lease.
 fn tell_parent(line: std::fmt::Arguments<'_>) -> Result<()> {
@@ -287,20 +304,63 @@ fn tell_parent(line: std::fmt::Arguments<'_>) -> Result<()> {
         .map_err(|e| format!("stopped: the parent process is gone ({e})").into())
 }
 
-/// Resolves when stdin reaches its end: the parent closed it (to stop this worker) or died.
-/// Read on a plain thread, which never holds up the end of the process.
-async fn stdin_closed() {
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    std::thread::spawn(move || {
-        let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
-        let _ = tx.send(());
-    });
-    let _ = rx.await;
+/// Why a worker stops when its stdin ends.
+const PARENT_CLOSED: &str = "stopped: the parent process closed stdin";
+
+/// A worker's stdin, read on a plain thread (which never holds up the end of the process): the
+/// line `go`, then its end, when the parent closes it (to stop this worker) or dies.
+struct ParentOrders {
+    go: Option<tokio::sync::oneshot::Receiver<()>>,
+    closed: tokio::sync::oneshot::Receiver<()>,
 }
 
-/// The body of one worker process (`bookstore worker`): one instance, progress on stdout
-/// (`progress 1` per order, then `done NODE`). Stops, releasing its node ID, on Ctrl-C, SIGTERM
-/// or the end of stdin.
+impl ParentOrders {
+    fn read_stdin() -> ParentOrders {
+        let (go_tx, go) = tokio::sync::oneshot::channel();
+        let (closed_tx, closed) = tokio::sync::oneshot::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            let mut go_tx = Some(go_tx);
+            for line in std::io::stdin().lock().lines() {
+                match line {
+                    Ok(line) if line == "go" => {
+                        if let Some(tx) = go_tx.take() {
+                            let _ = tx.send(());
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+            // Dropping a `go` never sent tells the waiter that stdin ended first.
+            drop(go_tx);
+            let _ = closed_tx.send(());
+        });
+        ParentOrders {
+            go: Some(go),
+            closed,
+        }
+    }
+
+    /// Resolves on the line `go`; an error when stdin ended before it.
+    async fn go(&mut self) -> Result<()> {
+        match self.go.take() {
+            Some(go) => go.await.map_err(|_| Error::from(PARENT_CLOSED)),
+            None => Ok(()),
+        }
+    }
+
+    /// Resolves when stdin has ended.
+    async fn closed(&mut self) {
+        let _ = (&mut self.closed).await;
+    }
+}
+
+/// The body of one worker process (`bookstore worker`): one instance. It tells its parent
+/// `leased NODE` once it holds its node ID, waits for the line `go` on stdin (sent when every
+/// worker has leased), then creates its orders with progress on stdout (`progress 1` per
+/// order, then `done NODE`). Stops, releasing its node ID, on Ctrl-C, SIGTERM or the end of
+/// stdin.
 pub async fn run_worker(
     cluster: &Cluster,
     shards: &Shards,
@@ -308,12 +368,21 @@ pub async fn run_worker(
     customers: u64,
     shutdown: &Shutdown,
 ) -> Result<()> {
+    let mut parent = ParentOrders::read_stdin();
     let instance = Instance::start(cluster, shards.clone()).await?;
-    let result = tokio::select! {
-        r = create_orders(&instance, orders, customers, || tell_parent(format_args!("progress 1"))) => r,
-        reason = shutdown.requested() => Err(stopped(reason)),
-        () = stdin_closed() => Err("stopped: the parent process closed stdin".into()),
-    };
+    let result = async {
+        tell_parent(format_args!("leased {}", instance.node()))?;
+        tokio::select! {
+            go = parent.go() => go?,
+            reason = shutdown.requested() => return Err(stopped(reason)),
+        }
+        tokio::select! {
+            r = create_orders(&instance, orders, customers, || tell_parent(format_args!("progress 1"))) => r,
+            reason = shutdown.requested() => Err(stopped(reason)),
+            () = parent.closed() => Err(PARENT_CLOSED.into()),
+        }
+    }
+    .await;
     let released = instance.stop().await;
     result?;
     released?;
@@ -324,8 +393,9 @@ pub async fn run_worker(
 const WORKER_GRACE: Duration = Duration::from_secs(15);
 
 /// Runs the instances as OS processes, each this program again with `worker`. `args` are the
-/// database arguments to pass on. On a worker's failure or a stop request, every worker's stdin
-/// is closed, so each stops and releases its node ID; this returns once all have exited.
+/// database arguments to pass on. Once every worker has leased its node ID, each is told `go`.
+/// On a worker's failure or a stop request, every worker's stdin is closed, so each stops and
+/// releases its node ID; this returns once all have exited.
 pub async fn run_processes(
     work: &Workload,
     args: &[String],
@@ -338,6 +408,8 @@ pub async fn run_processes(
     let n = work.instances;
     let mut children = tokio::task::JoinSet::new();
     let mut stdins = Vec::with_capacity(n as usize);
+    let (leased_tx, mut leased_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let mut leased = 0;
     for i in 0..n {
         let count = share(work.orders, n, i);
         let mut child = tokio::process::Command::new(&exe)
@@ -359,13 +431,15 @@ pub async fn run_processes(
             .stdout
             .take()
             .ok_or("no stdout from a worker process")?;
-        let bar = bar.clone();
+        let (bar, leased_tx) = (bar.clone(), leased_tx.clone());
         children.spawn(async move {
             let mut lines = BufReader::new(stdout).lines();
             let mut node = None;
             while let Some(line) = lines.next_line().await? {
                 if line == "progress 1" {
                     bar.inc(1);
+                } else if line.starts_with("leased ") {
+                    let _ = leased_tx.send(());
                 } else if let Some(n) = line.strip_prefix("done ") {
                     node = n.parse::<u64>().ok();
                 }
@@ -392,6 +466,15 @@ pub async fn run_processes(
     let mut first_error = None;
     loop {
         tokio::select! {
+            Some(()) = leased_rx.recv(), if leased < n => {
+                leased += 1;
+                if leased == n
+                    && let Err(e) = tell_all_go(&mut stdins).await
+                {
+                    first_error.get_or_insert(e);
+                    stdins.clear();
+                }
+            }
             joined = children.join_next() => match joined {
                 None => break,
                 Some(Ok(Ok(run))) => runs.push(run),

@@ -1,6 +1,7 @@
 //! The bookstore gives its node IDs back on every way out (issue 12, items 5 and 6): Ctrl-C
 //! and SIGTERM during a run (tasks and processes) and while serving, a lease that fails
-//! half-way; and it refuses more instances than node IDs before leasing anything.
+//! half-way; and it refuses more instances than node IDs before leasing anything. A worker
+//! process leases, then waits for its parent's `go` before its first order.
 //!
 //! Each test runs the real binary on SQLite files in a temporary directory and reads the lease
 //! rows of the control database (`SqliteLeaseStore::rows`).
@@ -241,4 +242,80 @@ async fn a_lease_that_fails_half_way_releases_the_ones_taken() {
     // And a plain run works at once with the 2 free node IDs.
     common::succeeded(run(dir.path(), &["--orders", "10", "--instances", "2"]).await);
     drop(others);
+}
+
+/// Runs `bookstore worker` (as `--processes` does) on a data directory made by a short run,
+/// waits for its `leased NODE` line and checks that it holds that node ID and says nothing
+/// more for a while (no order before `go`), then gives it `go` (and closes its stdin once it
+/// is done) or closes its stdin at once. Its output after `leased`, how it ended, and its node.
+async fn worker_told(go: bool) -> (tempfile::TempDir, std::process::Output, String, u64) {
+    use tokio::io::AsyncWriteExt;
+    let dir = tempfile::tempdir().unwrap();
+    common::succeeded(run(dir.path(), &["--orders", "4", "--instances", "1"]).await);
+    let mut worker = bookstore(dir.path())
+        .args(["worker", "--orders", "5", "--customers", "10"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(worker.stdout.take().unwrap()).lines();
+    let first = tokio::time::timeout(Duration::from_secs(60), stdout.next_line())
+        .await
+        .expect("a line within 60 s")
+        .unwrap()
+        .expect("a first line");
+    let node: u64 = first
+        .strip_prefix("leased ")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("`leased NODE` first, got {first:?}"));
+    let held = held(dir.path()).await;
+    assert_eq!(held.len(), 1, "{held:?}");
+    assert_eq!(held[0].node, node);
+    // Five orders take a few milliseconds; none may come before `go`.
+    let early = tokio::time::timeout(Duration::from_millis(500), stdout.next_line()).await;
+    assert!(early.is_err(), "a line before `go`: {early:?}");
+    let mut stdin = worker.stdin.take();
+    if go {
+        let pipe = stdin.as_mut().unwrap();
+        pipe.write_all(b"go\n").await.unwrap();
+        pipe.flush().await.unwrap();
+    } else {
+        drop(stdin.take());
+    }
+    let mut rest = Vec::new();
+    while let Some(line) = stdout.next_line().await.unwrap() {
+        let done = line.starts_with("done ");
+        rest.push(line);
+        if done {
+            drop(stdin.take());
+        }
+    }
+    drop(stdin);
+    let out = tokio::time::timeout(Duration::from_secs(60), worker.wait_with_output())
+        .await
+        .expect("the worker stopped")
+        .unwrap();
+    (dir, out, rest.join("\n"), node)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_leases_and_waits_for_go_before_its_first_order() {
+    let (dir, out, lines, node) = worker_told(true).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(lines.matches("progress 1").count(), 5, "{lines}");
+    assert!(lines.ends_with(&format!("\ndone {node}")), "{lines}");
+    assert_eq!(held(dir.path()).await, [], "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_whose_stdin_ends_before_go_creates_nothing_and_releases() {
+    let (dir, out, lines, _) = worker_told(false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the parent process closed stdin"),
+        "{stderr}"
+    );
+    assert_eq!(lines, "", "no order without `go`");
+    assert_eq!(held(dir.path()).await, [], "{stderr}");
 }
