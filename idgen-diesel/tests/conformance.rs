@@ -22,3 +22,9 @@ idgen_testkit::cross_adapter_suite!(mysql_with_sqlx,
     lease: BlockingMySql, SqlxMySql; hilo: BlockingMySql, SqlxMySql);
 idgen_testkit::cross_adapter_suite!(sqlite_with_sqlx,
     lease: BlockingSqlite, SqlxSqlite; hilo: BlockingSqlite, SqlxSqlite);
+
+// The operator's view (`rows`, `now_ms`, `free`: `idgen leases list|free`) of idgen-sql's
+// `SqlLeaseStore` under r2d2's pool.
+idgen_testkit::operator_suite!(postgres_operator, BlockingPostgres);
+idgen_testkit::operator_suite!(mysql_operator, BlockingMySql);
+idgen_testkit::operator_suite!(sqlite_operator, BlockingSqlite);

@@ -297,3 +297,9 @@ fn the_mysql_fault_cases_cut_the_store_off_on_the_local_route() {
         "the child did not take the local-binaries route:\n{stdout}\n{stderr}"
     );
 }
+
+// The operator's view (`rows`, `now_ms`, `free`: `idgen leases list|free`) of idgen-sql's
+// `SqlLeaseStore` under diesel-async's pool.
+idgen_testkit::operator_suite!(postgres_operator, AsyncPostgres);
+idgen_testkit::operator_suite!(mysql_operator, AsyncMySql);
+idgen_testkit::operator_suite!(sqlite_operator, AsyncSqlite);
