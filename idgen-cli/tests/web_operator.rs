@@ -200,21 +200,68 @@ async fn the_operator_view_lists_both_holders_and_drops_a_released_node_within_o
     drop((a, b_lease));
 }
 
-/// `GET path` on the server, as JSON (plain HTTP/1.1 over a socket).
-fn get_json(base: &str, path: &str) -> Value {
+/// An answer of the server: its status and body.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    /// The status line and headers.
+    head: String,
+    body: String,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+}
+
+/// One HTTP/1.1 request to `addr` over a plain socket, with exactly these headers (`Host`
+/// included, or left out), and a JSON body if given.
+fn request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Answer {
     use std::io::{Read, Write};
-    let addr = base.trim_start_matches("http://").trim_end_matches('/');
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
+    let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if let Some(body) = body {
+        head.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            body.len()
+        ));
+    }
+    head.push_str("\r\n");
+    head.push_str(body.unwrap_or_default());
+    stream.write_all(head.as_bytes()).unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
     let (head, body) = response.split_once("\r\n\r\n").unwrap();
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
-    serde_json::from_str(body).unwrap()
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    // The bodies here are small: hyper sends them whole, with Content-Length.
+    Answer {
+        status,
+        head: head.to_owned(),
+        body: body.to_owned(),
+    }
+}
+
+/// `GET path` as the page sends it (its Host, its token), which must answer 200, as JSON.
+fn get_json(server: &Server, path: &str) -> Value {
+    let answer = request(
+        &server.addr,
+        "GET",
+        path,
+        &[("Host", &server.addr), ("X-Idgen-Token", &server.token)],
+        None,
+    );
+    assert_eq!(answer.status, 200, "{answer:?}");
+    answer.json()
 }
 
 /// A counter used by `HiLo` on `pool` shows where its next block starts.
@@ -235,7 +282,7 @@ where
     drop(hilo);
     create_lease_table(db.pool()).await.unwrap();
     let server = Server::start(&["--database-url", db.url(), "--counter", "hilo"]);
-    let answer = get_json(&server.url, "/api/leases");
+    let answer = get_json(&server, "/api/leases");
     let counter = &answer["counters"][0];
     let next: i64 = counter["next_value"].as_str().unwrap().parse().unwrap();
     assert!(next > 1 && next % 100 == 1, "{answer}");
@@ -250,4 +297,352 @@ async fn a_counter_is_read_on_sqlite() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_counter_is_read_on_mysql() {
     counter_is_read(idgen_testkit::mysql().await.unwrap()).await;
+}
+
+// ---- Who may use the server: Host, Origin and the token (issue 39, item 1).
+
+/// A SQLite lease table with one live lease (held by this test, as a leasing process would
+/// hold it), and `idgen web ARGS… --database-url` over it.
+struct Held {
+    db: idgen_testkit::TestDb<sqlx::Sqlite>,
+    lease: WorkerLease,
+    server: Server,
+}
+
+impl Held {
+    async fn start(args: &[&str]) -> Held {
+        let db = idgen_testkit::sqlite()
+            .await
+            .expect("a SQLite test database");
+        create_lease_table(db.pool()).await.unwrap();
+        let lease = WorkerLease::options()
+            .holder("orders-a")
+            .ttl(Duration::from_secs(60))
+            .renew_every(Duration::from_secs(20))
+            .skip_takeover_wait_for_tests_and_development(true)
+            .acquire(
+                sqlx::SqlitePool::connect(db.url()).await.unwrap(),
+                &Layout::TWITTER,
+            )
+            .await
+            .unwrap();
+        let mut all = args.to_vec();
+        all.extend(["--database-url", db.url()]);
+        let server = Server::start(&all);
+        Held { db, lease, server }
+    }
+
+    fn node(&self) -> String {
+        self.lease.node().to_string()
+    }
+
+    /// The lease table as `idgen leases list --json` reads it: node, holder and whether live.
+    fn table(&self) -> Value {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_idgen"))
+            .args(["leases", "list", "--json", "--database-url", self.db.url()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+        listed["leases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| json!([l["node"], l["holder"], l["live"]]))
+            .collect()
+    }
+
+    /// The table while the test's lease is live and untouched.
+    fn untouched(&self) -> Value {
+        json!([[self.lease.node(), self.lease.holder(), true]])
+    }
+
+    /// `POST /api/leases/free` by force with these headers (Host included or not).
+    fn free(&self, headers: &[(&str, &str)]) -> Answer {
+        let body = json!({ "node": self.node(), "force": true }).to_string();
+        request(
+            &self.server.addr,
+            "POST",
+            "/api/leases/free",
+            headers,
+            Some(&body),
+        )
+    }
+
+    /// The origin of the page, `http://127.0.0.1:PORT`.
+    fn origin(&self) -> String {
+        format!("http://{}", self.server.addr)
+    }
+}
+
+/// Asserts a 403 whose reason contains `why`, and that it shows no holder.
+fn refused(answer: &Answer, why: &str, holder: &str, what: &str) {
+    assert_eq!(answer.status, 403, "{what}: {answer:?}");
+    let message = answer.json()["errors"][0]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(message.contains(why), "{what}: {message:?} lacks {why:?}");
+    assert!(!answer.body.contains(holder), "{what}: {answer:?}");
+}
+
+const COMPOSE: &str = r#"{"layout":"twitter","time":"1288834975657","node":{"datacenter":"1","worker":"1"},"sequence":"0"}"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreign_host_is_refused_on_every_route_and_the_lease_stays() {
+    let h = Held::start(&[]).await;
+    assert_eq!(h.table(), h.untouched());
+    let port = h.server.addr.rsplit_once(':').unwrap().1;
+    let free = json!({ "node": h.node(), "force": true }).to_string();
+    let routes: [(&str, &str, Option<&str>); 9] = [
+        ("GET", "/", None),
+        ("GET", "/app.js", None),
+        ("GET", "/app.css", None),
+        ("GET", "/api/config", None),
+        ("GET", "/api/layout?layout=twitter", None),
+        ("POST", "/api/compose", Some(COMPOSE)),
+        (
+            "POST",
+            "/api/inspect",
+            Some(r#"{"layout":"twitter","text":"4194439168"}"#),
+        ),
+        ("GET", "/api/leases", None),
+        ("POST", "/api/leases/free", Some(&free)),
+    ];
+    // What a DNS-rebinding page sends: its own name (same origin in the browser), with the
+    // port or not, and even with the token.
+    for host in ["evil.example".to_owned(), format!("evil.example:{port}")] {
+        let origin = format!("http://{host}");
+        for (method, path, body) in routes {
+            let headers = [
+                ("Host", host.as_str()),
+                ("Origin", origin.as_str()),
+                ("X-Idgen-Token", h.server.token.as_str()),
+            ];
+            let answer = request(&h.server.addr, method, path, &headers, body);
+            refused(
+                &answer,
+                "is not this server",
+                h.lease.holder(),
+                &format!("{method} {path} Host {host}"),
+            );
+        }
+    }
+    // No Host at all (HTTP/1.0 allows it).
+    let answer = h.free(&[("Origin", &h.origin()), ("X-Idgen-Token", &h.server.token)]);
+    refused(&answer, "without a Host", h.lease.holder(), "no Host");
+    assert_eq!(h.table(), h.untouched());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreign_or_missing_origin_neither_frees_nor_reads() {
+    let h = Held::start(&[]).await;
+    let port = h.server.addr.rsplit_once(':').unwrap().1;
+    let host = ("Host", h.server.addr.as_str());
+    let token = ("X-Idgen-Token", h.server.token.as_str());
+    for origin in [
+        "http://evil.example".to_owned(),
+        format!("http://evil.example:{port}"),
+        "null".to_owned(),
+        format!("https://{}", h.server.addr),
+        format!("http://127.0.0.1:{}", port.parse::<u16>().unwrap() + 1),
+    ] {
+        let answer = h.free(&[host, ("Origin", &origin), token]);
+        refused(&answer, "is not this server", h.lease.holder(), &origin);
+        // A page of another site may not read the holders either.
+        let answer = request(
+            &h.server.addr,
+            "GET",
+            "/api/leases",
+            &[host, ("Origin", &origin), token],
+            None,
+        );
+        refused(&answer, "is not this server", h.lease.holder(), &origin);
+    }
+    let answer = h.free(&[host, token]);
+    refused(&answer, "without an Origin", h.lease.holder(), "no Origin");
+    assert_eq!(h.table(), h.untouched());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_this_runs_token_the_leases_are_neither_read_nor_freed() {
+    let h = Held::start(&[]).await;
+    let origin = h.origin();
+    let (host, origin) = (
+        ("Host", h.server.addr.as_str()),
+        ("Origin", origin.as_str()),
+    );
+    let token = &h.server.token;
+    assert_eq!(token.len(), 48, "{}", h.server.url);
+    let mut wrong = token.clone();
+    let last = if wrong.ends_with('0') { "1" } else { "0" };
+    wrong.replace_range(token.len() - 1.., last);
+    let longer = format!("{token}0");
+    let answer = h.free(&[host, origin]);
+    refused(&answer, "needs the token", h.lease.holder(), "no token");
+    for bad in [wrong.as_str(), &token[..token.len() - 1], &longer, ""] {
+        let answer = h.free(&[host, origin, ("X-Idgen-Token", bad)]);
+        refused(&answer, "not this run's", h.lease.holder(), bad);
+    }
+    // In the query, as the page's URL has it, the token does not count: only the header does.
+    let body = json!({ "node": h.node(), "force": true }).to_string();
+    let path = format!("/api/leases/free?token={token}");
+    let answer = request(&h.server.addr, "POST", &path, &[host, origin], Some(&body));
+    refused(
+        &answer,
+        "needs the token",
+        h.lease.holder(),
+        "token in the query",
+    );
+    let answer = request(&h.server.addr, "GET", "/api/leases", &[host], None);
+    refused(
+        &answer,
+        "needs the token",
+        h.lease.holder(),
+        "GET /api/leases",
+    );
+    assert_eq!(h.table(), h.untouched());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_token_and_the_servers_origin_free_a_lease() {
+    let h = Held::start(&[]).await;
+    let port = h.server.addr.rsplit_once(':').unwrap().1;
+    let token = ("X-Idgen-Token", h.server.token.as_str());
+    // The holders, under each name of this server.
+    for host in [
+        h.server.addr.clone(),
+        format!("localhost:{port}"),
+        format!("[::1]:{port}"),
+    ] {
+        let answer = request(
+            &h.server.addr,
+            "GET",
+            "/api/leases",
+            &[("Host", &host), token],
+            None,
+        );
+        assert_eq!(answer.status, 200, "{host}: {answer:?}");
+        assert_eq!(
+            answer.json()["leases"][0]["holder"],
+            h.lease.holder(),
+            "{host}"
+        );
+    }
+    // Compose and inspect need no token (they compute, and read nothing stored).
+    let origin = h.origin();
+    let (host, origin) = (
+        ("Host", h.server.addr.as_str()),
+        ("Origin", origin.as_str()),
+    );
+    let answer = request(
+        &h.server.addr,
+        "POST",
+        "/api/compose",
+        &[host, origin],
+        Some(COMPOSE),
+    );
+    assert_eq!(answer.json()["id"], "4194439168", "{answer:?}");
+    // The page loads, and keeps out of other sites' frames.
+    let page = request(&h.server.addr, "GET", "/", &[host], None);
+    assert_eq!(page.status, 200, "{page:?}");
+    assert!(
+        page.head
+            .to_ascii_lowercase()
+            .contains("x-frame-options: deny"),
+        "{}",
+        page.head
+    );
+
+    let answer = h.free(&[host, origin, token]);
+    assert_eq!(answer.status, 200, "{answer:?}");
+    let message = answer.json()["message"].as_str().unwrap().to_owned();
+    assert!(
+        message.starts_with(&format!("node {} freed by force", h.node())),
+        "{message}"
+    );
+    assert_ne!(h.table(), h.untouched());
+}
+
+/// `idgen web ARGS…`, which must exit within 10 s; its status and stderr.
+fn exits(args: &[&str]) -> (std::process::ExitStatus, String) {
+    use std::io::Read;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_idgen"))
+        .arg("web")
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("idgen web {args:?} started serving instead of refusing");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    (status, stderr)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_address_than_loopback_needs_allow_remote_and_keeps_the_token() {
+    for host in ["0.0.0.0", "::"] {
+        let (status, stderr) = exits(&["--port", "0", "--host", host]);
+        assert_eq!(status.code(), Some(1), "{host}: {stderr}");
+        assert!(
+            stderr.contains(&format!("--host {host} is not a loopback address"))
+                && stderr.contains("--allow-remote"),
+            "{stderr}"
+        );
+    }
+    // Allowed: the URL still carries a token, the operator routes need it, and a name other
+    // than localhost is still refused (IP addresses are accepted: a rebinding page sends a name).
+    let h = Held::start(&["--host", "0.0.0.0", "--allow-remote"]).await;
+    assert!(
+        h.server.url.starts_with("http://0.0.0.0:"),
+        "{}",
+        h.server.url
+    );
+    assert_eq!(h.server.token.len(), 48, "{}", h.server.url);
+    let port = h.server.addr.rsplit_once(':').unwrap().1;
+    let answer = request(
+        &h.server.addr,
+        "GET",
+        "/api/leases",
+        &[("Host", &h.server.addr)],
+        None,
+    );
+    refused(&answer, "needs the token", h.lease.holder(), "no token");
+    let evil = format!("evil.example:{port}");
+    let token = ("X-Idgen-Token", h.server.token.as_str());
+    let answer = request(
+        &h.server.addr,
+        "GET",
+        "/api/leases",
+        &[("Host", &evil), token],
+        None,
+    );
+    refused(&answer, "is not this server", h.lease.holder(), "evil Host");
+    let lan = format!("192.0.2.7:{port}");
+    let answer = request(
+        &h.server.addr,
+        "GET",
+        "/api/leases",
+        &[("Host", &lan), token],
+        None,
+    );
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert_eq!(h.table(), h.untouched());
 }

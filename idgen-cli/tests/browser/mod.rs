@@ -211,7 +211,12 @@ pub fn screenshot_dir() -> PathBuf {
 
 /// `idgen web --port 0 ARGS…`, and its address.
 pub struct Server {
+    /// The URL it printed, with its token (`http://127.0.0.1:PORT/?token=…`).
     pub url: String,
+    /// `127.0.0.1:PORT`.
+    pub addr: String,
+    /// The token of the printed URL (empty if it printed none).
+    pub token: String,
     _process: Killed,
 }
 
@@ -236,7 +241,12 @@ impl Server {
             .find(|w| w.starts_with("http://"))
             .unwrap_or_else(|| panic!("no address in {line:?}"))
             .to_owned();
+        let rest = url.trim_start_matches("http://");
+        let (addr, query) = rest.split_once('/').unwrap_or((rest, ""));
+        let token = query.strip_prefix("?token=").unwrap_or_default().to_owned();
         Server {
+            addr: addr.to_owned(),
+            token,
             url,
             _process: process,
         }
