@@ -1,5 +1,7 @@
 //! The operator view of `idgen web --database-url …` in a real browser, over a real PostgreSQL
-//! lease table (idgen-testkit) with two leasing processes' leases.
+//! lease table (idgen-testkit) with two leasing processes' leases; and who may use it (over
+//! plain HTTP and in the browser, on SQLite): a foreign `Host` (DNS rebinding), a foreign or
+//! missing `Origin`, no token or a wrong one are refused and leave the lease table as it was.
 
 mod browser;
 
@@ -645,4 +647,153 @@ async fn another_address_than_loopback_needs_allow_remote_and_keeps_the_token() 
     );
     assert_eq!(answer.status, 200, "{answer:?}");
     assert_eq!(h.table(), h.untouched());
+}
+
+// ---- The same in a real browser.
+
+/// `fetch(url, init)` from the page's script: the status, `opaque` for a no-cors answer, or
+/// the error when the browser did not let it through.
+async fn fetch_in_page(b: &Browser, url: &str, init: Value) -> Value {
+    b.client
+        .execute_async(
+            "const [url, init, done] = arguments;
+             fetch(url, init).then(r => done(r.type === 'opaque' ? 'opaque' : r.status),
+                                   e => done('error: ' + e))",
+            vec![json!(url), init],
+        )
+        .await
+        .expect("script runs")
+}
+
+/// The free by force a page's script would send, with `token` in the header.
+fn free_init(node: &str, token: &str) -> Value {
+    json!({
+        "method": "POST",
+        "headers": { "content-type": "application/json", "x-idgen-token": token },
+        "body": json!({ "node": node, "force": true }).to_string(),
+    })
+}
+
+/// Chromium resolving `evil.example` to this machine, as after a DNS rebinding.
+async fn rebound_browser() -> Browser {
+    Browser::start_with(&["--host-resolver-rules=MAP evil.example 127.0.0.1"]).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_the_browser_a_rebinding_page_neither_loads_nor_reads_nor_frees() {
+    let h = Held::start(&[]).await;
+    let port = h.server.addr.rsplit_once(':').unwrap().1;
+    let b = rebound_browser().await;
+    // The attacker's name now points here: the browser asks idgen for evil.example's page.
+    b.client
+        .goto(&format!("http://evil.example:{port}/"))
+        .await
+        .unwrap();
+    // Its script is same-origin with the server for the browser: it frees by force and reads
+    // the holders, without the token and even with it.
+    for token in ["", h.server.token.as_str()] {
+        let freed = fetch_in_page(&b, "/api/leases/free", free_init(&h.node(), token)).await;
+        assert_eq!(freed, json!(403), "token {token:?}");
+        let init = json!({ "headers": { "x-idgen-token": token } });
+        assert_eq!(fetch_in_page(&b, "/api/leases", init).await, json!(403));
+    }
+    // And the page itself is refused.
+    let text = b
+        .client
+        .execute("return document.body.innerText", vec![])
+        .await
+        .unwrap();
+    assert!(
+        text.as_str().unwrap().contains("is not this server"),
+        "{text}"
+    );
+    assert_eq!(h.table(), h.untouched());
+    b.client.clone().close().await.unwrap();
+}
+
+/// A web server of another site: any page, empty.
+fn other_site() -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let page = "<!doctype html><title>another site</title><p>hello";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n{page}",
+                page.len()
+            );
+        }
+    });
+    port
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_the_browser_another_sites_page_cannot_free_even_with_the_token() {
+    let h = Held::start(&[]).await;
+    let b = rebound_browser().await;
+    b.client
+        .goto(&format!("http://evil.example:{}/", other_site()))
+        .await
+        .unwrap();
+    let api = format!("http://{}/api/leases", h.server.addr);
+    let free = format!("{api}/free");
+    let token = h.server.token.as_str();
+    // With the header (a leaked token): the browser asks first (CORS preflight), is refused,
+    // and sends nothing.
+    let freed = fetch_in_page(&b, &free, free_init(&h.node(), token)).await;
+    assert!(
+        freed.as_str().is_some_and(|s| s.starts_with("error")),
+        "{freed}"
+    );
+    let read = fetch_in_page(&b, &api, json!({ "headers": { "x-idgen-token": token } })).await;
+    assert!(
+        read.as_str().is_some_and(|s| s.starts_with("error")),
+        "{read}"
+    );
+    // What a page may send without asking (no-cors, text/plain), it sends blind: refused.
+    let body = json!({ "node": h.node(), "force": true }).to_string();
+    let blind = json!({ "method": "POST", "mode": "no-cors", "body": body });
+    assert_eq!(fetch_in_page(&b, &free, blind).await, json!("opaque"));
+    assert_eq!(h.table(), h.untouched());
+    b.client.clone().close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_the_browser_without_the_token_the_operator_view_lists_nothing_and_says_why() {
+    let h = Held::start(&[]).await;
+    let b = Browser::start().await;
+    let rows = "return document.querySelectorAll('#lease-table tbody tr').length";
+    b.open(&format!("http://{}/", h.server.addr)).await;
+    b.by_id("tab-operator").await.click().await.unwrap();
+    b.wait_for_js(
+        "return document.getElementById('operator-error').textContent
+             .includes('the operator view needs the token')",
+    )
+    .await;
+    assert_eq!(b.client.execute(rows, vec![]).await.unwrap(), json!(0));
+    let freed = fetch_in_page(&b, "/api/leases/free", free_init(&h.node(), "")).await;
+    assert_eq!(freed, json!(403));
+    assert_eq!(h.table(), h.untouched());
+
+    // Opened from the printed URL: the holders; the token leaves the address bar, and the tab
+    // keeps it through a reload.
+    b.open(&h.server.url).await;
+    b.by_id("tab-operator").await.click().await.unwrap();
+    b.wait_for_js(&format!("{rows} === 1")).await;
+    let search = b.client.execute("return location.search", vec![]).await;
+    assert_eq!(search.unwrap(), json!(""));
+    b.client.refresh().await.unwrap();
+    b.wait_for_js("return document.body.dataset.ready === 'true'")
+        .await;
+    b.by_id("tab-operator").await.click().await.unwrap();
+    b.wait_for_js(&format!("{rows} === 1")).await;
+    b.wait_for_js("return document.getElementById('operator-error').textContent === ''")
+        .await;
+    b.client.clone().close().await.unwrap();
 }

@@ -73,6 +73,11 @@ pub struct Browser {
 impl Browser {
     /// Starts chromedriver on a free port and opens a headless Chromium session.
     pub async fn start() -> Browser {
+        Browser::start_with(&[]).await
+    }
+
+    /// [`Browser::start`], with more Chromium switches (`--host-resolver-rules=…`).
+    pub async fn start_with(switches: &[&str]) -> Browser {
         let driver = executable(
             "chromedriver",
             &["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"],
@@ -99,14 +104,18 @@ impl Browser {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         let mut caps = serde_json::Map::new();
+        let mut args = vec![
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--window-size=1000,900",
+            "--lang=en-US",
+        ];
+        args.extend(switches);
         caps.insert(
             "goog:chromeOptions".into(),
-            json!({
-                "binary": chromium,
-                "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
-                         "--disable-dev-shm-usage", "--window-size=1000,900",
-                         "--lang=en-US"],
-            }),
+            json!({ "binary": chromium, "args": args }),
         );
         let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
             .capabilities(caps)
