@@ -142,9 +142,11 @@ async fn claim_once<S: Session>(
 
 /// Takes the lowest expired row this session can lock (only a released one if `released`):
 /// one statement on PostgreSQL and SQLite; on MySQL/MariaDB a short transaction of idgen's own
-/// that locks the row, then assigns it. It runs in the connection's isolation level, which
-/// idgen does not change (the connection may be the application's): every read in it is a
-/// locking read, which reads the latest committed rows at any level. (Under `REPEATABLE READ`
+/// that locks the row, assigns it, and reads its last timestamp back (after any `BEFORE
+/// UPDATE` trigger raised it, as PostgreSQL's `RETURNING` gives it). It runs in the
+/// connection's isolation level, which idgen does not change (the connection may be the
+/// application's): the lock is a locking read, which reads the latest committed rows at any
+/// level, and the read back sees the transaction's own update. (Under `REPEATABLE READ`
 /// its gap locks can make a concurrent insert of rows wait until it commits, a few
 /// milliseconds.) The claim is [`exact`](Claim::exact) only from a released row.
 async fn take_expired<S: Session>(
@@ -163,12 +165,25 @@ async fn take_expired<S: Session>(
             } else {
                 sql.lock_expired(req.namespace, req.capacity, skip_locked)
             };
-            let Some(row) = session.fetch_claim(lock).await? else {
+            let Some((node, locked_last)) = session.fetch_claim(lock).await? else {
                 return Ok(None);
             };
-            let assign = sql.assign(req.namespace, row.0, req.holder, ttl_ms);
+            let assign = sql.assign(req.namespace, node, req.holder, ttl_ms);
             session.execute(assign).await?;
-            Ok(Some(row))
+            // The last timestamp as the UPDATE left it, read in the same transaction (as
+            // PostgreSQL's RETURNING gives it): a BEFORE UPDATE trigger may have raised it
+            // (the database generator's fence records its last issued tick there).
+            let assigned = u64::try_from(node).ok().map(|n| sql.row(req.namespace, n));
+            let last = match assigned {
+                Some(read) => session
+                    .fetch_lease_rows(read)
+                    .await?
+                    .into_iter()
+                    .next()
+                    .map_or(locked_last, |r| r.last_timestamp_ms.max(locked_last)),
+                None => locked_last,
+            };
+            Ok(Some((node, last)))
         }
         .await;
         end_transaction(session, assigned).await?
@@ -375,6 +390,8 @@ mod tests {
         missing_table: bool,
         /// The connection is inside a transaction of the application's.
         in_transaction: bool,
+        /// The last timestamp a claimed row holds once assigned (a trigger raised it).
+        raised_last: Option<i64>,
         statements: Vec<String>,
     }
 
@@ -446,8 +463,15 @@ mod tests {
                 None,
             )))
         }
-        async fn fetch_lease_rows(&mut self, _: Statement<'_>) -> Result<Vec<LeaseRow>, Fake> {
-            Ok(Vec::new())
+        async fn fetch_lease_rows(&mut self, st: Statement<'_>) -> Result<Vec<LeaseRow>, Fake> {
+            self.statements.push(st.sql.clone());
+            let node = match st.params.get(1) {
+                Some(crate::statement::Value::BigInt(node)) => *node,
+                _ => return Ok(Vec::new()),
+            };
+            Ok(LeaseRow::new(node, Some("h".into()), 0, self.raised_last)
+                .into_iter()
+                .collect())
         }
         async fn pause(&mut self, pause: Duration) {
             self.paused += pause;
@@ -575,6 +599,7 @@ mod tests {
                 "START TRANSACTION",
                 "SELECT node, last_timest",
                 "UPDATE `leases` SET hold",
+                "SELECT node, holder, CAS", // the last timestamp as the update left it
                 "COMMIT"
             ]
         );
@@ -582,6 +607,22 @@ mod tests {
         assert!(s.statements[8].ends_with("FOR UPDATE SKIP LOCKED"));
         assert_eq!(s.released_looks, 1);
         assert!(!s.statements.iter().any(|st| st.starts_with("SET ")));
+    }
+
+    /// A `BEFORE UPDATE` trigger (the database generator's fence) raises the row's last
+    /// timestamp as the claim assigns it: the claim returns the raised one, as `RETURNING`
+    /// does on PostgreSQL, not the one its lock read before.
+    #[test]
+    fn a_mysql_claim_reads_the_last_timestamp_the_update_left() {
+        let mut s = Script {
+            dialect: Some(Dialect::MySql),
+            rows: 2,
+            free: 1,
+            raised_last: Some(1_700_000_000_123),
+            ..Script::default()
+        };
+        let claim = run(&mut s, 2).unwrap().unwrap();
+        assert_eq!(claim.last_timestamp_ms, Some(1_700_000_000_123));
     }
 
     #[test]
