@@ -35,6 +35,13 @@ async fn issue(pool: &Pool, generator: &DbGenerator, n: usize) -> i64 {
     last
 }
 
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
 fn unix_ms(layout: &Layout, id: i64) -> i64 {
     layout
         .decompose(SnowflakeId::try_from(id).unwrap())
@@ -96,5 +103,144 @@ async fn a_claim_of_the_databases_row_starts_after_what_the_function_issued() {
         "the claim starts from {:?}, below the function's last ID at {issued_ms} ms: its IDs \
          could repeat the function's",
         claim.last_timestamp_ms
+    );
+}
+
+/// Issue 36, item 4: a statement killed in the middle of a jump (`KILL QUERY` here;
+/// `max_statement_time` or a client's time-out cut it the same way) leaves the jump lock on its
+/// idle connection. Another session that needs a jump must go on at once, not wait 10 s and
+/// fail `IDG05` until that connection runs the function again or closes.
+///
+/// The jump is made long enough to be killed in its middle for sure: the base is planted far
+/// behind the clock, so that the jump takes tens of thousands of `NEXTVAL`s (a few hundred ms),
+/// and the kill is sent as soon as the call holds the jump lock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_statement_killed_mid_jump_does_not_hold_up_other_sessions() {
+    let (_db, pool) = database().await;
+    let layout = Layout::TWITTER;
+    let generator = DbGenerator::new(layout);
+    db_generator::install(&pool, &generator).await.unwrap();
+    let f = generator.function_name();
+    let next = generator.next_id_sql(Dialect::MySql).unwrap();
+    let bits = layout.sequence_bits();
+    // Who holds the jump lock (named `idgen_jump:<function>`, with a generation since the fix).
+    let lock_holder = format!(
+        "SELECT CAST(COALESCE(IS_USED_LOCK('idgen_jump:{f}:0'), IS_USED_LOCK('idgen_jump:{f}'), 0) AS SIGNED)"
+    );
+    let base = format!(
+        "SELECT CAST(b0.next_not_cached_value + b1.next_not_cached_value + b2.next_not_cached_value AS SIGNED) \
+         FROM `{f}_base_0` b0, `{f}_base_1` b1, `{f}_base_2` b2"
+    );
+
+    // Nothing was drawn yet: plant the base far behind the clock, at a gap whose every level
+    // takes many steps (the jump steps three sequences by 2^28, 2^14 and 1 ticks): about 1,900,
+    // 16,000 and 10,000, whatever few ms pass until the call (no carry into the level above).
+    let now_tick = layout.ticks_at(now_ms()).unwrap() as i64;
+    let gap = (((now_tick >> 28) - 1) << 28) | (16_000 << 14) | 10_000;
+    let plant = format!(
+        "ALTER SEQUENCE `{f}_base_0` RESTART WITH {}",
+        (now_tick - gap) << bits
+    );
+    sqlx::query(sqlx::AssertSqlSafe(plant))
+        .execute(&pool)
+        .await
+        .unwrap();
+
+    let mut killed = pool.acquire().await.unwrap();
+    let killed_id: i64 = sqlx::query_scalar("SELECT CAST(CONNECTION_ID() AS SIGNED)")
+        .fetch_one(&mut *killed)
+        .await
+        .unwrap();
+    let mut monitor = pool.acquire().await.unwrap();
+    let call = {
+        let next = next.clone();
+        tokio::spawn(async move {
+            let outcome = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(next))
+                .fetch_one(&mut *killed)
+                .await;
+            (killed, outcome)
+        })
+    };
+    let waited_since = std::time::Instant::now();
+    loop {
+        let held_by: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(lock_holder.clone()))
+            .fetch_one(&mut *monitor)
+            .await
+            .unwrap();
+        if held_by == killed_id {
+            break;
+        }
+        assert!(
+            waited_since.elapsed() < Duration::from_secs(10) && !call.is_finished(),
+            "the call never held the jump lock"
+        );
+    }
+    sqlx::query(sqlx::AssertSqlSafe(format!("KILL QUERY {killed_id}")))
+        .execute(&mut *monitor)
+        .await
+        .unwrap();
+    let (mut killed, outcome) = call.await.unwrap();
+    let err = outcome.expect_err("the call was killed");
+    assert!(err.to_string().contains("interrupted"), "{err}");
+    let held_by: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(lock_holder))
+        .fetch_one(&mut *monitor)
+        .await
+        .unwrap();
+    assert_eq!(
+        held_by, killed_id,
+        "the premise: the killed call's idle connection kept the jump lock"
+    );
+    let left: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(base))
+        .fetch_one(&mut *monitor)
+        .await
+        .unwrap();
+    assert!(
+        left >> bits < now_tick - 1000,
+        "the premise: the jump was cut halfway (the base is {} ticks behind)",
+        now_tick - (left >> bits)
+    );
+
+    // Another session needs a jump: it goes on promptly.
+    let started = std::time::Instant::now();
+    let first: i64 = tokio::time::timeout(
+        Duration::from_secs(20),
+        sqlx::query_scalar(sqlx::AssertSqlSafe(next.clone())).fetch_one(&pool),
+    )
+    .await
+    .expect("an answer within 20 s")
+    .unwrap_or_else(|e| {
+        panic!(
+            "another session's call failed after {:?} while the killed connection sat idle with the jump lock: {e}",
+            started.elapsed()
+        )
+    });
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "another session's call took {:?}",
+        started.elapsed()
+    );
+
+    // Calls on every connection, the killed one too, go on, each ID above the last, none
+    // ahead of the clock (no gap was added twice).
+    let mut last = first;
+    for _ in 0..50 {
+        for id in [
+            sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(next.clone()))
+                .fetch_one(&mut *killed)
+                .await
+                .unwrap(),
+            sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(next.clone()))
+                .fetch_one(&pool)
+                .await
+                .unwrap(),
+        ] {
+            assert!(id > last, "{id} after {last}");
+            last = id;
+        }
+    }
+    assert!(
+        unix_ms(&layout, last) <= now_ms() + 5,
+        "the last ID is {} ms ahead of the clock",
+        unix_ms(&layout, last) - now_ms()
     );
 }

@@ -68,7 +68,17 @@
 //!   jumper knows the base it leaves and draws next without reading it; a session that finds
 //!   the lock taken waits for it without reading the base sequences (a jump's `NEXTVAL` writes
 //!   one of them, and a steady stream of readers there kept it from writing for seconds at 32
-//!   sessions).
+//!   sessions). A named lock belongs to the connection, and no handler runs when a statement
+//!   is killed (`KILL QUERY`, `max_statement_time`, a client's time-out), so a jump cut short
+//!   leaves it on an idle connection. The lock's name therefore carries a generation (the
+//!   sequence `<function>_jump`): a jump goes ahead only under the lock of the generation it
+//!   reads once it holds that lock, and a waiting session that finds the holder idle in the
+//!   process list (`COMMAND = 'Sleep'`; a jump holds the lock only inside a statement) moves
+//!   the generation on, under the next generation's lock, after any jump still running under
+//!   the old one, so jumps go on under the new lock within about 20 ms. The process list shows
+//!   the function (which runs as its definer) only the definer's own connections, or all with
+//!   the `PROCESS` privilege: a holder it cannot see is waited for as before, and the waiter
+//!   fails with `IDG05` after 10 s.
 //!
 //! When a tick's sequence is used up, the word runs into the next tick and the call waits for
 //! that tick to begin, as the Rust generator does (Instagram's `nextval() % 1024` wraps there
@@ -107,8 +117,9 @@
 //!
 //! The function raises SQLSTATE `IDG01` (the clock moved backwards beyond the policy),
 //! `IDG02` (its node ID lease is not held: fenced or never installed), `IDG03` (the time is
-//! before the layout's epoch), `IDG04` (after the layout's last instant) or `IDG05` (another
-//! session held the jump lock for over 10 s); [`DbGenerator::error_from_database`]
+//! before the layout's epoch), `IDG04` (after the layout's last instant) or `IDG05` (MariaDB:
+//! another session held the jump lock for over 10 s, running, or idle where the function
+//! cannot see it); [`DbGenerator::error_from_database`]
 //! turns the first four into the same [`Error`]s the Rust generator returns.
 //!
 //! # SQL helpers
