@@ -244,3 +244,122 @@ async fn a_statement_killed_mid_jump_does_not_hold_up_other_sessions() {
         unix_ms(&layout, last) - now_ms()
     );
 }
+
+/// A pool whose connections run `on_connect` first.
+async fn pool_with<DB: sqlx::Database>(url: &str, on_connect: &'static str) -> sqlx::Pool<DB>
+where
+    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+{
+    sqlx::pool::PoolOptions::<DB>::new()
+        .max_connections(4)
+        .after_connect(move |conn, _| {
+            Box::pin(async move {
+                sqlx::Executor::execute(&mut *conn, on_connect).await?;
+                Ok(())
+            })
+        })
+        .connect(url)
+        .await
+        .expect("a pool")
+}
+
+/// The SQLSTATE of a failed call.
+fn sqlstate(err: &sqlx::Error) -> Option<String> {
+    err.as_database_error()
+        .and_then(|e| e.code())
+        .map(|c| c.into_owned())
+}
+
+/// Issue 36, item 6: the namespace is written into the fence trigger. A namespace with a quote
+/// and a backslash, installed from sessions under `NO_BACKSLASH_ESCAPES` (a trigger body is
+/// parsed under the `sql_mode` it was created with) and under the default mode, still fences
+/// the function when its row is freed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mariadb_a_namespace_with_a_quote_and_a_backslash_fences_under_every_sql_mode() {
+    let db = idgen_testkit::mysql().await.expect("a database");
+    for (i, (on_connect, namespace)) in [
+        (
+            "SET SESSION sql_mode = CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')",
+            r"o'k\n",
+        ),
+        ("SET SESSION sql_mode = @@sql_mode", r"a\b'c\\"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let pool: Pool = pool_with(db.url(), on_connect).await;
+        let generator = DbGenerator::new(Layout::TWITTER)
+            .function(&format!("ns{i}_next_id"))
+            .unwrap()
+            .namespace(namespace);
+        let node = db_generator::install(&pool, &generator).await.unwrap();
+        issue(&pool, &generator, 3).await;
+        let freed = sqlx::query(
+            "UPDATE idgen_worker_lease SET holder = NULL, expires_at = UTC_TIMESTAMP(6) \
+             WHERE namespace = ? AND node = ?",
+        )
+        .bind(namespace)
+        .bind(node as i64)
+        .execute(&pool)
+        .await
+        .unwrap();
+        assert_eq!(freed.rows_affected(), 1, "{on_connect}: the row is freed");
+        let next = generator.next_id_sql(Dialect::MySql).unwrap();
+        let outcome = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(next))
+            .fetch_one(&pool)
+            .await;
+        match outcome {
+            Err(e) => assert_eq!(sqlstate(&e).as_deref(), Some("IDG02"), "{on_connect}: {e}"),
+            Ok(id) => panic!(
+                "{on_connect}: the function issued {id} after its row of namespace {namespace:?} was freed: the fence trigger did not recognise it"
+            ),
+        }
+    }
+}
+
+/// The same on PostgreSQL, where the trigger's `WHEN` clause is parsed under the installing
+/// session's `standard_conforming_strings`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_a_namespace_with_a_quote_and_a_backslash_fences_whatever_standard_conforming_strings_says()
+ {
+    let db = idgen_testkit::postgres().await.expect("a database");
+    for (i, on_connect) in [
+        "SET standard_conforming_strings = off",
+        "SET standard_conforming_strings = on",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let namespace = r"o'k\n";
+        let pool: sqlx::PgPool = pool_with(db.url(), on_connect).await;
+        let generator = DbGenerator::new(Layout::TWITTER)
+            .function(&format!("ns{i}_next_id"))
+            .unwrap()
+            .namespace(format!("{namespace}{i}"));
+        let node = db_generator::install(&pool, &generator).await.unwrap();
+        let next = generator.next_id_sql(Dialect::Postgres).unwrap();
+        sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(next.clone()))
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        let freed = sqlx::query(
+            "UPDATE idgen_worker_lease SET holder = NULL, expires_at = now() \
+             WHERE namespace = $1 AND node = $2",
+        )
+        .bind(format!("{namespace}{i}"))
+        .bind(node as i64)
+        .execute(&pool)
+        .await
+        .unwrap();
+        assert_eq!(freed.rows_affected(), 1, "{on_connect}: the row is freed");
+        let outcome = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(next))
+            .fetch_one(&pool)
+            .await;
+        match outcome {
+            Err(e) => assert_eq!(sqlstate(&e).as_deref(), Some("IDG02"), "{on_connect}: {e}"),
+            Ok(id) => panic!(
+                "{on_connect}: the function issued {id} after its row was freed: the fence trigger did not recognise the namespace"
+            ),
+        }
+    }
+}

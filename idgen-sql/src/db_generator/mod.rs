@@ -130,6 +130,7 @@
 //! use the primary key (`WHERE id BETWEEN idgen_min_id_at(a) AND idgen_max_id_at(b)`).
 
 mod install;
+mod literal;
 mod mysql;
 mod postgres;
 #[cfg(test)]
@@ -332,8 +333,10 @@ impl DbGenerator {
     }
 
     /// The lease namespace: the one the applications' `WorkerLease`s use
-    /// (`LeaseOptions::namespace`; default `default`). Bound as a parameter, never written
-    /// into the SQL, so any text is accepted.
+    /// (`LeaseOptions::namespace`; default `default`). Any text: the installer binds it, and
+    /// the fence trigger, which cannot take bound values, holds it as a literal that reads the
+    /// same under every setting (`E'…'` on PostgreSQL, whatever `standard_conforming_strings`
+    /// says; a hexadecimal `_utf8mb4 X'…'` on MariaDB, whatever `NO_BACKSLASH_ESCAPES` says).
     ///
     /// ```
     /// let g = idgen_sql::db_generator::DbGenerator::new(idgen_core::Layout::TWITTER).namespace("orders");

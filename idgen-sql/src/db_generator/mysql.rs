@@ -312,12 +312,9 @@ pub(super) fn fence_sql(g: &DbGenerator, node: u64) -> Vec<String> {
     let c = g.constants();
     let (sum, from) = base_sum(&n);
     let holder = g.holder();
-    let namespace = g
-        .lease_namespace()
-        .replace('\\', "\\\\")
-        .replace('\'', "''");
+    let namespace = super::literal::text_literal(super::Host::MariaDb, g.lease_namespace());
     let ours =
-        format!("OLD.holder = '{holder}' AND OLD.namespace = '{namespace}' AND OLD.node = {node}");
+        format!("OLD.holder = '{holder}' AND OLD.namespace = {namespace} AND OLD.node = {node}");
     let fence_body = |record: &str| {
         format!(
             "BEGIN
