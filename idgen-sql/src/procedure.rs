@@ -392,6 +392,10 @@ mod tests {
         in_transaction: bool,
         /// The last timestamp a claimed row holds once assigned (a trigger raised it).
         raised_last: Option<i64>,
+        /// The server is MySQL (no `@@in_transaction`), before 5.7.20 if `old_mysql`
+        /// (no `@@transaction_isolation` either).
+        mysql_server: bool,
+        old_mysql: bool,
         statements: Vec<String>,
     }
 
@@ -409,6 +413,17 @@ mod tests {
         }
         async fn execute(&mut self, st: Statement<'_>) -> Result<u64, Fake> {
             self.statements.push(st.sql.clone());
+            if st.sql.starts_with("SET @@") {
+                if self.old_mysql && st.sql.contains("transaction_isolation") {
+                    return Err(Fake("Unknown system variable 'transaction_isolation'"));
+                }
+                if self.in_transaction {
+                    return Err(Fake(
+                        "1568 (25001): Transaction characteristics can't be changed while a transaction is in progress",
+                    ));
+                }
+                return Ok(0);
+            }
             if st.sql.contains("INSERT INTO") {
                 let end = match st.params[2] {
                     crate::statement::Value::BigInt(end) => u64::try_from(end).unwrap(),
@@ -422,6 +437,9 @@ mod tests {
         async fn fetch_i64(&mut self, st: Statement<'_>) -> Result<Option<i64>, Fake> {
             self.statements.push(st.sql.clone());
             if st.sql.contains("@@in_transaction") {
+                if self.mysql_server {
+                    return Err(Fake("Unknown system variable 'in_transaction'"));
+                }
                 return Ok(Some(i64::from(self.in_transaction)));
             }
             if self.missing_table {
@@ -640,5 +658,110 @@ mod tests {
             "{err}"
         );
         assert_eq!(s.statements.len(), 1, "only the check: {:?}", s.statements);
+    }
+
+    /// Issue 37, item 5: MySQL has no `@@in_transaction`; the check asks it with a one-shot
+    /// `SET @@transaction_isolation` (to the session's own level), which it refuses inside a
+    /// transaction, and before MySQL 5.7.20 with `@@tx_isolation`. MariaDB answers the first
+    /// probe; PostgreSQL and SQLite are not asked.
+    #[test]
+    fn the_in_transaction_check_asks_each_server_what_it_knows() {
+        let check = |s: &mut Script| block_on(check_outside_transaction(s));
+        let first = |s: &Script| -> Vec<String> {
+            s.statements
+                .iter()
+                .map(|st| st[..st.len().min(24)].to_owned())
+                .collect()
+        };
+        // MariaDB: @@in_transaction only.
+        let mut s = Script {
+            dialect: Some(Dialect::MySql),
+            ..Script::default()
+        };
+        check(&mut s).unwrap();
+        assert_eq!(first(&s), ["SELECT CAST(@@in_transac"]);
+        // MySQL 5.7.20 and later: the one-shot SET, outside and inside a transaction.
+        for inside in [false, true] {
+            let mut s = Script {
+                dialect: Some(Dialect::MySql),
+                mysql_server: true,
+                in_transaction: inside,
+                ..Script::default()
+            };
+            let outcome = check(&mut s);
+            assert_eq!(
+                s.statements,
+                [
+                    "SELECT CAST(@@in_transaction AS SIGNED) AS value",
+                    "SET @@transaction_isolation = @@SESSION.transaction_isolation"
+                ]
+            );
+            match outcome {
+                Ok(()) => assert!(!inside),
+                Err(e) => {
+                    assert!(inside, "{e}");
+                    assert!(
+                        e.to_string()
+                            .contains("inside a transaction of the application's")
+                    );
+                }
+            }
+        }
+        // Older MySQL: tx_isolation.
+        let mut s = Script {
+            dialect: Some(Dialect::MySql),
+            mysql_server: true,
+            old_mysql: true,
+            in_transaction: true,
+            ..Script::default()
+        };
+        let err = check(&mut s).unwrap_err().to_string();
+        assert!(
+            err.contains("inside a transaction of the application's"),
+            "{err}"
+        );
+        assert_eq!(
+            s.statements[2],
+            "SET @@tx_isolation = @@SESSION.tx_isolation"
+        );
+        // PostgreSQL and SQLite: nothing asked.
+        for dialect in [Dialect::Postgres, Dialect::Sqlite] {
+            let mut s = Script {
+                dialect: Some(dialect),
+                in_transaction: true,
+                ..Script::default()
+            };
+            check(&mut s).unwrap();
+            assert!(s.statements.is_empty());
+        }
+    }
+
+    /// On MySQL a claim on a connection inside the application's transaction is refused before
+    /// idgen's `START TRANSACTION` (which would commit the application's work).
+    #[test]
+    fn a_mysql_servers_connection_inside_the_applications_transaction_is_left_alone() {
+        let mut s = Script {
+            dialect: Some(Dialect::MySql),
+            mysql_server: true,
+            in_transaction: true,
+            rows: 2,
+            free: 1,
+            ..Script::default()
+        };
+        let err = run(&mut s, 2).unwrap_err().to_string();
+        assert!(
+            err.contains("inside a transaction of the application's"),
+            "{err}"
+        );
+        assert!(!s.statements.iter().any(|st| st.starts_with("START")));
+        // Outside one, the claim goes on.
+        let mut s = Script {
+            dialect: Some(Dialect::MySql),
+            mysql_server: true,
+            rows: 2,
+            free: 1,
+            ..Script::default()
+        };
+        assert!(run(&mut s, 2).unwrap().is_some());
     }
 }

@@ -363,3 +363,122 @@ async fn postgres_a_namespace_with_a_quote_and_a_backslash_fences_whatever_stand
         }
     }
 }
+
+/// A MariaDB connection that answers like MySQL, which has no `@@in_transaction`: the check
+/// then takes MySQL's way (and, MariaDB 10.11 knowing no `@@transaction_isolation` either, the
+/// one of MySQL before 5.7.20: `@@tx_isolation`).
+struct LikeMySql<'c>(&'c mut sqlx::MySqlConnection);
+
+impl idgen_sql::Session for LikeMySql<'_> {
+    type Error = sqlx::Error;
+
+    fn dialect(&self) -> Dialect {
+        Dialect::MySql
+    }
+
+    fn classify(&self, _: &sqlx::Error) -> idgen_sql::ErrorClass {
+        idgen_sql::ErrorClass::Other
+    }
+
+    async fn execute(&mut self, st: idgen_sql::Statement<'_>) -> Result<u64, sqlx::Error> {
+        assert!(st.params.is_empty(), "the check binds nothing");
+        let done = sqlx::raw_sql(sqlx::AssertSqlSafe(st.sql))
+            .execute(&mut *self.0)
+            .await?;
+        Ok(done.rows_affected())
+    }
+
+    async fn fetch_i64(
+        &mut self,
+        st: idgen_sql::Statement<'_>,
+    ) -> Result<Option<i64>, sqlx::Error> {
+        let sql = st
+            .sql
+            .replace("@@in_transaction", "@@no_such_variable_on_mysql");
+        sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+            .fetch_optional(&mut *self.0)
+            .await
+    }
+
+    async fn fetch_text(
+        &mut self,
+        _: idgen_sql::Statement<'_>,
+    ) -> Result<Option<String>, sqlx::Error> {
+        unimplemented!("not used by the check")
+    }
+
+    async fn fetch_claim(
+        &mut self,
+        _: idgen_sql::Statement<'_>,
+    ) -> Result<Option<(i64, Option<i64>)>, sqlx::Error> {
+        unimplemented!("not used by the check")
+    }
+
+    async fn fetch_lease_rows(
+        &mut self,
+        _: idgen_sql::Statement<'_>,
+    ) -> Result<Vec<idgen_sql::LeaseRow>, sqlx::Error> {
+        unimplemented!("not used by the check")
+    }
+
+    async fn pause(&mut self, pause: Duration) {
+        tokio::time::sleep(pause).await;
+    }
+}
+
+/// Issue 37, item 5: on a server without `@@in_transaction` (MySQL) a connection the
+/// application left inside a transaction (`autocommit=0`, a row written, no `COMMIT`) is
+/// refused, and the application's work stays uncommitted; where no transaction is active the
+/// check passes. Each answer agrees with MariaDB's own `@@in_transaction`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_inside_the_applications_transaction_is_found_without_in_transaction() {
+    let (_db, pool) = database().await;
+    sqlx::raw_sql("CREATE TABLE app (id BIGINT PRIMARY KEY) ENGINE = InnoDB")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let mut conn = pool.acquire().await.unwrap();
+    conn.close_on_drop();
+    for (setup, inside) in [
+        ("SET autocommit = 1", false),
+        ("SET autocommit = 0", false),
+        ("SELECT 1", false),
+        ("SELECT COUNT(*) FROM app", true),
+        ("COMMIT", false),
+        ("INSERT INTO app VALUES (1)", true),
+    ] {
+        sqlx::raw_sql(setup).execute(&mut *conn).await.unwrap();
+        let mariadb_says: i64 = sqlx::query_scalar("SELECT CAST(@@in_transaction AS SIGNED)")
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap();
+        assert_eq!(mariadb_says == 1, inside, "after {setup}: @@in_transaction");
+        let outcome = idgen_sql::check_outside_transaction(&mut LikeMySql(&mut conn)).await;
+        match outcome {
+            Ok(()) => assert!(
+                !inside,
+                "after {setup}: the check passed inside a transaction"
+            ),
+            Err(e) => {
+                assert!(inside, "after {setup}: {e}");
+                assert!(
+                    e.to_string()
+                        .contains("inside a transaction of the application's"),
+                    "{e}"
+                );
+            }
+        }
+    }
+    // The application's row is still uncommitted: the check ended nothing.
+    let seen_elsewhere: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM app")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(seen_elsewhere, 0);
+    sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await.unwrap();
+    let kept: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM app")
+        .fetch_one(&mut *conn)
+        .await
+        .unwrap();
+    assert_eq!(kept, 0, "the application's row went with its rollback");
+}
