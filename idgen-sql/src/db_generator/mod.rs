@@ -86,9 +86,13 @@
 //! clock moved backwards), the [`ClockPolicy`] decides, as in the Rust generator: `Refuse`,
 //! `Wait { max }` (sleep until the clock catches up, if it is behind by at most `max`) or
 //! `Borrow { max }` (issue while within `max`); beyond the bound an error naming how far. The
-//! time is the database host's clock, read afresh on every call and independent of the
-//! session's time zone (`clock_timestamp()` on PostgreSQL; on MariaDB the time inside
-//! `UUID()`, which `--sysdate-is-now` and daylight-saving changes leave alone).
+//! time is the database host's, independent of the session's time zone: on PostgreSQL
+//! `clock_timestamp()`, the wall clock read on every call; on MariaDB the time inside
+//! `UUID()`, which `--sysdate-is-now`, `SET timestamp` and daylight-saving changes leave alone
+//! and which is the wall clock read once at server start-up plus the monotonic clock since
+//! (MariaDB's `mysys/my_uuid.c`: `my_interval_timer()` plus an offset `set_clock_seq()` takes
+//! from `my_hrtime()` in `my_uuid_init()`). A step of the host's clock is therefore followed
+//! only at the server's next restart, where a step back meets the clock policy.
 //!
 //! # Speed
 //!

@@ -117,8 +117,9 @@ pub(super) fn last_word_sql(g: &DbGenerator) -> String {
     )
 }
 
-/// The time read afresh, in Unix ms, whatever the session's time zone: the 100 ns intervals
-/// since 1582-10-15 inside a version-1 `UUID()`.
+/// The server's time in Unix ms, whatever the session's time zone: the 100 ns intervals since
+/// 1582-10-15 inside a version-1 `UUID()` (the wall clock at server start-up plus the
+/// monotonic clock since; see the module documentation of `db_generator`).
 const NOW_MS: &str = "(CAST(CONV(CONCAT(SUBSTR(v_uuid, 16, 3), SUBSTR(v_uuid, 10, 4), SUBSTR(v_uuid, 1, 8)), 16, 10) AS SIGNED) - 122192928000000000) DIV 10000";
 
 /// `CREATE OR REPLACE FUNCTION … RETURNS BIGINT`: see the module documentation for what it
