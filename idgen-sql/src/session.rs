@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::dialect::{Dialect, ErrorClass};
 use crate::statement::Statement;
-use idgen_engine::lease::HeldLease;
+use idgen_engine::lease::{FREED_HOLDER, HeldLease};
 
 /// One row of the lease table, as [`LeaseSql::rows`](crate::lease::LeaseSql::rows) reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,19 +48,22 @@ impl LeaseRow {
 
     /// The row as an operator lists it (what `idgen leases list` shows of every store), if it
     /// has a holder: a live lease, or an expired one that nobody claimed since. `None` for a
-    /// row never claimed, released, or freed.
+    /// row never claimed, released, or freed by an operator (its holder is the tombstone
+    /// [`FREED_HOLDER`]).
     ///
     /// ```
     /// use idgen_sql::LeaseRow;
+    /// use idgen_engine::lease::FREED_HOLDER;
     /// let held = LeaseRow::new(3, Some("web-1".into()), 2_000, Some(1_500)).unwrap().held().unwrap();
     /// assert_eq!((held.node, held.holder.as_str(), held.expires_at_ms), (3, "web-1", Some(2_000)));
     /// assert!(held.is_live(1_000));
     /// assert!(LeaseRow::new(4, None, 2_000, None).unwrap().held().is_none());
+    /// assert!(LeaseRow::new(5, Some(FREED_HOLDER.into()), 2_000, None).unwrap().held().is_none());
     /// ```
     pub fn held(self) -> Option<HeldLease> {
         Some(HeldLease {
             node: self.node,
-            holder: self.holder?,
+            holder: self.holder.filter(|h| h != FREED_HOLDER)?,
             expires_at_ms: Some(self.expires_at_ms),
             last_timestamp_ms: self.last_timestamp_ms,
         })
