@@ -66,8 +66,32 @@ impl Floor {
     pub(crate) async fn read(&self) -> std::result::Result<i64, BoxError> {
         match self {
             Floor::Value(v) => Ok(*v),
-            Floor::Query(query) => query().await,
+            Floor::Query(query) => query()
+                .await
+                .map_err(|e| Box::new(FloorQueryFailed(e)).into()),
         }
+    }
+
+    /// Whether it is a query, read again before every fetch (a value is known once).
+    pub(crate) fn is_query(&self) -> bool {
+        matches!(self, Floor::Query(_))
+    }
+}
+
+/// The error of a [`HiLoBuilder::floor_from`] query, named as such: its message is the
+/// query's, its source the query's source (so a chain printed in full says each once).
+#[derive(Debug)]
+pub(crate) struct FloorQueryFailed(pub(crate) BoxError);
+
+impl std::fmt::Display for FloorQueryFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the floor query (floor_from) failed: {}", self.0)
+    }
+}
+
+impl std::error::Error for FloorQueryFailed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
     }
 }
 
@@ -209,6 +233,12 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     /// The time-out set so far (for `StripedHiLo`, which waits on several counters).
     pub(crate) fn configured_timeout(&self) -> Duration {
         self.options.timeout
+    }
+
+    /// The source given (for `StripedHiLo`, which reads its counters' settings through the
+    /// builders it configured).
+    pub(crate) fn source_mut(&mut self) -> &mut T {
+        &mut self.source
     }
 
     /// The block size: how many IDs one call to the counter takes (default 1000, at most 2^32).
@@ -432,11 +462,15 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     /// Never hand out an ID at or below `floor`: the largest ID handed out before, as the
     /// application knows it (e.g. the largest key of the tables the IDs go into). At start-up,
     /// a counter at or below it (re-created empty, restored from an older backup, a lagging
-    /// replica promoted) is first moved above it, in one step for a counter table and in as
-    /// few round trips as the source allows for a sequence; every block after that must lie
-    /// above it too, or the generator fails closed
-    /// ([`Error::HiLoCounterWentBackwards`]). The block the start-up takes to look at the
-    /// counter is not served (one block is skipped per start).
+    /// replica promoted) is first moved above it: in one forward-only step where the source
+    /// can ([`HiLoSource::raise_above`](crate::hilo::HiLoSource::raise_above): every store of
+    /// idgen's adapter crates), else by taking blocks until it is past (one block is then
+    /// skipped per start). Every block after that must lie above it too, or the generator
+    /// fails closed ([`Error::HiLoCounterWentBackwards`]). Reading the floor and moving the
+    /// counter count against the [`timeout`](Self::timeout) of `build()`.
+    ///
+    /// A fixed value is known once; a floor that moves while the application runs (the
+    /// largest key of a table other processes insert into) is [`floor_from`](Self::floor_from).
     ///
     /// ```
     /// # use idgen_engine::hilo::{HiLo, MemorySource};
@@ -451,9 +485,21 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
         self
     }
 
-    /// [`floor`](Self::floor) from a query run at start-up, before the counter is used: e.g.
-    /// `SELECT COALESCE(MAX(id), 0) FROM orders` on the database the IDs go into. Its error
-    /// fails the start-up ([`Error::HiLoSource`]).
+    /// [`floor`](Self::floor) from a query: e.g. `SELECT COALESCE(MAX(id), 0) FROM orders` on
+    /// the database the IDs go into. Run at start-up (before the counter is used), and again
+    /// **before every fetch of a block**: a block that starts at or below what the query
+    /// returned just before the counter handed it out fails the generator closed
+    /// ([`Error::HiLoCounterWentBackwards`]) instead of being served. So a counter set back
+    /// while processes run (a sequence restored between two processes' blocks) is caught by
+    /// every process whose next block overlaps IDs the query already sees, not only by the
+    /// process that was ahead; IDs handed out but not yet stored, which the query cannot see,
+    /// stay uncovered.
+    ///
+    /// The query is read before the block is taken, so a block another process takes and
+    /// stores after it never counts against this one. It costs one more round trip per fetch
+    /// (fetches run ahead of need, so callers do not wait for it); it is bounded by the
+    /// [`timeout`](Self::timeout). Its error fails the start-up ([`Error::HiLoSource`]); later,
+    /// it fails that fetch, which is retried with backoff like any failed fetch.
     ///
     /// ```
     /// # use idgen_engine::hilo::{HiLo, MemorySource};

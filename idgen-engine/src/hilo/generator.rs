@@ -212,12 +212,15 @@ impl HiLo {
         };
         let floor = match &options.floor {
             Some(floor) => {
-                let floor = floor
-                    .read()
+                // Both bounded by what is left of the timeout: a floor query behind another
+                // session's lock must not hold start-up for ever.
+                let floor = tokio::time::timeout_at(deadline, floor.read())
                     .await
+                    .map_err(|_| timed_out("the floor query"))?
                     .map_err(|err| source_error(&counter, err))?;
-                raise_above(&*source, increment, block, floor)
+                tokio::time::timeout_at(deadline, raise_above(&*source, increment, block, floor))
                     .await
+                    .map_err(|_| timed_out("moving the counter above the floor"))?
                     .map_err(|err| source_error(&counter, err))?;
                 Some(floor)
             }
@@ -574,16 +577,21 @@ impl NextId<'_> {
 /// The most blocks one round trip takes while a sequence is moved above a floor.
 const RAISE_BLOCKS_PER_CALL: u64 = 10_000;
 
-/// Moves the counter above `floor` before anything is served: takes one block to see where the
-/// counter is (never served), then, while its last ID is at or below the floor, one step of
-/// the missing size for a counter table, or blocks in batches for a sequence. Other processes
-/// advancing the counter meanwhile only help; nothing here moves it back.
+/// Moves the counter above `floor` before anything is served: in one forward-only step where
+/// the source can ([`HiLoSource::raise_above`]); else (or after its error: the step is atomic,
+/// so a failed one moved nothing or everything) takes one block to see where the counter is
+/// (never served), then, while its last ID is at or below the floor, one step of the missing
+/// size for a counter table, or blocks in batches for a sequence. Other processes advancing
+/// the counter meanwhile only help; nothing here moves it back.
 async fn raise_above(
     source: &dyn DynSource,
     increment: Increment,
     block: u64,
     floor: i64,
 ) -> std::result::Result<(), BoxError> {
+    if let Ok(true) = source.raise_above(floor).await {
+        return Ok(());
+    }
     let span = |len: u64| i64::try_from(len.saturating_sub(1)).unwrap_or(i64::MAX);
     let start = source.allocate(block).await?;
     let mut last = start.saturating_add(span(block));

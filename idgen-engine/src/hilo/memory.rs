@@ -247,6 +247,25 @@ impl HiLoSource for MemorySource {
         Ok(starts)
     }
 
+    /// One call: the counter moves to the first value above `floor` on its grid (a
+    /// sequence), or to `floor + 1` (a counter table); never backwards.
+    async fn raise_above(&self, floor: i64) -> Result<bool, BoxError> {
+        if self.shared.failing.load(Ordering::SeqCst) {
+            return Err(Box::new(Simulated("simulated outage")));
+        }
+        let mut next = self.lock();
+        if *next <= floor {
+            *next = match self.shared.increment {
+                Increment::Fixed(step) => above_on_grid(*next, step, floor),
+                Increment::PerCall => floor.checked_add(1),
+            }
+            .ok_or(Simulated("the counter reached i64::MAX"))?;
+        }
+        drop(next);
+        self.shared.calls.fetch_add(1, Ordering::SeqCst);
+        Ok(true)
+    }
+
     async fn increment(&self) -> Result<Increment, BoxError> {
         if self.shared.failing.load(Ordering::SeqCst) {
             return Err(Box::new(Simulated("simulated outage")));
@@ -257,4 +276,12 @@ impl HiLoSource for MemorySource {
     fn name(&self) -> &str {
         &self.shared.name
     }
+}
+
+/// The first value `next + k × step` (`k ≥ 1`) above `floor`, for a counter at `next <= floor`
+/// that must stay on its grid; `None` past `i64::MAX`.
+fn above_on_grid(next: i64, step: u64, floor: i64) -> Option<i64> {
+    let step = i128::from(step.max(1));
+    let k = (i128::from(floor) - i128::from(next)).div_euclid(step) + 1;
+    i64::try_from(i128::from(next) + k * step).ok()
 }

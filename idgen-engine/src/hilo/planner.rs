@@ -41,7 +41,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::builder::Options;
+use super::builder::{Floor, Options};
 use super::cursor::{Block, COMPACT_AT, Cursor, MAX_BLOCK};
 use super::runtime::{self, Caller};
 use super::source::{BoxError, DynSource, Increment};
@@ -298,6 +298,12 @@ impl Shared {
     pub(crate) fn raise_highest(&self, floor: i64) {
         let mut inner = self.lock();
         inner.highest = Some(inner.highest.map_or(floor, |h| h.max(floor)));
+    }
+
+    /// The [`floor_from`](super::HiLoBuilder::floor_from) query, read again before every
+    /// fetch; `None` without one (a fixed floor is already in `highest`).
+    pub(crate) fn floor_query(&self) -> Option<Floor> {
+        self.options.floor.clone().filter(Floor::is_query)
     }
 
     /// The grid block starts must be on: `(origin, step)`, for a fixed-increment counter once
@@ -707,13 +713,15 @@ impl Shared {
         }
     }
 
-    /// For a fetch task: checks and buffers what `fetch` brought. `Err` when it failed closed
-    /// (the task's slot is then given back).
+    /// For a fetch task: checks and buffers what `fetch` brought; `floor` is what the floor
+    /// query returned just before the fetch was sent, if there is one: every block must start
+    /// above it. `Err` when it failed closed (the task's slot is then given back).
     pub(crate) fn land(
         &self,
         fetch: &Fetch,
         starts: Vec<i64>,
         latency: Duration,
+        floor: Option<i64>,
     ) -> Result<(), ()> {
         let mut inner = self.lock();
         inner.flights.retain(|f| f.id != fetch.id);
@@ -738,7 +746,7 @@ impl Shared {
         };
         *average = Some(average.map_or(latency, |a| a.mul_f64(0.75) + latency.mul_f64(0.25)));
         let verdict = self.blocks_of(fetch, &starts).and_then(|blocks| {
-            self.check(&inner, fetch, &blocks)?;
+            self.check(&inner, fetch, floor, &blocks)?;
             Ok(blocks)
         });
         let result = match verdict {
@@ -746,6 +754,9 @@ impl Shared {
                 inner.failing = false;
                 if let Call::AllocateBlocks(..) = fetch.call {
                     inner.per_call = inner.per_call.max(blocks.len() as u64);
+                }
+                if let Some(floor) = floor {
+                    inner.highest = Some(inner.highest.map_or(floor, |h| h.max(floor)));
                 }
                 self.accept(&mut inner, blocks);
                 self.stage(&mut inner, false);
@@ -804,16 +815,25 @@ impl Shared {
     }
 
     /// The counter never goes backwards: every block lies above the highest ID seen when its
-    /// fetch was sent, and overlaps neither another block of the same fetch nor one that
-    /// arrived while the fetch was out.
-    fn check(&self, inner: &Inner, fetch: &Fetch, blocks: &[Block]) -> Result<(), Error> {
+    /// fetch was sent and above the floor read just before (what other processes already
+    /// handed out: the only check that catches a counter set back below another process's
+    /// blocks), and overlaps neither another block of the same fetch nor one that arrived
+    /// while the fetch was out.
+    fn check(
+        &self,
+        inner: &Inner,
+        fetch: &Fetch,
+        floor: Option<i64>,
+        blocks: &[Block],
+    ) -> Result<(), Error> {
         let backwards = |start: i64, highest: i64| Error::HiLoCounterWentBackwards {
             counter: self.counter.clone(),
             start,
             highest,
         };
         let last = |b: &Block| b.start + (b.len - 1) as i64;
-        let mut below: Option<i64> = fetch.floor;
+        // `None` sorts below every `Some`.
+        let mut below: Option<i64> = fetch.floor.max(floor);
         // A sequence's blocks lie on one grid; one off it means its increment or value was
         // changed while this ran, and its blocks may meet other processes' (or counters').
         let grid = self.grid(inner).or_else(|| match self.increment {

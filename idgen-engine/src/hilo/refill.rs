@@ -11,6 +11,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::planner::{Call, Shared};
+use super::source::BoxError;
 
 /// Runs until the buffer needs nothing more, the generator failed closed, or every `HiLo`
 /// clone was dropped. Holds only a weak reference across the round trip.
@@ -44,7 +45,7 @@ async fn run(mut task: Task, kicked_at: Instant) {
     let mut jitter = Jitter::new();
     let mut requested = Some(kicked_at);
     loop {
-        let (source, fetch) = {
+        let (source, fetch, floor_query, timeout) = {
             let Some(shared) = me.upgrade() else {
                 task.running = false;
                 return;
@@ -53,19 +54,41 @@ async fn run(mut task: Task, kicked_at: Instant) {
                 task.running = false;
                 return;
             };
-            (Arc::clone(&shared.source), fetch)
+            (
+                Arc::clone(&shared.source),
+                fetch,
+                shared.floor_query(),
+                shared.timeout(),
+            )
         };
         task.fetch = Some(fetch.id);
         let started = requested.take().unwrap_or_else(Instant::now);
-        let result = match fetch.call {
-            Call::Allocate(size) => source.allocate(size).await.map(|s| vec![s]),
-            Call::AllocateBlocks(size, count) => match source.allocate_blocks(size, count).await {
-                Ok(starts) if starts.is_empty() => {
-                    Err("the source's allocate_blocks returned no block".into())
+        let result = async {
+            // The floor first: what it shows was handed out before the block is taken, so
+            // none of it can be another process's later block.
+            let floor = match &floor_query {
+                Some(query) => Some(tokio::time::timeout(timeout, query.read()).await.map_err(
+                    |_| {
+                        BoxError::from(format!(
+                            "the floor query (floor_from) did not answer within {timeout:?}"
+                        ))
+                    },
+                )??),
+                None => None,
+            };
+            let starts = match fetch.call {
+                Call::Allocate(size) => vec![source.allocate(size).await?],
+                Call::AllocateBlocks(size, count) => {
+                    let starts = source.allocate_blocks(size, count).await?;
+                    if starts.is_empty() {
+                        return Err("the source's allocate_blocks returned no block".into());
+                    }
+                    starts
                 }
-                other => other,
-            },
-        };
+            };
+            Ok::<_, BoxError>((starts, floor))
+        }
+        .await;
         let latency = started.elapsed();
         task.fetch = None;
         let Some(shared) = me.upgrade() else {
@@ -73,12 +96,12 @@ async fn run(mut task: Task, kicked_at: Instant) {
             return;
         };
         match result {
-            Ok(starts) => {
+            Ok((starts, floor)) => {
                 if failures > 0 {
                     crate::observe::events::hilo_counter_available(source.name(), failures);
                 }
                 failures = 0;
-                if shared.land(&fetch, starts, latency).is_err() {
+                if shared.land(&fetch, starts, latency, floor).is_err() {
                     // Failed closed; `land` gave the task's slot back.
                     task.running = false;
                     return;

@@ -145,6 +145,39 @@ pub trait HiLoSource: Send + Sync + 'static {
         async move { Ok(vec![self.allocate(size).await?]) }
     }
 
+    /// Moves the counter forward in **one step**, so that its next block starts above `floor`:
+    /// the [`floor`](crate::hilo::HiLoBuilder::floor) at start-up, instead of taking blocks until
+    /// the counter is past it (10⁶ round trips for a gap of 10⁹ in blocks of 1,000).
+    ///
+    /// Forward only, and safe against every other writer: a counter already above `floor` is
+    /// left as it is, and an allocation or another raise running at the same moment (another
+    /// process starting) never makes the counter go down (an atomic `max` on a key-value store,
+    /// `UPDATE … SET next_val = GREATEST(next_val, ?)` on a counter table, a sequence's value set
+    /// while no `nextval` can run). A counter with a fixed increment moves by a whole number of
+    /// increments, so its blocks stay on their grid.
+    ///
+    /// Returns `Ok(true)` once the counter is above `floor`, `Ok(false)` when this source
+    /// cannot jump (the default): start-up then takes blocks until it is (several per round
+    /// trip with [`allocate_blocks`](Self::allocate_blocks)), as it also does after an error
+    /// here (a database user without the right to alter the sequence, say).
+    ///
+    /// ```
+    /// use idgen_engine::hilo::{HiLoSource, MemorySource};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let counter = MemorySource::sequence(1000);
+    /// assert!(counter.raise_above(1_000_000_000).await.unwrap());
+    /// assert_eq!(counter.peek_next(), 1_000_000_001); // 1 + 10⁶ increments, one call
+    /// assert_eq!(counter.calls(), 1);
+    /// counter.raise_above(5).await.unwrap(); // never backwards
+    /// assert_eq!(counter.peek_next(), 1_000_000_001);
+    /// # });
+    /// ```
+    fn raise_above(&self, floor: i64) -> impl Future<Output = Result<bool, BoxError>> + Send {
+        let _ = floor;
+        async { Ok(false) }
+    }
+
     /// How the database is configured to advance the counter, read once at start-up (for a
     /// sequence: its increment from the catalog, e.g. `pg_sequences.increment_by`).
     fn increment(&self) -> impl Future<Output = Result<Increment, BoxError>> + Send;
@@ -254,6 +287,7 @@ pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub(crate) trait DynSource: Send + Sync + 'static {
     fn allocate(&self, size: u64) -> BoxFuture<'_, Result<i64, BoxError>>;
     fn allocate_blocks(&self, size: u64, count: u64) -> BoxFuture<'_, Result<Vec<i64>, BoxError>>;
+    fn raise_above(&self, floor: i64) -> BoxFuture<'_, Result<bool, BoxError>>;
     fn name(&self) -> &str;
 }
 
@@ -264,6 +298,10 @@ impl<S: HiLoSource> DynSource for S {
 
     fn allocate_blocks(&self, size: u64, count: u64) -> BoxFuture<'_, Result<Vec<i64>, BoxError>> {
         Box::pin(HiLoSource::allocate_blocks(self, size, count))
+    }
+
+    fn raise_above(&self, floor: i64) -> BoxFuture<'_, Result<bool, BoxError>> {
+        Box::pin(HiLoSource::raise_above(self, floor))
     }
 
     fn name(&self) -> &str {

@@ -126,6 +126,12 @@ impl<S: HiLoSource> HiLoSource for Stripe<S> {
         self.inner.allocate_blocks(self.step, count).await
     }
 
+    /// The counter's own jump: it moves by whole steps (`N × block`), so its blocks stay its
+    /// own.
+    async fn raise_above(&self, floor: i64) -> std::result::Result<bool, BoxError> {
+        self.inner.raise_above(floor).await
+    }
+
     async fn increment(&self) -> std::result::Result<Increment, BoxError> {
         match self.inner.increment().await? {
             Increment::Fixed(step) if step == self.step => Ok(Increment::Fixed(self.block)),
@@ -199,8 +205,10 @@ impl StripedHiLo {
     ///
     /// [`Error::HiLoCountersOverlap`] naming two counters whose blocks could overlap;
     /// [`Error::HiLoSource`] when a counter cannot be read at start-up (every counter must
-    /// answer then); [`Error::HiLoInvalidOption`] when there is no counter; any error of
-    /// [`HiLo::new`].
+    /// answer then); [`Error::HiLoStartTimeout`] naming the counter that did not answer when
+    /// reading the counters' settings took longer than the time-out (5 s by default; each
+    /// counter's own start-up after that is bounded by it too); [`Error::HiLoInvalidOption`]
+    /// when there is no counter; any error of [`HiLo::new`].
     ///
     /// # Examples
     ///
@@ -226,8 +234,9 @@ impl StripedHiLo {
     }
 
     /// As [`new`](StripedHiLo::new), with each counter's [`HiLoBuilder`] passed through
-    /// `configure` (time-out, backoff, prefetch; the block is set here). The time-out also
-    /// bounds [`next_id`](StripedHiLo::next_id) when no counter answers.
+    /// `configure` (time-out, backoff, prefetch; the block is set here). The first counter's
+    /// time-out bounds reading every counter's settings, each counter's start-up is bounded by
+    /// its own, and it also bounds [`next_id`](StripedHiLo::next_id) when no counter answers.
     ///
     /// ```
     /// # use std::sync::atomic::{AtomicI64, Ordering};
@@ -261,14 +270,36 @@ impl StripedHiLo {
                 reason: "a striped hi-lo needs at least one counter",
             });
         }
-        let mut settings = Vec::with_capacity(sources.len());
-        for source in &sources {
+        // Each counter's builder first, for the time-out that bounds reading the settings.
+        let mut builders: Vec<HiLoBuilder<Stripe<S>, ()>> = sources
+            .into_iter()
+            .map(|inner| {
+                configure(HiLo::builder(Stripe {
+                    inner,
+                    block,
+                    step: 0,
+                }))
+            })
+            .collect();
+        let timeout = builders[0].configured_timeout();
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut settings = Vec::with_capacity(builders.len());
+        for builder in &mut builders {
+            let source = &builder.source_mut().inner;
             let name = source.name().to_owned();
             let failed = |e: BoxError| Error::HiLoSource {
                 counter: name.clone(),
                 source: Arc::from(e),
             };
-            let step = match source.increment().await.map_err(failed)? {
+            let timed_out = |waiting_for: &'static str| Error::HiLoStartTimeout {
+                counter: name.clone(),
+                timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+                waiting_for,
+            };
+            let increment = tokio::time::timeout_at(deadline, source.increment())
+                .await
+                .map_err(|_| timed_out("the counter's increment check"))?;
+            let step = match increment.map_err(failed)? {
                 Increment::Fixed(step) => step,
                 Increment::PerCall => {
                     return Err(Error::HiLoCountersOverlap {
@@ -280,36 +311,31 @@ impl StripedHiLo {
                     });
                 }
             };
-            let start = source.start().await.map_err(failed)?;
+            let start = tokio::time::timeout_at(deadline, source.start())
+                .await
+                .map_err(|_| timed_out("the counter's start value"))?
+                .map_err(failed)?;
             let name = match source.location() {
                 Some(at) => format!("{name} on {at}"),
                 None => name,
             };
+            builder.source_mut().step = step;
             settings.push(CounterSettings { name, start, step });
         }
         check_no_overlap(block, &settings)?;
-        let mut members = Vec::with_capacity(sources.len());
-        let mut timeout = None;
-        for (inner, setting) in sources.into_iter().zip(&settings) {
-            let stripe = Stripe {
-                inner,
-                block,
-                step: setting.step,
-            };
+        let mut members = Vec::with_capacity(builders.len());
+        for (builder, setting) in builders.into_iter().zip(&settings) {
             // Each block it receives must be one of its own (start + k × step): a `setval` or
             // `RESTART` on one server while this runs would otherwise go unnoticed until its
-            // blocks met another counter's.
-            let builder = configure(HiLo::builder(stripe))
-                .block(block)
-                .grid(setting.start, setting.step);
-            timeout.get_or_insert(builder.configured_timeout());
+            // blocks met another counter's. Each start-up is bounded by the time-out.
+            let builder = builder.block(block).grid(setting.start, setting.step);
             members.push(builder.build().await?);
         }
         Ok(StripedHiLo {
             members,
             names: settings.into_iter().map(|s| s.name).collect(),
             next: AtomicUsize::new(0),
-            timeout: timeout.unwrap_or(Duration::from_secs(5)),
+            timeout,
         })
     }
 

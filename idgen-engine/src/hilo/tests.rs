@@ -607,3 +607,187 @@ async fn a_floor_moves_the_counter_above_it_before_serving() {
         .unwrap_err();
     assert!(ids.to_string().contains("unreachable"), "{ids}");
 }
+
+/// The application's table of handed-out IDs, as a floor query reads it (`MAX(id)`).
+#[derive(Clone, Default)]
+struct IssuedTable(std::sync::Arc<Mutex<std::collections::BTreeSet<i64>>>);
+
+impl IssuedTable {
+    /// Takes `n` IDs from `ids` and stores them; each must be new to the table.
+    async fn take_and_store(&self, ids: &HiLo, n: usize) -> Result<(), Error> {
+        for _ in 0..n {
+            let id = ids.next_id().await?;
+            assert!(
+                self.0.lock().unwrap().insert(id),
+                "ID {id} handed out by both"
+            );
+        }
+        Ok(())
+    }
+
+    fn max(&self) -> i64 {
+        self.0.lock().unwrap().last().copied().unwrap_or(0)
+    }
+
+    /// A generator of blocks of 10 on `source` whose floor query reads this table.
+    async fn generator(&self, source: &MemorySource) -> HiLo {
+        let table = self.clone();
+        HiLo::builder(source.clone())
+            .block(10)
+            .prefetch(false)
+            .floor_from(move || {
+                let table = table.clone();
+                async move { Ok(table.max()) }
+            })
+            .build()
+            .await
+            .unwrap()
+    }
+}
+
+/// Issue 37, item 6: a counter set back to a point between two generators' blocks. With a
+/// floor query, the lower generator's next block (which the higher one still serves) is
+/// refused: it fails closed, and no ID is handed out by both. Processes that interleave
+/// normally never trip the re-read floor (the floor is read before each block is taken).
+#[tokio::test]
+async fn a_counter_set_back_between_two_generators_is_caught_by_the_lower_one_with_a_floor() {
+    for source in [MemorySource::sequence(10), MemorySource::new()] {
+        let table = IssuedTable::default();
+        let low = table.generator(&source).await; // [1, 11)
+        let high = table.generator(&source).await; // [11, 21)
+        table.take_and_store(&low, 5).await.unwrap();
+        table.take_and_store(&high, 5).await.unwrap();
+        assert_eq!(table.max(), 15);
+        // Restored to the start of `high`'s block, which `high` still serves.
+        source.set_next(11);
+        let err = table.take_and_store(&low, 20).await.unwrap_err();
+        assert_went_backwards(&err, 11, 15);
+        table.take_and_store(&high, 5).await.unwrap(); // the rest of its block
+    }
+
+    // Interleaving normally, many blocks each: never refused.
+    let source = MemorySource::sequence(10);
+    let table = IssuedTable::default();
+    let (a, b) = (
+        table.generator(&source).await,
+        table.generator(&source).await,
+    );
+    for _ in 0..50 {
+        table.take_and_store(&a, 7).await.unwrap();
+        table.take_and_store(&b, 13).await.unwrap();
+    }
+}
+
+/// What holds without a floor (documented in the README): the generator that was ahead
+/// notices only a block at or below its own; the lower one takes the restored block silently,
+/// handing out IDs the higher one already handed out.
+#[tokio::test]
+async fn without_a_floor_a_counter_set_back_between_two_generators_goes_unnoticed() {
+    let source = MemorySource::sequence(10);
+    let low = plain(&source, 10).await; // [1, 11)
+    let high = plain(&source, 10).await; // [11, 21)
+    let mut seen: Vec<i64> = take(&low, 5).await;
+    seen.extend(take(&high, 5).await); // 11..=15
+    source.set_next(11);
+    seen.extend(take(&low, 10).await); // 6..=10, then the restored block: 11..=15 again
+    let mut distinct = seen.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(seen.len() - distinct.len(), 5, "{seen:?}");
+}
+
+/// Issue 37, item 7: a floor query that never answers (behind another session's lock) does not
+/// hold `build()` for ever: the typed time-out error, naming the floor query, within about the
+/// timeout.
+#[tokio::test]
+async fn build_with_a_floor_query_that_never_answers_returns_within_its_timeout() {
+    let began = std::time::Instant::now();
+    let build = HiLo::builder(MemorySource::new())
+        .block(10)
+        .timeout(200 * MS)
+        .floor_from(std::future::pending)
+        .build();
+    // The guard turns a build that waits for ever (as it did) into a failure, not a hang.
+    let err = tokio::time::timeout(5_000 * MS, build)
+        .await
+        .expect("build() still waited 5 s after its timeout of 200 ms")
+        .unwrap_err();
+    let took = began.elapsed();
+    assert!(
+        matches!(
+            err,
+            Error::HiLoStartTimeout {
+                timeout_ms: 200,
+                waiting_for: "the floor query",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(took < 1_000 * MS, "{took:?}");
+}
+
+/// Issue 37, item 7: a floor 10⁹ above a sequence of blocks of 1,000 is reached in one jump
+/// (one call), not 10⁶ blocks; the first ID is just above it.
+#[tokio::test]
+async fn a_floor_far_above_the_counter_is_reached_in_one_jump() {
+    for source in [MemorySource::sequence(1000), MemorySource::new()] {
+        let ids = HiLo::builder(source.clone())
+            .block(1000)
+            .prefetch(false)
+            .floor(1_000_000_000)
+            .build()
+            .await
+            .unwrap();
+        let first = ids.next_id().await.unwrap();
+        assert!((1_000_000_001..=1_000_001_000).contains(&first), "{first}");
+        // The jump and the first block.
+        assert_eq!(source.calls(), 2);
+    }
+}
+
+/// A source that never answers its increment check.
+#[derive(Clone)]
+struct Silent;
+
+impl HiLoSource for Silent {
+    async fn allocate(&self, _size: u64) -> Result<i64, BoxError> {
+        std::future::pending().await
+    }
+    async fn increment(&self) -> Result<Increment, BoxError> {
+        std::future::pending().await
+    }
+    fn name(&self) -> &str {
+        "silent"
+    }
+}
+
+impl CounterStart for Silent {
+    async fn start(&self) -> Result<i64, BoxError> {
+        Ok(1)
+    }
+}
+
+/// Issue 37, item 7: `StripedHiLo` start-up is bounded by the time-out too.
+#[tokio::test]
+async fn a_striped_start_up_returns_within_its_timeout_when_a_counter_never_answers() {
+    let began = std::time::Instant::now();
+    let start = StripedHiLo::with_options(vec![Silent, Silent], 10, |b| b.timeout(200 * MS));
+    let err = tokio::time::timeout(5_000 * MS, start)
+        .await
+        .expect("StripedHiLo::with_options still waited 5 s after its timeout of 200 ms")
+        .err()
+        .expect("refused");
+    assert!(
+        matches!(
+            err,
+            Error::HiLoStartTimeout {
+                timeout_ms: 200,
+                waiting_for: "the counter's increment check",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(began.elapsed() < 1_000 * MS, "{:?}", began.elapsed());
+}
