@@ -268,6 +268,15 @@ impl HiLoSource for EtcdCounter {
         Ok(self.create(block).await?)
     }
 
+    /// A compare-and-swap transaction: the counter moves to the first value above `floor` on
+    /// its grid (whole increments), only if neither key changed since it was read (retried
+    /// with what the failed transaction read), so it never moves back.
+    async fn raise_above(&self, floor: i64) -> Result<bool, BoxError> {
+        self.etcd
+            .retry_unsent(|| self.raise_above_once(floor))
+            .await
+    }
+
     /// The increment stored with the counter ([`Increment::Fixed`]), read afresh.
     async fn increment(&self) -> Result<Increment, BoxError> {
         let read = || async {
@@ -279,6 +288,61 @@ impl HiLoSource for EtcdCounter {
 }
 
 impl EtcdCounter {
+    async fn raise_above_once(&self, floor: i64) -> Result<bool, BoxError> {
+        let mut client = self.client().await?;
+        let mut seen = self.read(&mut client).await?;
+        let (next_key, inc_key) = (self.next_key(), self.increment_key());
+        for _ in 0..CAS_ATTEMPTS {
+            if seen.next > floor {
+                return Ok(true);
+            }
+            let step = i128::from(seen.increment);
+            let k = (i128::from(floor) - i128::from(seen.next)).div_euclid(step) + 1;
+            let target = i64::try_from(i128::from(seen.next) + k * step).map_err(|_| {
+                BoxError::from(format!(
+                    "counter {} at {} cannot move above the floor {floor} within i64",
+                    self.name, seen.next
+                ))
+            })?;
+            let txn = Txn::new()
+                .when([
+                    Compare::mod_revision(next_key.as_str(), CompareOp::Equal, seen.next_revision),
+                    Compare::mod_revision(
+                        inc_key.as_str(),
+                        CompareOp::Equal,
+                        seen.increment_revision,
+                    ),
+                ])
+                .and_then([TxnOp::put(next_key.as_str(), target.to_string(), None)])
+                .or_else([
+                    TxnOp::get(next_key.as_str(), None),
+                    TxnOp::get(inc_key.as_str(), None),
+                ]);
+            let answer = client
+                .txn(txn)
+                .await
+                .map_err(|e| self.etcd.failed(format!("raise {next_key}"), e))?;
+            if answer.succeeded() {
+                // The next block reads afresh.
+                *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                return Ok(true);
+            }
+            let kvs: Vec<KeyValue> = answer
+                .op_responses()
+                .into_iter()
+                .flat_map(|r| match r {
+                    TxnOpResponse::Get(mut get) => get.take_kvs(),
+                    _ => Vec::new(),
+                })
+                .collect();
+            seen = self.decode(&kvs)?;
+        }
+        Err(BoxError::from(format!(
+            "counter {} changed under {CAS_ATTEMPTS} compare-and-swap attempts in a row",
+            self.name
+        )))
+    }
+
     async fn allocate_once(&self, size: u64) -> Result<i64, BoxError> {
         let mut client = self.client().await?;
         let cached = *self.seen.lock().unwrap_or_else(|p| p.into_inner());

@@ -160,6 +160,35 @@ impl RedisCounter {
     }
 }
 
+/// KEYS[1] the counter, ARGV[1] the target (a positive decimal): sets the counter to the target
+/// when it holds less, and returns what it holds then; `false` when the key is missing. Numbers
+/// are compared as texts (a sign, then the length, then the digits), so values above 2^53 are
+/// exact.
+static RAISE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+local v = redis.call('GET', KEYS[1])
+if not v then
+  return false
+end
+local t = ARGV[1]
+local below
+if string.sub(v, 1, 1) == '-' then
+  below = true
+elseif #v ~= #t then
+  below = #v < #t
+else
+  below = v < t
+end
+if below then
+  redis.call('SET', KEYS[1], t)
+  return t
+end
+return v
+",
+    )
+});
+
 /// The SQL sources' rule for counter names, so a name moves between stores unchanged.
 fn validate_name(name: &str) -> Result<(), Error> {
     idgen_engine::SqlName::parse("hi-lo counter", name).map(drop)
@@ -192,6 +221,34 @@ impl HiLoSource for RedisCounter {
             .map_err(|_| BoxError::from(format!("counter {key} holds {text:?}, not an integer")))?;
         // `INCRBY` refuses to pass i64::MAX, so `next - step` cannot overflow.
         Ok(next - step)
+    }
+
+    /// One script, atomic on the server: `SET key floor+1` only if the key holds less (compared
+    /// as decimal texts, exact over all of `i64`, which Lua's numbers are not); a missing key
+    /// is refused, never created.
+    async fn raise_above(&self, floor: i64) -> Result<bool, BoxError> {
+        let key = self.key.clone()?;
+        let target = floor.max(0).checked_add(1).ok_or_else(|| {
+            BoxError::from(format!("no ID lies above the floor {floor} within i64"))
+        })?;
+        let reply: Option<String> = self
+            .conn
+            .run(|mut conn| {
+                let key = key.clone();
+                async move {
+                    RAISE
+                        .key(&key)
+                        .arg(target.to_string())
+                        .invoke_async(&mut conn)
+                        .await
+                }
+            })
+            .await
+            .map_err(|e| self.failed("raise", e))?;
+        match reply {
+            Some(_) => Ok(true),
+            None => Err(Box::new(self.missing(&key))),
+        }
     }
 
     /// Any step per call (a counter, not a sequence), once the counter is found to exist.

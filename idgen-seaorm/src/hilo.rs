@@ -304,6 +304,20 @@ impl HiLoSource for SeaOrmCounter {
         }
     }
 
+    /// One forward-only step, on the database's own counter.
+    async fn raise_above(&self, floor: i64) -> Result<bool, BoxError> {
+        #[allow(unused_variables)]
+        match &self.inner {
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(c) => c.raise_above(floor).await,
+            #[cfg(feature = "mysql")]
+            Inner::MySql(c) => c.raise_above(floor).await,
+            #[cfg(feature = "sqlite")]
+            Inner::Sqlite(c) => c.raise_above(floor).await,
+            Inner::Unsupported { error, .. } => Err(error.clone().into()),
+        }
+    }
+
     async fn increment(&self) -> Result<Increment, BoxError> {
         match &self.inner {
             #[cfg(feature = "postgres")]

@@ -70,6 +70,9 @@ impl HiLoSource for Counter {
     async fn allocate_blocks(&self, size: u64, count: u64) -> Result<Vec<i64>, BoxError> {
         self.counter.allocate_blocks(size, count).await
     }
+    async fn raise_above(&self, floor: i64) -> Result<bool, BoxError> {
+        self.counter.raise_above(floor).await
+    }
     async fn increment(&self) -> Result<Increment, BoxError> {
         self.counter.increment().await
     }

@@ -246,6 +246,59 @@ impl CounterSql {
         }
     }
 
+    /// Moves the counter so that its next block starts above `floor`, in one statement that
+    /// never moves it back (`None` for a MariaDB sequence, whose `SETVAL` takes only a
+    /// literal: [`raise_on`](Self::raise_on) reads it first). `floor` is written into the SQL
+    /// as a number where the statement cannot take a parameter.
+    ///
+    /// * a PostgreSQL sequence: one `DO` block, whose `ALTER SEQUENCE` (to the increment it
+    ///   has) takes the lock that `nextval` and `setval` wait for, so the value it reads cannot
+    ///   change before its `setval` to the first value above `floor` on the sequence's grid;
+    ///   needs the right to alter the sequence (its owner);
+    /// * a counter table: `UPDATE … SET next_val = GREATEST(next_val, floor + 1)` (`MAX` on
+    ///   SQLite), atomic in the row.
+    ///
+    /// ```
+    /// use idgen_sql::{CounterSql, Dialect, Value};
+    /// let pg = CounterSql::sequence(Dialect::Postgres, "orders")?;
+    /// let sql = pg.raise_above(5000).unwrap().sql;
+    /// assert!(sql.contains("EXECUTE format('ALTER SEQUENCE orders INCREMENT BY %s', inc)"));
+    /// assert!(sql.contains("IF nxt <= 5000 THEN"));
+    /// let lite = CounterSql::table(Dialect::Sqlite, "orders", "idgen_hilo")?;
+    /// let raise = lite.raise_above(5000).unwrap();
+    /// assert_eq!(raise.sql, "UPDATE idgen_hilo SET next_val = MAX(next_val, ?1) WHERE name = ?2");
+    /// assert_eq!(raise.params, [Value::BigInt(5001), Value::Text("orders")]);
+    /// assert!(CounterSql::sequence(Dialect::MySql, "orders")?.raise_above(5000).is_none());
+    /// # Ok::<(), idgen_engine::Error>(())
+    /// ```
+    pub fn raise_above(&self, floor: i64) -> Option<Statement<'_>> {
+        let (name, table) = (self.name.as_str(), self.table.as_str());
+        let target = floor.max(0).saturating_add(1);
+        match (self.dialect, self.kind) {
+            (Dialect::Postgres, _) => Some(Statement::new(
+                format!(
+                    "DO $idgen$\nDECLARE inc bigint; nxt bigint;\nBEGIN\n  \
+                     SELECT seqincrement INTO inc FROM pg_catalog.pg_sequence WHERE seqrelid = '{name}'::regclass;\n  \
+                     EXECUTE format('ALTER SEQUENCE {name} INCREMENT BY %s', inc);\n  \
+                     SELECT CASE WHEN is_called THEN last_value + inc ELSE last_value END INTO nxt FROM {name};\n  \
+                     IF nxt <= {floor} THEN\n    \
+                     PERFORM setval('{name}', nxt + inc * (({floor} - nxt) / inc + 1), false);\n  \
+                     END IF;\nEND\n$idgen$"
+                ),
+                Vec::new(),
+            )),
+            (_, CounterKind::Sequence) => None,
+            (Dialect::MySql, CounterKind::Table) => Some(Statement::new(
+                format!("UPDATE {table} SET next_val = GREATEST(next_val, ?) WHERE name = ?"),
+                vec![Value::BigInt(target), Value::Text(name)],
+            )),
+            (Dialect::Sqlite, CounterKind::Table) => Some(Statement::new(
+                format!("UPDATE {table} SET next_val = MAX(next_val, ?1) WHERE name = ?2"),
+                vec![Value::BigInt(target), Value::Text(name)],
+            )),
+        }
+    }
+
     /// MySQL/MariaDB: the value the last `LAST_INSERT_ID(expr)` of this connection set, as
     /// column `value`.
     pub const LAST_INSERT_ID: &'static str = "SELECT CAST(LAST_INSERT_ID() AS SIGNED) AS value";
@@ -401,6 +454,53 @@ impl CounterSql {
         match in_own_transaction!(session, session.fetch_text(statement)).await {
             Ok(Some(text)) => parse_starts(&text, self.name()),
             Ok(None) => Err(self.missing().into()),
+            Err(e) => Err(self.or_missing(session, e)),
+        }
+    }
+
+    /// Moves the counter above `floor` in one forward-only step
+    /// ([`raise_above`](Self::raise_above)); on a MariaDB sequence, reads its increment and next
+    /// value, then `SELECT SETVAL(s, target, 0)` to the first value above `floor` on its grid,
+    /// which MariaDB ignores when the sequence is already past it (never backwards). A missing
+    /// counter is [`missing`](Self::missing); other errors are the driver's (a user without
+    /// the right to alter a PostgreSQL sequence among them).
+    pub async fn raise_on<S: Session>(&self, session: &mut S, floor: i64) -> Result<(), BoxError> {
+        check_outside_transaction(session).await?;
+        if let Some(statement) = self.raise_above(floor) {
+            let table = self.kind == CounterKind::Table;
+            return match in_own_transaction!(session, session.execute(statement)).await {
+                Ok(0) if table => Err(self.missing().into()),
+                Ok(_) => Ok(()),
+                Err(e) => Err(self.or_missing(session, e)),
+            };
+        }
+        // A MariaDB sequence.
+        let read = in_own_transaction!(session, async {
+            let increment = session.fetch_i64(self.increment()).await?;
+            let next = session.fetch_i64(self.next_value()).await?;
+            Ok::<_, S::Error>((increment, next))
+        })
+        .await;
+        let (increment, next) = match read {
+            Ok((Some(increment), Some(next))) => (self.step(increment)?, next),
+            Ok(_) => return Err(self.missing().into()),
+            Err(e) => return Err(self.or_missing(session, e)),
+        };
+        if next > floor {
+            return Ok(());
+        }
+        let step = i128::from(increment);
+        let k = (i128::from(floor) - i128::from(next)).div_euclid(step) + 1;
+        let target = i64::try_from(i128::from(next) + k * step).map_err(|_| {
+            BoxError::from(format!(
+                "counter {} at {next} cannot move above the floor {floor} within i64",
+                self.name
+            ))
+        })?;
+        // NULL when MariaDB ignored it (the sequence is past the target): not read.
+        let setval = raw(&format!("SELECT SETVAL({}, {target}, 0)", self.name));
+        match in_own_transaction!(session, session.execute(setval)).await {
+            Ok(_) => Ok(()),
             Err(e) => Err(self.or_missing(session, e)),
         }
     }

@@ -267,6 +267,12 @@ where
         .await
     }
 
+    /// One forward-only step ([`CounterSql::raise_on`]).
+    async fn raise_above(&self, floor: i64) -> Result<bool, BoxError> {
+        on_connection!(self, |session, sql| sql.raise_on(session, floor)).await?;
+        Ok(true)
+    }
+
     async fn increment(&self) -> Result<Increment, BoxError> {
         let step = on_connection!(self, |session, sql| sql.increment_on(session)).await?;
         Ok(step.map_or(Increment::PerCall, Increment::Fixed))

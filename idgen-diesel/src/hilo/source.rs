@@ -251,6 +251,13 @@ impl<C: DieselConnection + Send> HiLoSource for DieselCounter<C> {
             .await
     }
 
+    /// One forward-only step ([`CounterSql::raise_on`]), on a blocking thread.
+    async fn raise_above(&self, floor: i64) -> Result<bool, BoxError> {
+        self.blocking(move |session, sql| block_on(sql.raise_on(session, floor)))
+            .await?;
+        Ok(true)
+    }
+
     async fn increment(&self) -> Result<Increment, BoxError> {
         let step = self
             .blocking(|session, sql| block_on(sql.increment_on(session)))

@@ -40,6 +40,13 @@ impl<DB: SqlxDatabase> Counter<DB> {
         sql.allocate_blocks_on(&mut session, size, count).await
     }
 
+    pub(crate) async fn raise_above(&self, floor: i64) -> Result<bool, BoxError> {
+        let sql = self.sql()?;
+        let mut session = DB::session(&self.allocator).await?;
+        sql.raise_on(&mut session, floor).await?;
+        Ok(true)
+    }
+
     pub(crate) async fn increment(&self) -> Result<Increment, BoxError> {
         let sql = self.sql()?;
         let mut session = DB::session(&self.allocator).await?;
@@ -98,6 +105,11 @@ macro_rules! counter_source {
                 count: u64,
             ) -> Result<Vec<i64>, $crate::hilo::BoxError> {
                 self.counter.allocate_blocks(size, count).await
+            }
+
+            /// One forward-only statement ([`CounterSql::raise_on`](idgen_sql::CounterSql::raise_on)).
+            async fn raise_above(&self, floor: i64) -> Result<bool, $crate::hilo::BoxError> {
+                self.counter.raise_above(floor).await
             }
 
             async fn increment(&self) -> Result<$crate::hilo::Increment, $crate::hilo::BoxError> {

@@ -255,6 +255,11 @@ impl HiLoSource for MySqlCounter {
         self.counter(self.resolve().await?).allocate(size).await
     }
 
+    /// One forward-only step ([`CounterSql::raise_on`](idgen_sql::CounterSql::raise_on)).
+    async fn raise_above(&self, floor: i64) -> Result<bool, BoxError> {
+        self.counter(self.resolve().await?).raise_above(floor).await
+    }
+
     async fn increment(&self) -> Result<Increment, BoxError> {
         self.counter(self.resolve().await?).increment().await
     }

@@ -126,6 +126,10 @@ impl HiLoSource for PgStripe {
         self.sequence.allocate_blocks(size, count).await
     }
 
+    async fn raise_above(&self, floor: i64) -> Result<bool, BoxError> {
+        self.sequence.raise_above(floor).await
+    }
+
     async fn increment(&self) -> Result<Increment, BoxError> {
         self.sequence.increment().await
     }

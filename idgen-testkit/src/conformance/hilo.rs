@@ -158,6 +158,23 @@ pub(crate) async fn set_back(db: &Database, kind: CounterUnderTest) {
     db.execute(&sql).await;
 }
 
+/// Sets the counter so that the next block anyone takes starts at `next` (on the grid of a
+/// sequence), as restoring a backup taken at that point would: `setval` on PostgreSQL,
+/// `ALTER SEQUENCE … RESTART` on MariaDB, the row's `next_val`, the key's value.
+pub(crate) async fn set_next(db: &Database, kind: CounterUnderTest, next: i64) {
+    if let Some(keys) = db.key_prefix() {
+        return super::key_value::set_next(keys, COUNTER, next).await;
+    }
+    let sql = match (db.kind(), kind) {
+        (DbKind::Postgres, _) => format!("SELECT setval('{COUNTER}', {next}, false)"),
+        (DbKind::MySql, CounterUnderTest::Sequence) => {
+            format!("ALTER SEQUENCE {COUNTER} RESTART WITH {next}")
+        }
+        _ => format!("UPDATE {COUNTER_TABLE} SET next_val = {next} WHERE name = '{COUNTER}'"),
+    };
+    db.execute(&sql).await;
+}
+
 /// A fresh database of `H` with the counter created (increment `block`), and its kind.
 pub(crate) async fn setup<H: HiLoSubject>(block: u64) -> (Database, H::Source, CounterUnderTest) {
     let db = Database::fresh(H::DATABASE).await;

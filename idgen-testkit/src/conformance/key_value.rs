@@ -117,6 +117,17 @@ pub(crate) async fn set_back(keys: &KeyPrefix, counter: &str) {
     .await)
 }
 
+/// Sets the counter to `next` (the start of the next block anyone takes), as restoring a
+/// backup taken at that point would.
+pub(crate) async fn set_next(keys: &KeyPrefix, counter: &str, next: i64) {
+    on_store!(keys, "counters", |store| store::set_next(
+        keys,
+        &counter_key(keys, counter),
+        next
+    )
+    .await)
+}
+
 /// The words a store's missing-counter error uses for `counter`.
 pub(crate) fn missing_counter(keys: &KeyPrefix, counter: &str) -> String {
     let key = counter_key(keys, counter);
@@ -257,11 +268,15 @@ mod etcd {
     }
 
     pub(super) async fn set_back(keys: &KeyPrefix, counter_key: &str) {
+        set_next(keys, counter_key, 1).await;
+    }
+
+    pub(super) async fn set_next(keys: &KeyPrefix, counter_key: &str, next: i64) {
         let mut client = client(keys.server_url()).await.expect("an etcd client");
         client
-            .put(format!("{counter_key}/next"), "1", None)
+            .put(format!("{counter_key}/next"), next.to_string(), None)
             .await
-            .expect("set the counter back");
+            .expect("set the counter");
     }
 }
 
@@ -382,10 +397,18 @@ mod redis {
     }
 
     pub(super) async fn set_back(keys: &KeyPrefix, counter_key: &str) {
+        set_next(keys, counter_key, 1).await;
+    }
+
+    pub(super) async fn set_next(keys: &KeyPrefix, counter_key: &str, next: i64) {
         let url = keys.server_url();
         let mut conn = connection(url).await.expect("a Redis connection");
-        query::<()>(&mut conn, url, cmd("SET").arg(counter_key).arg(1).clone())
-            .await
-            .expect("set the counter back");
+        query::<()>(
+            &mut conn,
+            url,
+            cmd("SET").arg(counter_key).arg(next).clone(),
+        )
+        .await
+        .expect("set the counter");
     }
 }

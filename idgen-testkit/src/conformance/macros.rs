@@ -94,6 +94,9 @@ macro_rules! hilo_suite {
             a_rolled_back_caller_transaction_does_not_return_a_block,
             build_returns_within_its_timeout_while_another_session_holds_the_counter,
         );
+        $crate::__conformance_cases!(hilo_forgetting<$subject>:
+            build_returns_within_its_timeout_while_the_floor_query_waits_for_a_lock,
+        );
         $crate::__conformance_cases!(connections<$subject>:
             a_cancelled_allocation_leaves_the_applications_connections_as_they_were,
         );
@@ -117,6 +120,9 @@ macro_rules! hilo_suite {
             $crate::__conformance_cases!(hilo_forgetting<$subject>:
                 a_floor_keeps_a_new_process_above_a_counter_set_back,
                 a_sequence_whose_increment_changes_while_it_runs_fails_closed,
+                a_counter_restored_between_two_processes_blocks_is_caught_with_a_floor,
+                a_floor_far_above_the_counter_is_reached_in_one_step,
+                raising_the_counter_never_moves_it_backwards,
             );
             $crate::__conformance_child_cases!(hilo<$subject>("hilo_child"):
                 four_processes_and_a_script_share_one_counter,
