@@ -22,9 +22,11 @@ pub const DEFAULT_PREFIX: &str = "idgen_hilo";
 /// that disappeared (a flushed or failed-over server) is refused, never restarted at 1.
 ///
 /// Durability is the server's: without `appendonly yes` and `appendfsync always`, a restart
-/// can lose the last increments and hand blocks out again. Running generators notice (the
-/// counter went backwards, they fail closed); new ones cannot. See
-/// [what Redis does not guarantee](crate#what-redis-does-not-guarantee).
+/// can lose the last increments and hand blocks out again. A running generator notices only a
+/// block at or below its own blocks (it fails closed); new ones, and one whose blocks lie below
+/// the restored value, do not, unless given a floor
+/// ([`HiLoBuilder::floor_from`](idgen_engine::hilo::HiLoBuilder::floor_from), read again before
+/// every block). See [what Redis does not guarantee](crate#what-redis-does-not-guarantee).
 ///
 /// ```no_run
 /// # #[tokio::main(flavor = "current_thread")]

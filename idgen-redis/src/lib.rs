@@ -65,9 +65,10 @@
 //! * **Persistence is the server's setting.** After a restart without `appendonly yes` and
 //!   `appendfsync always`, leases and the last-timestamp bounds of the last second(s) are gone
 //!   (new claims wait one TTL plus the allowance, as above), and a hi-lo counter can be behind
-//!   the blocks already handed out: generators still running fail closed (the counter went
-//!   backwards), new ones hand those blocks out again unless given a floor
-//!   (`HiLoBuilder::floor_from`).
+//!   the blocks already handed out: a generator still running fails closed only when its
+//!   next block comes out at or below its own blocks (one whose blocks lie below the restored
+//!   value takes blocks another process still serves), and new ones hand those blocks out
+//!   again, unless given a floor (`HiLoBuilder::floor_from`, read again before every block).
 //! * **Expiry follows the server's wall clock.** Redis stores expiry as a Unix time; a server
 //!   clock stepped forward expires leases early (before the holder's fence closes), and one
 //!   stepped back keeps them longer. Keep the server's clock slewed by NTP, never stepped.

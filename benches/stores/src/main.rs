@@ -11,6 +11,12 @@
 //! Servers come from idgen-testkit's discovery order (`IDGEN_POSTGRES_URL`,
 //! `IDGEN_ETCD_ENDPOINTS`, `IDGEN_REDIS_URL`; else containers; else throwaway local servers),
 //! each case on a fresh database or key prefix. Prints p50 / p99 / mean per call in µs.
+//!
+//! On PostgreSQL also what a `floor_from` query costs (issue 37, item 6: it is read again
+//! before every fetch): the query alone (`SELECT COALESCE(MAX(id), 0)` over an indexed table of
+//! 100,000 rows), the query and a block together (one fetch with a floor), and `HiLo` flat out
+//! (blocks of 1000, the defaults) without and with the floor: IDs/s, mean fetch latency, and
+//! the calls that found the buffer empty.
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -153,7 +159,9 @@ async fn main() {
     store.create_table().await.expect("the lease table");
     let sequence = idgen_sqlx::hilo::PgSequence::new(pg.pool(), "bench").unwrap();
     sequence.create(BLOCK).await.expect("the sequence");
-    rows.extend(measure("PostgreSQL", store, sequence, n).await);
+    rows.extend(measure("PostgreSQL", store, sequence.clone(), n).await);
+    let floor_rows = floor_cost(pg.pool(), &sequence, n).await;
+    rows.extend(floor_rows.0);
 
     let etcd_keys = idgen_testkit::etcd().await.expect("an etcd server");
     let etcd = idgen_etcd::Etcd::new(etcd_keys.server_url().split(','));
@@ -190,4 +198,99 @@ async fn main() {
     for row in &mut rows {
         row.print();
     }
+    println!("\n| PostgreSQL HiLo, flat out | IDs | IDs/s | fetches | mean fetch (µs) | caller waits |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for line in floor_rows.1 {
+        println!("{line}");
+    }
+}
+
+/// IDs per flat-out pass of `HiLo` with and without the floor.
+const FLAT_OUT_IDS: usize = 2_000_000;
+
+/// The floor query alone and with a block (as a fetch with `floor_from` makes them), and
+/// `HiLo` flat out without and with the floor.
+async fn floor_cost(
+    pool: &sqlx::PgPool,
+    sequence: &idgen_sqlx::hilo::PgSequence,
+    n: usize,
+) -> (Vec<Row>, Vec<String>) {
+    use idgen_sqlx::hilo::HiLo;
+    sqlx::query("CREATE TABLE bench_orders (id BIGINT PRIMARY KEY)")
+        .execute(pool)
+        .await
+        .expect("the orders table");
+    sqlx::query("INSERT INTO bench_orders SELECT generate_series(1, 100000)")
+        .execute(pool)
+        .await
+        .expect("its rows");
+    let query = move |pool: sqlx::PgPool| async move {
+        sqlx::query_scalar::<_, i64>("SELECT COALESCE(MAX(id), 0) FROM bench_orders")
+            .fetch_one(&pool)
+            .await
+    };
+    let alone = time(
+        |_| {
+            let pool = pool.clone();
+            async move {
+                query(pool).await.expect("the floor");
+            }
+        },
+        n,
+    )
+    .await;
+    let with_block = time(
+        |_| {
+            let pool = pool.clone();
+            async move {
+                query(pool).await.expect("the floor");
+                sequence.allocate(BLOCK).await.expect("a block");
+            }
+        },
+        n,
+    )
+    .await;
+    let mut lines = Vec::new();
+    for floor in [false, true] {
+        let builder = HiLo::builder(sequence.clone()).block(BLOCK);
+        let builder = if floor {
+            let pool = pool.clone();
+            builder.floor_from(move || {
+                let pool = pool.clone();
+                async move { Ok(query(pool).await?) }
+            })
+        } else {
+            builder
+        };
+        let ids = builder.build().await.expect("hi-lo");
+        let started = Instant::now();
+        for _ in 0..FLAT_OUT_IDS {
+            ids.next_id().await.expect("an ID");
+        }
+        let took = started.elapsed();
+        let stats = ids.stats();
+        lines.push(format!(
+            "| {} | {FLAT_OUT_IDS} | {:.0} | {} | {:.0} | {} |",
+            if floor { "with floor_from" } else { "without floor" },
+            FLAT_OUT_IDS as f64 / took.as_secs_f64(),
+            stats.fetches,
+            stats
+                .fetch_latency_mean
+                .map_or(0.0, |d| d.as_secs_f64() * 1e6),
+            stats.caller_waits,
+        ));
+    }
+    let rows = vec![
+        Row {
+            store: "PostgreSQL",
+            case: "floor query (MAX(id))",
+            nanos: alone,
+        },
+        Row {
+            store: "PostgreSQL",
+            case: "floor query + block of 1000",
+            nanos: with_block,
+        },
+    ];
+    (rows, lines)
 }
