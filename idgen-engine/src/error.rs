@@ -202,7 +202,9 @@ pub enum Error {
         counter: String,
         /// The builder's timeout, in milliseconds: the bound of the whole start-up.
         timeout_ms: u64,
-        /// What start-up was waiting for: `"the counter's creation"` or `"the counter's increment check"`.
+        /// What start-up was waiting for: `"the counter's creation"`, `"the counter's increment
+        /// check"`, `"the floor query"`, `"moving the counter above the floor"` or (a striped
+        /// hi-lo) `"the counter's start value"`.
         waiting_for: &'static str,
     },
     // ---- names written into SQL or store keys, and the SQL counters (idgen-sql) ----

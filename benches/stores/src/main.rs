@@ -198,7 +198,9 @@ async fn main() {
     for row in &mut rows {
         row.print();
     }
-    println!("\n| PostgreSQL HiLo, flat out | IDs | IDs/s | fetches | mean fetch (µs) | caller waits |");
+    println!(
+        "\n| PostgreSQL HiLo, flat out | IDs | IDs/s | fetches | mean fetch (µs) | caller waits |"
+    );
     println!("|---|---:|---:|---:|---:|---:|");
     for line in floor_rows.1 {
         println!("{line}");
@@ -271,7 +273,11 @@ async fn floor_cost(
         let stats = ids.stats();
         lines.push(format!(
             "| {} | {FLAT_OUT_IDS} | {:.0} | {} | {:.0} | {} |",
-            if floor { "with floor_from" } else { "without floor" },
+            if floor {
+                "with floor_from"
+            } else {
+                "without floor"
+            },
             FLAT_OUT_IDS as f64 / took.as_secs_f64(),
             stats.fetches,
             stats

@@ -267,7 +267,7 @@ where
         .await
     }
 
-    /// One forward-only step ([`CounterSql::raise_on`]).
+    /// One forward-only step ([`CounterSql::raise_on`](idgen_sql::CounterSql::raise_on)).
     async fn raise_above(&self, floor: i64) -> Result<bool, BoxError> {
         on_connection!(self, |session, sql| sql.raise_on(session, floor)).await?;
         Ok(true)

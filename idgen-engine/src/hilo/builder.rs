@@ -407,8 +407,10 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     /// How long `next_id()` and `reserve()` wait for a block when the buffer is empty before
     /// returning [`Error::HiLoUnavailable`] (default 5 s). Also bounds the whole of `build()`:
     /// the counter's creation ([`create_if_missing`](Self::create_if_missing)), the increment
-    /// check and the first block together, whatever holds them up (another session holding the
-    /// counter's lock, a database that does not answer); past it, `build()` returns
+    /// check, the [floor](Self::floor_from) query and the move above the floor, and the first
+    /// block together, whatever holds them up (another session holding the counter's lock or
+    /// the lock of the table the floor query reads, a database that does not answer), and each
+    /// later read of a floor query; past it, `build()` returns
     /// [`Error::HiLoStartTimeout`] naming what it was waiting for (or
     /// [`Error::HiLoUnavailable`] when it was the first block).
     ///
@@ -539,9 +541,9 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     /// # Errors
     ///
     /// [`Error::HiLoInvalidOption`] for an option out of range, [`Error::HiLoSource`] from the
-    /// counter (one that is missing among them), [`Error::HiLoIncrementMismatch`],
-    /// [`Error::HiLoStartTimeout`] when the creation or the increment check did not answer
-    /// within the timeout, [`Error::HiLoUnavailable`] when the first block did not, and
+    /// counter (one that is missing among them) or the floor query, [`Error::HiLoIncrementMismatch`],
+    /// [`Error::HiLoStartTimeout`] when the creation, the increment check, the floor query or
+    /// the move above the floor did not answer within the timeout, [`Error::HiLoUnavailable`] when the first block did not, and
     /// [`Error::HiLoNoRuntime`] outside a tokio runtime.
     ///
     /// ```

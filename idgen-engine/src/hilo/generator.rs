@@ -32,8 +32,12 @@ use idgen_core::BoxError;
 ///   (a gap, counted in [`HiLoStats::blocks_discarded`]).
 /// * **Positive**: the counter starts at 1; a block outside `1..=i64::MAX` is an error.
 /// * **Fail closed**: a block at or below one already seen when its fetch was sent (restored
-///   backup, lagging replica), or overlapping one that arrived meanwhile, stops the generator
-///   for good with [`Error::HiLoCounterWentBackwards`].
+///   backup, lagging replica), overlapping one that arrived meanwhile, or at or below what a
+///   [`floor_from`](HiLoBuilder::floor_from) query returned just before it was taken (IDs other
+///   processes handed out and stored), stops the generator for good with
+///   [`Error::HiLoCounterWentBackwards`]. Without a floor query, a counter set back to a point
+///   above this generator's blocks (between its blocks and another process's) goes unnoticed
+///   here.
 ///
 /// Taking an ID is one atomic `fetch_add`, without lock or allocation; moving to the next
 /// block is one compare-and-swap. Blocks are fetched in the background before the buffer runs
