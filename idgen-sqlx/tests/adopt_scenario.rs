@@ -53,7 +53,10 @@ fn options() -> AdoptOptions {
     } else {
         AdoptOptions::snowflake("orders", Layout::TWITTER)
             .unwrap()
-            .db_generator(DbGenerator::new(Layout::TWITTER))
+            .db_generator(
+                DbGenerator::new(Layout::TWITTER)
+                    .skip_takeover_wait_for_tests_and_development(true),
+            )
     };
     keys.public_id("public_id")
         .unwrap()

@@ -34,11 +34,44 @@ fn names(g: &DbGenerator) -> Names {
         count,
         base,
         fence_function: q(&g.sibling("_fence")),
-        // Trigger names are not schema-qualified: they live in their table's schema.
-        fence_trigger: format!("\"{}_fence\"", last_part(g)),
-        truncate_trigger: format!("\"{}_fence_truncate\"", last_part(g)),
+        // Trigger names are not schema-qualified: they live in their table's schema. Named
+        // after the install's identity, so that installs sharing the lease table keep theirs.
+        fence_trigger: match &g.install_id {
+            Some(id) => format!("\"idgen_fence_{id}\""),
+            None => format!("\"{}_fence\"", last_part(g)),
+        },
+        truncate_trigger: match &g.install_id {
+            Some(id) => format!("\"idgen_fence_truncate_{id}\""),
+            None => format!("\"{}_fence_truncate\"", last_part(g)),
+        },
         lease: q(&g.lease_table),
     }
+}
+
+/// The statements that check the function's lease row, run once per jump (and per call ahead
+/// of the clock): when the row is missing (the lease table truncated with its trigger
+/// bypassed, dropped, recreated or restored) or carries another holder, the function fences
+/// itself (`set_fenced`) and raises `IDG06`.
+fn liveness_check(g: &DbGenerator, node: u64, set_fenced: &str) -> String {
+    let n = names(g);
+    let holder = g.holder();
+    // Names and labels hold only letters, digits, '_', '.' and ':': safe in string literals.
+    let namespace = g.lease_namespace().replace('\'', "''");
+    format!(
+        "IF to_regclass('{lease}') IS NULL THEN
+                v_alive := false;
+            ELSE
+                v_alive := EXISTS (SELECT 1 FROM {lease} WHERE namespace = '{namespace}' AND node = {node} AND holder = '{holder}');
+            END IF;
+            IF NOT v_alive THEN
+                {set_fenced}
+                RAISE EXCEPTION USING ERRCODE = 'IDG06', MESSAGE =
+                    'idgen: {key} stopped: its lease row (namespace {namespace}, node {node}, holder {holder}) in {lease_text} is missing or held by another (the table was truncated, dropped, recreated or restored): install it again';
+            END IF;",
+        lease = n.lease,
+        key = g.function.as_str(),
+        lease_text = g.lease_table.as_str(),
+    )
 }
 
 fn last_part(g: &DbGenerator) -> &str {
@@ -127,6 +160,7 @@ DECLARE
     v_locked boolean;
     v_redraw boolean;
     v_waited_since bigint;
+    v_alive boolean;
 BEGIN
     -- The fast path: four short expressions and the RETURN. PL/pgSQL sets every expression
     -- up again in each transaction, and most callers take one ID per transaction, so every
@@ -197,6 +231,8 @@ BEGIN
                     v_base := pg_sequence_last_value({base});
                     IF v_base IS NOT NULL AND v_base <> {FENCED}
                        AND v_base < (v_now_tick << {seq_bits}) - v_count - 1 THEN
+                        -- Once per jump: is the lease row still ours?
+                        {check_in_jump}
                         PERFORM setval({base}, (v_now_tick << {seq_bits}) - v_count - 1, true);
                     END IF;
                     PERFORM pg_advisory_unlock({LOCK_CLASS}, {lock_key});
@@ -223,6 +259,7 @@ BEGIN
                 RAISE EXCEPTION USING ERRCODE = 'IDG04', MESSAGE = format(
                     'idgen: %s ms is after the last instant of the layout', {epoch_ms} + v_tick * {unit_ms});
             END IF;
+            {check_ahead}
             v_ahead_ms := {epoch_ms} + v_tick * {unit_ms} - v_now_ms;
             IF v_tick > v_now_tick + 1 AND v_ahead_ms > {tolerance_ms} THEN
                 RAISE EXCEPTION USING ERRCODE = 'IDG01', MESSAGE = format(
@@ -246,6 +283,16 @@ $idgen$",
         below_limit = below_limit(g),
         now_tick = now_tick(epoch_ms, unit_ms),
         fast_compose = fast_compose(g, node),
+        check_in_jump = liveness_check(g, node, &format!("PERFORM setval({base}, {FENCED}, true);")),
+        check_ahead = liveness_check(
+            g,
+            node,
+            &format!(
+                "PERFORM pg_advisory_lock({LOCK_CLASS}, {lock_key});
+                PERFORM setval({base}, {FENCED}, true);
+                PERFORM pg_advisory_unlock({LOCK_CLASS}, {lock_key});"
+            )
+        ),
     )
 }
 
@@ -349,6 +396,14 @@ $idgen$",
             n.truncate_trigger, n.lease, n.fence_function
         ),
     ]
+}
+
+/// Drops the fence triggers (by name: those of this install only).
+pub(super) fn fence_drop_sql(g: &DbGenerator) -> Vec<String> {
+    let n = names(g);
+    [n.fence_trigger, n.truncate_trigger]
+        .map(|t| format!("DROP TRIGGER IF EXISTS {t} ON {}", n.lease))
+        .into()
 }
 
 /// `decode(id)`, `min_id_at(t)`, `max_id_at(t)` for the layout (module documentation).

@@ -86,8 +86,9 @@ pub async fn install<DB: DbGeneratorDialect>(
 /// Gives `generator`'s node ID back to the lease table with the last timestamp it issued (so
 /// the next holder never issues at or below it), then drops the function, its fence, helpers
 /// and sequences and deletes its state row, on one connection of `pool`. Nothing to do if it is
-/// not installed. On PostgreSQL, drop column defaults that call it first. If giving the node ID
-/// back fails, nothing has changed; once it is given back, the function refuses to issue.
+/// not installed. On PostgreSQL, drop column defaults that call it first: while one does, the
+/// uninstall fails and changes nothing. If giving the node ID back fails, nothing has changed;
+/// once it is given back, the function refuses to issue.
 ///
 /// # Errors
 ///
