@@ -26,6 +26,13 @@ const UNIT_SEPARATOR: char = '\u{1f}';
 /// if missing, gives the database a node ID from the lease table (keeping the one it holds on a
 /// second install), and creates or replaces the function and its fence. Returns the node ID.
 ///
+/// The install has an identity of its own (see [`DbGenerator::install_id`]) and names every
+/// object with the schema it resolves from the session (see the module documentation of
+/// [`db_generator`](super)). When its claim cannot prove that the node ID was given back (a
+/// fresh row, or a lease taken over after it expired), it follows the applications' takeover
+/// rule: it returns once the database's clock has passed the claim time + TTL + allowance
+/// ([`DbGenerator::takeover_wait`], default 31 s), and the function issues nothing below that.
+///
 /// Installs from several processes at once are serialised by a lock (`pg_advisory_lock`,
 /// `GET_LOCK`) and end with one node ID. The lock belongs to the connection: an adapter closes
 /// the connection if the install is cancelled, so the lock never goes back to a pool. On MariaDB
@@ -126,6 +133,11 @@ pub async fn uninstall<S: Session>(session: &mut S, generator: &DbGenerator) -> 
             .clone()
             .unwrap_or_else(|| generator.lease_table_name());
         let lease_sql = LeaseSql::new(session.dialect(), &table)?;
+        // A lease table dropped meanwhile (the function then stopped itself): recreated
+        // empty, as the first application would, so that the read below finds no row.
+        procedure::create_table(session, &lease_sql)
+            .await
+            .map_err(|e| store_error("create", e))?;
         let last_word = run.last_word(session).await?;
         // Only our own row: a pending install's label may be on any node.
         let rows = procedure::rows(session, &lease_sql, &state.namespace)
@@ -448,7 +460,7 @@ impl Runner<'_> {
         let keep = state
             .as_ref()
             .filter(|s| s.holder == holder)
-            .and_then(|s| held(&holder, s.node));
+            .and_then(|s| s.node.and_then(|n| held(&holder, Some(n))));
         let node = match keep {
             // Installed, and its lease is still held: keep node and sequences (calls may be
             // running), unless they are fenced (the function stopped itself: what happened to

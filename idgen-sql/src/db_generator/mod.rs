@@ -25,12 +25,20 @@
 //! The function uses a node ID that the database holds through the **same lease table** the
 //! applications' [`WorkerLease`](idgen_engine::lease::WorkerLease)s use, claimed with the same
 //! claim procedure, so the database and the applications never share a node ID. A database
-//! cannot renew a lease in the background, so the installer claims the row under a dedicated
-//! holder label, `database:<function name>` ([`holder`](DbGenerator::holder)), with a lease
-//! that ends only after [`DATABASE_LEASE_TTL`] (100 years): applications claim only expired
-//! rows, so they never take it. Uninstalling gives the node ID back with the last timestamp
-//! issued, so its next holder never issues at or below it; installing starts after the last
-//! timestamp any earlier holder stored.
+//! cannot renew a lease in the background, so the installer claims the row under a holder label
+//! of its own install, `database:<schema>.<function>:<install ID>` ([`holder`](DbGenerator::holder),
+//! [`install_id`](DbGenerator::install_id)), with a lease that ends only after
+//! [`DATABASE_LEASE_TTL`] (100 years): applications claim only expired rows, so they never take
+//! it, and another install sharing the lease table never takes it back. Uninstalling gives the
+//! node ID back with the last timestamp issued, so its next holder never issues at or below it;
+//! installing starts after the last timestamp any earlier holder stored, and, when its claim
+//! cannot prove a release, after the applications' takeover floor
+//! ([`takeover_wait`](DbGenerator::takeover_wait)).
+//!
+//! The installer names every object with the schema it resolves: unqualified names go to the
+//! session's current schema (PostgreSQL `current_schema()`, MariaDB `DATABASE()`), except an
+//! unqualified lease table on PostgreSQL, which is the one the search path finds or, when there
+//! is none yet, `public`'s. So the function reads the same objects from any session.
 //!
 //! **Fenced when its lease row is freed or taken.** A trigger on the lease table fences the
 //! function the moment its row is updated to another holder, freed or deleted (or the table is
@@ -40,6 +48,11 @@
 //! function issued, so a claim of the freed row starts after it. Every ID a call returns was
 //! drawn before the call saw the fence unset (the check follows the draw), so it is at or below
 //! what the trigger records.
+//!
+//! What no trigger sees (`TRUNCATE` on MariaDB, a dropped and recreated lease table, a restore,
+//! an update with triggers disabled) the function checks itself: once per jump to a new tick, and
+//! on each call ahead of the clock, it reads its lease row; when the row is missing or carries
+//! another holder it fences itself and raises `IDG06`.
 //!
 //! # No lock in the caller's transaction
 //!
@@ -100,8 +113,10 @@
 //! MariaDB with binary logging, creating it needs `log_bin_trust_function_creators = 1` (or
 //! the privilege to create such functions), and replicas must use row-based replication, so
 //! that they copy the IDs instead of calling the function again. Sessions that call it need
-//! `USAGE`/`SELECT`/`UPDATE` on its sequences (PostgreSQL) or `SELECT`/`INSERT` on them
-//! (MariaDB). MySQL has no sequences: the generator needs MariaDB 10.3 or later.
+//! `USAGE`/`SELECT`/`UPDATE` on its sequences and `SELECT` on the lease table (PostgreSQL) or
+//! `SELECT`/`INSERT` on them (MariaDB). On PostgreSQL the installer also creates an `sql_drop`
+//! event trigger that fences the function when its lease table is dropped, where it may (a
+//! superuser may); without it the function's own check stops it at its next jump. MySQL has no sequences: the generator needs MariaDB 10.3 or later.
 //!
 //! # Errors from the function
 //!

@@ -18,6 +18,8 @@ struct Names {
     count_class: String,
     base_class: String,
     fence_function: String,
+    /// The `sql_drop` event trigger's function.
+    drop_fence_function: String,
     fence_trigger: String,
     truncate_trigger: String,
     lease: String,
@@ -34,6 +36,7 @@ fn names(g: &DbGenerator) -> Names {
         count,
         base,
         fence_function: q(&g.sibling("_fence")),
+        drop_fence_function: q(&g.sibling("_fence_drop")),
         // Trigger names are not schema-qualified: they live in their table's schema. Named
         // after the install's identity, so that installs sharing the lease table keep theirs.
         fence_trigger: match &g.install_id {
@@ -396,6 +399,58 @@ $idgen$",
             n.truncate_trigger, n.lease, n.fence_function
         ),
     ]
+    .into_iter()
+    .chain(drop_fence_sql(g))
+    .collect()
+}
+
+/// With an install ID: an `sql_drop` event trigger that fences the function in the statement
+/// that drops its lease table (the liveness check would stop it at its next jump). Creating an
+/// event trigger needs a superuser: without the privilege the install goes on without it.
+fn drop_fence_sql(g: &DbGenerator) -> Vec<String> {
+    let Some(id) = &g.install_id else {
+        return Vec::new();
+    };
+    let n = names(g);
+    let c = g.constants();
+    let (schema, table) = g
+        .lease_table
+        .as_str()
+        .rsplit_once('.')
+        .unwrap_or(("", g.lease_table.as_str()));
+    let schema_test = if schema.is_empty() {
+        String::new()
+    } else {
+        format!(" AND schema_name = '{schema}'")
+    };
+    vec![
+        format!(
+            "CREATE OR REPLACE FUNCTION {fence}() RETURNS event_trigger
+LANGUAGE plpgsql AS $idgen$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_event_trigger_dropped_objects()
+                WHERE object_type = 'table' AND object_name = '{table}'{schema_test}) THEN
+        PERFORM pg_advisory_xact_lock({LOCK_CLASS}, {lock_key});
+        PERFORM setval({base}, {FENCED}, true);
+    END IF;
+END
+$idgen$",
+            fence = n.drop_fence_function,
+            lock_key = c.lock_key,
+            base = n.base_class,
+        ),
+        format!(
+            "DO $idgen$
+BEGIN
+    DROP EVENT TRIGGER IF EXISTS \"idgen_fence_drop_{id}\";
+    CREATE EVENT TRIGGER \"idgen_fence_drop_{id}\" ON sql_drop EXECUTE FUNCTION {}();
+EXCEPTION WHEN insufficient_privilege THEN
+    NULL;
+END
+$idgen$",
+            n.drop_fence_function
+        ),
+    ]
 }
 
 /// Drops the fence triggers (by name: those of this install only).
@@ -451,10 +506,14 @@ pub(super) fn drop_sql(g: &DbGenerator) -> Vec<String> {
     let n = names(g);
     let signatures = ["(bigint)", "(timestamptz)", "(timestamptz)"];
     let helpers = (0..3).map(|i| (g.helper(i).quoted_with('"'), signatures[i]));
-    [(n.function, "()"), (n.fence_function, "() CASCADE")]
-        .into_iter()
-        .chain(helpers)
-        .map(|(f, rest)| format!("DROP FUNCTION IF EXISTS {f}{rest}"))
-        .chain([format!("DROP SEQUENCE IF EXISTS {}, {}", n.count, n.base)])
-        .collect()
+    [
+        (n.function, "()"),
+        (n.fence_function, "() CASCADE"),
+        (n.drop_fence_function, "() CASCADE"),
+    ]
+    .into_iter()
+    .chain(helpers)
+    .map(|(f, rest)| format!("DROP FUNCTION IF EXISTS {f}{rest}"))
+    .chain([format!("DROP SEQUENCE IF EXISTS {}, {}", n.count, n.base)])
+    .collect()
 }
