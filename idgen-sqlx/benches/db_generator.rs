@@ -747,7 +747,7 @@ macro_rules! database_bench {
                     .await
                     .expect("a pool");
                 let layout = Layout::TWITTER;
-                let generator = DbGenerator::new(layout);
+                let generator = DbGenerator::new(layout).skip_takeover_wait_for_tests_and_development(true);
                 db_generator::install(&pool, &generator)
                     .await
                     .unwrap_or_else(|e| panic!("{name}: installing idgen_next_id(): {e}"));

@@ -53,7 +53,10 @@ fn options() -> AdoptOptions {
     } else {
         AdoptOptions::snowflake("orders", Layout::TWITTER)
             .unwrap()
-            .db_generator(DbGenerator::new(Layout::TWITTER))
+            .db_generator(
+                DbGenerator::new(Layout::TWITTER)
+                    .skip_takeover_wait_for_tests_and_development(true),
+            )
     };
     keys.public_id("public_id")
         .unwrap()
@@ -442,7 +445,7 @@ scenario!(
              FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders'), \
             (SELECT GROUP_CONCAT(DISTINCT CONCAT_WS(' ', INDEX_NAME, NON_UNIQUE) ORDER BY INDEX_NAME SEPARATOR ', ') \
              FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders'), \
-            (SELECT GROUP_CONCAT(CONCAT_WS(' ', TRIGGER_NAME, ACTION_TIMING, EVENT_MANIPULATION) ORDER BY TRIGGER_NAME SEPARATOR ', ') \
+            (SELECT GROUP_CONCAT(CONCAT_WS(' ', REGEXP_REPLACE(TRIGGER_NAME, '_[0-9a-f]{16}$', '_<install ID>'), ACTION_TIMING, EVENT_MANIPULATION) ORDER BY TRIGGER_NAME SEPARATOR ', ') \
              FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE()), \
             (SELECT GROUP_CONCAT(step ORDER BY step SEPARATOR ', ') FROM idgen_adoption))",
 );

@@ -15,6 +15,12 @@ const SESSIONS: usize = 8;
 const APPS: usize = 4;
 const ROWS_EACH: usize = 150;
 
+/// The generator for `layout` on a fresh database, where no holder can have been forgotten:
+/// installs skip the takeover wait (tests of the wait set it back).
+fn fresh(layout: Layout) -> DbGenerator {
+    DbGenerator::new(layout).skip_takeover_wait_for_tests_and_development(true)
+}
+
 fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -44,6 +50,8 @@ macro_rules! db_generator_cases {
         insert_burst: $insert_burst:expr,
         plant: $plant:path,
         free_lease: $free_lease:expr,
+        forget_holder: $forget_holder:expr,
+        replace_row: $replace_row:expr,
         isolation: [$($begin:expr),+],
         sessions: [$($session_setup:expr),+],
         decode: $decode:expr,
@@ -74,7 +82,7 @@ macro_rules! db_generator_cases {
 
             /// The generator for `layout`, installed, and the table `t` taking its IDs; its node.
             async fn installed_with_table(pool: &Pool, layout: Layout) -> (DbGenerator, u64) {
-                let generator = DbGenerator::new(layout);
+                let generator = fresh(layout);
                 let node = db_generator::install(pool, &generator).await.unwrap();
                 table_with_default(pool, &generator).await;
                 (generator, node)
@@ -98,7 +106,7 @@ macro_rules! db_generator_cases {
             async fn sql_sessions_and_apps_with_leases_never_share_an_id() {
                 let (_db, pool) = database().await;
                 let layout = Layout::TWITTER;
-                let generator = DbGenerator::new(layout);
+                let generator = fresh(layout);
                 let db_node = db_generator::install(&pool, &generator).await.unwrap();
                 table_with_default(&pool, &generator).await;
 
@@ -266,7 +274,7 @@ macro_rules! db_generator_cases {
                 ];
                 let mut nodes = HashSet::new();
                 for (name, policy, ahead_ms) in policies {
-                    let generator = DbGenerator::new(layout)
+                    let generator = fresh(layout)
                         .function(&format!("next_id_{name}"))
                         .unwrap()
                         .clock_policy(policy);
@@ -336,7 +344,7 @@ macro_rules! db_generator_cases {
             async fn install_is_idempotent_and_uninstall_gives_the_node_back() {
                 let (_db, pool) = database().await;
                 let layout = Layout::TWITTER;
-                let generator = DbGenerator::new(layout);
+                let generator = fresh(layout);
                 // Installs from four processes at once end with one node ID.
                 let installs = (0..4).map(|_| {
                     let (pool, generator) = (pool.clone(), generator.clone());
@@ -356,7 +364,7 @@ macro_rules! db_generator_cases {
                     .await
                     .unwrap()
                     .into_iter()
-                    .filter(|r| r.holder.as_deref() == Some("database:idgen_next_id"))
+                    .filter(|r| r.holder.as_deref().is_some_and(|h| h.starts_with("database:") && h.contains(".idgen_next_id:")))
                     .collect();
                 assert_eq!(labelled.len(), 1);
                 assert_eq!(labelled[0].node, node);
@@ -371,7 +379,7 @@ macro_rules! db_generator_cases {
                 assert_ne!(lease.node(), node);
 
                 // Another layout is refused, naming both.
-                let other = DbGenerator::new(Layout::INSTAGRAM);
+                let other = fresh(Layout::INSTAGRAM);
                 let err = db_generator::install(&pool, &other)
                     .await
                     .unwrap_err()
@@ -447,7 +455,7 @@ macro_rules! db_generator_cases {
                     .connect(db.url())
                     .await
                     .expect("a pool");
-                let generator = DbGenerator::new(Layout::TWITTER);
+                let generator = fresh(Layout::TWITTER);
                 let node = db_generator::install(&pool, &generator).await.unwrap();
                 table_with_default(&pool, &generator).await;
                 let start = std::sync::Arc::new(tokio::sync::Barrier::new(CROWD));
@@ -490,7 +498,7 @@ macro_rules! db_generator_cases {
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn transactions_in_every_isolation_level_take_ids_without_failing() {
                 let (_db, pool) = database().await;
-                let generator = DbGenerator::new(Layout::TWITTER);
+                let generator = fresh(Layout::TWITTER);
                 db_generator::install(&pool, &generator).await.unwrap();
                 table_with_default(&pool, &generator).await;
                 let next_id_sql = generator.next_id_sql($dialect).unwrap();
@@ -580,6 +588,122 @@ macro_rules! db_generator_cases {
                 }
             }
 
+            /// The SQLSTATE of the function's error on its next call.
+            async fn next_call_fails_with(pool: &Pool, generator: &DbGenerator) -> String {
+                let err = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(generator.next_id_sql($dialect).unwrap()))
+                    .fetch_one(pool)
+                    .await
+                    .expect_err("the function issued an ID");
+                let db = err.as_database_error().unwrap_or_else(|| panic!("{err}"));
+                format!("{} {}", db.code().unwrap_or_default(), db.message())
+            }
+
+            /// Its lease row replaced by another holder's with the fence bypassed (PostgreSQL:
+            /// triggers off; MariaDB: `TRUNCATE`, which fires none, and a restore): the next call
+            /// (next tick) fails with `IDG06`, later ones too.
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn the_function_stops_when_its_row_is_replaced_with_the_fence_bypassed() {
+                let (_db, pool) = database().await;
+                let generator = fresh(Layout::TWITTER);
+                let node = db_generator::install(&pool, &generator).await.unwrap();
+                db_generator::next_id(&pool, &generator).await.unwrap();
+                let sql = $replace_row.replace("{node}", &node.to_string());
+                sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&pool).await.unwrap();
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                let failed = next_call_fails_with(&pool, &generator).await;
+                assert!(failed.starts_with("IDG06"), "{failed}");
+                let err = db_generator::next_id(&pool, &generator).await.unwrap_err();
+                assert!(matches!(err, Error::Id(CoreError::Fenced { .. })), "{err}");
+            }
+
+            /// The lease table dropped, and an application re-creating it and claiming the
+            /// function's node at once (the worst case: no takeover wait): the function's next
+            /// call fails with `IDG06`, and no ID is issued by both.
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn the_function_stops_when_its_lease_table_is_dropped_and_recreated() {
+                let (_db, pool) = database().await;
+                let layout = Layout::TWITTER;
+                let generator = fresh(layout);
+                let node = db_generator::install(&pool, &generator).await.unwrap();
+                let mut issued = HashSet::new();
+                for _ in 0..50 {
+                    issued.insert(db_generator::next_id(&pool, &generator).await.unwrap());
+                }
+                sqlx::raw_sql("DROP TABLE idgen_worker_lease").execute(&pool).await.unwrap();
+                let lease = WorkerLease::options()
+                    .skip_takeover_wait_for_tests_and_development(true)
+                    .acquire(&pool, &layout)
+                    .await
+                    .unwrap();
+                assert_eq!(lease.node(), node, "the application takes the function's node");
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                // PostgreSQL's `sql_drop` event trigger (the test user may create one) fences it
+                // in the DROP itself (`IDG02`); else its check of the row at the jump (`IDG06`).
+                let failed = next_call_fails_with(&pool, &generator).await;
+                assert!(failed.starts_with("IDG06") || failed.starts_with("IDG02"), "{failed}");
+                assert!(db_generator::next_id(&pool, &generator).await.is_err());
+                let snowflake = Snowflake::builder().layout(layout).lease(lease).build().unwrap();
+                for _ in 0..1000 {
+                    let id = snowflake.next_id().unwrap();
+                    assert!(!issued.contains(&id), "{id:?} issued by both");
+                }
+            }
+
+            /// A live application holder the lease table forgot (its row freed under it, as a
+            /// restore from before its claim would leave it) and an install that takes its node:
+            /// the function's first tick is at or above claim time + TTL + allowance, so no ID
+            /// is issued by both (it used to issue at once from "now - 20 s").
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn an_install_taking_a_forgotten_holders_node_issues_above_the_takeover_floor() {
+                let (_db, pool) = database().await;
+                let layout = Layout::TWITTER;
+                let lease = WorkerLease::options()
+                    .ttl(Duration::from_secs(2))
+                    .renew_every(Duration::from_millis(500))
+                    .safety_margin(Duration::from_millis(500))
+                    .skip_takeover_wait_for_tests_and_development(true)
+                    .acquire(&pool, &layout)
+                    .await
+                    .unwrap();
+                let app_node = lease.node();
+                let snowflake = Snowflake::builder().layout(layout).lease(lease).build().unwrap();
+                let app = tokio::spawn(async move {
+                    let mut ids = Vec::new();
+                    let until = std::time::Instant::now() + Duration::from_secs(4);
+                    while std::time::Instant::now() < until {
+                        match snowflake.next_id() {
+                            Ok(id) => ids.push(id),
+                            Err(_) => break,
+                        }
+                        tokio::time::sleep(Duration::from_micros(200)).await;
+                    }
+                    ids
+                });
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                sqlx::query($forget_holder).bind(app_node as i64).execute(&pool).await.unwrap();
+                let claimed_after = now_ms();
+                let generator = DbGenerator::new(layout)
+                    .takeover_wait(Duration::from_secs(2), Duration::from_millis(500));
+                let node = db_generator::install(&pool, &generator).await.unwrap();
+                assert_eq!(node, app_node, "the install takes the forgotten holder's node");
+                let mut ours = HashSet::new();
+                let first = db_generator::next_id(&pool, &generator).await.unwrap();
+                let first_ms = layout.decompose(first).unwrap().unix_ms;
+                assert!(
+                    first_ms >= claimed_after + 2_500,
+                    "first ID at {first_ms}, the claim after {claimed_after}: below the floor"
+                );
+                ours.insert(first);
+                while !app.is_finished() {
+                    ours.insert(db_generator::next_id(&pool, &generator).await.unwrap());
+                }
+                let theirs = app.await.unwrap();
+                assert!(!theirs.is_empty());
+                for id in theirs {
+                    assert!(!ours.contains(&id), "{id:?} issued by both");
+                }
+            }
+
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn one_connection_is_enough_to_install_and_uninstall() {
                 let db = $testdb().await.expect("a database");
@@ -589,7 +713,7 @@ macro_rules! db_generator_cases {
                     .connect(db.url())
                     .await
                     .unwrap();
-                let generator = DbGenerator::new(Layout::TWITTER);
+                let generator = fresh(Layout::TWITTER);
                 let node = db_generator::install(&pool, &generator).await.unwrap();
                 issues_then_uninstall_frees_every_row(&pool, &generator, node).await;
             }
@@ -606,18 +730,19 @@ macro_rules! db_generator_cases {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn another_namespace_or_lease_table_is_refused_naming_both() {
                 let (_db, pool) = database().await;
-                let generator = DbGenerator::new(Layout::TWITTER);
+                let generator = fresh(Layout::TWITTER);
                 let node = db_generator::install(&pool, &generator).await.unwrap();
                 for other in [
                     generator.clone().namespace("b"),
                     generator.clone().lease_table("other_leases").unwrap(),
                 ] {
                     let err = db_generator::install(&pool, &other).await.unwrap_err().to_string();
+                    // The lease tables are named with the schema the install resolved.
                     for named in [
                         format!("namespace {:?}", generator.lease_namespace()),
                         format!("namespace {:?}", other.lease_namespace()),
-                        format!("lease table {:?}", generator.lease_table_name()),
-                        format!("lease table {:?}", other.lease_table_name()),
+                        format!(".{}\"", generator.lease_table_name()),
+                        format!(".{}\"", other.lease_table_name()),
                     ] {
                         assert!(err.contains(&named), "{named} missing: {err}");
                     }
@@ -647,7 +772,7 @@ macro_rules! db_generator_cases {
                     .enumerate()
                 {
                     // A namespace per layout: a namespace keeps the layout it was first used with.
-                    let generator = DbGenerator::new(layout)
+                    let generator = fresh(layout)
                         .function(&format!("g{i}_next_id"))
                         .unwrap()
                         .namespace(format!("layout{i}"));
@@ -714,6 +839,12 @@ db_generator_cases!(
                    SELECT 'burst', $1, {now} FROM generate_series(1, 30) RETURNING id",
     plant: plant_postgres,
     free_lease: "UPDATE idgen_worker_lease SET holder = NULL, expires_at = now() WHERE node = $1",
+    forget_holder: "UPDATE idgen_worker_lease SET holder = NULL, expires_at = now(), last_timestamp = NULL WHERE namespace = 'default' AND node = $1",
+    // The fence triggers bypassed (as a restore with triggers off would), the row becomes
+    // another holder's.
+    replace_row: "SET session_replication_role = replica; \
+                  UPDATE idgen_worker_lease SET holder = 'restored-app' WHERE node = {node}; \
+                  SET session_replication_role = DEFAULT",
     isolation: [
         &["BEGIN ISOLATION LEVEL REPEATABLE READ"],
         &["BEGIN ISOLATION LEVEL SERIALIZABLE"],
@@ -740,6 +871,11 @@ db_generator_cases!(
                    SELECT 'burst', ?, {now} FROM seq_1_to_30 RETURNING id",
     plant: plant_mariadb,
     free_lease: "UPDATE idgen_worker_lease SET holder = NULL, expires_at = UTC_TIMESTAMP(6) WHERE node = ?",
+    forget_holder: "UPDATE idgen_worker_lease SET holder = NULL, expires_at = UTC_TIMESTAMP(6), last_timestamp = NULL WHERE namespace = 'default' AND node = ?",
+    // TRUNCATE (no trigger fires) and a restore that brings the row back under another holder.
+    replace_row: "TRUNCATE TABLE idgen_worker_lease; \
+                  INSERT INTO idgen_worker_lease (namespace, node, holder, expires_at, last_timestamp) \
+                  VALUES ('default', {node}, 'restored-app', UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, NULL)",
     isolation: [
         &[
             "SET SESSION innodb_snapshot_isolation = ON",
@@ -802,7 +938,7 @@ async fn mariadb_sessions_in_daylight_saving_zones_get_ids_of_the_true_time() {
     }
     drop(loader);
     let layout = small_tick_layout();
-    let generator = DbGenerator::new(layout);
+    let generator = fresh(layout);
     db_generator::install(&pool, &generator).await.unwrap();
     let next_id = generator.next_id_sql(Dialect::MySql).unwrap();
     for zone in ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe"] {
@@ -831,6 +967,256 @@ async fn mariadb_sessions_in_daylight_saving_zones_get_ids_of_the_true_time() {
             "{zone} (local time {local}): ID says {} ms, the call ran from {before} to {after}",
             parts.unix_ms
         );
+    }
+}
+
+/// An uninstall that PostgreSQL refuses (a column default still calls the function) changes
+/// nothing: the lease row stays held and inserts through the default go on (it used to free the
+/// lease first, so every insert then failed with `IDG02`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_uninstall_refused_by_a_column_default_changes_nothing() {
+    let db = idgen_testkit::postgres().await.expect("a database");
+    let pool = db.pool().clone();
+    let generator = fresh(Layout::TWITTER);
+    let node = db_generator::install(&pool, &generator).await.unwrap();
+    sqlx::raw_sql("CREATE TABLE t (id BIGINT NOT NULL, v INT)")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let default = generator
+        .column_default_sql(Dialect::Postgres, "t", "id")
+        .unwrap();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(default))
+        .execute(&pool)
+        .await
+        .unwrap();
+    let err = db_generator::uninstall(&pool, &generator)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("refused before anything changed"), "{err}");
+    let store = SqlxLeaseStore::new(pool.clone());
+    let rows = store.rows("default").await.unwrap();
+    let row = rows.iter().find(|r| r.node == node).unwrap();
+    assert!(
+        row.holder
+            .as_deref()
+            .is_some_and(|h| h.starts_with("database:")),
+        "still held: {row:?}"
+    );
+    for _ in 0..3 {
+        let id: i64 = sqlx::query_scalar("INSERT INTO t (v) VALUES (1) RETURNING id")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        let parts = Layout::TWITTER
+            .decompose(SnowflakeId::try_from(id).unwrap())
+            .unwrap();
+        assert_eq!(parts.node, node);
+    }
+    // With the default gone, it uninstalls.
+    sqlx::raw_sql("ALTER TABLE t ALTER COLUMN id DROP DEFAULT")
+        .execute(&pool)
+        .await
+        .unwrap();
+    db_generator::uninstall(&pool, &generator).await.unwrap();
+    let rows = store.rows("default").await.unwrap();
+    assert!(rows.iter().all(|r| r.holder.is_none()), "{rows:?}");
+}
+
+/// `count` IDs from each of `functions` (`SELECT f()` from `pool`), with no ID issued twice.
+async fn ids_of_each<DB: sqlx::Database>(
+    pool: &sqlx::Pool<DB>,
+    functions: &[&str],
+    count: usize,
+) -> Vec<HashSet<i64>>
+where
+    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+    i64: sqlx::Type<DB> + for<'r> sqlx::Decode<'r, DB>,
+    <DB as sqlx::Database>::Arguments: sqlx::IntoArguments<DB>,
+    usize: sqlx::ColumnIndex<DB::Row>,
+{
+    let mut all = Vec::new();
+    for f in functions {
+        let mut conn = pool.acquire().await.unwrap();
+        let mut ids = HashSet::new();
+        for _ in 0..count {
+            let id: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT {f}()")))
+                .fetch_one(&mut *conn)
+                .await
+                .unwrap_or_else(|e| panic!("{f}: {e}"));
+            assert!(ids.insert(id));
+        }
+        all.push(ids);
+    }
+    assert!(all[0].is_disjoint(&all[1]), "IDs issued by both installs");
+    all
+}
+
+/// Two installs of `idgen_next_id`, one per shard schema (`search_path = shard_X, public`),
+/// sharing `public.idgen_worker_lease`: the lease table goes to `public` (not the first
+/// shard's schema), each install holds a node of its own under a label of its own, both
+/// functions work from a session on the default path, and both fences survive (each names
+/// its triggers after its identity). On the old code both took node 0 and shard_b's install
+/// dropped shard_a's fence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_installs_in_two_shard_schemas_share_the_lease_table_not_a_node() {
+    let db = idgen_testkit::postgres().await.expect("a database");
+    let admin = db.pool().clone();
+    sqlx::raw_sql("CREATE SCHEMA shard_a; CREATE SCHEMA shard_b")
+        .execute(&admin)
+        .await
+        .unwrap();
+    let shard = |schema: &str| {
+        let options: sqlx::postgres::PgConnectOptions = db.url().parse().unwrap();
+        sqlx::postgres::PgPoolOptions::new()
+            .max_connections(2)
+            .connect_lazy_with(options.options([("search_path", format!("{schema}, public"))]))
+    };
+    let (pool_a, pool_b) = (shard("shard_a"), shard("shard_b"));
+    let layout = Layout::TWITTER;
+    let generator = fresh(layout);
+    let node_a = db_generator::install(&pool_a, &generator).await.unwrap();
+    let schemas: Vec<String> = sqlx::query_scalar(
+        "SELECT table_schema::text FROM information_schema.tables WHERE table_name = 'idgen_worker_lease'",
+    )
+    .fetch_all(&admin)
+    .await
+    .unwrap();
+    assert_eq!(schemas, ["public"], "the lease table's schema");
+    let node_b = db_generator::install(&pool_b, &generator).await.unwrap();
+    assert_ne!(node_a, node_b, "each install holds a node of its own");
+    // Installing again keeps each install's node.
+    assert_eq!(
+        db_generator::install(&pool_a, &generator).await.unwrap(),
+        node_a
+    );
+    assert_eq!(
+        db_generator::install(&pool_b, &generator).await.unwrap(),
+        node_b
+    );
+    let holders: Vec<String> = sqlx::query_scalar(
+        "SELECT holder FROM public.idgen_worker_lease WHERE namespace = 'default' AND holder IS NOT NULL ORDER BY node",
+    )
+    .fetch_all(&admin)
+    .await
+    .unwrap();
+    assert_eq!(holders.len(), 2, "{holders:?}");
+    assert!(
+        holders[0].starts_with("database:shard_a.idgen_next_id:"),
+        "{holders:?}"
+    );
+    assert!(
+        holders[1].starts_with("database:shard_b.idgen_next_id:"),
+        "{holders:?}"
+    );
+
+    // From a session on the default search path.
+    let functions = ["shard_a.idgen_next_id", "shard_b.idgen_next_id"];
+    let ids = ids_of_each(&admin, &functions, 300).await;
+    for (set, node) in ids.iter().zip([node_a, node_b]) {
+        for id in set {
+            let parts = layout
+                .decompose(SnowflakeId::try_from(*id).unwrap())
+                .unwrap();
+            assert_eq!(parts.node, node);
+        }
+    }
+    // Both fences survive: freeing a row stops that install's function at once, not the other.
+    let fence_triggers: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'public.idgen_worker_lease'::regclass AND NOT tgisinternal",
+    )
+    .fetch_one(&admin)
+    .await
+    .unwrap();
+    assert_eq!(fence_triggers, 4, "two fence triggers per install");
+    // And an `sql_drop` event trigger each, where the user may create one (a superuser).
+    let superuser: bool =
+        sqlx::query_scalar("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
+            .fetch_one(&admin)
+            .await
+            .unwrap();
+    let drop_fences: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM pg_event_trigger WHERE evtname LIKE 'idgen_fence_drop_%'",
+    )
+    .fetch_one(&admin)
+    .await
+    .unwrap();
+    assert_eq!(drop_fences, if superuser { 2 } else { 0 });
+    for (freed, (function, node)) in functions.iter().zip([node_a, node_b]).enumerate() {
+        sqlx::query("UPDATE public.idgen_worker_lease SET holder = NULL, expires_at = now() WHERE node = $1")
+            .bind(node as i64)
+            .execute(&admin)
+            .await
+            .unwrap();
+        let err = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(format!("SELECT {function}()")))
+            .fetch_one(&admin)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.as_database_error().unwrap().code().as_deref(),
+            Some("IDG02"),
+            "{function}: {err}"
+        );
+        if freed == 0 {
+            let other: Result<i64, _> =
+                sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT {}()", functions[1])))
+                    .fetch_one(&admin)
+                    .await;
+            assert!(other.is_ok(), "{other:?}");
+        }
+    }
+}
+
+/// Two installs in two MariaDB databases sharing the first one's lease table: nodes and fences
+/// of their own (on the old code both took node 0 under one label, and the second could not
+/// create its fence triggers in a database other than the lease table's).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mariadb_installs_in_two_databases_share_the_lease_table_not_a_node() {
+    let db_a = idgen_testkit::mysql().await.expect("a database");
+    let db_b = idgen_testkit::mysql().await.expect("a database");
+    let pool_a = sqlx::MySqlPool::connect(db_a.url()).await.unwrap();
+    let pool_b = sqlx::MySqlPool::connect(db_b.url()).await.unwrap();
+    let layout = Layout::TWITTER;
+    let lease_table = format!("{}.idgen_worker_lease", db_a.name());
+    let generator = fresh(layout).lease_table(&lease_table).unwrap();
+    let node_a = db_generator::install(&pool_a, &generator).await.unwrap();
+    let node_b = db_generator::install(&pool_b, &generator).await.unwrap();
+    assert_ne!(node_a, node_b, "each install holds a node of its own");
+    assert_eq!(
+        db_generator::install(&pool_b, &generator).await.unwrap(),
+        node_b
+    );
+    let functions = [
+        format!("`{}`.idgen_next_id", db_a.name()),
+        format!("`{}`.idgen_next_id", db_b.name()),
+    ];
+    let functions = [functions[0].as_str(), functions[1].as_str()];
+    ids_of_each(&pool_a, &functions, 300).await;
+    for (freed, (function, node)) in functions.iter().zip([node_a, node_b]).enumerate() {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE {lease_table} SET holder = NULL, expires_at = UTC_TIMESTAMP(6) WHERE node = ?"
+        )))
+        .bind(node as i64)
+        .execute(&pool_a)
+        .await
+        .unwrap();
+        let err = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(format!("SELECT {function}()")))
+            .fetch_one(&pool_a)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.as_database_error().unwrap().code().as_deref(),
+            Some("IDG02"),
+            "{function}: {err}"
+        );
+        if freed == 0 {
+            let other: Result<i64, _> =
+                sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT {}()", functions[1])))
+                    .fetch_one(&pool_a)
+                    .await;
+            assert!(other.is_ok(), "{other:?}");
+        }
     }
 }
 

@@ -25,12 +25,20 @@
 //! The function uses a node ID that the database holds through the **same lease table** the
 //! applications' [`WorkerLease`](idgen_engine::lease::WorkerLease)s use, claimed with the same
 //! claim procedure, so the database and the applications never share a node ID. A database
-//! cannot renew a lease in the background, so the installer claims the row under a dedicated
-//! holder label, `database:<function name>` ([`holder`](DbGenerator::holder)), with a lease
-//! that ends only after [`DATABASE_LEASE_TTL`] (100 years): applications claim only expired
-//! rows, so they never take it. Uninstalling gives the node ID back with the last timestamp
-//! issued, so its next holder never issues at or below it; installing starts after the last
-//! timestamp any earlier holder stored.
+//! cannot renew a lease in the background, so the installer claims the row under a holder label
+//! of its own install, `database:<schema>.<function>:<install ID>` ([`holder`](DbGenerator::holder),
+//! [`install_id`](DbGenerator::install_id)), with a lease that ends only after
+//! [`DATABASE_LEASE_TTL`] (100 years): applications claim only expired rows, so they never take
+//! it, and another install sharing the lease table never takes it back. Uninstalling gives the
+//! node ID back with the last timestamp issued, so its next holder never issues at or below it;
+//! installing starts after the last timestamp any earlier holder stored, and, when its claim
+//! cannot prove a release, after the applications' takeover floor
+//! ([`takeover_wait`](DbGenerator::takeover_wait)).
+//!
+//! The installer names every object with the schema it resolves: unqualified names go to the
+//! session's current schema (PostgreSQL `current_schema()`, MariaDB `DATABASE()`), except an
+//! unqualified lease table on PostgreSQL, which is the one the search path finds or, when there
+//! is none yet, `public`'s. So the function reads the same objects from any session.
 //!
 //! **Fenced when its lease row is freed or taken.** A trigger on the lease table fences the
 //! function the moment its row is updated to another holder, freed or deleted (or the table is
@@ -40,6 +48,11 @@
 //! function issued, so a claim of the freed row starts after it. Every ID a call returns was
 //! drawn before the call saw the fence unset (the check follows the draw), so it is at or below
 //! what the trigger records.
+//!
+//! What no trigger sees (`TRUNCATE` on MariaDB, a dropped and recreated lease table, a restore,
+//! an update with triggers disabled) the function checks itself: once per jump to a new tick, and
+//! on each call ahead of the clock, it reads its lease row; when the row is missing or carries
+//! another holder it fences itself and raises `IDG06`.
 //!
 //! # No lock in the caller's transaction
 //!
@@ -114,17 +127,22 @@
 //! MariaDB with binary logging, creating it needs `log_bin_trust_function_creators = 1` (or
 //! the privilege to create such functions), and replicas must use row-based replication, so
 //! that they copy the IDs instead of calling the function again. Sessions that call it need
-//! `USAGE`/`SELECT`/`UPDATE` on its sequences (PostgreSQL) or `SELECT`/`INSERT` on them
-//! (MariaDB). MySQL has no sequences: the generator needs MariaDB 10.3 or later.
+//! `USAGE`/`SELECT`/`UPDATE` on its sequences and `SELECT` on the lease table (PostgreSQL) or
+//! `SELECT`/`INSERT` on them (MariaDB). On PostgreSQL the installer also creates an `sql_drop`
+//! event trigger that fences the function when its lease table is dropped, where it may (a
+//! superuser may); without it the function's own check stops it at its next jump. MySQL has no sequences: the generator needs MariaDB 10.3 or later.
 //!
 //! # Errors from the function
 //!
 //! The function raises SQLSTATE `IDG01` (the clock moved backwards beyond the policy),
 //! `IDG02` (its node ID lease is not held: fenced or never installed), `IDG03` (the time is
-//! before the layout's epoch), `IDG04` (after the layout's last instant) or `IDG05` (MariaDB:
+//! before the layout's epoch), `IDG04` (after the layout's last instant), `IDG05` (MariaDB:
 //! another session held the jump lock for over 10 s, running, or idle where the function
-//! cannot see it); [`DbGenerator::error_from_database`]
-//! turns the first four into the same [`Error`]s the Rust generator returns.
+//! cannot see it) or `IDG06` (its lease row is missing or carries another holder: the lease
+//! table was truncated, dropped, recreated or restored, or the row was taken with the fence
+//! bypassed; the function fences itself, and later calls fail `IDG02`);
+//! [`DbGenerator::error_from_database`] turns all but `IDG05` into the same [`Error`]s the Rust
+//! generator returns.
 //!
 //! # SQL helpers
 //!
@@ -239,6 +257,22 @@ pub struct DbGenerator {
     state_table: SqlName,
     lease_table: SqlName,
     namespace: String,
+    /// The install's identity (see [`DbGenerator::install_id`]); `None` until the installer
+    /// gives it one (or for an install made before identities).
+    install_id: Option<String>,
+    /// The label of an install made before identities (`database:<function as given>`), kept
+    /// while it holds its row.
+    legacy_holder: Option<String>,
+    takeover: Takeover,
+}
+
+/// The takeover rule of an install whose claim cannot prove a release (see
+/// [`DbGenerator::takeover_wait`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Takeover {
+    wait: bool,
+    ttl: Duration,
+    clock_allowance: Duration,
 }
 
 /// One row of the state table, as the installer reads and writes it: what an install chose,
@@ -253,10 +287,14 @@ pub struct StateRow {
     pub lease_table: Option<String>,
     /// The lease namespace of its node ID.
     pub namespace: String,
-    /// Its node ID.
-    pub node: u64,
+    /// Its node ID; `None` while an install has written its identity and not yet finished
+    /// its claim.
+    pub node: Option<u64>,
     /// The holder label its lease row carries.
     pub holder: String,
+    /// The install's identity, read from its holder label (`None` for installs made before
+    /// identities, whose label is `database:<function>`).
+    pub install_id: Option<String>,
 }
 
 impl DbGenerator {
@@ -275,6 +313,13 @@ impl DbGenerator {
             state_table: parse(DEFAULT_STATE_TABLE),
             lease_table: parse(crate::DEFAULT_LEASE_TABLE),
             namespace: "default".to_owned(),
+            install_id: None,
+            legacy_holder: None,
+            takeover: Takeover {
+                wait: true,
+                ttl: Duration::from_secs(30),
+                clock_allowance: Duration::from_secs(1),
+            },
         }
     }
 
@@ -364,6 +409,109 @@ impl DbGenerator {
         self
     }
 
+    /// The takeover rule of applications' claims, which [`install`] follows: when its claim
+    /// cannot prove that the node ID was given back (a row never used, or a lease taken over
+    /// after it expired: the lease table may have forgotten a holder that still issues), the
+    /// function issues no tick below the database's clock at the claim + `ttl` + `allowance`.
+    /// The installer waits for the database's clock to pass that floor before the function
+    /// issues its first ID. Set `ttl` and `allowance` to the applications' `LeaseOptions::ttl`
+    /// and `LeaseOptions::clock_allowance` (default 30 s and 1 s, theirs too).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use idgen_sql::db_generator::DbGenerator;
+    /// let g = DbGenerator::new(idgen_core::Layout::TWITTER)
+    ///     .takeover_wait(Duration::from_secs(10), Duration::from_secs(1));
+    /// assert_eq!(g.takeover_floor_ms(1_000, None), Some(12_000));
+    /// ```
+    pub fn takeover_wait(mut self, ttl: Duration, allowance: Duration) -> Self {
+        self.takeover = Takeover {
+            wait: true,
+            ttl,
+            clock_allowance: allowance,
+        };
+        self
+    }
+
+    /// **Tests and development only**, like `LeaseOptions::skip_takeover_wait_for_tests_and_development`:
+    /// `true` makes [`install`] issue at once after any claim. On a lease table that forgot a
+    /// holder still issuing (a restore, a table dropped and recreated), that can give one node
+    /// ID to two issuers.
+    ///
+    /// ```
+    /// use idgen_sql::db_generator::DbGenerator;
+    /// let g = DbGenerator::new(idgen_core::Layout::TWITTER)
+    ///     .skip_takeover_wait_for_tests_and_development(true);
+    /// assert_eq!(g.takeover_floor_ms(1_000, Some(500)), Some(500));
+    /// ```
+    pub fn skip_takeover_wait_for_tests_and_development(mut self, skip: bool) -> Self {
+        self.takeover.wait = !skip;
+        self
+    }
+
+    /// The floor (Unix ms) below which a function whose claim cannot prove a release issues
+    /// nothing: `now_ms` (the database's clock at the claim) + the applications' TTL + clock
+    /// allowance, or the stored `last_timestamp_ms` if later (see
+    /// [`takeover_wait`](Self::takeover_wait)).
+    ///
+    /// ```
+    /// let g = idgen_sql::db_generator::DbGenerator::new(idgen_core::Layout::TWITTER);
+    /// assert_eq!(g.takeover_floor_ms(1_000, Some(99_000)), Some(99_000));
+    /// assert_eq!(g.takeover_floor_ms(1_000, None), Some(32_000));
+    /// ```
+    pub fn takeover_floor_ms(&self, now_ms: i64, last_timestamp_ms: Option<i64>) -> Option<i64> {
+        if !self.takeover.wait {
+            return last_timestamp_ms;
+        }
+        let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+        let bound = now_ms
+            .saturating_add(ms(self.takeover.ttl))
+            .saturating_add(ms(self.takeover.clock_allowance));
+        Some(last_timestamp_ms.map_or(bound, |last| last.max(bound)))
+    }
+
+    /// The install's identity: the installer draws one at random (16 hexadecimal digits) for a
+    /// fresh install, records it in the state table and in its holder label
+    /// (`database:<function>:<id>`), takes back only a lease row carrying it, and names its
+    /// fence triggers after it, so that installs sharing one lease table (one schema per shard)
+    /// never take each other's row or drop each other's fence. Set it only to write the SQL of
+    /// a given install by hand ([`fence_sql`](Self::fence_sql), [`function_sql`](Self::function_sql)).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidOptions`] unless `id` is 1 to 16 lowercase hexadecimal digits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use idgen_sql::db_generator::DbGenerator;
+    /// let g = DbGenerator::new(idgen_core::Layout::TWITTER).install_id("00c0ffee00c0ffee")?;
+    /// assert_eq!(g.holder(), "database:idgen_next_id:00c0ffee00c0ffee");
+    /// assert!(DbGenerator::new(idgen_core::Layout::TWITTER).install_id("x'").is_err());
+    /// # Ok::<(), idgen_engine::Error>(())
+    /// ```
+    pub fn install_id(mut self, id: &str) -> Result<Self, Error> {
+        if !is_install_id(id) {
+            return Err(Error::InvalidOptions {
+                reason: format!(
+                    "install ID {id:?} is invalid: it must be 1 to 16 lowercase hexadecimal digits"
+                ),
+            });
+        }
+        self.install_id = Some(id.to_owned());
+        Ok(self)
+    }
+
+    /// The install's identity, if set (see [`install_id`](Self::install_id)).
+    ///
+    /// ```
+    /// let g = idgen_sql::db_generator::DbGenerator::new(idgen_core::Layout::TWITTER);
+    /// assert_eq!(g.installed_id(), None);
+    /// ```
+    pub fn installed_id(&self) -> Option<&str> {
+        self.install_id.as_deref()
+    }
+
     /// The layout.
     ///
     /// ```
@@ -419,17 +567,68 @@ impl DbGenerator {
         &self.namespace
     }
 
-    /// The holder label of the database's lease row: `database:<function name>`.
+    /// The holder label of the database's lease row: `database:<function name>:<install ID>`
+    /// (`database:<function name>` without an [install ID](Self::install_id)). The installer
+    /// writes the function's name with its schema (the one it resolved), so installs in two
+    /// schemas carry different labels.
     ///
     /// ```
     /// use idgen_core::Layout;
     /// use idgen_sql::db_generator::DbGenerator;
     /// let g = DbGenerator::new(Layout::TWITTER).function("ops.next_id")?;
     /// assert_eq!(g.holder(), "database:ops.next_id");
+    /// assert_eq!(g.install_id("1f")?.holder(), "database:ops.next_id:1f");
     /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn holder(&self) -> String {
-        format!("{HOLDER_PREFIX}{}", self.function.as_str().to_owned())
+        if let Some(label) = &self.legacy_holder {
+            return label.clone();
+        }
+        match &self.install_id {
+            Some(id) => format!("{HOLDER_PREFIX}{}:{id}", self.function.as_str()),
+            None => format!("{HOLDER_PREFIX}{}", self.function.as_str()),
+        }
+    }
+
+    /// This generator under the label of an install made before identities.
+    fn with_legacy_holder(&self, label: Option<String>) -> DbGenerator {
+        DbGenerator {
+            legacy_holder: label,
+            ..self.clone()
+        }
+    }
+
+    /// The statements that drop this install's fence triggers (not its fence function).
+    fn fence_drop_sql(&self, dialect: Dialect) -> Result<Vec<String>, Error> {
+        Ok(match Host::of(dialect)? {
+            Host::Postgres => postgres::fence_drop_sql(self),
+            Host::MariaDb => mysql::fence_drop_sql(self),
+        })
+    }
+
+    /// The install ID in a holder label written by [`holder`](Self::holder), if it has one.
+    fn install_id_of(label: &str) -> Option<String> {
+        let (name, id) = label.rsplit_once(':')?;
+        (name.starts_with(HOLDER_PREFIX) && is_install_id(id)).then(|| id.to_owned())
+    }
+
+    /// This generator with its unqualified names in the schemas the installer resolved: the
+    /// function, its siblings and the state table in `schema`, the lease table in
+    /// `lease_schema`. Every object the function reads is then named with its schema, so it
+    /// works from a session on any search path.
+    fn qualified(&self, schema: &str, lease_schema: &str) -> Result<DbGenerator, Error> {
+        let qualify = |name: &SqlName, what: &'static str, schema: &str| {
+            if name.as_str().contains('.') {
+                Ok(name.clone())
+            } else {
+                SqlName::parse(what, &format!("{schema}.{}", name.as_str()))
+            }
+        };
+        let mut g = self.clone();
+        g.function = qualify(&self.function, "generator function", schema)?;
+        g.state_table = qualify(&self.state_table, "generator state table", schema)?;
+        g.lease_table = qualify(&self.lease_table, "lease table", lease_schema)?;
+        Ok(g)
     }
 
     /// The layout as the state table records it, so that an install with another layout is
@@ -799,7 +998,7 @@ impl DbGenerator {
                 policy: self.policy.name(),
             }),
             // The message names the function, whose name may hold digits: no number is read.
-            "IDG02" => Some(idgen_core::Error::Fenced {
+            "IDG02" | "IDG06" => Some(idgen_core::Error::Fenced {
                 now_ms: 0,
                 valid_until_ms: i64::MIN,
             }),
@@ -866,6 +1065,24 @@ impl Constants {
     fn policy(&self) -> (u64, &'static str) {
         (self.tolerance_ms, self.policy)
     }
+}
+
+/// Whether `id` is an install ID: 1 to 16 lowercase hexadecimal digits.
+fn is_install_id(id: &str) -> bool {
+    (1..=16).contains(&id.len()) && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// A fresh install ID: 64 random bits (the standard library's randomly keyed SipHash over the
+/// time and process ID), as 16 hexadecimal digits.
+fn random_install_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    hasher.write_u128(nanos);
+    hasher.write_u32(std::process::id());
+    format!("{:016x}", hasher.finish())
 }
 
 /// FNV-1a of `name`, folded to 31 bits: the second key of the function's advisory lock.

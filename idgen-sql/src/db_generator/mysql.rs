@@ -33,14 +33,26 @@ struct Names {
 
 fn names(g: &DbGenerator) -> Names {
     let q = |suffix: &str| g.sibling(suffix).quoted_with('`');
+    // A trigger lives in its table's schema: named there, after the install's identity, so
+    // that installs sharing the lease table keep theirs.
+    let lease_schema = g
+        .lease_table
+        .as_str()
+        .rsplit_once('.')
+        .map(|(schema, _)| format!("`{schema}`."))
+        .unwrap_or_default();
+    let trigger = |kind: &str| match &g.install_id {
+        Some(id) => format!("{lease_schema}`idgen_fence_{kind}_{id}`"),
+        None => q(&format!("_fence_{kind}")),
+    };
     Names {
         function: g.function.quoted_with('`'),
         count: q("_count"),
         bases: [q("_base_0"), q("_base_1"), q("_base_2")],
         fence: q("_fence"),
         jump_generation: q("_jump"),
-        update_trigger: q("_fence_update"),
-        delete_trigger: q("_fence_delete"),
+        update_trigger: trigger("update"),
+        delete_trigger: trigger("delete"),
         lease: g.lease_table.quoted_with('`'),
         lock: format!("{LOCK_PREFIX}{}", g.function.as_str()),
     }
@@ -114,6 +126,26 @@ pub(super) fn last_word_sql(g: &DbGenerator) -> String {
         "SELECT {sum} + c.next_not_cached_value - 1 \
          FROM {from}, {} f, {} c WHERE f.next_not_cached_value = 0",
         n.fence, n.count
+    )
+}
+
+/// The statements that check the function's lease row, run once per jump (before the jump
+/// lock) and per call ahead of the clock: when the row is missing (the lease table truncated,
+/// recreated or restored) or carries another holder, the function fences itself and signals
+/// `IDG06`. (A dropped table fails the calling statement before the function runs: MariaDB
+/// opens every table a function reads when the statement starts.)
+fn liveness_check(g: &DbGenerator, node: u64) -> String {
+    let n = names(g);
+    let holder = g.holder();
+    let namespace = super::literal::text_literal(super::Host::MariaDb, g.lease_namespace());
+    format!(
+        "SELECT COUNT(*) INTO v_n FROM {lease} WHERE namespace = {namespace} AND node = {node} AND holder = '{holder}';
+                IF v_n = 0 THEN
+                    SELECT SETVAL({fence}, 1) INTO v_n;
+                    SIGNAL SQLSTATE 'IDG06' SET MESSAGE_TEXT = 'idgen: the generator''s lease row is missing or held by another (table truncated, recreated or restored): install it again';
+                END IF;",
+        lease = n.lease,
+        fence = n.fence,
     )
 }
 
@@ -195,6 +227,8 @@ BEGIN
             IF v_tick = v_now_tick THEN
                 RETURN CAST((v_tick << {time_shift}) | ({node} << {node_shift}) | ((v_word & {seq_mask}) << {seq_shift}) AS SIGNED);
             ELSEIF v_tick < v_now_tick THEN
+                -- Once per jump: is the lease row still ours?
+                {check}
                 -- The clock moved on: raise the base, in whole ticks, so that the next counts
                 -- land in the current tick. Only the holder of the jump lock moves the base, so
                 -- it knows the base it leaves and draws next with that one read saved. Never
@@ -283,6 +317,7 @@ BEGIN
                     END WHILE idgen_wait;
                 END IF;
             ELSE
+                {check}
                 IF v_tick > {max_ticks} THEN
                     SET v_message = CONCAT('idgen: ', {epoch_ms} + v_tick * {unit_ms}, ' ms is after the last instant of the layout');
                     SIGNAL SQLSTATE 'IDG04' SET MESSAGE_TEXT = v_message;
@@ -303,6 +338,7 @@ BEGIN
 END",
         function = n.function,
         ticks_word = seq_mask + 1,
+        check = liveness_check(g, node),
     )
 }
 
@@ -360,6 +396,14 @@ END",
             fence_body("")
         ),
     ]
+}
+
+/// Drops the fence triggers (by name: those of this install only).
+pub(super) fn fence_drop_sql(g: &DbGenerator) -> Vec<String> {
+    let n = names(g);
+    [n.update_trigger, n.delete_trigger]
+        .map(|t| format!("DROP TRIGGER IF EXISTS {t}"))
+        .into()
 }
 
 /// `decode(id)` (a JSON object), `min_id_at(unix_ms)`, `max_id_at(unix_ms)`.

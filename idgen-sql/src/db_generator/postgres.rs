@@ -18,6 +18,8 @@ struct Names {
     count_class: String,
     base_class: String,
     fence_function: String,
+    /// The `sql_drop` event trigger's function.
+    drop_fence_function: String,
     fence_trigger: String,
     truncate_trigger: String,
     lease: String,
@@ -34,11 +36,46 @@ fn names(g: &DbGenerator) -> Names {
         count,
         base,
         fence_function: q(&g.sibling("_fence")),
-        // Trigger names are not schema-qualified: they live in their table's schema.
-        fence_trigger: format!("\"{}_fence\"", last_part(g)),
-        truncate_trigger: format!("\"{}_fence_truncate\"", last_part(g)),
+        drop_fence_function: q(&g.sibling("_fence_drop")),
+        // Trigger names are not schema-qualified: they live in their table's schema. Named
+        // after the install's identity, so that installs sharing the lease table keep theirs.
+        fence_trigger: match &g.install_id {
+            Some(id) => format!("\"idgen_fence_{id}\""),
+            None => format!("\"{}_fence\"", last_part(g)),
+        },
+        truncate_trigger: match &g.install_id {
+            Some(id) => format!("\"idgen_fence_truncate_{id}\""),
+            None => format!("\"{}_fence_truncate\"", last_part(g)),
+        },
         lease: q(&g.lease_table),
     }
+}
+
+/// The statements that check the function's lease row, run once per jump (and per call ahead
+/// of the clock): when the row is missing (the lease table truncated with its trigger
+/// bypassed, dropped, recreated or restored) or carries another holder, the function fences
+/// itself (`set_fenced`) and raises `IDG06`.
+fn liveness_check(g: &DbGenerator, node: u64, set_fenced: &str) -> String {
+    let n = names(g);
+    let holder = g.holder();
+    // Names and labels hold only letters, digits, '_', '.' and ':': safe in string literals.
+    // The namespace may hold any text: written so that no setting changes how it reads.
+    let namespace = super::literal::text_literal(super::Host::Postgres, g.lease_namespace());
+    format!(
+        "IF to_regclass('{lease}') IS NULL THEN
+                v_alive := false;
+            ELSE
+                v_alive := EXISTS (SELECT 1 FROM {lease} WHERE namespace = {namespace} AND node = {node} AND holder = '{holder}');
+            END IF;
+            IF NOT v_alive THEN
+                {set_fenced}
+                RAISE EXCEPTION USING ERRCODE = 'IDG06', MESSAGE =
+                    'idgen: {key} stopped: its lease row (namespace ' || {namespace} || ', node {node}, holder {holder}) in {lease_text} is missing or held by another (the table was truncated, dropped, recreated or restored): install it again';
+            END IF;",
+        lease = n.lease,
+        key = g.function.as_str(),
+        lease_text = g.lease_table.as_str(),
+    )
 }
 
 fn last_part(g: &DbGenerator) -> &str {
@@ -127,6 +164,7 @@ DECLARE
     v_locked boolean;
     v_redraw boolean;
     v_waited_since bigint;
+    v_alive boolean;
 BEGIN
     -- The fast path: four short expressions and the RETURN. PL/pgSQL sets every expression
     -- up again in each transaction, and most callers take one ID per transaction, so every
@@ -197,6 +235,8 @@ BEGIN
                     v_base := pg_sequence_last_value({base});
                     IF v_base IS NOT NULL AND v_base <> {FENCED}
                        AND v_base < (v_now_tick << {seq_bits}) - v_count - 1 THEN
+                        -- Once per jump: is the lease row still ours?
+                        {check_in_jump}
                         PERFORM setval({base}, (v_now_tick << {seq_bits}) - v_count - 1, true);
                     END IF;
                     PERFORM pg_advisory_unlock({LOCK_CLASS}, {lock_key});
@@ -223,6 +263,7 @@ BEGIN
                 RAISE EXCEPTION USING ERRCODE = 'IDG04', MESSAGE = format(
                     'idgen: %s ms is after the last instant of the layout', {epoch_ms} + v_tick * {unit_ms});
             END IF;
+            {check_ahead}
             v_ahead_ms := {epoch_ms} + v_tick * {unit_ms} - v_now_ms;
             IF v_tick > v_now_tick + 1 AND v_ahead_ms > {tolerance_ms} THEN
                 RAISE EXCEPTION USING ERRCODE = 'IDG01', MESSAGE = format(
@@ -246,6 +287,16 @@ $idgen$",
         below_limit = below_limit(g),
         now_tick = now_tick(epoch_ms, unit_ms),
         fast_compose = fast_compose(g, node),
+        check_in_jump = liveness_check(g, node, &format!("PERFORM setval({base}, {FENCED}, true);")),
+        check_ahead = liveness_check(
+            g,
+            node,
+            &format!(
+                "PERFORM pg_advisory_lock({LOCK_CLASS}, {lock_key});
+                PERFORM setval({base}, {FENCED}, true);
+                PERFORM pg_advisory_unlock({LOCK_CLASS}, {lock_key});"
+            )
+        ),
     )
 }
 
@@ -350,6 +401,66 @@ $idgen$",
             n.truncate_trigger, n.lease, n.fence_function
         ),
     ]
+    .into_iter()
+    .chain(drop_fence_sql(g))
+    .collect()
+}
+
+/// With an install ID: an `sql_drop` event trigger that fences the function in the statement
+/// that drops its lease table (the liveness check would stop it at its next jump). Creating an
+/// event trigger needs a superuser: without the privilege the install goes on without it.
+fn drop_fence_sql(g: &DbGenerator) -> Vec<String> {
+    let Some(id) = &g.install_id else {
+        return Vec::new();
+    };
+    let n = names(g);
+    let c = g.constants();
+    let (schema, table) = g
+        .lease_table
+        .as_str()
+        .rsplit_once('.')
+        .unwrap_or(("", g.lease_table.as_str()));
+    let schema_test = if schema.is_empty() {
+        String::new()
+    } else {
+        format!(" AND schema_name = '{schema}'")
+    };
+    vec![
+        format!(
+            "CREATE OR REPLACE FUNCTION {fence}() RETURNS event_trigger
+LANGUAGE plpgsql AS $idgen$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_event_trigger_dropped_objects()
+                WHERE object_type = 'table' AND object_name = '{table}'{schema_test}) THEN
+        PERFORM pg_advisory_xact_lock({LOCK_CLASS}, {lock_key});
+        PERFORM setval({base}, {FENCED}, true);
+    END IF;
+END
+$idgen$",
+            fence = n.drop_fence_function,
+            lock_key = c.lock_key,
+            base = n.base_class,
+        ),
+        format!(
+            "DO $idgen$
+BEGIN
+    DROP EVENT TRIGGER IF EXISTS \"idgen_fence_drop_{id}\";
+    CREATE EVENT TRIGGER \"idgen_fence_drop_{id}\" ON sql_drop EXECUTE FUNCTION {}();
+EXCEPTION WHEN insufficient_privilege THEN
+    NULL;
+END
+$idgen$",
+            n.drop_fence_function
+        ),
+    ]
+}
+
+/// Drops the fence triggers (by name: those of this install only).
+pub(super) fn fence_drop_sql(g: &DbGenerator) -> Vec<String> {
+    let n = names(g);
+    [n.fence_trigger, n.truncate_trigger]
+        .map(|t| format!("DROP TRIGGER IF EXISTS {t} ON {}", n.lease))
+        .into()
 }
 
 /// `decode(id)`, `min_id_at(t)`, `max_id_at(t)` for the layout (module documentation).
@@ -397,10 +508,14 @@ pub(super) fn drop_sql(g: &DbGenerator) -> Vec<String> {
     let n = names(g);
     let signatures = ["(bigint)", "(timestamptz)", "(timestamptz)"];
     let helpers = (0..3).map(|i| (g.helper(i).quoted_with('"'), signatures[i]));
-    [(n.function, "()"), (n.fence_function, "() CASCADE")]
-        .into_iter()
-        .chain(helpers)
-        .map(|(f, rest)| format!("DROP FUNCTION IF EXISTS {f}{rest}"))
-        .chain([format!("DROP SEQUENCE IF EXISTS {}, {}", n.count, n.base)])
-        .collect()
+    [
+        (n.function, "()"),
+        (n.fence_function, "() CASCADE"),
+        (n.drop_fence_function, "() CASCADE"),
+    ]
+    .into_iter()
+    .chain(helpers)
+    .map(|(f, rest)| format!("DROP FUNCTION IF EXISTS {f}{rest}"))
+    .chain([format!("DROP SEQUENCE IF EXISTS {}, {}", n.count, n.base)])
+    .collect()
 }

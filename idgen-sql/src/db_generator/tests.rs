@@ -459,3 +459,56 @@ fn the_postgres_fast_path_is_short_and_carries_the_layout() {
         "{sql}"
     );
 }
+
+#[test]
+fn an_install_id_names_the_label_the_fence_triggers_and_the_row_checked() {
+    let id = "0123456789abcdef";
+    let g = DbGenerator::new(Layout::TWITTER)
+        .function("shard_a.idgen_next_id")
+        .unwrap()
+        .lease_table("public.idgen_worker_lease")
+        .unwrap()
+        .install_id(id)
+        .unwrap();
+    let label = format!("database:shard_a.idgen_next_id:{id}");
+    assert_eq!(g.holder(), label);
+    assert_eq!(DbGenerator::install_id_of(&label).as_deref(), Some(id));
+    assert_eq!(DbGenerator::install_id_of("database:idgen_next_id"), None);
+    let pg = g.fence_sql(Dialect::Postgres, 3).unwrap().join("\n");
+    assert!(pg.contains(&format!(
+        "CREATE TRIGGER \"idgen_fence_{id}\" BEFORE UPDATE OR DELETE ON \"public\".\"idgen_worker_lease\""
+    )));
+    assert!(pg.contains(&format!("OLD.holder = '{label}'")));
+    assert!(pg.contains(&format!(
+        "CREATE EVENT TRIGGER \"idgen_fence_drop_{id}\" ON sql_drop"
+    )));
+    let my = g.fence_sql(Dialect::MySql, 3).unwrap().join("\n");
+    assert!(my.contains(&format!(
+        "CREATE TRIGGER `public`.`idgen_fence_update_{id}` BEFORE UPDATE ON `public`.`idgen_worker_lease`"
+    )));
+    for dialect in [Dialect::Postgres, Dialect::MySql] {
+        let function = g.function_sql(dialect, 3).unwrap();
+        assert!(
+            function.contains(&format!("node = 3 AND holder = '{label}'")),
+            "{dialect}"
+        );
+        assert!(function.contains("'IDG06'"), "{dialect}");
+    }
+    for bad in ["", "0123456789abcdef0", "ABC", "x'"] {
+        assert!(
+            DbGenerator::new(Layout::TWITTER).install_id(bad).is_err(),
+            "{bad:?}"
+        );
+    }
+}
+
+#[test]
+fn the_takeover_floor_is_the_claim_time_plus_ttl_and_allowance_or_the_stored_bound() {
+    let g = DbGenerator::new(Layout::TWITTER)
+        .takeover_wait(Duration::from_secs(2), Duration::from_millis(500));
+    assert_eq!(g.takeover_floor_ms(10_000, None), Some(12_500));
+    assert_eq!(g.takeover_floor_ms(10_000, Some(11_000)), Some(12_500));
+    assert_eq!(g.takeover_floor_ms(10_000, Some(20_000)), Some(20_000));
+    let skip = g.skip_takeover_wait_for_tests_and_development(true);
+    assert_eq!(skip.takeover_floor_ms(10_000, None), None);
+}

@@ -50,7 +50,10 @@ use idgen_engine::SnowflakeId;
 /// enough): creates the lease table, the state table, the function's sequences and SQL helpers
 /// if missing, gives the database a node ID from the lease table (keeping the one it holds on a
 /// second install), and creates or replaces the function and the trigger that fences it.
-/// Returns the database's node ID. The steps are idgen-sql's
+/// Returns the database's node ID. A claim that cannot prove the node ID was given back (a
+/// fresh database, a lease taken over after it expired) returns only once the database's clock
+/// has passed claim time + TTL + allowance (default 31 s; see
+/// [`DbGenerator::takeover_wait`]). The steps are idgen-sql's
 /// [`install`](idgen_sql::db_generator::install); the connection is closed afterwards (and if
 /// the install is cancelled), so its session lock never goes back to the pool.
 ///
@@ -86,8 +89,9 @@ pub async fn install<DB: DbGeneratorDialect>(
 /// Gives `generator`'s node ID back to the lease table with the last timestamp it issued (so
 /// the next holder never issues at or below it), then drops the function, its fence, helpers
 /// and sequences and deletes its state row, on one connection of `pool`. Nothing to do if it is
-/// not installed. On PostgreSQL, drop column defaults that call it first. If giving the node ID
-/// back fails, nothing has changed; once it is given back, the function refuses to issue.
+/// not installed. On PostgreSQL, drop column defaults that call it first: while one does, the
+/// uninstall fails and changes nothing. If giving the node ID back fails, nothing has changed;
+/// once it is given back, the function refuses to issue.
 ///
 /// # Errors
 ///
