@@ -90,8 +90,10 @@ pub struct RunSummary {
     /// Whether the instances were OS processes.
     pub processes: bool,
     /// The smallest order key this run can have made: its start under [`LAYOUT`] (node 0,
-    /// sequence 0). Snowflake keys sort by time, so the orders with a key at or above it are
-    /// this run's.
+    /// sequence 0), or above the largest key stored before it if that is later (a node ID
+    /// taken over issues ahead of the clock for a while, so an earlier run's keys can lie
+    /// ahead of this run's start). Snowflake keys sort by time, so the orders with a key at or
+    /// above it are this run's.
     pub first_key: Id<Order>,
 }
 
@@ -106,11 +108,15 @@ struct Start {
 }
 
 impl Start {
-    fn now() -> Result<Start> {
-        Ok(Start {
-            at: Instant::now(),
-            first_key: first_key_from_now()?,
-        })
+    async fn now(shards: &Shards) -> Result<Start> {
+        let at = Instant::now();
+        let mut first_key = first_key_from_now()?;
+        if let Some(after) = shards.largest_order_key().await?
+            && after >= first_key
+        {
+            first_key = Id::new(after.get() + 1).ok_or("the order keys are used up")?;
+        }
+        Ok(Start { at, first_key })
     }
 
     /// The run's summary from its instances' runs, or its first error: the stop request's when
@@ -206,7 +212,7 @@ pub async fn run_tasks(
     shutdown: &Shutdown,
 ) -> Result<RunSummary> {
     work.check()?;
-    let start = Start::now()?;
+    let start = Start::now(shards).await?;
     let n = work.instances;
     let mut instances = Vec::with_capacity(n as usize);
     for _ in 0..n {
@@ -397,13 +403,14 @@ const WORKER_GRACE: Duration = Duration::from_secs(15);
 /// On a worker's failure or a stop request, every worker's stdin is closed, so each stops and
 /// releases its node ID; this returns once all have exited.
 pub async fn run_processes(
+    shards: &Shards,
     work: &Workload,
     args: &[String],
     bar: &ProgressBar,
     shutdown: &Shutdown,
 ) -> Result<RunSummary> {
     work.check()?;
-    let start = Start::now()?;
+    let start = Start::now(shards).await?;
     let exe = std::env::current_exe()?;
     let n = work.instances;
     let mut children = tokio::task::JoinSet::new();
