@@ -33,6 +33,20 @@ pub(crate) enum CliError {
     #[error("the web server: {0}")]
     Server(#[source] std::io::Error),
 
+    /// `idgen web --host` with an address other than loopback, without `--allow-remote`.
+    #[cfg(feature = "web")]
+    #[error(
+        "--host {0} is not a loopback address: other machines could reach the page, and with the \
+         printed URL free node IDs; give --allow-remote to listen there anyway (the token in the \
+         URL travels unencrypted: an SSH tunnel to 127.0.0.1 is safer)"
+    )]
+    RemoteNotAllowed(std::net::IpAddr),
+
+    /// The operating system's random source failed (the web token could not be drawn).
+    #[cfg(feature = "web")]
+    #[error("cannot draw a random token: {0}")]
+    Random(#[source] getrandom::Error),
+
     /// The lease store refused or could not be reached.
     #[cfg(feature = "leases")]
     #[error("{0}")]

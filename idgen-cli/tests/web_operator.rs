@@ -1,5 +1,7 @@
 //! The operator view of `idgen web --database-url …` in a real browser, over a real PostgreSQL
-//! lease table (idgen-testkit) with two leasing processes' leases.
+//! lease table (idgen-testkit) with two leasing processes' leases; and who may use it (over
+//! plain HTTP and in the browser, on SQLite): a foreign `Host` (DNS rebinding), a foreign or
+//! missing `Origin`, no token or a wrong one are refused and leave the lease table as it was.
 
 mod browser;
 
@@ -88,7 +90,9 @@ async fn the_operator_view_lists_both_holders_and_drops_a_released_node_within_o
         WorkerLease::options()
             .holder(name)
             .ttl(Duration::from_secs(60))
-            .renew_every(Duration::from_secs(20))
+            // Not within the test: a renewal of orders-b before its lease is freed without
+            // force (below) would take the node ID back after the forced free.
+            .renew_every(Duration::from_secs(45))
             .skip_takeover_wait_for_tests_and_development(true)
             .acquire(pool, &Layout::TWITTER)
             .await
@@ -180,6 +184,33 @@ async fn the_operator_view_lists_both_holders_and_drops_a_released_node_within_o
     ))
     .await;
 
+    // The lease has ended now: Free frees it without force, saying that the old holder cannot
+    // renew it and that the next claim is a takeover (not at once), and the node ID is no
+    // longer listed as held.
+    click_free(&b, &node_b).await;
+    let ask = dialog(&b).await;
+    assert!(ask.contains(&format!("Free node {node_b}")), "{ask}");
+    b.client.accept_alert().await.unwrap();
+    b.wait_for_js(&format!(
+        "return document.getElementById('free-status').textContent.startsWith('node {node_b} freed: the lease of {holder_b} had expired')"
+    ))
+    .await;
+    let said = b
+        .client
+        .execute(
+            "return document.getElementById('free-status').textContent",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let said = said.as_str().unwrap_or_default();
+    assert!(
+        said.contains(&format!(
+            "{holder_b} can no longer renew it; the next claim is a takeover"
+        )) && !said.contains("at once"),
+        "{said}"
+    );
+
     // A released node disappears at the first refresh that starts after the release.
     a.handle().release().await.unwrap();
     let seen = refreshes(&b).await;
@@ -195,26 +226,73 @@ async fn the_operator_view_lists_both_holders_and_drops_a_released_node_within_o
         "{:?}",
         start.elapsed()
     );
-    assert_eq!(rows(&b).await, json!({ node_b: holder_b }));
+    assert_eq!(rows(&b).await, json!({}));
     b.client.clone().close().await.unwrap();
     drop((a, b_lease));
 }
 
-/// `GET path` on the server, as JSON (plain HTTP/1.1 over a socket).
-fn get_json(base: &str, path: &str) -> Value {
+/// An answer of the server: its status and body.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    /// The status line and headers.
+    head: String,
+    body: String,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+}
+
+/// One HTTP/1.1 request to `addr` over a plain socket, with exactly these headers (`Host`
+/// included, or left out), and a JSON body if given.
+fn request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Answer {
     use std::io::{Read, Write};
-    let addr = base.trim_start_matches("http://").trim_end_matches('/');
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
+    let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if let Some(body) = body {
+        head.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            body.len()
+        ));
+    }
+    head.push_str("\r\n");
+    head.push_str(body.unwrap_or_default());
+    stream.write_all(head.as_bytes()).unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
     let (head, body) = response.split_once("\r\n\r\n").unwrap();
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
-    serde_json::from_str(body).unwrap()
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    // The bodies here are small: hyper sends them whole, with Content-Length.
+    Answer {
+        status,
+        head: head.to_owned(),
+        body: body.to_owned(),
+    }
+}
+
+/// `GET path` as the page sends it (its Host, its token), which must answer 200, as JSON.
+fn get_json(server: &Server, path: &str) -> Value {
+    let answer = request(
+        &server.addr,
+        "GET",
+        path,
+        &[("Host", &server.addr), ("X-Idgen-Token", &server.token)],
+        None,
+    );
+    assert_eq!(answer.status, 200, "{answer:?}");
+    answer.json()
 }
 
 /// A counter used by `HiLo` on `pool` shows where its next block starts.
@@ -235,7 +313,7 @@ where
     drop(hilo);
     create_lease_table(db.pool()).await.unwrap();
     let server = Server::start(&["--database-url", db.url(), "--counter", "hilo"]);
-    let answer = get_json(&server.url, "/api/leases");
+    let answer = get_json(&server, "/api/leases");
     let counter = &answer["counters"][0];
     let next: i64 = counter["next_value"].as_str().unwrap().parse().unwrap();
     assert!(next > 1 && next % 100 == 1, "{answer}");
@@ -250,4 +328,501 @@ async fn a_counter_is_read_on_sqlite() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_counter_is_read_on_mysql() {
     counter_is_read(idgen_testkit::mysql().await.unwrap()).await;
+}
+
+// ---- Who may use the server: Host, Origin and the token (issue 39, item 1).
+
+/// A SQLite lease table with one live lease (held by this test, as a leasing process would
+/// hold it), and `idgen web ARGS… --database-url` over it.
+struct Held {
+    db: idgen_testkit::TestDb<sqlx::Sqlite>,
+    lease: WorkerLease,
+    server: Server,
+}
+
+impl Held {
+    async fn start(args: &[&str]) -> Held {
+        let db = idgen_testkit::sqlite()
+            .await
+            .expect("a SQLite test database");
+        create_lease_table(db.pool()).await.unwrap();
+        let lease = WorkerLease::options()
+            .holder("orders-a")
+            .ttl(Duration::from_secs(60))
+            .renew_every(Duration::from_secs(20))
+            .skip_takeover_wait_for_tests_and_development(true)
+            .acquire(
+                sqlx::SqlitePool::connect(db.url()).await.unwrap(),
+                &Layout::TWITTER,
+            )
+            .await
+            .unwrap();
+        let mut all = args.to_vec();
+        all.extend(["--database-url", db.url()]);
+        let server = Server::start(&all);
+        Held { db, lease, server }
+    }
+
+    fn node(&self) -> String {
+        self.lease.node().to_string()
+    }
+
+    /// The lease table as `idgen leases list --json` reads it: node, holder and whether live.
+    fn table(&self) -> Value {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_idgen"))
+            .args(["leases", "list", "--json", "--database-url", self.db.url()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+        listed["leases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| json!([l["node"], l["holder"], l["live"]]))
+            .collect()
+    }
+
+    /// The table while the test's lease is live and untouched.
+    fn untouched(&self) -> Value {
+        json!([[self.lease.node(), self.lease.holder(), true]])
+    }
+
+    /// `POST /api/leases/free` by force with these headers (Host included or not).
+    fn free(&self, headers: &[(&str, &str)]) -> Answer {
+        let body = json!({ "node": self.node(), "force": true }).to_string();
+        request(
+            &self.server.addr,
+            "POST",
+            "/api/leases/free",
+            headers,
+            Some(&body),
+        )
+    }
+
+    /// The origin of the page, `http://127.0.0.1:PORT`.
+    fn origin(&self) -> String {
+        format!("http://{}", self.server.addr)
+    }
+}
+
+/// Asserts a 403 whose reason contains `why`, and that it shows no holder.
+fn refused(answer: &Answer, why: &str, holder: &str, what: &str) {
+    assert_eq!(answer.status, 403, "{what}: {answer:?}");
+    let message = answer.json()["errors"][0]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(message.contains(why), "{what}: {message:?} lacks {why:?}");
+    assert!(!answer.body.contains(holder), "{what}: {answer:?}");
+}
+
+const COMPOSE: &str = r#"{"layout":"twitter","time":"1288834975657","node":{"datacenter":"1","worker":"1"},"sequence":"0"}"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreign_host_is_refused_on_every_route_and_the_lease_stays() {
+    let h = Held::start(&[]).await;
+    assert_eq!(h.table(), h.untouched());
+    let port = h.server.addr.rsplit_once(':').unwrap().1;
+    let free = json!({ "node": h.node(), "force": true }).to_string();
+    let routes: [(&str, &str, Option<&str>); 9] = [
+        ("GET", "/", None),
+        ("GET", "/app.js", None),
+        ("GET", "/app.css", None),
+        ("GET", "/api/config", None),
+        ("GET", "/api/layout?layout=twitter", None),
+        ("POST", "/api/compose", Some(COMPOSE)),
+        (
+            "POST",
+            "/api/inspect",
+            Some(r#"{"layout":"twitter","text":"4194439168"}"#),
+        ),
+        ("GET", "/api/leases", None),
+        ("POST", "/api/leases/free", Some(&free)),
+    ];
+    // What a DNS-rebinding page sends: its own name (same origin in the browser), with the
+    // port or not, and even with the token.
+    for host in ["evil.example".to_owned(), format!("evil.example:{port}")] {
+        let origin = format!("http://{host}");
+        for (method, path, body) in routes {
+            let headers = [
+                ("Host", host.as_str()),
+                ("Origin", origin.as_str()),
+                ("X-Idgen-Token", h.server.token.as_str()),
+            ];
+            let answer = request(&h.server.addr, method, path, &headers, body);
+            refused(
+                &answer,
+                "is not this server",
+                h.lease.holder(),
+                &format!("{method} {path} Host {host}"),
+            );
+        }
+    }
+    // No Host at all (HTTP/1.0 allows it).
+    let answer = h.free(&[("Origin", &h.origin()), ("X-Idgen-Token", &h.server.token)]);
+    refused(&answer, "without a Host", h.lease.holder(), "no Host");
+    assert_eq!(h.table(), h.untouched());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreign_or_missing_origin_neither_frees_nor_reads() {
+    let h = Held::start(&[]).await;
+    let port = h.server.addr.rsplit_once(':').unwrap().1;
+    let host = ("Host", h.server.addr.as_str());
+    let token = ("X-Idgen-Token", h.server.token.as_str());
+    for origin in [
+        "http://evil.example".to_owned(),
+        format!("http://evil.example:{port}"),
+        "null".to_owned(),
+        format!("https://{}", h.server.addr),
+        format!("http://127.0.0.1:{}", port.parse::<u16>().unwrap() + 1),
+    ] {
+        let answer = h.free(&[host, ("Origin", &origin), token]);
+        refused(&answer, "is not this server", h.lease.holder(), &origin);
+        // A page of another site may not read the holders either.
+        let answer = request(
+            &h.server.addr,
+            "GET",
+            "/api/leases",
+            &[host, ("Origin", &origin), token],
+            None,
+        );
+        refused(&answer, "is not this server", h.lease.holder(), &origin);
+    }
+    let answer = h.free(&[host, token]);
+    refused(&answer, "without an Origin", h.lease.holder(), "no Origin");
+    assert_eq!(h.table(), h.untouched());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_this_runs_token_the_leases_are_neither_read_nor_freed() {
+    let h = Held::start(&[]).await;
+    let origin = h.origin();
+    let (host, origin) = (
+        ("Host", h.server.addr.as_str()),
+        ("Origin", origin.as_str()),
+    );
+    let token = &h.server.token;
+    assert_eq!(token.len(), 48, "{}", h.server.url);
+    let mut wrong = token.clone();
+    let last = if wrong.ends_with('0') { "1" } else { "0" };
+    wrong.replace_range(token.len() - 1.., last);
+    let longer = format!("{token}0");
+    let answer = h.free(&[host, origin]);
+    refused(&answer, "needs the token", h.lease.holder(), "no token");
+    for bad in [wrong.as_str(), &token[..token.len() - 1], &longer, ""] {
+        let answer = h.free(&[host, origin, ("X-Idgen-Token", bad)]);
+        refused(&answer, "not this run's", h.lease.holder(), bad);
+    }
+    // In the query, as the page's URL has it, the token does not count: only the header does.
+    let body = json!({ "node": h.node(), "force": true }).to_string();
+    let path = format!("/api/leases/free?token={token}");
+    let answer = request(&h.server.addr, "POST", &path, &[host, origin], Some(&body));
+    refused(
+        &answer,
+        "needs the token",
+        h.lease.holder(),
+        "token in the query",
+    );
+    let answer = request(&h.server.addr, "GET", "/api/leases", &[host], None);
+    refused(
+        &answer,
+        "needs the token",
+        h.lease.holder(),
+        "GET /api/leases",
+    );
+    assert_eq!(h.table(), h.untouched());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_token_and_the_servers_origin_free_a_lease() {
+    let h = Held::start(&[]).await;
+    let port = h.server.addr.rsplit_once(':').unwrap().1;
+    let token = ("X-Idgen-Token", h.server.token.as_str());
+    // The holders, under each name of this server.
+    for host in [
+        h.server.addr.clone(),
+        format!("localhost:{port}"),
+        format!("[::1]:{port}"),
+    ] {
+        let answer = request(
+            &h.server.addr,
+            "GET",
+            "/api/leases",
+            &[("Host", &host), token],
+            None,
+        );
+        assert_eq!(answer.status, 200, "{host}: {answer:?}");
+        assert_eq!(
+            answer.json()["leases"][0]["holder"],
+            h.lease.holder(),
+            "{host}"
+        );
+    }
+    // Compose and inspect need no token (they compute, and read nothing stored).
+    let origin = h.origin();
+    let (host, origin) = (
+        ("Host", h.server.addr.as_str()),
+        ("Origin", origin.as_str()),
+    );
+    let answer = request(
+        &h.server.addr,
+        "POST",
+        "/api/compose",
+        &[host, origin],
+        Some(COMPOSE),
+    );
+    assert_eq!(answer.json()["id"], "4194439168", "{answer:?}");
+    // The page loads, and keeps out of other sites' frames.
+    let page = request(&h.server.addr, "GET", "/", &[host], None);
+    assert_eq!(page.status, 200, "{page:?}");
+    assert!(
+        page.head
+            .to_ascii_lowercase()
+            .contains("x-frame-options: deny"),
+        "{}",
+        page.head
+    );
+
+    let answer = h.free(&[host, origin, token]);
+    assert_eq!(answer.status, 200, "{answer:?}");
+    let message = answer.json()["message"].as_str().unwrap().to_owned();
+    assert!(
+        message.starts_with(&format!("node {} freed by force", h.node())),
+        "{message}"
+    );
+    assert_ne!(h.table(), h.untouched());
+}
+
+/// `idgen web ARGS…`, which must exit within 10 s; its status and stderr.
+fn exits(args: &[&str]) -> (std::process::ExitStatus, String) {
+    use std::io::Read;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_idgen"))
+        .arg("web")
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("idgen web {args:?} started serving instead of refusing");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    (status, stderr)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_address_than_loopback_needs_allow_remote_and_keeps_the_token() {
+    for host in ["0.0.0.0", "::"] {
+        let (status, stderr) = exits(&["--port", "0", "--host", host]);
+        assert_eq!(status.code(), Some(1), "{host}: {stderr}");
+        assert!(
+            stderr.contains(&format!("--host {host} is not a loopback address"))
+                && stderr.contains("--allow-remote"),
+            "{stderr}"
+        );
+    }
+    // Allowed: the URL still carries a token, the operator routes need it, and a name other
+    // than localhost is still refused (IP addresses are accepted: a rebinding page sends a name).
+    let h = Held::start(&["--host", "0.0.0.0", "--allow-remote"]).await;
+    assert!(
+        h.server.url.starts_with("http://0.0.0.0:"),
+        "{}",
+        h.server.url
+    );
+    assert_eq!(h.server.token.len(), 48, "{}", h.server.url);
+    let port = h.server.addr.rsplit_once(':').unwrap().1;
+    let answer = request(
+        &h.server.addr,
+        "GET",
+        "/api/leases",
+        &[("Host", &h.server.addr)],
+        None,
+    );
+    refused(&answer, "needs the token", h.lease.holder(), "no token");
+    let evil = format!("evil.example:{port}");
+    let token = ("X-Idgen-Token", h.server.token.as_str());
+    let answer = request(
+        &h.server.addr,
+        "GET",
+        "/api/leases",
+        &[("Host", &evil), token],
+        None,
+    );
+    refused(&answer, "is not this server", h.lease.holder(), "evil Host");
+    let lan = format!("192.0.2.7:{port}");
+    let answer = request(
+        &h.server.addr,
+        "GET",
+        "/api/leases",
+        &[("Host", &lan), token],
+        None,
+    );
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert_eq!(h.table(), h.untouched());
+}
+
+// ---- The same in a real browser.
+
+/// `fetch(url, init)` from the page's script: the status, `opaque` for a no-cors answer, or
+/// the error when the browser did not let it through.
+async fn fetch_in_page(b: &Browser, url: &str, init: Value) -> Value {
+    b.client
+        .execute_async(
+            "const [url, init, done] = arguments;
+             fetch(url, init).then(r => done(r.type === 'opaque' ? 'opaque' : r.status),
+                                   e => done('error: ' + e))",
+            vec![json!(url), init],
+        )
+        .await
+        .expect("script runs")
+}
+
+/// The free by force a page's script would send, with `token` in the header.
+fn free_init(node: &str, token: &str) -> Value {
+    json!({
+        "method": "POST",
+        "headers": { "content-type": "application/json", "x-idgen-token": token },
+        "body": json!({ "node": node, "force": true }).to_string(),
+    })
+}
+
+/// Chromium resolving `evil.example` to this machine, as after a DNS rebinding.
+async fn rebound_browser() -> Browser {
+    Browser::start_with(&["--host-resolver-rules=MAP evil.example 127.0.0.1"]).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_the_browser_a_rebinding_page_neither_loads_nor_reads_nor_frees() {
+    let h = Held::start(&[]).await;
+    let port = h.server.addr.rsplit_once(':').unwrap().1;
+    let b = rebound_browser().await;
+    // The attacker's name now points here: the browser asks idgen for evil.example's page.
+    b.client
+        .goto(&format!("http://evil.example:{port}/"))
+        .await
+        .unwrap();
+    // Its script is same-origin with the server for the browser: it frees by force and reads
+    // the holders, without the token and even with it.
+    for token in ["", h.server.token.as_str()] {
+        let freed = fetch_in_page(&b, "/api/leases/free", free_init(&h.node(), token)).await;
+        assert_eq!(freed, json!(403), "token {token:?}");
+        let init = json!({ "headers": { "x-idgen-token": token } });
+        assert_eq!(fetch_in_page(&b, "/api/leases", init).await, json!(403));
+    }
+    // And the page itself is refused.
+    let text = b
+        .client
+        .execute("return document.body.innerText", vec![])
+        .await
+        .unwrap();
+    assert!(
+        text.as_str().unwrap().contains("is not this server"),
+        "{text}"
+    );
+    assert_eq!(h.table(), h.untouched());
+    b.client.clone().close().await.unwrap();
+}
+
+/// A web server of another site: any page, empty.
+fn other_site() -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let page = "<!doctype html><title>another site</title><p>hello";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n{page}",
+                page.len()
+            );
+        }
+    });
+    port
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_the_browser_another_sites_page_cannot_free_even_with_the_token() {
+    let h = Held::start(&[]).await;
+    let b = rebound_browser().await;
+    b.client
+        .goto(&format!("http://evil.example:{}/", other_site()))
+        .await
+        .unwrap();
+    let api = format!("http://{}/api/leases", h.server.addr);
+    let free = format!("{api}/free");
+    let token = h.server.token.as_str();
+    // With the header (a leaked token): the browser asks first (CORS preflight), is refused,
+    // and sends nothing.
+    let freed = fetch_in_page(&b, &free, free_init(&h.node(), token)).await;
+    assert!(
+        freed.as_str().is_some_and(|s| s.starts_with("error")),
+        "{freed}"
+    );
+    let read = fetch_in_page(&b, &api, json!({ "headers": { "x-idgen-token": token } })).await;
+    assert!(
+        read.as_str().is_some_and(|s| s.starts_with("error")),
+        "{read}"
+    );
+    // What a page may send without asking (no-cors, text/plain), it sends blind: refused.
+    let body = json!({ "node": h.node(), "force": true }).to_string();
+    let blind = json!({ "method": "POST", "mode": "no-cors", "body": body });
+    assert_eq!(fetch_in_page(&b, &free, blind).await, json!("opaque"));
+    assert_eq!(h.table(), h.untouched());
+    b.client.clone().close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_the_browser_without_the_token_the_operator_view_lists_nothing_and_says_why() {
+    let h = Held::start(&[]).await;
+    let b = Browser::start().await;
+    let rows = "return document.querySelectorAll('#lease-table tbody tr').length";
+    b.open(&format!("http://{}/", h.server.addr)).await;
+    b.by_id("tab-operator").await.click().await.unwrap();
+    b.wait_for_js(
+        "return document.getElementById('operator-error').textContent
+             .includes('the operator view needs the token')",
+    )
+    .await;
+    assert_eq!(b.client.execute(rows, vec![]).await.unwrap(), json!(0));
+    let freed = fetch_in_page(&b, "/api/leases/free", free_init(&h.node(), "")).await;
+    assert_eq!(freed, json!(403));
+    assert_eq!(h.table(), h.untouched());
+
+    // Opened from the printed URL: the holders; the token leaves the address bar, and the tab
+    // keeps it through a reload.
+    b.open(&h.server.url).await;
+    b.by_id("tab-operator").await.click().await.unwrap();
+    b.wait_for_js(&format!("{rows} === 1")).await;
+    let search = b.client.execute("return location.search", vec![]).await;
+    assert_eq!(search.unwrap(), json!(""));
+    b.client.refresh().await.unwrap();
+    b.wait_for_js("return document.body.dataset.ready === 'true'")
+        .await;
+    b.by_id("tab-operator").await.click().await.unwrap();
+    b.wait_for_js(&format!("{rows} === 1")).await;
+    b.wait_for_js("return document.getElementById('operator-error').textContent === ''")
+        .await;
+    b.client.clone().close().await.unwrap();
 }

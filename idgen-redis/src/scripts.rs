@@ -4,8 +4,10 @@
 //! * `<base>:holder:<node>`: the holder's name, with the lease's expiry (`PX`): gone when the
 //!   lease expires or is released.
 //! * `<base>:node:<node>`: a hash without expiry: `last_timestamp` (the bound, decimal Unix ms)
-//!   and `owner` (the holder the node ID was last claimed for, empty once released: the one
-//!   holder that may take the node ID back after its lease expired unclaimed).
+//!   and `owner` (the holder the node ID was last claimed for, empty once released, the
+//!   tombstone `FREED_HOLDER` once an operator freed its expired lease: the one holder that
+//!   may take the node ID back after its lease expired unclaimed; only an empty owner makes
+//!   the next claim exact).
 //!
 //! A timestamp travels as a non-negative decimal without leading zeros, compared by length,
 //! then text: exact for every `i64`, where Lua's numbers (doubles) are not.
@@ -130,17 +132,19 @@ pub(crate) fn timestamp_arg(ms: Option<i64>) -> String {
     ms.map(|ms| ms.max(0).to_string()).unwrap_or_default()
 }
 
-/// ARGV: base, node, holder asked for ('' for whoever holds it), force ('1' or '0'). An
-/// operator's free (`RedisLeaseStore::free`), atomic on the server: `{outcome, holder, ms}`
-/// with outcome `none` (no keys: never claimed), `notheld`, `other` (holder: who holds it
-/// now), `live` (not forced; ms: its PTTL), `forced` (the holder key deleted, the hash keeps
-/// the holder as owner and the bound; ms: the PTTL it had) or `expired` (the owner emptied,
-/// the bound kept: a released node ID). Never deletes or lowers `last_timestamp`.
+/// ARGV: base, node, holder asked for ('' for whoever holds it), force ('1' or '0'), the
+/// tombstone (`FREED_HOLDER`). An operator's free (`RedisLeaseStore::free`), atomic on the
+/// server: `{outcome, holder, ms}` with outcome `none` (no keys: never claimed), `notheld`
+/// (released, or freed already: the owner is empty or the tombstone), `other` (holder: who
+/// holds it now), `live` (not forced; ms: its PTTL), `forced` (the holder key deleted, the
+/// hash keeps the holder as owner and the bound; ms: the PTTL it had) or `expired` (the owner
+/// replaced with the tombstone, the bound kept: the old holder cannot take it back, and the
+/// next claim is no release's, so not exact). Never deletes or lowers `last_timestamp`.
 pub(crate) static FREE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         r"
 local holder_key, state = ARGV[1] .. ':holder:' .. ARGV[2], ARGV[1] .. ':node:' .. ARGV[2]
-local expected, force = ARGV[3], ARGV[4]
+local expected, force, tombstone = ARGV[3], ARGV[4], ARGV[5]
 local current = redis.call('GET', holder_key)
 if current then
   if expected ~= '' and current ~= expected then
@@ -155,11 +159,11 @@ if current then
   return {'forced', current, tostring(left)}
 end
 local owner = redis.call('HGET', state, 'owner')
-if owner and owner ~= '' then
+if owner and owner ~= '' and owner ~= tombstone then
   if expected ~= '' and owner ~= expected then
     return {'other', owner, '0'}
   end
-  redis.call('HSET', state, 'owner', '')
+  redis.call('HSET', state, 'owner', tombstone)
   return {'expired', owner, '0'}
 end
 if redis.call('EXISTS', state) == 1 then
@@ -172,8 +176,8 @@ return {'none', '', '0'}
 
 /// ARGV: base, node. The node ID's holder as an operator lists it: `{holder, PTTL, last
 /// timestamp or ''}`: the holder key's value and its PTTL for a live lease; the hash's
-/// non-empty owner and -2 for a lease that ended and that nobody claimed since; `''` when no
-/// one holds it.
+/// non-empty owner and -2 for a lease that ended and that nobody claimed since (or the
+/// tombstone of a free, which the caller leaves out); `''` when no one holds it.
 pub(crate) static ROW: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         r"

@@ -11,6 +11,7 @@ use super::SqlName;
 use crate::dialect::{Dialect, QuotedName};
 use crate::statement::{Statement, Value};
 use idgen_engine::Error;
+use idgen_engine::lease::FREED_HOLDER;
 
 /// The lease table's SQL for one database and table name: what every adapter's lease store
 /// sends, so stores of different adapters share one table.
@@ -444,16 +445,21 @@ impl LeaseSql {
         )
     }
 
-    /// An operator's free of an expired lease: clears `holder` of `node` if it still holds it
-    /// and its lease has expired, keeping the last timestamp its last renewal stored (an
-    /// upper bound on every tick it could issue). The row is then like a released one: the
-    /// next claim takes it at once and issues above that last timestamp. One row affected
-    /// when freed.
+    /// An operator's free of an expired lease: replaces `holder` of `node` with the tombstone
+    /// [`FREED_HOLDER`] if it still holds it and its lease has expired, keeping the last
+    /// timestamp its last renewal stored (an upper bound on every tick it could issue). The
+    /// row is not like a released one (`holder IS NULL`): the old holder's renewals no longer
+    /// match it (a holder a restored table showed as expired may still be running: it
+    /// fences), and the next claim takes it as an expired lease, a takeover that is not exact.
+    /// One row affected when freed.
     ///
     /// ```
     /// use idgen_sql::{Dialect, LeaseSql};
+    /// use idgen_engine::lease::FREED_HOLDER;
     /// let free = LeaseSql::new(Dialect::Postgres, "leases")?.free_expired("orders", 3, "web-1");
-    /// assert!(free.sql.contains("holder = $3 AND expires_at <= now()"));
+    /// assert!(free.sql.starts_with(r#"UPDATE "leases" SET holder = $1 "#));
+    /// assert!(free.sql.contains("holder = $4 AND expires_at <= now()"));
+    /// assert_eq!(free.params[0], idgen_sql::Value::Text(FREED_HOLDER));
     /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn free_expired<'a>(
@@ -465,15 +471,17 @@ impl LeaseSql {
         let d = self.dialect;
         Statement::new(
             format!(
-                "UPDATE {} SET holder = NULL \
+                "UPDATE {} SET holder = {} \
                  WHERE namespace = {} AND node = {} AND holder = {} AND expires_at <= {}",
                 self.table,
                 d.param(1),
                 d.param(2),
                 d.param(3),
+                d.param(4),
                 self.now()
             ),
             vec![
+                Value::Text(FREED_HOLDER),
                 Value::Text(namespace),
                 Value::BigInt(node_i64(node)),
                 Value::Text(holder),
@@ -483,9 +491,9 @@ impl LeaseSql {
 
     /// An operator's forced free of a live lease: ends `holder`'s lease of `node` now,
     /// keeping the holder's name, so the next claim treats the row as a lease taken over
-    /// after expiry (it waits one TTL plus its clock allowance before it issues) and the old
-    /// holder's next renewal fails once another process holds the node ID. One row affected
-    /// when `holder` still held it.
+    /// after expiry (a takeover, not exact: it issues no ID timestamped before its claim
+    /// time, plus one TTL and its clock allowance) and the old holder's next renewal fails
+    /// once another process holds the node ID. One row affected when `holder` still held it.
     pub fn expire_now<'a>(&self, namespace: &'a str, node: u64, holder: &'a str) -> Statement<'a> {
         let d = self.dialect;
         let least = if d == Dialect::Sqlite { "MIN" } else { "LEAST" };
@@ -611,7 +619,8 @@ impl LeaseSql {
 }
 
 /// The condition of a row given back with `release`: `release` clears the holder and stores
-/// the exact last timestamp; a new row has neither, an expired lease still names its holder.
+/// the exact last timestamp; a new row has neither, an expired lease still names its holder,
+/// and one an operator freed names [`FREED_HOLDER`].
 const RELEASED: &str = " AND holder IS NULL AND last_timestamp IS NOT NULL";
 
 /// A node ID as a `BIGINT` (node IDs are far below `i64::MAX`: at most 2^22 of them).

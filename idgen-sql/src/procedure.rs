@@ -142,9 +142,11 @@ async fn claim_once<S: Session>(
 
 /// Takes the lowest expired row this session can lock (only a released one if `released`):
 /// one statement on PostgreSQL and SQLite; on MySQL/MariaDB a short transaction of idgen's own
-/// that locks the row, then assigns it. It runs in the connection's isolation level, which
-/// idgen does not change (the connection may be the application's): every read in it is a
-/// locking read, which reads the latest committed rows at any level. (Under `REPEATABLE READ`
+/// that locks the row, assigns it, and reads its last timestamp back (after any `BEFORE
+/// UPDATE` trigger raised it, as PostgreSQL's `RETURNING` gives it). It runs in the
+/// connection's isolation level, which idgen does not change (the connection may be the
+/// application's): the lock is a locking read, which reads the latest committed rows at any
+/// level, and the read back sees the transaction's own update. (Under `REPEATABLE READ`
 /// its gap locks can make a concurrent insert of rows wait until it commits, a few
 /// milliseconds.) The claim is [`exact`](Claim::exact) only from a released row.
 async fn take_expired<S: Session>(
@@ -163,12 +165,25 @@ async fn take_expired<S: Session>(
             } else {
                 sql.lock_expired(req.namespace, req.capacity, skip_locked)
             };
-            let Some(row) = session.fetch_claim(lock).await? else {
+            let Some((node, locked_last)) = session.fetch_claim(lock).await? else {
                 return Ok(None);
             };
-            let assign = sql.assign(req.namespace, row.0, req.holder, ttl_ms);
+            let assign = sql.assign(req.namespace, node, req.holder, ttl_ms);
             session.execute(assign).await?;
-            Ok(Some(row))
+            // The last timestamp as the UPDATE left it, read in the same transaction (as
+            // PostgreSQL's RETURNING gives it): a BEFORE UPDATE trigger may have raised it
+            // (the database generator's fence records its last issued tick there).
+            let assigned = u64::try_from(node).ok().map(|n| sql.row(req.namespace, n));
+            let last = match assigned {
+                Some(read) => session
+                    .fetch_lease_rows(read)
+                    .await?
+                    .into_iter()
+                    .next()
+                    .map_or(locked_last, |r| r.last_timestamp_ms.max(locked_last)),
+                None => locked_last,
+            };
+            Ok(Some((node, last)))
         }
         .await;
         end_transaction(session, assigned).await?
@@ -375,6 +390,12 @@ mod tests {
         missing_table: bool,
         /// The connection is inside a transaction of the application's.
         in_transaction: bool,
+        /// The last timestamp a claimed row holds once assigned (a trigger raised it).
+        raised_last: Option<i64>,
+        /// The server is MySQL (no `@@in_transaction`), before 5.7.20 if `old_mysql`
+        /// (no `@@transaction_isolation` either).
+        mysql_server: bool,
+        old_mysql: bool,
         statements: Vec<String>,
     }
 
@@ -392,6 +413,17 @@ mod tests {
         }
         async fn execute(&mut self, st: Statement<'_>) -> Result<u64, Fake> {
             self.statements.push(st.sql.clone());
+            if st.sql.starts_with("SET @@") {
+                if self.old_mysql && st.sql.contains("transaction_isolation") {
+                    return Err(Fake("Unknown system variable 'transaction_isolation'"));
+                }
+                if self.in_transaction {
+                    return Err(Fake(
+                        "1568 (25001): Transaction characteristics can't be changed while a transaction is in progress",
+                    ));
+                }
+                return Ok(0);
+            }
             if st.sql.contains("INSERT INTO") {
                 let end = match st.params[2] {
                     crate::statement::Value::BigInt(end) => u64::try_from(end).unwrap(),
@@ -405,6 +437,9 @@ mod tests {
         async fn fetch_i64(&mut self, st: Statement<'_>) -> Result<Option<i64>, Fake> {
             self.statements.push(st.sql.clone());
             if st.sql.contains("@@in_transaction") {
+                if self.mysql_server {
+                    return Err(Fake("Unknown system variable 'in_transaction'"));
+                }
                 return Ok(Some(i64::from(self.in_transaction)));
             }
             if self.missing_table {
@@ -446,8 +481,15 @@ mod tests {
                 None,
             )))
         }
-        async fn fetch_lease_rows(&mut self, _: Statement<'_>) -> Result<Vec<LeaseRow>, Fake> {
-            Ok(Vec::new())
+        async fn fetch_lease_rows(&mut self, st: Statement<'_>) -> Result<Vec<LeaseRow>, Fake> {
+            self.statements.push(st.sql.clone());
+            let node = match st.params.get(1) {
+                Some(crate::statement::Value::BigInt(node)) => *node,
+                _ => return Ok(Vec::new()),
+            };
+            Ok(LeaseRow::new(node, Some("h".into()), 0, self.raised_last)
+                .into_iter()
+                .collect())
         }
         async fn pause(&mut self, pause: Duration) {
             self.paused += pause;
@@ -575,6 +617,7 @@ mod tests {
                 "START TRANSACTION",
                 "SELECT node, last_timest",
                 "UPDATE `leases` SET hold",
+                "SELECT node, holder, CAS", // the last timestamp as the update left it
                 "COMMIT"
             ]
         );
@@ -582,6 +625,22 @@ mod tests {
         assert!(s.statements[8].ends_with("FOR UPDATE SKIP LOCKED"));
         assert_eq!(s.released_looks, 1);
         assert!(!s.statements.iter().any(|st| st.starts_with("SET ")));
+    }
+
+    /// A `BEFORE UPDATE` trigger (the database generator's fence) raises the row's last
+    /// timestamp as the claim assigns it: the claim returns the raised one, as `RETURNING`
+    /// does on PostgreSQL, not the one its lock read before.
+    #[test]
+    fn a_mysql_claim_reads_the_last_timestamp_the_update_left() {
+        let mut s = Script {
+            dialect: Some(Dialect::MySql),
+            rows: 2,
+            free: 1,
+            raised_last: Some(1_700_000_000_123),
+            ..Script::default()
+        };
+        let claim = run(&mut s, 2).unwrap().unwrap();
+        assert_eq!(claim.last_timestamp_ms, Some(1_700_000_000_123));
     }
 
     #[test]
@@ -599,5 +658,110 @@ mod tests {
             "{err}"
         );
         assert_eq!(s.statements.len(), 1, "only the check: {:?}", s.statements);
+    }
+
+    /// Issue 37, item 5: MySQL has no `@@in_transaction`; the check asks it with a one-shot
+    /// `SET @@transaction_isolation` (to the session's own level), which it refuses inside a
+    /// transaction, and before MySQL 5.7.20 with `@@tx_isolation`. MariaDB answers the first
+    /// probe; PostgreSQL and SQLite are not asked.
+    #[test]
+    fn the_in_transaction_check_asks_each_server_what_it_knows() {
+        let check = |s: &mut Script| block_on(check_outside_transaction(s));
+        let first = |s: &Script| -> Vec<String> {
+            s.statements
+                .iter()
+                .map(|st| st[..st.len().min(24)].to_owned())
+                .collect()
+        };
+        // MariaDB: @@in_transaction only.
+        let mut s = Script {
+            dialect: Some(Dialect::MySql),
+            ..Script::default()
+        };
+        check(&mut s).unwrap();
+        assert_eq!(first(&s), ["SELECT CAST(@@in_transac"]);
+        // MySQL 5.7.20 and later: the one-shot SET, outside and inside a transaction.
+        for inside in [false, true] {
+            let mut s = Script {
+                dialect: Some(Dialect::MySql),
+                mysql_server: true,
+                in_transaction: inside,
+                ..Script::default()
+            };
+            let outcome = check(&mut s);
+            assert_eq!(
+                s.statements,
+                [
+                    "SELECT CAST(@@in_transaction AS SIGNED) AS value",
+                    "SET @@transaction_isolation = @@SESSION.transaction_isolation"
+                ]
+            );
+            match outcome {
+                Ok(()) => assert!(!inside),
+                Err(e) => {
+                    assert!(inside, "{e}");
+                    assert!(
+                        e.to_string()
+                            .contains("inside a transaction of the application's")
+                    );
+                }
+            }
+        }
+        // Older MySQL: tx_isolation.
+        let mut s = Script {
+            dialect: Some(Dialect::MySql),
+            mysql_server: true,
+            old_mysql: true,
+            in_transaction: true,
+            ..Script::default()
+        };
+        let err = check(&mut s).unwrap_err().to_string();
+        assert!(
+            err.contains("inside a transaction of the application's"),
+            "{err}"
+        );
+        assert_eq!(
+            s.statements[2],
+            "SET @@tx_isolation = @@SESSION.tx_isolation"
+        );
+        // PostgreSQL and SQLite: nothing asked.
+        for dialect in [Dialect::Postgres, Dialect::Sqlite] {
+            let mut s = Script {
+                dialect: Some(dialect),
+                in_transaction: true,
+                ..Script::default()
+            };
+            check(&mut s).unwrap();
+            assert!(s.statements.is_empty());
+        }
+    }
+
+    /// On MySQL a claim on a connection inside the application's transaction is refused before
+    /// idgen's `START TRANSACTION` (which would commit the application's work).
+    #[test]
+    fn a_mysql_servers_connection_inside_the_applications_transaction_is_left_alone() {
+        let mut s = Script {
+            dialect: Some(Dialect::MySql),
+            mysql_server: true,
+            in_transaction: true,
+            rows: 2,
+            free: 1,
+            ..Script::default()
+        };
+        let err = run(&mut s, 2).unwrap_err().to_string();
+        assert!(
+            err.contains("inside a transaction of the application's"),
+            "{err}"
+        );
+        assert!(!s.statements.iter().any(|st| st.starts_with("START")));
+        // Outside one, the claim goes on.
+        let mut s = Script {
+            dialect: Some(Dialect::MySql),
+            mysql_server: true,
+            rows: 2,
+            free: 1,
+            ..Script::default()
+        };
+        assert!(run(&mut s, 2).unwrap().is_some());
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::dialect::{Dialect, ErrorClass};
 use crate::statement::Statement;
-use idgen_engine::lease::HeldLease;
+use idgen_engine::lease::{FREED_HOLDER, HeldLease};
 
 /// One row of the lease table, as [`LeaseSql::rows`](crate::lease::LeaseSql::rows) reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,19 +48,22 @@ impl LeaseRow {
 
     /// The row as an operator lists it (what `idgen leases list` shows of every store), if it
     /// has a holder: a live lease, or an expired one that nobody claimed since. `None` for a
-    /// row never claimed, released, or freed.
+    /// row never claimed, released, or freed by an operator (its holder is the tombstone
+    /// [`FREED_HOLDER`]).
     ///
     /// ```
     /// use idgen_sql::LeaseRow;
+    /// use idgen_engine::lease::FREED_HOLDER;
     /// let held = LeaseRow::new(3, Some("web-1".into()), 2_000, Some(1_500)).unwrap().held().unwrap();
     /// assert_eq!((held.node, held.holder.as_str(), held.expires_at_ms), (3, "web-1", Some(2_000)));
     /// assert!(held.is_live(1_000));
     /// assert!(LeaseRow::new(4, None, 2_000, None).unwrap().held().is_none());
+    /// assert!(LeaseRow::new(5, Some(FREED_HOLDER.into()), 2_000, None).unwrap().held().is_none());
     /// ```
     pub fn held(self) -> Option<HeldLease> {
         Some(HeldLease {
             node: self.node,
-            holder: self.holder?,
+            holder: self.holder.filter(|h| h != FREED_HOLDER)?,
             expires_at_ms: Some(self.expires_at_ms),
             last_timestamp_ms: self.last_timestamp_ms,
         })
@@ -74,7 +77,9 @@ impl LeaseRow {
 /// sent as one simple query.
 ///
 /// The procedures never change a setting of the session (no `SET autocommit`, no `SET
-/// TRANSACTION`): on MySQL/MariaDB, where a pool's connections may run with `autocommit=0`,
+/// TRANSACTION`; on MySQL the in-transaction check sets the next transaction's isolation level
+/// to the session's own, which idgen's transaction then takes): on MySQL/MariaDB, where a
+/// pool's connections may run with `autocommit=0`,
 /// every unit of work runs in an explicit transaction of its own (`START TRANSACTION` …
 /// `COMMIT`), which ends the same way in both modes, after a check that the connection is not
 /// already inside a transaction of the application's ([`check_outside_transaction`]).
@@ -139,34 +144,115 @@ pub trait Session: Send {
 
 /// On MySQL/MariaDB, fails if the session's connection is inside a transaction already (the
 /// application's: on a connection with `autocommit=0`, any statement of the application's
-/// opens one, and it lasts until the application commits): idgen then neither runs inside it
-/// nor ends it (`START TRANSACTION` would commit the application's work). MariaDB reports
-/// `@@in_transaction`; a server without it (MySQL) is not checked. Other databases: nothing.
+/// that reads or writes a table opens one, and it lasts until the application commits): idgen
+/// then neither runs inside it nor ends it (`START TRANSACTION` would commit the application's
+/// work). Other databases: nothing.
+///
+/// The server is asked with the first of these probes that it knows:
+///
+/// - MariaDB: `@@in_transaction`.
+/// - MySQL, which has no `@@in_transaction`: a one-shot `SET @@transaction_isolation =
+///   @@SESSION.transaction_isolation` (`tx_isolation` before MySQL 5.7.20), which the server
+///   refuses inside an active transaction ("Transaction characteristics can't be changed while
+///   a transaction is in progress", error 1568, SQLSTATE 25001) and which otherwise sets the
+///   next transaction's isolation level to the one it would have had anyway: idgen's own
+///   transaction, which starts next, runs at the session's level as before. Both servers tell
+///   the same thing: a transaction is active once a statement touched a transactional table
+///   (its `SERVER_STATUS_IN_TRANS`).
 ///
 /// # Errors
 ///
-/// A message naming the situation.
+/// A message naming the situation; also when the server answered none of the probes (fail
+/// closed: idgen does not risk committing the application's work), with the server's error.
 pub async fn check_outside_transaction<S: Session>(
     session: &mut S,
 ) -> Result<(), idgen_core::BoxError> {
     if session.dialect() != Dialect::MySql {
         return Ok(());
     }
-    let check = Statement::new(
-        "SELECT CAST(@@in_transaction AS SIGNED) AS value".to_owned(),
-        Vec::new(),
-    );
-    match session.fetch_i64(check).await {
-        Ok(Some(open)) if open != 0 => Err(
-            "the pool lent idgen a connection inside a transaction of the application's \
-             (autocommit=0 and no COMMIT yet): idgen neither joins nor ends it; commit or roll \
-             back before giving the connection back to the pool"
-                .into(),
-        ),
-        // No such variable (MySQL): not checked.
-        _ => Ok(()),
+    let mut unanswered = String::new();
+    for probe in IN_TRANSACTION_PROBES {
+        let statement = Statement::new(probe.sql().to_owned(), Vec::new());
+        let inside = match probe {
+            InTransactionProbe::Variable(_) => match session.fetch_i64(statement).await {
+                Ok(Some(open)) => open != 0,
+                Ok(None) => continue,
+                // No such variable (MySQL): the next probe.
+                Err(e) => {
+                    unanswered = e.to_string();
+                    continue;
+                }
+            },
+            InTransactionProbe::OneShot(_) => match session.execute(statement).await {
+                Ok(_) => false,
+                Err(e) => {
+                    let message = e.to_string();
+                    if message.contains("Unknown system variable") {
+                        unanswered = message;
+                        continue;
+                    }
+                    if !(message.contains("Transaction characteristics can't be changed")
+                        || message.contains("25001"))
+                    {
+                        return Err(format!(
+                            "idgen could not tell whether the pool lent it a connection inside \
+                             a transaction of the application's ({}: {message}); it neither \
+                             joins nor ends one, so it stops here",
+                            probe.sql()
+                        )
+                        .into());
+                    }
+                    true
+                }
+            },
+        };
+        return if inside {
+            Err(
+                "the pool lent idgen a connection inside a transaction of the application's \
+                 (autocommit=0 and no COMMIT yet): idgen neither joins nor ends it; commit or roll \
+                 back before giving the connection back to the pool"
+                    .into(),
+            )
+        } else {
+            Ok(())
+        };
+    }
+    Err(format!(
+        "idgen could not tell whether the pool lent it a connection inside a transaction of \
+         the application's: the server knows neither @@in_transaction (MariaDB) nor \
+         @@transaction_isolation or @@tx_isolation (MySQL) ({unanswered}); it neither joins nor \
+         ends one, so it stops here"
+    )
+    .into())
+}
+
+/// One way to ask a MySQL/MariaDB connection whether it is inside a transaction (see
+/// [`check_outside_transaction`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum InTransactionProbe {
+    /// A query whose value is 1 inside a transaction, 0 outside (MariaDB's `@@in_transaction`).
+    Variable(&'static str),
+    /// A statement that changes nothing and that the server refuses inside a transaction
+    /// (MySQL's one-shot `SET @@transaction_isolation` to the session's own level).
+    OneShot(&'static str),
+}
+
+impl InTransactionProbe {
+    /// The statement.
+    pub(crate) fn sql(self) -> &'static str {
+        match self {
+            InTransactionProbe::Variable(sql) | InTransactionProbe::OneShot(sql) => sql,
+        }
     }
 }
+
+/// The probes [`check_outside_transaction`] tries in order until the server knows one:
+/// MariaDB answers the first; MySQL 5.7.20 and later the second; older MySQL the third.
+pub(crate) const IN_TRANSACTION_PROBES: [InTransactionProbe; 3] = [
+    InTransactionProbe::Variable("SELECT CAST(@@in_transaction AS SIGNED) AS value"),
+    InTransactionProbe::OneShot("SET @@transaction_isolation = @@SESSION.transaction_isolation"),
+    InTransactionProbe::OneShot("SET @@tx_isolation = @@SESSION.tx_isolation"),
+];
 
 /// Starts idgen's own transaction on MySQL/MariaDB (`START TRANSACTION`, in the session's
 /// isolation level: every read idgen makes inside one is a locking read); nothing elsewhere.

@@ -5,6 +5,7 @@
 mod api;
 mod assets;
 mod compose;
+mod guard;
 mod inspect;
 #[cfg(feature = "leases")]
 mod operator;
@@ -12,6 +13,7 @@ mod view;
 
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
 
 use axum::Router;
 use axum::routing::{get, post};
@@ -25,9 +27,15 @@ pub(crate) struct WebArgs {
     #[arg(long, value_name = "N", default_value_t = 7878)]
     pub(crate) port: u16,
 
-    /// The address to listen on; the default serves this machine only
+    /// The address to listen on; the default serves this machine only (another address needs
+    /// --allow-remote)
     #[arg(long, value_name = "ADDR", default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
     pub(crate) host: IpAddr,
+
+    /// Listen on an address other than loopback: other machines can then reach the page, and
+    /// whoever has the printed URL (its token travels unencrypted) can free node IDs
+    #[arg(long)]
+    pub(crate) allow_remote: bool,
 
     /// The layout the page starts with (and the operator view shows)
     #[command(flatten)]
@@ -56,15 +64,25 @@ pub(crate) fn run(args: &WebArgs, out: &mut dyn Write) -> Result<(), CliError> {
         .enable_all()
         .build()
         .map_err(CliError::Runtime)?;
+    if !args.host.to_canonical().is_loopback() && !args.allow_remote {
+        return Err(CliError::RemoteNotAllowed(args.host));
+    }
     runtime.block_on(async {
-        let app = app(args).await?;
         let listener = tokio::net::TcpListener::bind(SocketAddr::new(args.host, args.port))
             .await
             .map_err(CliError::Server)?;
         let addr = listener.local_addr().map_err(CliError::Server)?;
+        let guard = Arc::new(guard::Guard::new(addr)?);
+        let app = app(args, &guard)
+            .await?
+            .layer(axum::middleware::from_fn_with_state(
+                guard.clone(),
+                guard::check_host_and_origin,
+            ));
         writeln!(
             out,
-            "idgen web: listening on http://{addr}/ (Ctrl-C stops it)"
+            "idgen web: listening on http://{addr}/?token={} (Ctrl-C stops it)",
+            guard.token()
         )?;
         out.flush()?;
         axum::serve(listener, app)
@@ -77,8 +95,8 @@ pub(crate) fn run(args: &WebArgs, out: &mut dyn Write) -> Result<(), CliError> {
     })
 }
 
-/// The routes.
-async fn app(args: &WebArgs) -> Result<Router, CliError> {
+/// The routes (the operator's behind the token).
+async fn app(args: &WebArgs, guard: &guard::SharedGuard) -> Result<Router, CliError> {
     let router = Router::new()
         .route("/", get(assets::index))
         .route("/app.css", get(assets::css))
@@ -87,9 +105,12 @@ async fn app(args: &WebArgs) -> Result<Router, CliError> {
         .route("/api/compose", post(api::compose))
         .route("/api/inspect", post(api::inspect));
     #[cfg(feature = "leases")]
-    let router = operator::routes(router, args).await?;
+    let router = operator::routes(router, args, guard).await?;
     #[cfg(not(feature = "leases"))]
-    let router = without_operator(router, &args.layout.layout);
+    let router = {
+        let _ = guard;
+        without_operator(router, &args.layout.layout)
+    };
     Ok(router)
 }
 

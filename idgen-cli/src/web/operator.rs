@@ -30,7 +30,11 @@ struct Operator {
 }
 
 /// Adds the operator routes when a database is given; `/api/config` tells the page.
-pub(crate) async fn routes(router: Router, web: &super::WebArgs) -> Result<Router, CliError> {
+pub(crate) async fn routes(
+    router: Router,
+    web: &super::WebArgs,
+    guard: &super::guard::SharedGuard,
+) -> Result<Router, CliError> {
     let (args, layout): (&StoreArgs, &LayoutArg) = (&web.store, &web.layout.layout);
     let Some(url) = args.database_url.as_deref() else {
         return Ok(super::without_operator(router, layout));
@@ -54,13 +58,18 @@ pub(crate) async fn routes(router: Router, web: &super::WebArgs) -> Result<Route
         "refresh_ms": REFRESH_MS,
         "layout": layout.to_string(),
     });
-    Ok(router.merge(
-        Router::new()
-            .route("/api/config", get(move || async move { Json(config) }))
-            .route("/api/leases", get(leases))
-            .route("/api/leases/free", post(free))
-            .with_state(state),
-    ))
+    // Holder names and the free: only for the page opened with this run's token.
+    let guarded = Router::new()
+        .route("/api/leases", get(leases))
+        .route("/api/leases/free", post(free))
+        .route_layer(axum::middleware::from_fn_with_state(
+            guard.clone(),
+            super::guard::require_token,
+        ))
+        .with_state(state);
+    Ok(router
+        .route("/api/config", get(move || async move { Json(config) }))
+        .merge(guarded))
 }
 
 fn failure(status: StatusCode, input: &str, message: String) -> Response {

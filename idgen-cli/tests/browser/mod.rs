@@ -73,6 +73,11 @@ pub struct Browser {
 impl Browser {
     /// Starts chromedriver on a free port and opens a headless Chromium session.
     pub async fn start() -> Browser {
+        Browser::start_with(&[]).await
+    }
+
+    /// [`Browser::start`], with more Chromium switches (`--host-resolver-rules=…`).
+    pub async fn start_with(switches: &[&str]) -> Browser {
         let driver = executable(
             "chromedriver",
             &["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"],
@@ -99,14 +104,18 @@ impl Browser {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         let mut caps = serde_json::Map::new();
+        let mut args = vec![
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--window-size=1000,900",
+            "--lang=en-US",
+        ];
+        args.extend(switches);
         caps.insert(
             "goog:chromeOptions".into(),
-            json!({
-                "binary": chromium,
-                "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
-                         "--disable-dev-shm-usage", "--window-size=1000,900",
-                         "--lang=en-US"],
-            }),
+            json!({ "binary": chromium, "args": args }),
         );
         let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
             .capabilities(caps)
@@ -211,7 +220,12 @@ pub fn screenshot_dir() -> PathBuf {
 
 /// `idgen web --port 0 ARGS…`, and its address.
 pub struct Server {
+    /// The URL it printed, with its token (`http://127.0.0.1:PORT/?token=…`).
     pub url: String,
+    /// `127.0.0.1:PORT`.
+    pub addr: String,
+    /// The token of the printed URL (empty if it printed none).
+    pub token: String,
     _process: Killed,
 }
 
@@ -236,7 +250,12 @@ impl Server {
             .find(|w| w.starts_with("http://"))
             .unwrap_or_else(|| panic!("no address in {line:?}"))
             .to_owned();
+        let rest = url.trim_start_matches("http://");
+        let (addr, query) = rest.split_once('/').unwrap_or((rest, ""));
+        let token = query.strip_prefix("?token=").unwrap_or_default().to_owned();
         Server {
+            addr: addr.to_owned(),
+            token,
             url,
             _process: process,
         }

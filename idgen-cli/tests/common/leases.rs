@@ -131,9 +131,14 @@ pub(crate) async fn leases_are_listed_and_freed_as_on_a_database<S: LeaseStore>(
     let text = kv.list_text();
     assert!(text.contains("expired"), "{text}");
 
-    // Ended: freed without force; no longer listed.
+    // Ended: freed without force, saying the next claim is a takeover; no longer listed.
     let freed = kv.free(&["0"]);
-    assert!(freed.contains("had expired"), "{freed}");
+    assert!(
+        freed.contains("had expired")
+            && freed.contains("holder-a can no longer renew it; the next claim is a takeover")
+            && !freed.contains("at once"),
+        "{freed}"
+    );
     let listed = kv.list();
     assert_eq!(listed["leases"].as_array().unwrap().len(), 1, "{listed}");
     assert!(kv.refused(&["0"]).contains("is not held by anyone"));

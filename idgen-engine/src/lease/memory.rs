@@ -3,7 +3,10 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use crate::lease::{BoxError, Claim, ClaimRequest, LeaseStore, RenewRequest};
+use crate::lease::{
+    BoxError, Claim, ClaimRequest, FREED_HOLDER, Freed, HeldLease, LeaseStore, NotFreed,
+    RenewRequest,
+};
 use idgen_core::{Clock, SystemClock};
 
 /// Node-ID leases kept in memory: for several generators inside one process, and for tests of
@@ -31,10 +34,12 @@ pub struct MemoryLeaseStore {
 
 #[derive(Clone, Debug)]
 struct Row {
-    /// `None` once released.
+    /// `None` once released; [`FREED_HOLDER`] once an operator freed its expired lease.
     holder: Option<String>,
     expires_at_ms: i64,
     last_timestamp_ms: Option<i64>,
+    /// An operator ended the lease ([`MemoryLeaseStore::free`]): the next claim is not exact.
+    freed: bool,
 }
 
 impl MemoryLeaseStore {
@@ -50,6 +55,110 @@ impl MemoryLeaseStore {
             layouts: Arc::default(),
             clock: Arc::new(clock),
         }
+    }
+
+    /// The store's clock, Unix ms: what [`HeldLease::expires_at_ms`] of [`rows`](Self::rows)
+    /// is measured on.
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    /// Every node ID of `namespace` with a holder, by node ID: live leases, and leases that
+    /// ended and that nobody claimed since. Node IDs released or freed are left out.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), idgen_engine::Error> {
+    /// use idgen_engine::lease::{MemoryLeaseStore, WorkerLease};
+    /// let store = MemoryLeaseStore::new();
+    /// let lease = WorkerLease::options().namespace("orders").acquire(store.clone(), &idgen_core::Layout::TWITTER).await?;
+    /// let rows = store.rows("orders");
+    /// assert_eq!((rows[0].node, rows[0].holder.as_str()), (lease.node(), lease.holder()));
+    /// assert!(rows[0].is_live(store.now_ms()));
+    /// # Ok(()) }
+    /// ```
+    pub fn rows(&self, namespace: &str) -> Vec<HeldLease> {
+        self.lock()
+            .iter()
+            .filter(|((ns, _), _)| ns == namespace)
+            .filter_map(|((_, node), row)| {
+                let holder = row.holder.clone().filter(|h| h != FREED_HOLDER)?;
+                Some(HeldLease {
+                    node: *node,
+                    holder,
+                    expires_at_ms: Some(row.expires_at_ms),
+                    last_timestamp_ms: row.last_timestamp_ms,
+                })
+            })
+            .collect()
+    }
+
+    /// Frees `node` of `namespace` for an operator, with the rule of every store's free: an
+    /// expired lease at once (its holder becomes [`FREED_HOLDER`], so its renewals fail), a
+    /// live one only with `force` (it ends now; the holder's name stays). Only `holder`'s lease
+    /// (or, with `None`, whoever holds it). Neither makes the next claim exact, as a release
+    /// does: it is a takeover.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), idgen_engine::Error> {
+    /// use idgen_engine::lease::{MemoryLeaseStore, NotFreed, WorkerLease};
+    /// let store = MemoryLeaseStore::new();
+    /// let lease = WorkerLease::acquire(store.clone(), &idgen_core::Layout::TWITTER).await?;
+    /// let refused = store.free("default", lease.node(), None, false).unwrap_err();
+    /// assert!(matches!(refused, NotFreed::Live { .. }));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`NotFreed`] saying why nothing was freed.
+    pub fn free(
+        &self,
+        namespace: &str,
+        node: u64,
+        holder: Option<&str>,
+        force: bool,
+    ) -> Result<Freed, NotFreed> {
+        let now = self.clock.now_ms();
+        let mut rows = self.lock();
+        let Some(row) = rows.get_mut(&(namespace.to_owned(), node)) else {
+            return Err(NotFreed::NoRow { node });
+        };
+        let actual = match row.holder.clone() {
+            Some(h) if h != FREED_HOLDER => h,
+            _ => return Err(NotFreed::NotHeld { node }),
+        };
+        if let Some(expected) = holder.filter(|e| *e != actual) {
+            return Err(NotFreed::OtherHolder {
+                node,
+                expected: expected.to_owned(),
+                actual,
+            });
+        }
+        if row.expires_at_ms <= now {
+            row.holder = Some(FREED_HOLDER.to_owned());
+            row.freed = true;
+            return Ok(Freed::Expired {
+                node,
+                holder: actual,
+            });
+        }
+        let remaining_ms = row.expires_at_ms - now;
+        if !force {
+            return Err(NotFreed::Live {
+                node,
+                holder: actual,
+                remaining_ms,
+            });
+        }
+        row.expires_at_ms = now;
+        row.freed = true;
+        Ok(Freed::Forced {
+            node,
+            holder: actual,
+            remaining_ms,
+        })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<(String, u64), Row>> {
@@ -117,11 +226,13 @@ impl LeaseStore for MemoryLeaseStore {
                     row.holder = Some(req.holder.to_owned());
                     row.expires_at_ms = expires_at_ms;
                     // Rows live as long as any holder holds the store, and are never forgotten:
-                    // the stored bound is exact.
+                    // the stored bound is exact, unless an operator ended the lease (a holder
+                    // freed by force may still issue until its fence deadline).
+                    let exact = !std::mem::take(&mut row.freed);
                     return Ok(Some(Claim {
                         node,
                         last_timestamp_ms: row.last_timestamp_ms,
-                        exact: true,
+                        exact,
                     }));
                 }
                 None => {
@@ -129,6 +240,7 @@ impl LeaseStore for MemoryLeaseStore {
                         holder: Some(req.holder.to_owned()),
                         expires_at_ms,
                         last_timestamp_ms: None,
+                        freed: false,
                     };
                     rows.insert(key, row);
                     // No row: never claimed from this store (which cannot forget one).
@@ -165,6 +277,8 @@ impl LeaseStore for MemoryLeaseStore {
             row.holder = None;
             row.expires_at_ms = row.expires_at_ms.min(now);
             row.last_timestamp_ms = req.last_timestamp_ms;
+            // The holder itself vouches for what it issued: the next claim is exact again.
+            row.freed = false;
         }
         Ok(())
     }

@@ -20,7 +20,7 @@ mod worker;
 pub use crate::borrowed::Borrowed;
 pub use layout_key::layout_key;
 pub use memory::MemoryLeaseStore;
-pub use operator::{Freed, HeldLease, NotFreed};
+pub use operator::{FREED_HOLDER, Freed, HeldLease, NotFreed};
 pub use store::{
     BoxError, Claim, ClaimRequest, IntoLeaseStore, LeaseStore, ReleaseRequest, RenewRequest,
 };

@@ -6,12 +6,38 @@
 //! `EtcdLeaseStore::free`, `RedisLeaseStore::free`): an expired lease is freed at once, a live
 //! one only with `force`, and only the holder asked for (or, without one, whoever holds the
 //! node ID when it is read), so a node ID claimed again in between is left alone.
+//!
+//! A free never makes the next claim exact ([`Claim::exact`](crate::lease::Claim::exact)):
+//! only a release by the holder itself can vouch for the bound it stores. A store restored
+//! from an older backup may show a lease as expired whose holder is still issuing; the
+//! operator cannot tell, so the next claim of a freed node ID is a takeover (it issues no ID
+//! timestamped before its claim time + one TTL + its clock allowance). An expired lease is
+//! freed by writing [`FREED_HOLDER`] in its holder's place: no renewal of the old holder
+//! matches it, and no claim takes it for a release.
 
 use std::fmt;
 
+/// The holder an operator's free of an expired lease writes in the old holder's place (the SQL
+/// `holder` column, etcd's `last` key, Redis's `owner` field): a tombstone. It is no holder
+/// `WorkerLease` makes (those end in `:` and 16 hex digits), so the old holder's renewals find
+/// another holder and fail (it cannot take the node ID back), and it is not the empty holder a
+/// release leaves, so the next claim is a takeover, not exact. Stores list a node ID with this
+/// holder as free ([`HeldLease`] leaves it out), and a second free finds it
+/// [`NotFreed::NotHeld`].
+///
+/// ```
+/// assert_eq!(idgen_engine::lease::FREED_HOLDER, "(freed by an operator)");
+/// ```
+pub const FREED_HOLDER: &str = "(freed by an operator)";
+
+/// What a takeover promises, in the words every message of a free uses.
+const TAKEOVER: &str = "the next claim is a takeover, which issues no ID timestamped before \
+                        its claim time + one TTL + its clock allowance";
+
 /// A node ID with a holder, as an operator lists it: a live lease, or one that ended and that
 /// nobody claimed since (an SQL row that still names its holder; on etcd and Redis, a lease
-/// that expired or was freed by force, whose holder the node ID's record still names).
+/// that expired or was freed by force, whose holder the node ID's record still names). A node
+/// ID released, or freed by an operator ([`FREED_HOLDER`]), has none and is not listed.
 ///
 /// ```
 /// use idgen_engine::lease::HeldLease;
@@ -57,15 +83,20 @@ impl HeldLease {
 /// let freed = Freed::Expired { node: 3, holder: "web-1".into() };
 /// assert_eq!(
 ///     freed.to_string(),
-///     "node 3 freed: the lease of web-1 had expired; the next claim takes it at once"
+///     "node 3 freed: the lease of web-1 had expired, and web-1 can no longer renew it; the \
+///      next claim is a takeover, which issues no ID timestamped before its claim time + one \
+///      TTL + its clock allowance"
 /// );
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Freed {
     /// Its lease had expired: the node ID's record (an SQL row, etcd's `last` key, Redis's
-    /// hash) names no holder any more and keeps the last timestamp the holder's last renewal
-    /// stored, as a release leaves it, so the next claim takes the node ID at once, above that
-    /// timestamp.
+    /// hash) names [`FREED_HOLDER`] in place of the holder and keeps the last timestamp the
+    /// holder's last renewal stored. The old holder's renewals fail from then on (a holder
+    /// that a restored store showed as expired may still be running: it fences), and the next
+    /// claim is a takeover, not exact: it issues no ID timestamped before its claim time + one
+    /// TTL + its clock allowance, and none at or below that timestamp. Only a release by the
+    /// holder itself lets the next claim issue right above the stored timestamp.
     Expired {
         /// The node ID.
         node: u64,
@@ -74,9 +105,10 @@ pub enum Freed {
     },
     /// Its lease was live and was ended now (`force`): an SQL row's lease ends now; on etcd
     /// and Redis the holder key is deleted (on etcd, its lease revoked). The record keeps the
-    /// holder's name and the bound, so the next claim waits one TTL plus its clock allowance
-    /// before it issues, and the old holder's renewals fail once another process holds the
-    /// node ID (if it renews before anyone claims it, the lease is its own again).
+    /// holder's name and the bound, so the next claim is a takeover (it issues no ID
+    /// timestamped before its claim time + one TTL + its clock allowance), and the old
+    /// holder's renewals fail once another process holds the node ID (if it renews before
+    /// anyone claims it, the lease is its own again).
     Forced {
         /// The node ID.
         node: u64,
@@ -93,7 +125,8 @@ impl fmt::Display for Freed {
         match self {
             Freed::Expired { node, holder } => write!(
                 f,
-                "node {node} freed: the lease of {holder} had expired; the next claim takes it at once"
+                "node {node} freed: the lease of {holder} had expired, and {holder} can no \
+                 longer renew it; {TAKEOVER}"
             ),
             Freed::Forced {
                 node,
@@ -101,8 +134,7 @@ impl fmt::Display for Freed {
                 remaining_ms,
             } => write!(
                 f,
-                "node {node} freed by force: the lease of {holder} had {} left; the next claim \
-                 waits one TTL plus its clock allowance before it issues",
+                "node {node} freed by force: the lease of {holder} had {} left; {TAKEOVER}",
                 seconds(*remaining_ms)
             ),
         }
@@ -183,9 +215,9 @@ impl fmt::Display for NotFreed {
                 "node {node} is leased by {holder} for another {}: that process may still be \
                  issuing IDs, so it was not freed. Forcing lets two processes issue with the same \
                  node ID until the old holder's fence deadline (it stops when its next renewal \
-                 fails); a new holder waits one TTL plus its clock allowance first, which keeps \
-                 them apart only if both use the same TTL and their clocks agree within that \
-                 allowance",
+                 fails); a new holder issues no ID timestamped before its claim time + one TTL \
+                 + its clock allowance, which keeps them apart only if both use the same TTL and \
+                 their clocks agree within that allowance",
                 seconds(*remaining_ms)
             ),
         }

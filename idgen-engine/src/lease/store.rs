@@ -64,7 +64,8 @@ pub struct Claim {
     /// of this node ID issued or may still issue: `true` for a node ID given back with
     /// [`release`](LeaseStore::release) (which stores the exact last timestamp), and for every
     /// claim of a store that cannot forget what it acknowledged (the in-process
-    /// [`MemoryLeaseStore`](crate::lease::MemoryLeaseStore)).
+    /// [`MemoryLeaseStore`](crate::lease::MemoryLeaseStore)) but one of a lease an operator
+    /// ended (a free vouches for nothing).
     ///
     /// `false` when the store cannot prove it: no row or key for the node ID yet (a table or
     /// namespace just created, perhaps on a database that came back empty), or a lease taken

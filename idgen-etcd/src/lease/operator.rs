@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use etcd_client::{Client, GetOptions, Txn, TxnOp};
 use idgen_engine::Error;
-use idgen_engine::lease::{Freed, HeldLease, NotFreed};
+use idgen_engine::lease::{FREED_HOLDER, Freed, HeldLease, NotFreed};
 
 use super::{BoxError, EtcdLeaseStore, Keys, node_of};
 use crate::last::Last;
@@ -64,7 +64,7 @@ impl EtcdLeaseStore {
     /// the time to live etcd reports), and leases that expired or were freed by force and
     /// that nobody claimed since (the `last` key still names the holder; `expires_at_ms` is
     /// `None`). Each with the last-timestamp bound stored for the node ID. Node IDs that were
-    /// released or freed are left out.
+    /// released or freed (the `last` key names no owner, or [`FREED_HOLDER`]) are left out.
     ///
     /// # Errors
     ///
@@ -118,7 +118,7 @@ impl EtcdLeaseStore {
             });
         }
         for (node, last) in lasts {
-            if let Some(owner) = last.owner
+            if let Some(owner) = last.owner.filter(|o| o != FREED_HOLDER)
                 && !rows.iter().any(|r| r.node == node)
             {
                 rows.push(HeldLease {
@@ -159,16 +159,20 @@ impl EtcdLeaseStore {
     ///
     /// * **Expired** (no holder key, the `last` key still names the holder): etcd expired the
     ///   lease, which its leader measures from a keep-alive the holder sent after computing
-    ///   its deadline, with a TTL rounded up to whole seconds: the holder has stopped. The
-    ///   `last` key then names no owner and keeps the bound, as a release leaves it, so the
-    ///   next claim issues at once and above the bound. Done in one transaction that checks
-    ///   that no holder key appeared and the `last` key did not change since it was read; a
-    ///   late renewal of the old holder then finds it released and does not take it back.
+    ///   its deadline, with a TTL rounded up to whole seconds: the holder has stopped, unless
+    ///   etcd was restored from a snapshot older than its lease (then it may still be issuing,
+    ///   and the operator cannot tell). The `last` key then names [`FREED_HOLDER`] as owner
+    ///   and keeps the bound: a late renewal of the old holder finds another owner and does
+    ///   not take the node ID back (it fences), and the next claim is not `exact` (only a
+    ///   release, which names no owner, is): a takeover, issuing no ID timestamped before
+    ///   claim time + one TTL + its clock allowance, and above the bound. Done in one
+    ///   transaction that checks that no holder key appeared and the `last` key did not change
+    ///   since it was read.
     /// * **Forced** (a live lease): the holder key is deleted in a transaction that checks it
     ///   still names the holder under the same etcd lease, then that lease is revoked. The
     ///   `last` key keeps the holder's name and the bound, so the next claim is not `exact`:
-    ///   it is a takeover, issuing only after claim time + one TTL + its clock allowance, and
-    ///   above the bound. The old holder may still issue until its fence deadline (at most one
+    ///   it is a takeover, issuing no ID timestamped before claim time + one TTL + its clock
+    ///   allowance, and above the bound. The old holder may still issue until its fence deadline (at most one
     ///   TTL after its last renewal); the takeover wait keeps the two apart when both use the
     ///   same TTL and their clocks agree within the allowance, which is what [`NotFreed::Live`]
     ///   warns about. If the old holder renews before anyone claims the node ID, it takes it
@@ -230,19 +234,19 @@ impl EtcdLeaseStore {
             match self.state(&mut client, &keys).await? {
                 State::Never => return Ok(Err(NotFreed::NoRow { node })),
                 State::Unheld { last, revision } => {
-                    let Some(owner) = last.owner.clone() else {
+                    let Some(owner) = last.owner.clone().filter(|o| o != FREED_HOLDER) else {
                         return Ok(Err(NotFreed::NotHeld { node }));
                     };
                     if let Some(not) = other(&owner) {
                         return Ok(Err(not));
                     }
-                    let released = Last {
+                    let freed = Last {
                         timestamp_ms: last.timestamp_ms,
-                        owner: None,
+                        owner: Some(FREED_HOLDER.to_owned()),
                     };
                     let txn = Txn::new()
                         .when(keys.unheld_since(revision))
-                        .and_then([TxnOp::put(keys.last.as_str(), released.encode(), None)]);
+                        .and_then([TxnOp::put(keys.last.as_str(), freed.encode(), None)]);
                     let answer = client
                         .txn(txn)
                         .await

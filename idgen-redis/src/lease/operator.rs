@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use idgen_engine::Error;
-use idgen_engine::lease::{Freed, HeldLease, NotFreed};
+use idgen_engine::lease::{FREED_HOLDER, Freed, HeldLease, NotFreed};
 
 use super::{BoxError, RedisLeaseStore, parse_timestamp};
 use crate::scripts;
@@ -63,7 +63,7 @@ impl RedisLeaseStore {
     /// its `PTTL`), and leases that expired or were freed by force and that nobody claimed
     /// since (the node ID's hash still names the holder as owner; `expires_at_ms` is `None`).
     /// Each with the last-timestamp bound stored for the node ID. Node IDs that were released
-    /// or freed are left out. The node IDs are found with `SCAN` (never `KEYS`), then each is
+    /// or freed (the owner is empty, or [`FREED_HOLDER`]) are left out. The node IDs are found with `SCAN` (never `KEYS`), then each is
     /// read by a script of its own.
     ///
     /// # Errors
@@ -143,7 +143,7 @@ impl RedisLeaseStore {
                 })
                 .await
                 .map_err(|e| self.failed(format!("read node {node}"), e))?;
-            if holder.is_empty() {
+            if holder.is_empty() || holder == FREED_HOLDER {
                 continue;
             }
             let left: i64 = left
@@ -174,12 +174,16 @@ impl RedisLeaseStore {
     ///
     /// * **Expired** (no holder key, the hash still names the holder as owner): Redis expired
     ///   the key on its clock after the holder's fence closed (the store's promise, with the
-    ///   server's clock slewed, never stepped). The owner is emptied and the bound kept, as a
-    ///   release leaves it, so the next claim issues at once and above the bound; a late
-    ///   renewal of the old holder then finds it released and does not take it back.
+    ///   server's clock slewed, never stepped), unless Redis came back from an older snapshot
+    ///   (then the holder may still be issuing, and the operator cannot tell). The owner
+    ///   becomes [`FREED_HOLDER`] and the bound is kept: a late renewal of the old holder
+    ///   finds another owner and does not take the node ID back (it fences), and the next
+    ///   claim is not `exact` (only a release, which empties the owner, is): a takeover,
+    ///   issuing no ID timestamped before claim time + one TTL + its clock allowance, and
+    ///   above the bound.
     /// * **Forced** (a live lease): the holder key is deleted; the hash keeps the holder as
-    ///   owner and the bound, so the next claim is not `exact`: it is a takeover, issuing only
-    ///   after claim time + one TTL + its clock allowance, and above the bound. The old holder
+    ///   owner and the bound, so the next claim is not `exact`: it is a takeover, issuing no ID
+    ///   timestamped before claim time + one TTL + its clock allowance, and above the bound. The old holder
     ///   may still issue until its fence deadline (at most one TTL after its last renewal); the
     ///   takeover wait keeps the two apart when both use the same TTL and their clocks agree
     ///   within the allowance, which is what [`NotFreed::Live`] warns about. If the old holder
@@ -231,6 +235,7 @@ impl RedisLeaseStore {
                     .arg(node)
                     .arg(expected.unwrap_or(""))
                     .arg(if force { "1" } else { "0" })
+                    .arg(FREED_HOLDER)
                     .invoke_async(&mut conn)
                     .await
             })

@@ -68,7 +68,17 @@
 //!   jumper knows the base it leaves and draws next without reading it; a session that finds
 //!   the lock taken waits for it without reading the base sequences (a jump's `NEXTVAL` writes
 //!   one of them, and a steady stream of readers there kept it from writing for seconds at 32
-//!   sessions).
+//!   sessions). A named lock belongs to the connection, and no handler runs when a statement
+//!   is killed (`KILL QUERY`, `max_statement_time`, a client's time-out), so a jump cut short
+//!   leaves it on an idle connection. The lock's name therefore carries a generation (the
+//!   sequence `<function>_jump`): a jump goes ahead only under the lock of the generation it
+//!   reads once it holds that lock, and a waiting session that finds the holder idle in the
+//!   process list (`COMMAND = 'Sleep'`; a jump holds the lock only inside a statement) moves
+//!   the generation on, under the next generation's lock, after any jump still running under
+//!   the old one, so jumps go on under the new lock within about 20 ms. The process list shows
+//!   the function (which runs as its definer) only the definer's own connections, or all with
+//!   the `PROCESS` privilege: a holder it cannot see is waited for as before, and the waiter
+//!   fails with `IDG05` after 10 s.
 //!
 //! When a tick's sequence is used up, the word runs into the next tick and the call waits for
 //! that tick to begin, as the Rust generator does (Instagram's `nextval() % 1024` wraps there
@@ -76,9 +86,13 @@
 //! clock moved backwards), the [`ClockPolicy`] decides, as in the Rust generator: `Refuse`,
 //! `Wait { max }` (sleep until the clock catches up, if it is behind by at most `max`) or
 //! `Borrow { max }` (issue while within `max`); beyond the bound an error naming how far. The
-//! time is the database host's clock, read afresh on every call and independent of the
-//! session's time zone (`clock_timestamp()` on PostgreSQL; on MariaDB the time inside
-//! `UUID()`, which `--sysdate-is-now` and daylight-saving changes leave alone).
+//! time is the database host's, independent of the session's time zone: on PostgreSQL
+//! `clock_timestamp()`, the wall clock read on every call; on MariaDB the time inside
+//! `UUID()`, which `--sysdate-is-now`, `SET timestamp` and daylight-saving changes leave alone
+//! and which is the wall clock read once at server start-up plus the monotonic clock since
+//! (MariaDB's `mysys/my_uuid.c`: `my_interval_timer()` plus an offset `set_clock_seq()` takes
+//! from `my_hrtime()` in `my_uuid_init()`). A step of the host's clock is therefore followed
+//! only at the server's next restart, where a step back meets the clock policy.
 //!
 //! # Speed
 //!
@@ -107,8 +121,9 @@
 //!
 //! The function raises SQLSTATE `IDG01` (the clock moved backwards beyond the policy),
 //! `IDG02` (its node ID lease is not held: fenced or never installed), `IDG03` (the time is
-//! before the layout's epoch), `IDG04` (after the layout's last instant) or `IDG05` (another
-//! session held the jump lock for over 10 s); [`DbGenerator::error_from_database`]
+//! before the layout's epoch), `IDG04` (after the layout's last instant) or `IDG05` (MariaDB:
+//! another session held the jump lock for over 10 s, running, or idle where the function
+//! cannot see it); [`DbGenerator::error_from_database`]
 //! turns the first four into the same [`Error`]s the Rust generator returns.
 //!
 //! # SQL helpers
@@ -119,6 +134,7 @@
 //! use the primary key (`WHERE id BETWEEN idgen_min_id_at(a) AND idgen_max_id_at(b)`).
 
 mod install;
+mod literal;
 mod mysql;
 mod postgres;
 #[cfg(test)]
@@ -321,8 +337,10 @@ impl DbGenerator {
     }
 
     /// The lease namespace: the one the applications' `WorkerLease`s use
-    /// (`LeaseOptions::namespace`; default `default`). Bound as a parameter, never written
-    /// into the SQL, so any text is accepted.
+    /// (`LeaseOptions::namespace`; default `default`). Any text: the installer binds it, and
+    /// the fence trigger, which cannot take bound values, holds it as a literal that reads the
+    /// same under every setting (`E'…'` on PostgreSQL, whatever `standard_conforming_strings`
+    /// says; a hexadecimal `_utf8mb4 X'…'` on MariaDB, whatever `NO_BACKSLASH_ESCAPES` says).
     ///
     /// ```
     /// let g = idgen_sql::db_generator::DbGenerator::new(idgen_core::Layout::TWITTER).namespace("orders");

@@ -9,9 +9,13 @@ use super::DbGenerator;
 /// Each base sequence steps by 2^(LEVEL_BITS × its level) ticks.
 const LEVEL_BITS: u32 = 14;
 
-/// The named lock a jump takes (with the function's name), and how long a jump waits for it.
+/// The named lock a jump takes (with the function's name and the lock's generation, see
+/// [`function_sql`]), and how long a jump waits for it.
 const LOCK_PREFIX: &str = "idgen_jump:";
 const LOCK_WAIT_MS: u32 = 10_000;
+
+/// How often (ms) a session waiting for the jump lock looks whether its holder is idle.
+const STALE_CHECK_MS: u32 = 20;
 
 /// The names the SQL of one generator writes, quoted.
 struct Names {
@@ -19,6 +23,8 @@ struct Names {
     count: String,
     bases: [String; 3],
     fence: String,
+    /// The jump lock's generation: recovery from a lock a killed jump kept moves it on.
+    jump_generation: String,
     update_trigger: String,
     delete_trigger: String,
     lease: String,
@@ -32,6 +38,7 @@ fn names(g: &DbGenerator) -> Names {
         count: q("_count"),
         bases: [q("_base_0"), q("_base_1"), q("_base_2")],
         fence: q("_fence"),
+        jump_generation: q("_jump"),
         update_trigger: q("_fence_update"),
         delete_trigger: q("_fence_delete"),
         lease: g.lease_table.quoted_with('`'),
@@ -84,6 +91,11 @@ fn create_sequences(g: &DbGenerator, create: &str, base: i64, fence: i64) -> Vec
         "{create} {} START WITH {fence} MINVALUE 0 INCREMENT BY 1 NOCACHE NOCYCLE",
         n.fence
     ));
+    // Kept across installs: a lock a killed jump kept stays stale under its generation.
+    sql.push(format!(
+        "CREATE SEQUENCE IF NOT EXISTS {} START WITH 0 MINVALUE 0 INCREMENT BY 1 NOCACHE NOCYCLE",
+        n.jump_generation
+    ));
     sql
 }
 
@@ -105,8 +117,9 @@ pub(super) fn last_word_sql(g: &DbGenerator) -> String {
     )
 }
 
-/// The time read afresh, in Unix ms, whatever the session's time zone: the 100 ns intervals
-/// since 1582-10-15 inside a version-1 `UUID()`.
+/// The server's time in Unix ms, whatever the session's time zone: the 100 ns intervals since
+/// 1582-10-15 inside a version-1 `UUID()` (the wall clock at server start-up plus the
+/// monotonic clock since; see the module documentation of `db_generator`).
 const NOW_MS: &str = "(CAST(CONV(CONCAT(SUBSTR(v_uuid, 16, 3), SUBSTR(v_uuid, 10, 4), SUBSTR(v_uuid, 1, 8)), 16, 10) AS SIGNED) - 122192928000000000) DIV 10000";
 
 /// `CREATE OR REPLACE FUNCTION … RETURNS BIGINT`: see the module documentation for what it
@@ -118,7 +131,7 @@ pub(super) fn function_sql(g: &DbGenerator, node: u64) -> String {
     let (epoch_ms, unit_ms, last_ms, max_ticks) = c.time();
     let (seq_bits, seq_mask, time_shift, node_shift, seq_shift) = c.fields();
     let (tolerance_ms, policy) = c.policy();
-    let (count, fence, lock) = (&n.count, &n.fence, &n.lock);
+    let (count, fence, lock, generation) = (&n.count, &n.fence, &n.lock, &n.jump_generation);
     let [b0, b1, b2] = &n.bases;
     let level_mask = (1u64 << LEVEL_BITS) - 1;
     let (shift1, shift2) = (LEVEL_BITS, 2 * LEVEL_BITS);
@@ -140,11 +153,13 @@ BEGIN
     DECLARE v_uuid CHAR(36);
     DECLARE v_message VARCHAR(128);
     DECLARE v_waited_since BIGINT;
+    DECLARE v_checked_ms BIGINT;
     DECLARE v_jumped BOOLEAN DEFAULT FALSE;
-    -- A jump lock this connection kept: a kill or a statement time-out cut its jump short.
-    IF IS_USED_LOCK('{lock}') = CONNECTION_ID() THEN
-        WHILE RELEASE_LOCK('{lock}') = 1 DO SET v_n = 0; END WHILE;
-    END IF;
+    DECLARE v_generation BIGINT;
+    DECLARE v_lock VARCHAR(128);
+    DECLARE v_next_lock VARCHAR(128);
+    DECLARE v_holder BIGINT;
+    DECLARE v_idle BIGINT;
     idgen_draw: LOOP
         -- The fast path is four statements: a stored function pays for each. After a jump
         -- the base is known (only the jump lock's holder moves it) and is not read again.
@@ -184,20 +199,32 @@ BEGIN
                 -- land in the current tick. Only the holder of the jump lock moves the base, so
                 -- it knows the base it leaves and draws next with that one read saved. Never
                 -- queue for the lock (a queue handing it on one by one outlasts the tick).
-                IF GET_LOCK('{lock}', 0) = 1 THEN
-                    SELECT {sum} INTO v_base FROM {from};
-                    SET v_need = (CAST(v_now_tick << {seq_bits} AS SIGNED) - v_count - 1 - v_base + {seq_mask}) DIV {ticks_word};
-                    IF v_need > 0 THEN
-                        SET v_n = v_need >> {shift2};
-                        WHILE v_n > 0 DO SET v_n = v_n - 1 + 0 * NEXTVAL({b2}); END WHILE;
-                        SET v_n = (v_need >> {shift1}) & {level_mask};
-                        WHILE v_n > 0 DO SET v_n = v_n - 1 + 0 * NEXTVAL({b1}); END WHILE;
-                        SET v_n = v_need & {level_mask};
-                        WHILE v_n > 0 DO SET v_n = v_n - 1 + 0 * NEXTVAL({b0}); END WHILE;
-                        SET v_base = v_base + v_need * {ticks_word};
+                --
+                -- The lock is a named lock, which a statement killed mid-jump (KILL QUERY,
+                -- max_statement_time, a client's time-out) keeps on its idle connection: its
+                -- name carries a generation, and a waiter that finds the holder idle moves the
+                -- generation on (see below). A jump goes ahead only under the lock of the
+                -- generation it reads after taking the lock.
+                SELECT next_not_cached_value INTO v_generation FROM {generation};
+                SET v_lock = CONCAT('{lock}:', v_generation);
+                -- A lock this connection kept: a kill or a statement time-out cut its jump short.
+                WHILE IS_USED_LOCK(v_lock) = CONNECTION_ID() DO SET v_n = RELEASE_LOCK(v_lock); END WHILE;
+                IF GET_LOCK(v_lock, 0) = 1 THEN
+                    SELECT {sum}, g.next_not_cached_value INTO v_base, v_n FROM {from}, {generation} g;
+                    IF v_n = v_generation THEN
+                        SET v_need = (CAST(v_now_tick << {seq_bits} AS SIGNED) - v_count - 1 - v_base + {seq_mask}) DIV {ticks_word};
+                        IF v_need > 0 THEN
+                            SET v_n = v_need >> {shift2};
+                            WHILE v_n > 0 DO SET v_n = v_n - 1 + 0 * NEXTVAL({b2}); END WHILE;
+                            SET v_n = (v_need >> {shift1}) & {level_mask};
+                            WHILE v_n > 0 DO SET v_n = v_n - 1 + 0 * NEXTVAL({b1}); END WHILE;
+                            SET v_n = v_need & {level_mask};
+                            WHILE v_n > 0 DO SET v_n = v_n - 1 + 0 * NEXTVAL({b0}); END WHILE;
+                            SET v_base = v_base + v_need * {ticks_word};
+                        END IF;
+                        SET v_jumped = TRUE;
                     END IF;
-                    WHILE RELEASE_LOCK('{lock}') = 1 DO SET v_n = 0; END WHILE;
-                    SET v_jumped = TRUE;
+                    WHILE RELEASE_LOCK(v_lock) = 1 DO SET v_n = 0; END WHILE;
                     SET v_waited_since = NULL;
                 ELSE
                     -- Another session is jumping. Wait for it without reading the base
@@ -207,14 +234,53 @@ BEGIN
                     IF v_waited_since IS NULL THEN
                         SET v_waited_since = v_now_ms;
                     END IF;
-                    WHILE IS_USED_LOCK('{lock}') IS NOT NULL DO
+                    SET v_checked_ms = v_now_ms;
+                    idgen_wait: WHILE IS_USED_LOCK(v_lock) IS NOT NULL DO
                         SET v_uuid = UUID();
-                        IF {NOW_MS} - v_waited_since > {LOCK_WAIT_MS} THEN
-                            SET v_message = CONCAT('idgen: connection ', COALESCE(IS_USED_LOCK('{lock}'), 0), ' held the generator''s jump lock for over 10 s');
+                        SET v_now_ms = {NOW_MS};
+                        IF v_now_ms - v_waited_since > {LOCK_WAIT_MS} THEN
+                            SET v_message = CONCAT('idgen: connection ', COALESCE(IS_USED_LOCK(v_lock), 0), ' held the generator''s jump lock for over 10 s');
                             SIGNAL SQLSTATE 'IDG05' SET MESSAGE_TEXT = v_message;
                         END IF;
+                        IF v_now_ms - v_checked_ms >= {STALE_CHECK_MS} THEN
+                            SET v_checked_ms = v_now_ms;
+                            -- A jump holds the lock only inside a statement: a holder that is
+                            -- idle (Sleep) kept it from a killed jump. Move the generation on,
+                            -- under the next generation's lock (so that one session does it),
+                            -- if the generation and the idle holder are still those seen.
+                            SET v_holder = IS_USED_LOCK(v_lock);
+                            SELECT COUNT(*) INTO v_idle FROM information_schema.PROCESSLIST
+                             WHERE ID = v_holder AND COMMAND = 'Sleep';
+                            IF v_idle = 1 THEN
+                                SET v_next_lock = CONCAT('{lock}:', v_generation + 1);
+                                IF GET_LOCK(v_next_lock, 0) = 1 THEN
+                                    SELECT next_not_cached_value INTO v_n FROM {generation};
+                                    SELECT COUNT(*) INTO v_idle FROM information_schema.PROCESSLIST
+                                     WHERE ID = v_holder AND COMMAND = 'Sleep' AND IS_USED_LOCK(v_lock) = v_holder;
+                                    IF v_n = v_generation AND v_idle = 1 THEN
+                                        SET v_n = NEXTVAL({generation});
+                                        -- A session that took the old lock and read the old
+                                        -- generation just before may be jumping: no jump
+                                        -- under the new one (whose lock is held here) until
+                                        -- the old lock is free or idle again.
+                                        WHILE IS_USED_LOCK(v_lock) IS NOT NULL AND NOT EXISTS (
+                                            SELECT 1 FROM information_schema.PROCESSLIST
+                                             WHERE ID = IS_USED_LOCK(v_lock) AND COMMAND = 'Sleep') DO
+                                            SET v_uuid = UUID();
+                                            IF {NOW_MS} - v_waited_since > {LOCK_WAIT_MS} THEN
+                                                WHILE RELEASE_LOCK(v_next_lock) = 1 DO SET v_n = 0; END WHILE;
+                                                SIGNAL SQLSTATE 'IDG05' SET MESSAGE_TEXT = 'idgen: a jump under the generator''s old jump lock lasted over 10 s';
+                                            END IF;
+                                            SET v_n = SLEEP(0.0001);
+                                        END WHILE;
+                                    END IF;
+                                    WHILE RELEASE_LOCK(v_next_lock) = 1 DO SET v_n = 0; END WHILE;
+                                END IF;
+                                LEAVE idgen_wait;
+                            END IF;
+                        END IF;
                         SET v_n = SLEEP(0.0001);
-                    END WHILE;
+                    END WHILE idgen_wait;
                 END IF;
             ELSE
                 IF v_tick > {max_ticks} THEN
@@ -247,12 +313,9 @@ pub(super) fn fence_sql(g: &DbGenerator, node: u64) -> Vec<String> {
     let c = g.constants();
     let (sum, from) = base_sum(&n);
     let holder = g.holder();
-    let namespace = g
-        .lease_namespace()
-        .replace('\\', "\\\\")
-        .replace('\'', "''");
+    let namespace = super::literal::text_literal(super::Host::MariaDb, g.lease_namespace());
     let ours =
-        format!("OLD.holder = '{holder}' AND OLD.namespace = '{namespace}' AND OLD.node = {node}");
+        format!("OLD.holder = '{holder}' AND OLD.namespace = {namespace} AND OLD.node = {node}");
     let fence_body = |record: &str| {
         format!(
             "BEGIN
@@ -338,9 +401,16 @@ pub(super) fn drop_sql(g: &DbGenerator) -> Vec<String> {
         .map(|f| format!("DROP FUNCTION IF EXISTS {f}"));
     let triggers =
         [&n.update_trigger, &n.delete_trigger].map(|t| format!("DROP TRIGGER IF EXISTS {t}"));
-    let sequences = [&n.count, &n.bases[0], &n.bases[1], &n.bases[2], &n.fence]
-        .map(|q| q.as_str())
-        .join(", ");
+    let sequences = [
+        &n.count,
+        &n.bases[0],
+        &n.bases[1],
+        &n.bases[2],
+        &n.fence,
+        &n.jump_generation,
+    ]
+    .map(|q| q.as_str())
+    .join(", ");
     functions
         .chain(triggers)
         .chain([format!("DROP SEQUENCE IF EXISTS {sequences}")])

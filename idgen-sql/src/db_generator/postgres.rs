@@ -297,8 +297,9 @@ pub(super) fn fence_sql(g: &DbGenerator, node: u64) -> Vec<String> {
     let c = g.constants();
     let (count, base) = (&n.count_class, &n.base_class);
     let holder = g.holder();
-    // Names and labels hold only letters, digits, '_', '.' and ':': safe in string literals.
-    let namespace = g.lease_namespace().replace('\'', "''");
+    // Names and labels hold only letters, digits, '_', '.' and ':': safe in string literals;
+    // the namespace may be any text.
+    let namespace = super::literal::text_literal(super::Host::Postgres, g.lease_namespace());
     vec![
         format!(
             "CREATE OR REPLACE FUNCTION {fence}() RETURNS trigger
@@ -339,7 +340,7 @@ $idgen$",
         format!("DROP TRIGGER IF EXISTS {} ON {}", n.fence_trigger, n.lease),
         format!(
             "CREATE TRIGGER {} BEFORE UPDATE OR DELETE ON {} FOR EACH ROW \
-             WHEN (OLD.holder = '{holder}' AND OLD.namespace = '{namespace}' AND OLD.node = {node}) \
+             WHEN (OLD.holder = '{holder}' AND OLD.namespace = {namespace} AND OLD.node = {node}) \
              EXECUTE FUNCTION {}()",
             n.fence_trigger, n.lease, n.fence_function
         ),

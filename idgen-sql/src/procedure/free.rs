@@ -1,10 +1,12 @@
 //! An operator's free of a node ID ([`free`]): the rule `idgen leases free` and the web
 //! operator view share. An expired lease is freed; a live one only with `force`, because its
-//! holder may still be issuing.
+//! holder may still be issuing. Neither makes the next claim exact: an expired lease's holder
+//! is replaced with the tombstone [`FREED_HOLDER`] (its renewals fail; the next claim is a
+//! takeover), a forced one keeps its holder's name.
 
 use crate::lease::LeaseSql;
 use crate::session::{LeaseRow, Session, check_outside_transaction, in_own_transaction};
-use idgen_engine::lease::BoxError;
+use idgen_engine::lease::{BoxError, FREED_HOLDER};
 pub use idgen_engine::lease::{Freed, NotFreed};
 
 /// What to free.
@@ -66,6 +68,10 @@ pub async fn free<S: Session>(
             }) => h,
         },
     };
+    // Freed already: the tombstone is nobody's lease (and freeing it again would say so).
+    if holder == FREED_HOLDER {
+        return Ok(Err(NotFreed::NotHeld { node }));
+    }
     let freed = in_own_transaction!(
         session,
         session.execute(sql.free_expired(req.namespace, node, &holder))
@@ -82,6 +88,7 @@ pub async fn free<S: Session>(
     };
     match current.holder {
         None => Ok(Err(NotFreed::NotHeld { node })),
+        Some(actual) if actual == FREED_HOLDER => Ok(Err(NotFreed::NotHeld { node })),
         Some(actual) if actual != holder => Ok(Err(NotFreed::OtherHolder {
             node,
             expected: holder,

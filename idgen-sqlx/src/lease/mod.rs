@@ -57,7 +57,8 @@
 //!   caller, and changes none of the connection's settings: on MySQL/MariaDB each step runs in
 //!   an explicit transaction of its own (`START TRANSACTION` … `COMMIT`, which commits whether
 //!   the pool's connections run with `autocommit=1` or `0`), after checking that the connection
-//!   is not inside a transaction of the application's (MariaDB's `@@in_transaction`; such a
+//!   is not inside a transaction of the application's (MariaDB's `@@in_transaction`, on MySQL
+//!   a one-shot `SET @@transaction_isolation` it refuses inside one; such a
 //!   connection is left alone and the call fails). A call cancelled halfway (the store's
 //!   time-out, the caller's, a dropped future, a runtime shutting down) closes its connection
 //!   rather than giving it back to the pool inside a transaction. Deadlocks, lock time-outs and

@@ -155,7 +155,8 @@ macro_rules! operator_suite {
                 held_leases_are_listed_with_holder_end_and_bound,
                 a_free_naming_another_holder_is_refused_naming_the_holder_now,
                 a_live_lease_is_freed_only_with_force_and_then_taken_over_after_a_ttl,
-                an_expired_lease_is_freed_without_force_and_claimed_at_once,
+                an_expired_lease_is_freed_without_force_and_then_taken_over_not_exact,
+                a_released_node_id_is_not_freed_and_its_next_claim_is_exact,
             );
         }
     };

@@ -110,29 +110,31 @@ impl LeaseSubject for MemorySubject {
     }
 }
 
-/// Only for the examples of [`operator_suite!`](crate::operator_suite): the memory store has no
-/// operator's view, so this one lists nothing and frees nothing (its cases would fail).
+/// The memory store's operator view ([`MemoryLeaseStore::rows`](idgen_engine::lease::MemoryLeaseStore::rows),
+/// `now_ms`, `free`). (idgen-testkit's own test `memory_operator` runs the operator suite on
+/// the memory store, with a subject that provisions SQLite, not MySQL, for the case's
+/// database it does not use.)
 impl OperatorSubject for MemorySubject {
     async fn rows(
-        _store: &Self::Store,
-        _namespace: &str,
+        store: &Self::Store,
+        namespace: &str,
     ) -> Result<Vec<idgen_engine::lease::HeldLease>, idgen_engine::lease::BoxError> {
-        Ok(Vec::new())
+        Ok(store.rows(namespace))
     }
-    async fn now_ms(_store: &Self::Store) -> Result<i64, idgen_engine::lease::BoxError> {
-        Ok(lease::now_ms())
+    async fn now_ms(store: &Self::Store) -> Result<i64, idgen_engine::lease::BoxError> {
+        Ok(store.now_ms())
     }
     async fn free(
-        _store: &Self::Store,
-        _namespace: &str,
+        store: &Self::Store,
+        namespace: &str,
         node: u64,
-        _holder: Option<&str>,
-        _force: bool,
+        holder: Option<&str>,
+        force: bool,
     ) -> Result<
         Result<idgen_engine::lease::Freed, idgen_engine::lease::NotFreed>,
         idgen_engine::lease::BoxError,
     > {
-        Ok(Err(idgen_engine::lease::NotFreed::NoRow { node }))
+        Ok(store.free(namespace, node, holder, force))
     }
 }
 

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use idgen_core::Layout;
 use idgen_engine::lease::{
-    BoxError, ClaimRequest, Freed, HeldLease, LeaseStore, NotFreed, RenewRequest, WorkerLease,
+    BoxError, ClaimRequest, FREED_HOLDER, Freed, HeldLease, LeaseStore, NotFreed, RenewRequest,
+    WorkerLease,
 };
 use idgen_sql::procedure::FreeRequest;
 use idgen_sql::{SqlLeaseStore, SqlPool};
@@ -338,9 +339,16 @@ pub async fn a_live_lease_is_freed_only_with_force_and_then_taken_over_after_a_t
     c.handle().release().await.expect("release");
 }
 
-/// Once a lease has ended, it is freed without force; then it is no longer listed, a second
-/// free finds it free already, and the next claim takes it at once (exact) above its bound.
-pub async fn an_expired_lease_is_freed_without_force_and_claimed_at_once<S: OperatorSubject>() {
+/// Once a lease has ended, it is freed without force. The store may have come back from an
+/// older backup that shows a lease as ended whose holder still runs, which the operator cannot
+/// tell: so the free must stop that holder from taking the node ID back, and must not vouch
+/// for the bound as a release does. After the free: the old holder's renewal fails (it
+/// fences), the node ID is no longer listed, a second free finds it free already, and the
+/// next claim is a takeover (not exact: it issues no tick before claim time + one TTL + its
+/// clock allowance) above the bound.
+pub async fn an_expired_lease_is_freed_without_force_and_then_taken_over_not_exact<
+    S: OperatorSubject,
+>() {
     let (_db, store) = setup::<S>().await;
     let bound_b = bound::<S>(&store).await;
     let b = hold(&store, "holder-b", bound_b).await;
@@ -366,11 +374,35 @@ pub async fn an_expired_lease_is_freed_without_force_and_claimed_at_once<S: Oper
             holder: "holder-b".into()
         })
     );
+    let said = freed.as_ref().map(ToString::to_string).unwrap_or_default();
+    assert!(
+        said.contains("holder-b can no longer renew it; the next claim is a takeover"),
+        "{said}"
+    );
+    let renew_b = || {
+        store.renew(RenewRequest {
+            namespace: NS,
+            node: b,
+            holder: "holder-b",
+            ttl: TTL,
+            last_timestamp_ms: Some(bound_b),
+        })
+    };
+    // (a) The old holder (alive after all) cannot take the node ID back.
+    assert!(
+        !renew_b().await.expect("renew"),
+        "the old holder took back a node ID an operator freed"
+    );
     assert!(held::<S>(&store).await.iter().all(|r| r.node != b));
     assert_eq!(
         free::<S>(&store, b, None, false).await,
         Err(NotFreed::NotHeld { node: b })
     );
+    assert_eq!(
+        free::<S>(&store, b, Some(FREED_HOLDER), true).await,
+        Err(NotFreed::NotHeld { node: b })
+    );
+    // (b) The next claim is a takeover: the free vouches for nothing.
     let d = store
         .claim(ClaimRequest {
             namespace: NS,
@@ -383,6 +415,50 @@ pub async fn an_expired_lease_is_freed_without_force_and_claimed_at_once<S: Oper
         .expect("a free node ID");
     assert_eq!(
         (d.node, d.exact, d.last_timestamp_ms),
-        (b, true, Some(bound_b))
+        (b, false, Some(bound_b)),
+        "an operator's free made the next claim exact"
+    );
+    assert!(!renew_b().await.expect("renew"), "renewed under holder-d");
+    let rows = held::<S>(&store).await;
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].holder, "holder-d");
+}
+
+/// A node ID its holder released is not held: a free finds nothing to free and leaves it as
+/// the release left it, so the next claim is exact, right above the timestamp the release
+/// stored (only the holder itself can vouch for what it issued).
+pub async fn a_released_node_id_is_not_freed_and_its_next_claim_is_exact<S: OperatorSubject>() {
+    let (_db, store) = setup::<S>().await;
+    let bound_a = bound::<S>(&store).await;
+    let a = hold(&store, "holder-a", bound_a).await;
+    let released = bound_a - 500;
+    store
+        .release(RenewRequest {
+            namespace: NS,
+            node: a,
+            holder: "holder-a",
+            ttl: Duration::ZERO,
+            last_timestamp_ms: Some(released),
+        })
+        .await
+        .expect("release");
+    assert!(held::<S>(&store).await.is_empty());
+    assert_eq!(
+        free::<S>(&store, a, None, true).await,
+        Err(NotFreed::NotHeld { node: a })
+    );
+    let c = store
+        .claim(ClaimRequest {
+            namespace: NS,
+            capacity: 8,
+            holder: "holder-c",
+            ttl: TTL,
+        })
+        .await
+        .expect("claim")
+        .expect("a free node ID");
+    assert_eq!(
+        (c.node, c.exact, c.last_timestamp_ms),
+        (a, true, Some(released))
     );
 }

@@ -4,6 +4,20 @@ const $ = (id) => document.getElementById(id);
 let layoutText = "twitter";
 let layoutInfo = null;
 
+// This run's token (idgen web prints it in the URL, ?token=…): kept for this tab only, taken out
+// of the address bar, and sent with every request (the operator routes need it).
+const token = (() => {
+  const params = new URLSearchParams(location.search);
+  const given = params.get("token");
+  if (given) {
+    sessionStorage.setItem("idgen-token", given);
+    params.delete("token");
+    const rest = params.toString();
+    history.replaceState(null, "", location.pathname + (rest ? "?" + rest : "") + location.hash);
+  }
+  return sessionStorage.getItem("idgen-token") || "";
+})();
+
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
@@ -13,6 +27,7 @@ function el(tag, attrs, ...children) {
 
 async function api(method, path, body) {
   const init = { method, headers: {} };
+  if (token) init.headers["x-idgen-token"] = token;
   if (body !== undefined) {
     init.headers["content-type"] = "application/json";
     init.body = JSON.stringify(body);
