@@ -221,18 +221,6 @@ impl Shards {
         Ok(counts)
     }
 
-    /// The largest order key stored in any shard, `None` when there is none.
-    pub async fn largest_order_key(&self) -> Result<Option<Id<Order>>> {
-        let mut largest = None;
-        for pool in &self.pools {
-            let key: Option<Id<Order>> = on_pool!(pool, p => {
-                sqlx::query_scalar("SELECT MAX(id) FROM orders").fetch_one(p).await?
-            });
-            largest = largest.max(key);
-        }
-        Ok(largest)
-    }
-
     /// Every key of every shard.
     pub async fn keys(&self) -> Result<Vec<ShardKeys>> {
         let mut keys = Vec::with_capacity(self.pools.len());

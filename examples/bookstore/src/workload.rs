@@ -22,7 +22,7 @@ use crate::db::Cluster;
 use crate::instance::Instance;
 use crate::model::{Customer, NewLine, Order};
 use crate::node_lease::LAYOUT;
-use crate::shards::Shards;
+use crate::shards::{ShardCount, Shards};
 use crate::shutdown::Shutdown;
 use crate::{Error, Result};
 
@@ -89,12 +89,13 @@ pub struct RunSummary {
     pub elapsed: Duration,
     /// Whether the instances were OS processes.
     pub processes: bool,
-    /// The smallest order key this run can have made: its start under [`LAYOUT`] (node 0,
-    /// sequence 0), or above the largest key stored before it if that is later (a node ID
-    /// taken over issues ahead of the clock for a while, so an earlier run's keys can lie
-    /// ahead of this run's start). Snowflake keys sort by time, so the orders with a key at or
-    /// above it are this run's.
+    /// The run's start under [`LAYOUT`] (node 0, sequence 0): every key this run made is at or
+    /// above it. Not a boundary between runs: a node ID taken over issues ahead of the clock
+    /// for up to one TTL, so an earlier run's keys can lie above it too.
     pub first_key: Id<Order>,
+    /// The row counts per shard before the run: the report's "this run" is what was added.
+    #[serde(skip)]
+    pub stored_before: Vec<ShardCount>,
 }
 
 fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -105,18 +106,16 @@ fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> 
 struct Start {
     at: Instant,
     first_key: Id<Order>,
+    stored_before: Vec<ShardCount>,
 }
 
 impl Start {
     async fn now(shards: &Shards) -> Result<Start> {
-        let at = Instant::now();
-        let mut first_key = first_key_from_now()?;
-        if let Some(after) = shards.largest_order_key().await?
-            && after >= first_key
-        {
-            first_key = Id::new(after.get() + 1).ok_or("the order keys are used up")?;
-        }
-        Ok(Start { at, first_key })
+        Ok(Start {
+            at: Instant::now(),
+            first_key: first_key_from_now()?,
+            stored_before: shards.counts(Id::MIN).await?,
+        })
     }
 
     /// The run's summary from its instances' runs, or its first error: the stop request's when
@@ -137,6 +136,7 @@ impl Start {
             elapsed: self.at.elapsed(),
             processes,
             first_key: self.first_key,
+            stored_before: self.stored_before,
         })
     }
 }
