@@ -119,10 +119,6 @@ async fn run_on<C: AppConnection>(url: &str, diesel_url: &str) -> Result<Run, Bo
     C::create_tables(&mut *pool.get()?)?;
     let lease = WorkerLease::options()
         .create_if_missing(true)
-        // A demo on a fresh database: start at once. In production leave this out: a claim of
-        // a new row (or of a lease that expired) then waits one TTL, in case the database
-        // forgot a holder that still runs (a restore, a failover).
-        .skip_takeover_wait_for_tests_and_development(true)
         .acquire(&pool, &Layout::TWITTER)
         .await?;
     // The Snowflake generator on the leased node ID, and a handle to release it at shutdown.

@@ -74,6 +74,36 @@ pub enum Error {
         source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync + 'static>>,
     },
 
+    /// A lease timing outside its sane range (a TTL of zero or of years, a time-out of
+    /// `Duration::MAX`, a clock allowance of days): refused by
+    /// [`LeaseOptions::acquire`](crate::lease::LeaseOptions::acquire) before any store call.
+    #[error(
+        "lease option {option} = {value:?} is out of range: it must be between {min:?} and {max:?}"
+    )]
+    LeaseOptionOutOfRange {
+        /// The option's name, e.g. `ttl`.
+        option: &'static str,
+        /// The rejected value.
+        value: std::time::Duration,
+        /// The smallest value allowed.
+        min: std::time::Duration,
+        /// The largest value allowed.
+        max: std::time::Duration,
+    },
+
+    /// The node ID was taken by another holder while
+    /// [`acquire`](crate::lease::LeaseOptions::acquire) waited for its takeover bound (its
+    /// renewal found the row held by someone else): no lease is returned. Acquire again.
+    #[error(
+        "node ID {node} in namespace {namespace:?} was taken by another holder while acquire waited for its takeover bound; acquire again"
+    )]
+    LeaseLostDuringTakeover {
+        /// The lease namespace.
+        namespace: String,
+        /// The node ID that was lost.
+        node: u64,
+    },
+
     /// Options that contradict each other.
     #[error("invalid options: {reason}")]
     InvalidOptions {

@@ -132,7 +132,6 @@ macro_rules! adopt_on {
     // ID) and a public ID of its own; every key is above the legacy ones.
     let lease = WorkerLease::options()
         .create_if_missing(true)
-        .skip_takeover_wait_for_tests_and_development(true) // a demo: start at once
         .acquire(pool, &Layout::TWITTER)
         .await?;
     let (ids, handle) = example_support::snowflake_on(lease)?;

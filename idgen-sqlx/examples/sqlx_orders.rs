@@ -90,10 +90,6 @@ pub async fn run(url: &str) -> Result<Run, Box<dyn Error>> {
     let lease = on_db!(&db, pool => {
         WorkerLease::options()
             .create_if_missing(true)
-            // A demo on a fresh database: start at once. In production leave this out: a
-            // claim of a new row (or of a lease that expired) then waits one TTL, in case the
-            // database forgot a holder that still runs (a restore, a failover).
-            .skip_takeover_wait_for_tests_and_development(true)
             .acquire(pool, &Layout::TWITTER)
             .await?
     });

@@ -179,7 +179,7 @@ async fn run(args: Args, cluster: &Cluster, shutdown: &Shutdown) -> Result<()> {
     work.check()?;
     let bar = progress::bar(work.orders, work.instances)?; // hidden when stderr is no terminal
     let summary = if args.processes {
-        workload::run_processes(&work, &args.database_args(), &bar, shutdown).await
+        workload::run_processes(&shards, &work, &args.database_args(), &bar, shutdown).await
     } else {
         workload::run_tasks(cluster, &shards, &work, &bar, shutdown).await
     };

@@ -57,8 +57,7 @@ impl RoutedIds {
         let workers = 1 << layout.node_fields()[1].bits;
         let options = WorkerLease::options()
             .namespace(NAMESPACE)
-            .capacity(workers)
-            .skip_takeover_wait_for_tests_and_development(crate::node_lease::DEVELOPMENT);
+            .capacity(workers);
         let lease = on_pool!(control, p => options.acquire(p, &layout).await?);
         let mut per_shard = Vec::with_capacity(SHARDS);
         for shard in 0..SHARDS as u64 {

@@ -22,7 +22,7 @@ use crate::db::Cluster;
 use crate::instance::Instance;
 use crate::model::{Customer, NewLine, Order};
 use crate::node_lease::LAYOUT;
-use crate::shards::Shards;
+use crate::shards::{ShardCount, Shards};
 use crate::shutdown::Shutdown;
 use crate::{Error, Result};
 
@@ -89,10 +89,13 @@ pub struct RunSummary {
     pub elapsed: Duration,
     /// Whether the instances were OS processes.
     pub processes: bool,
-    /// The smallest order key this run can have made: its start under [`LAYOUT`] (node 0,
-    /// sequence 0). Snowflake keys sort by time, so the orders with a key at or above it are
-    /// this run's.
+    /// The run's start under [`LAYOUT`] (node 0, sequence 0): every key this run made is at or
+    /// above it. Not a boundary between runs: a node ID taken over issues ahead of the clock
+    /// for up to one TTL, so an earlier run's keys can lie above it too.
     pub first_key: Id<Order>,
+    /// The row counts per shard before the run: the report's "this run" is what was added.
+    #[serde(skip)]
+    pub stored_before: Vec<ShardCount>,
 }
 
 fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -103,13 +106,15 @@ fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> 
 struct Start {
     at: Instant,
     first_key: Id<Order>,
+    stored_before: Vec<ShardCount>,
 }
 
 impl Start {
-    fn now() -> Result<Start> {
+    async fn now(shards: &Shards) -> Result<Start> {
         Ok(Start {
             at: Instant::now(),
             first_key: first_key_from_now()?,
+            stored_before: shards.counts(Id::MIN).await?,
         })
     }
 
@@ -131,6 +136,7 @@ impl Start {
             elapsed: self.at.elapsed(),
             processes,
             first_key: self.first_key,
+            stored_before: self.stored_before,
         })
     }
 }
@@ -206,7 +212,7 @@ pub async fn run_tasks(
     shutdown: &Shutdown,
 ) -> Result<RunSummary> {
     work.check()?;
-    let start = Start::now()?;
+    let start = Start::now(shards).await?;
     let n = work.instances;
     let mut instances = Vec::with_capacity(n as usize);
     for _ in 0..n {
@@ -397,13 +403,14 @@ const WORKER_GRACE: Duration = Duration::from_secs(15);
 /// On a worker's failure or a stop request, every worker's stdin is closed, so each stops and
 /// releases its node ID; this returns once all have exited.
 pub async fn run_processes(
+    shards: &Shards,
     work: &Workload,
     args: &[String],
     bar: &ProgressBar,
     shutdown: &Shutdown,
 ) -> Result<RunSummary> {
     work.check()?;
-    let start = Start::now()?;
+    let start = Start::now(shards).await?;
     let exe = std::env::current_exe()?;
     let n = work.instances;
     let mut children = tokio::task::JoinSet::new();

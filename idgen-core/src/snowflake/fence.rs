@@ -86,6 +86,10 @@ pub struct Fence {
 
 struct FenceState {
     valid_until_ms: AtomicI64,
+    /// Ticks starting at or after it are never issued, also ahead of the clock (a generator
+    /// with a [lead](crate::snowflake::SnowflakeBuilder::lead) or a borrowing clock policy):
+    /// at or above `valid_until_ms`; `i64::MIN` once revoked.
+    ceiling_ms: AtomicI64,
     last_issued_ms: AtomicI64,
     /// The generators issuing under this fence. Locked only when a generator is built or
     /// dropped and by `revoke`, never on the path of an ID.
@@ -101,6 +105,7 @@ impl std::fmt::Debug for FenceState {
                 "valid_until_ms",
                 &self.valid_until_ms.load(Ordering::SeqCst),
             )
+            .field("ceiling_ms", &self.ceiling_ms.load(Ordering::SeqCst))
             .field(
                 "last_issued_ms",
                 &self.last_issued_ms.load(Ordering::SeqCst),
@@ -134,6 +139,7 @@ impl Fence {
         Fence {
             inner: Arc::new(FenceState {
                 valid_until_ms: AtomicI64::new(valid_until_ms.max(REVOKED_MS + 1)),
+                ceiling_ms: AtomicI64::new(valid_until_ms.max(REVOKED_MS + 1)),
                 last_issued_ms: AtomicI64::new(NONE_ISSUED),
                 generators: Mutex::new(Vec::new()),
                 forks: crate::fork::generation(),
@@ -153,13 +159,69 @@ impl Fence {
     /// assert!(!fence.is_open_at(0));
     /// ```
     pub fn extend_until(&self, valid_until_ms: i64) -> bool {
+        self.extend(valid_until_ms, valid_until_ms)
+    }
+
+    /// Moves the deadline to `valid_until_ms` and the [ceiling](Fence::ceiling_ms) of the
+    /// ticks that may be issued ahead of the clock to `ceiling_ms` (at least the deadline),
+    /// unless the fence was revoked. Returns whether they were moved.
+    ///
+    /// A lease whose generator may issue ahead of the clock (a
+    /// [lead](crate::snowflake::SnowflakeBuilder::lead)) stores the ceiling as its bound, so
+    /// the next holder of the node ID starts above every tick issued ahead.
+    ///
+    /// ```
+    /// let fence = idgen_core::Fence::new(10);
+    /// assert!(fence.extend(20, 50));
+    /// assert_eq!((fence.valid_until_ms(), fence.ceiling_ms()), (20, 50));
+    /// assert!(!fence.is_open_at(20)); // the clock must read before the deadline
+    /// assert!(fence.allows_tick_at(49)); // a tick ahead of the clock, below the ceiling
+    /// assert!(!fence.allows_tick_at(50));
+    /// ```
+    pub fn extend(&self, valid_until_ms: i64, ceiling_ms: i64) -> bool {
         let target = valid_until_ms.max(REVOKED_MS + 1);
-        self.inner
+        let moved = self
+            .inner
             .valid_until_ms
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |current| {
                 (current != REVOKED_MS).then_some(target)
             })
-            .is_ok()
+            .is_ok();
+        if moved {
+            // After the deadline: a generator that reads the new deadline and an old ceiling is
+            // only held back more. A `revoke` in between leaves a ceiling no ID can use (every
+            // generator's state word carries the REVOKED bit by then).
+            self.inner
+                .ceiling_ms
+                .store(ceiling_ms.max(target), Ordering::SeqCst);
+        }
+        moved
+    }
+
+    /// The start of the first tick no ID may be issued in, even ahead of the clock (Unix ms):
+    /// the deadline unless [`extend`](Fence::extend) set it higher; `i64::MIN` once revoked.
+    ///
+    /// ```
+    /// assert_eq!(idgen_core::Fence::new(42).ceiling_ms(), 42);
+    /// ```
+    pub fn ceiling_ms(&self) -> i64 {
+        if self.is_revoked() {
+            return REVOKED_MS;
+        }
+        self.inner.ceiling_ms.load(Ordering::SeqCst)
+    }
+
+    /// Whether an ID may be issued in the tick starting at `tick_start_ms` ahead of the clock:
+    /// below the [ceiling](Fence::ceiling_ms), and the fence not revoked.
+    ///
+    /// ```
+    /// let fence = idgen_core::Fence::new(42);
+    /// assert!(fence.allows_tick_at(41));
+    /// assert!(!fence.allows_tick_at(42));
+    /// ```
+    #[inline]
+    pub fn allows_tick_at(&self, tick_start_ms: i64) -> bool {
+        tick_start_ms < self.ceiling_ms()
     }
 
     /// Stops every generator built on this fence, at once and for good, and returns the start
@@ -184,6 +246,7 @@ impl Fence {
         // compare-and-swap in the deadline's modification order, so that one either lands first
         // (and is overwritten here) or reads the sentinel and gives up.
         self.inner.valid_until_ms.swap(REVOKED_MS, Ordering::SeqCst);
+        self.inner.ceiling_ms.swap(REVOKED_MS, Ordering::SeqCst);
         for generator in generators.iter() {
             if let Some(state) = generator.state.upgrade() {
                 // Every later compare-and-swap on this word fails (it expects a word without the
@@ -323,6 +386,36 @@ pub trait NodeLease: Send + Sync + 'static {
     /// The last timestamp (Unix ms) any earlier holder of this node ID issued: the generator
     /// issues only at later ticks.
     fn not_before_ms(&self) -> Option<i64>;
+
+    /// How far ahead of the clock the generator may issue (default zero): a lease whose
+    /// [`not_before_ms`](NodeLease::not_before_ms) lies ahead of the clock (a takeover's bound)
+    /// lets it issue at once from there, beyond its [`ClockPolicy`](crate::ClockPolicy); see
+    /// [`SnowflakeBuilder::lead`](crate::snowflake::SnowflakeBuilder::lead). The fence's
+    /// [ceiling](Fence::ceiling_ms) must cover those ticks.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use idgen_core::{Fence, ManualClock, NodeLease, Snowflake};
+    ///
+    /// struct TakenOver(Fence);
+    /// impl NodeLease for TakenOver {
+    ///     fn node(&self) -> u64 { 9 }
+    ///     fn fence(&self) -> Fence { self.0.clone() }
+    ///     // A holder the store forgot may issue up to 31 s from now.
+    ///     fn not_before_ms(&self) -> Option<i64> { Some(1_800_000_031_000) }
+    ///     fn lead(&self) -> Duration { Duration::from_millis(31_001) }
+    /// }
+    /// let fence = Fence::new(1_800_000_025_000);
+    /// fence.extend(1_800_000_025_000, 1_800_000_056_000);
+    /// let ids = Snowflake::builder().clock(ManualClock::new(1_800_000_000_000))
+    ///     .lease(TakenOver(fence)).build()?;
+    /// let id = ids.next_id()?; // at once, 31 s ahead of the clock
+    /// assert!(idgen_core::Layout::TWITTER.decompose(id)?.unix_ms > 1_800_000_031_000);
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    fn lead(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
 
     /// What the clock the lease computes its deadlines on reads now (Unix ms), or `None` (the
     /// default) for a lease without one. The fence's deadline is checked on the generator's

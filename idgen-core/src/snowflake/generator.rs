@@ -58,6 +58,9 @@ pub struct Snowflake<C: Clock = SystemClock> {
     seq_mask: u64,
     clock: C,
     policy: ClockPolicy,
+    /// How far ahead of the clock IDs may be issued beyond the policy (see
+    /// [`SnowflakeBuilder::lead`]), in ms.
+    lead_ms: u64,
     fence: Option<Fence>,
     /// The fork count this generator (or its fence) was made under: a copy in a forked child
     /// sees another count and refuses to issue (see `crate::fork`).
@@ -448,30 +451,39 @@ impl<C: Clock> Snowflake<C> {
         }
     }
 
-    /// The clock reads an earlier tick than the last issued one: the policy's answer.
+    /// The clock reads an earlier tick than the last issued one: the policy's answer, or, beyond
+    /// the policy's bound and within the lead, the next tick ahead of the clock.
     #[cold]
     fn behind(&self, now_ms: i64, last_tick: u64, current: u64) -> Result<Behind> {
         let last_ms = self.layout.tick_start_ms(last_tick);
         let behind_ms = last_ms.saturating_sub(now_ms).max(0) as u64;
         self.count_backwards(last_tick, now_ms);
         let tolerance = self.policy.tolerance_ms();
-        if behind_ms > tolerance {
+        let allowed = tolerance.max(self.lead_ms);
+        if behind_ms > allowed {
             return Err(Error::ClockMovedBackwards {
                 behind_ms,
-                allowed_ms: tolerance,
+                allowed_ms: allowed,
                 policy: self.policy.name(),
             });
         }
-        let ClockPolicy::Borrow { .. } = self.policy else {
+        // Within the policy's bound, the policy decides; beyond it (within the lead), the
+        // generator issues ahead of the clock, as `Borrow` does.
+        let borrowing = matches!(self.policy, ClockPolicy::Borrow { .. }) || behind_ms > tolerance;
+        if !borrowing {
             // Wait for the clock to reach the last tick. (Refuse has tolerance 0, so it never
             // gets here with the clock behind.)
             return Ok(Behind::WaitUntil(last_ms));
-        };
+        }
         if current & self.seq_mask != self.seq_mask {
             return Ok(Behind::Issue(current + 1));
         }
         // The last tick is used up: borrow the next one, as long as its start stays within the
-        // policy's bound ahead of the clock; else wait until it does.
+        // bound ahead of the clock; else wait until it does.
+        let ahead = match self.policy {
+            ClockPolicy::Borrow { .. } => allowed,
+            _ => self.lead_ms,
+        };
         let next_tick = last_tick + 1;
         if next_tick > self.layout.max_ticks() {
             return Err(Error::TimeOverflow {
@@ -480,18 +492,18 @@ impl<C: Clock> Snowflake<C> {
             });
         }
         let next_ms = self.layout.tick_start_ms(next_tick);
-        if next_ms.saturating_sub(now_ms) as u64 > tolerance {
+        if next_ms.saturating_sub(now_ms) as u64 > ahead {
             return Ok(Behind::WaitUntil(
-                next_ms.saturating_sub(i64::try_from(tolerance).unwrap_or(i64::MAX)),
+                next_ms.saturating_sub(i64::try_from(ahead).unwrap_or(i64::MAX)),
             ));
         }
-        // A borrowed tick runs ahead of the clock: the lease's bound must cover it too.
+        // A tick ahead of the clock: the lease's bound (the fence's ceiling) must cover it too.
         if let Some(fence) = &self.fence
-            && !fence.is_open_at(next_ms)
+            && !fence.allows_tick_at(next_ms)
         {
             return Err(Error::Fenced {
                 now_ms: next_ms,
-                valid_until_ms: fence.valid_until_ms(),
+                valid_until_ms: fence.ceiling_ms(),
             });
         }
         Ok(Behind::Issue(next_tick << self.seq_bits))
@@ -653,6 +665,7 @@ pub struct SnowflakeBuilder<C: Clock> {
     clock: C,
     policy: ClockPolicy,
     not_before_ms: Option<i64>,
+    lead: Duration,
     fence: Option<Fence>,
     lease: Option<Box<dyn NodeLease>>,
     conflict: Option<String>,
@@ -666,6 +679,7 @@ impl<C: Clock> SnowflakeBuilder<C> {
             clock,
             policy: ClockPolicy::default(),
             not_before_ms: None,
+            lead: Duration::ZERO,
             fence: None,
             lease: None,
             conflict: None,
@@ -698,6 +712,7 @@ impl<C: Clock> SnowflakeBuilder<C> {
             clock,
             policy: self.policy,
             not_before_ms: self.not_before_ms,
+            lead: self.lead,
             fence: self.fence,
             lease: self.lease,
             conflict: self.conflict,
@@ -715,6 +730,37 @@ impl<C: Clock> SnowflakeBuilder<C> {
     /// the [`ClockPolicy`]: waited out within the bound, else an error; never reissued.
     pub fn not_before_ms(mut self, unix_ms: i64) -> Self {
         self.not_before_ms = Some(self.not_before_ms.map_or(unix_ms, |ms| ms.max(unix_ms)));
+        self
+    }
+
+    /// May issue up to `max` ahead of the clock when the last timestamp (or the
+    /// [floor](Self::not_before_ms)) is ahead of it, beyond the [`ClockPolicy`]'s bound
+    /// (default zero: the policy alone decides). Within the policy's bound the policy applies;
+    /// beyond it, up to `max`, the generator issues at once from the last tick and then from
+    /// the following ticks, as [`ClockPolicy::Borrow`] does: IDs stay unique and increasing,
+    /// their time field runs ahead of the clock by at most `max` (and by less as the clock
+    /// catches up). With a [`Fence`], every tick issued ahead must also lie below its
+    /// [ceiling](Fence::ceiling_ms). A lease that took a node ID over sets it
+    /// ([`NodeLease::lead`]), so its generator starts at once above the takeover's bound.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use idgen_core::{Layout, ManualClock, Snowflake};
+    ///
+    /// let clock = ManualClock::new(1_800_000_000_000);
+    /// let floor = 1_800_000_031_000; // 31 s ahead of the clock
+    /// let ids = Snowflake::builder().clock(clock.clone()).node(1).not_before_ms(floor)
+    ///     .lead(Duration::from_secs(32)).build()?;
+    /// let id = ids.next_id()?; // at once
+    /// assert!(Layout::TWITTER.decompose(id)?.unix_ms > floor);
+    ///
+    /// // Without a lead, the default policy (wait up to 10 ms) refuses a floor 31 s ahead.
+    /// let ids = Snowflake::builder().clock(clock).node(1).not_before_ms(floor).build()?;
+    /// assert!(ids.next_id().is_err());
+    /// # Ok::<(), idgen_core::Error>(())
+    /// ```
+    pub fn lead(mut self, max: Duration) -> Self {
+        self.lead = self.lead.max(max);
         self
     }
 
@@ -798,9 +844,11 @@ impl<C: Clock> SnowflakeBuilder<C> {
             }
             node = Some(NodeId::Fixed(lease.node()));
             fence = Some(lease.fence());
+            let lead = lease.lead();
             if let Some(ms) = lease.not_before_ms() {
                 self = self.not_before_ms(ms);
             }
+            self.lead = self.lead.max(lead);
         }
         let node = node.ok_or(Error::MissingNode)?.resolve(&layout)?;
         let (time_shift, node_shift, _) = layout.shifts();
@@ -856,6 +904,7 @@ impl<C: Clock> SnowflakeBuilder<C> {
             seq_mask,
             clock: self.clock,
             policy: self.policy,
+            lead_ms: u64::try_from(self.lead.as_millis()).unwrap_or(u64::MAX),
             fence,
             forks,
             counters: Counters::default(),

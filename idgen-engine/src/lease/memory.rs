@@ -169,6 +169,11 @@ impl MemoryLeaseStore {
     }
 }
 
+/// A TTL in ms, saturating (a request made by hand may carry any duration).
+fn ttl_ms(ttl: std::time::Duration) -> i64 {
+    i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX)
+}
+
 impl Default for MemoryLeaseStore {
     fn default() -> Self {
         Self::new()
@@ -211,7 +216,7 @@ impl LeaseStore for MemoryLeaseStore {
 
     async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
         let now = self.clock.now_ms();
-        let expires_at_ms = now + req.ttl.as_millis() as i64;
+        let expires_at_ms = now.saturating_add(ttl_ms(req.ttl));
         let mut rows = self.lock();
         for node in 0..req.capacity {
             let key = (req.namespace.to_owned(), node);
@@ -255,7 +260,7 @@ impl LeaseStore for MemoryLeaseStore {
         let mut rows = self.lock();
         match rows.get_mut(&(req.namespace.to_owned(), req.node)) {
             Some(row) if row.holder.as_deref() == Some(req.holder) => {
-                row.expires_at_ms = now + req.ttl.as_millis() as i64;
+                row.expires_at_ms = now.saturating_add(ttl_ms(req.ttl));
                 row.last_timestamp_ms = row.last_timestamp_ms.max(req.last_timestamp_ms);
                 Ok(true)
             }

@@ -20,6 +20,8 @@ const BASE_MS: i64 = 1_800_000_000_000;
 struct TokioClock {
     start: tokio::time::Instant,
     offset: Arc<AtomicI64>,
+    /// `false`: waits go through tokio's (paused) timers, as on a real clock.
+    simulated: bool,
 }
 
 impl TokioClock {
@@ -27,6 +29,15 @@ impl TokioClock {
         TokioClock {
             start: tokio::time::Instant::now(),
             offset: Arc::default(),
+            simulated: true,
+        }
+    }
+
+    /// A clock the lease waits on with timers, so its heartbeat runs during a wait.
+    fn timed() -> Self {
+        TokioClock {
+            simulated: false,
+            ..TokioClock::new()
         }
     }
 }
@@ -42,7 +53,7 @@ impl Clock for TokioClock {
         }
     }
     fn is_simulated(&self) -> bool {
-        true
+        self.simulated
     }
 }
 
@@ -263,37 +274,55 @@ async fn a_new_holder_never_issues_at_or_below_the_rows_last_timestamp() {
         .unwrap();
     store.renew(stores_ahead()).await.unwrap();
 
-    let lease = acquire(&clock, store.clone(), &Layout::TWITTER).await;
+    // With the takeover wait, `acquire` waits for the clock to pass the stored bound.
+    let began = clock.now_ms();
+    let lease = options(&clock)
+        .takeover_wait(true)
+        .acquire(store.clone(), &Layout::TWITTER)
+        .await
+        .unwrap();
     assert_eq!(
         (lease.node(), lease.previous_timestamp_ms()),
         (0, Some(ahead))
     );
-    let wait = |ms| ClockPolicy::Wait {
-        max: Duration::from_millis(ms),
-    };
-    let refusing = leased(Layout::TWITTER, &clock, wait(100), lease);
-    let err = refusing.next_id().unwrap_err();
     assert!(
-        matches!(
-            err,
-            idgen_core::Error::ClockMovedBackwards {
-                behind_ms: 2_000,
-                ..
-            }
-        ),
-        "{err}"
+        clock.now_ms() > ahead,
+        "returned at {}",
+        clock.now_ms() - began
     );
-    drop(refusing);
+    let waited = leased(Layout::TWITTER, &clock, ClockPolicy::Refuse, lease);
+    let id = waited.next_id().unwrap();
+    assert!(Layout::TWITTER.decompose(id).unwrap().unix_ms > ahead);
+    drop(waited);
     tokio::task::yield_now().await; // let the background release run
 
+    // By default it issues at once above the bound, whatever the clock policy: a holder
+    // releases the node ID with a bound 4 s ahead.
+    let other = ClaimRequest {
+        namespace: "default",
+        capacity: 1,
+        holder: "other",
+        ttl: Duration::from_secs(60),
+    };
+    assert!(store.claim(other).await.unwrap().is_some());
+    let ahead = clock.now_ms() + 4_000;
+    store
+        .release(RenewRequest {
+            last_timestamp_ms: Some(ahead),
+            ..stores_ahead()
+        })
+        .await
+        .unwrap();
+    let began = clock.now_ms();
     let lease = acquire(&clock, store, &Layout::TWITTER).await;
     assert_eq!(
         lease.previous_timestamp_ms(),
         Some(ahead),
         "the exact floor survives a release"
     );
-    let waiting = leased(Layout::TWITTER, &clock, wait(3_000), lease);
-    let id = waiting.next_id().unwrap();
+    let at_once = leased(Layout::TWITTER, &clock, ClockPolicy::Refuse, lease);
+    let id = at_once.next_id().unwrap();
+    assert_eq!(clock.now_ms(), began, "waited");
     assert!(Layout::TWITTER.decompose(id).unwrap().unix_ms > ahead);
 }
 
@@ -342,7 +371,6 @@ async fn dropping_the_generator_releases_its_lease() {
 async fn inconsistent_options_are_refused() {
     let store = MemoryLeaseStore::new();
     for (opts, needle) in [
-        (WorkerLease::options().ttl(Duration::ZERO), "ttl"),
         (
             WorkerLease::options()
                 .ttl(Duration::from_secs(5))
@@ -371,6 +399,8 @@ async fn inconsistent_options_are_refused() {
 struct Forgetful {
     inner: MemoryLeaseStore,
     released: Arc<std::sync::Mutex<HashSet<u64>>>,
+    /// The largest bound a renewal stored.
+    stored: Arc<AtomicI64>,
 }
 
 impl Forgetful {
@@ -378,6 +408,7 @@ impl Forgetful {
         Forgetful {
             inner: MemoryLeaseStore::with_clock(clock.clone()),
             released: Arc::default(),
+            stored: Arc::new(AtomicI64::new(i64::MIN)),
         }
     }
 }
@@ -391,7 +422,11 @@ impl LeaseStore for Forgetful {
         }))
     }
     async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
-        self.inner.renew(req).await
+        let renewed = self.inner.renew(req).await?;
+        if renewed && let Some(ms) = req.last_timestamp_ms {
+            self.stored.fetch_max(ms, Ordering::SeqCst);
+        }
+        Ok(renewed)
     }
     async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
         self.released.lock().unwrap().insert(req.node);
@@ -399,15 +434,19 @@ impl LeaseStore for Forgetful {
     }
 }
 
-/// A claim the store cannot prove free issues only after claim time + TTL + allowance:
-/// `acquire` returns then, the bound goes into the generator, and the node ID given back with
-/// `release` is taken at once with its exact last timestamp.
+/// With the takeover wait, a claim the store cannot prove free issues only after claim time +
+/// TTL + allowance: `acquire` returns then, the bound goes into the generator, and the node ID
+/// given back with `release` is taken at once with its exact last timestamp.
 #[tokio::test(start_paused = true)]
-async fn an_unproven_claim_waits_one_ttl_and_the_allowance_a_released_one_does_not() {
+async fn with_the_wait_an_unproven_claim_waits_one_ttl_and_the_allowance_a_released_one_does_not() {
     let clock = TokioClock::new();
     let store = Forgetful::on(&clock);
     let one = Layout::builder().node_bits(0).build().unwrap();
-    let opts = || options(&clock).clock_allowance(Duration::from_millis(700));
+    let opts = || {
+        options(&clock)
+            .clock_allowance(Duration::from_millis(700))
+            .takeover_wait(true)
+    };
     let began = clock.now_ms();
     let lease = opts().acquire(store.clone(), &one).await.unwrap();
     let bound = lease.previous_timestamp_ms().unwrap();
@@ -553,4 +592,289 @@ async fn a_wall_clock_step_either_way_at_either_moment_leaves_one_time_base() {
     for (forward, after_lease) in [(true, true), (false, true), (true, false), (false, false)] {
         one_time_base_across_a_wall_clock_step(forward, after_lease).await;
     }
+}
+
+/// A layout of 4 node IDs whose 10 ms ticks hold 4 IDs each.
+fn small_ticks() -> Layout {
+    Layout::builder()
+        .node_bits(2)
+        .sequence_bits(2)
+        .unit_ms(10)
+        .build()
+        .unwrap()
+}
+
+/// Issue 37, item 1: a claim the store cannot prove free (a new row) returns at once (the
+/// clock does not move) and its generator issues at once above the takeover bound (claim time
+/// + TTL + allowance), ahead of the clock; a holder the store forgot (still issuing on the
+/// same node ID until its deadline, its renewals going to the store it knew) issues only below
+/// that bound, so no ID of the two collides; the renewals of the new holder store bounds that
+/// cover every tick it issued ahead, so the next holder after it starts above them.
+#[tokio::test(start_paused = true)]
+async fn a_takeover_issues_at_once_above_its_bound_and_never_meets_the_forgotten_holder() {
+    let clock = TokioClock::new();
+    let layout = small_ticks();
+    // The forgotten holder: its store answers it until the fault, then never again.
+    let old_store = Flaky::on(&clock);
+    let old = options(&clock)
+        .skip_takeover_wait_for_tests_and_development(true)
+        .acquire(old_store.clone(), &layout)
+        .await
+        .unwrap();
+    assert_eq!(old.node(), 0);
+    let old_ids = leased(layout, &clock, ClockPolicy::default(), old);
+    let mut old_issued = vec![old_ids.next_id().unwrap()];
+    old_store.down.store(true, Ordering::SeqCst);
+
+    // The store came back empty: the new holder's claim of node 0 is a new row.
+    let store = Forgetful::on(&clock);
+    let began = clock.now_ms();
+    let new = acquire(&clock, store.clone(), &layout).await;
+    assert_eq!(new.node(), 0);
+    let bound = new.previous_timestamp_ms().unwrap();
+    assert!(bound >= began + 4_000, "TTL 3 s + allowance 1 s: {bound}");
+    let handle = new.handle();
+    let new_ids = leased(layout, &clock, ClockPolicy::default(), new);
+    // At once: the whole tick after the bound (4 IDs), and no more until the clock moves (the
+    // lead holds the time field at most TTL + allowance + one tick ahead).
+    let mut new_issued = Vec::new();
+    while let Some(id) = new_ids.try_next_id().unwrap() {
+        new_issued.push(id);
+    }
+    assert_eq!(new_issued.len(), 4);
+    assert_eq!(clock.now_ms(), began, "the takeover waited for the clock");
+    let first = layout.decompose(new_issued[0]).unwrap().unix_ms;
+    assert!(first > bound, "first tick {first}, bound {bound}");
+
+    // Both issue side by side until the old holder fences at its deadline.
+    loop {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        match old_ids.next_id() {
+            Ok(id) => old_issued.push(id),
+            Err(idgen_core::Error::Fenced { .. }) => break,
+            Err(e) => panic!("{e}"),
+        }
+        while let Some(id) = new_ids.try_next_id().unwrap() {
+            new_issued.push(id);
+        }
+    }
+    let old_last = layout.decompose(*old_issued.last().unwrap()).unwrap();
+    assert!(
+        old_last.unix_ms < bound,
+        "the old holder issued at {}",
+        old_last.unix_ms
+    );
+    let old: HashSet<_> = old_issued.iter().collect();
+    assert!(
+        new_issued.iter().all(|id| !old.contains(id)),
+        "an ID was issued twice"
+    );
+    assert!(new_issued.windows(2).all(|w| w[0] < w[1]));
+
+    // The stored bound covers every tick issued ahead, and a crash leaves it for the next one.
+    let highest = layout
+        .decompose(*new_issued.last().unwrap())
+        .unwrap()
+        .unix_ms;
+    let stored = store.stored.load(Ordering::SeqCst);
+    assert!(
+        stored >= highest,
+        "stored {stored} below the tick {highest} issued"
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await; // a few renewals
+    handle.status().lost.then(|| panic!("lost"));
+    assert!(store.stored.load(Ordering::SeqCst) >= highest);
+}
+
+/// Issue 37, item 2: a node ID given back before the clock reached its takeover bound is
+/// released with that bound (ahead of the clock) as its exact last timestamp; the next holder
+/// takes it at once and issues above it at once, instead of `ClockMovedBackwards` until the
+/// clock gets there. With the takeover wait, a holder given up during its wait leaves the same
+/// bound, and the next holder waits for it rather than fail.
+#[tokio::test(start_paused = true)]
+async fn a_node_id_released_before_its_bound_is_taken_and_issued_above_it_at_once() {
+    let clock = TokioClock::new();
+    let store = Forgetful::on(&clock);
+    let one = Layout::builder().node_bits(0).build().unwrap();
+    let p = acquire(&clock, store.clone(), &one).await;
+    let bound = p.previous_timestamp_ms().unwrap();
+    assert!(bound > clock.now_ms() + 3_000);
+    p.handle().release().await.unwrap();
+    drop(p);
+
+    let began = clock.now_ms();
+    let q = acquire(&clock, store.clone(), &one).await;
+    assert_eq!(
+        q.previous_timestamp_ms(),
+        Some(bound),
+        "released with its bound"
+    );
+    let ids = leased(one, &clock, ClockPolicy::default(), q);
+    let id = ids
+        .next_id()
+        .expect("issues at once above the released bound");
+    assert_eq!(clock.now_ms(), began);
+    assert!(one.decompose(id).unwrap().unix_ms > bound);
+    drop(ids);
+    tokio::task::yield_now().await;
+
+    // With the wait: P gives up during its wait; Q waits for P's bound, then issues.
+    let clock = TokioClock::timed();
+    let store = Forgetful::on(&clock);
+    let waiting = || options(&clock).takeover_wait(true);
+    let gave_up = tokio::time::timeout(
+        Duration::from_secs(1),
+        waiting().acquire(store.clone(), &one),
+    );
+    assert!(gave_up.await.is_err(), "P waits out its bound");
+    let q = loop {
+        match waiting().acquire(store.clone(), &one).await {
+            Ok(q) => break q,
+            Err(Error::NoFreeNode { .. }) => tokio::task::yield_now().await,
+            Err(e) => panic!("{e}"),
+        }
+    };
+    let bound = q.previous_timestamp_ms().unwrap();
+    assert!(clock.now_ms() > bound);
+    let ids = leased(one, &clock, ClockPolicy::Refuse, q);
+    assert!(one.decompose(ids.next_id().unwrap()).unwrap().unix_ms > bound);
+}
+
+/// A store whose renewals answer "another holder has it" after the first: the node ID is
+/// taken while `acquire` waits.
+#[derive(Clone)]
+struct TakenAfterClaim {
+    inner: Forgetful,
+    renewals: Arc<AtomicI64>,
+}
+
+impl LeaseStore for TakenAfterClaim {
+    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
+        self.inner.claim(req).await
+    }
+    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
+        if self.renewals.fetch_add(1, Ordering::SeqCst) >= 1 {
+            return Ok(false);
+        }
+        self.inner.renew(req).await
+    }
+    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
+        self.inner.release(req).await
+    }
+}
+
+/// Issue 37, item 4: a lease lost while `acquire` waited for its takeover bound is not
+/// returned: a typed error names the node ID (on a clock waited with timers, where the
+/// heartbeat finds it, and on a simulated clock, where the wait's own renewal does).
+#[tokio::test(start_paused = true)]
+async fn a_lease_lost_during_the_takeover_wait_is_not_returned() {
+    for clock in [TokioClock::timed(), TokioClock::new()] {
+        let store = TakenAfterClaim {
+            inner: Forgetful::on(&clock),
+            renewals: Arc::default(),
+        };
+        let began = clock.now_ms();
+        let err = options(&clock)
+            .takeover_wait(true)
+            .acquire(store.clone(), &Layout::TWITTER)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, Error::LeaseLostDuringTakeover { node: 0, namespace } if namespace == "default"),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("node ID 0"), "{err}");
+        assert!(store.renewals.load(Ordering::SeqCst) >= 2);
+        if !clock.simulated {
+            assert!(
+                clock.now_ms() - began < 2_000,
+                "returned {} ms after the claim, not at the heartbeat's answer",
+                clock.now_ms() - began
+            );
+        }
+    }
+}
+
+/// Issue 37, item 4: timings outside their range are refused before any store call, with a
+/// typed error naming the option, the value and the range; none panics (they did, inside the
+/// claim task: `store_timeout + ttl` overflowed).
+#[tokio::test(start_paused = true)]
+async fn absurd_timings_are_refused_with_the_value_and_the_limit() {
+    let store = MemoryLeaseStore::new();
+    let day = LeaseOptions::MAX_TTL;
+    for (opts, option, value) in [
+        (
+            WorkerLease::options().ttl(Duration::ZERO),
+            "ttl",
+            Duration::ZERO,
+        ),
+        (
+            WorkerLease::options().ttl(Duration::MAX),
+            "ttl",
+            Duration::MAX,
+        ),
+        (
+            WorkerLease::options().ttl(day + Duration::from_millis(1)),
+            "ttl",
+            day + Duration::from_millis(1),
+        ),
+        (
+            WorkerLease::options().store_timeout(Duration::MAX),
+            "store_timeout",
+            Duration::MAX,
+        ),
+        (
+            WorkerLease::options().store_timeout(Duration::ZERO),
+            "store_timeout",
+            Duration::ZERO,
+        ),
+        (
+            WorkerLease::options().clock_allowance(Duration::MAX),
+            "clock_allowance",
+            Duration::MAX,
+        ),
+        (
+            WorkerLease::options().renew_every(Duration::MAX),
+            "renew_every",
+            Duration::MAX,
+        ),
+        (
+            WorkerLease::options().safety_margin(Duration::MAX),
+            "safety_margin",
+            Duration::MAX,
+        ),
+    ] {
+        let err = opts
+            .acquire(store.clone(), &Layout::TWITTER)
+            .await
+            .unwrap_err();
+        let Error::LeaseOptionOutOfRange {
+            option: named,
+            value: rejected,
+            max,
+            ..
+        } = &err
+        else {
+            panic!("{option}: expected LeaseOptionOutOfRange, got {err:?}");
+        };
+        assert_eq!((*named, *rejected), (option, value));
+        let text = err.to_string();
+        assert!(
+            text.contains(option)
+                && text.contains(&format!("{value:?}"))
+                && text.contains(&format!("{max:?}")),
+            "{text}"
+        );
+    }
+    // The largest of each is accepted, and the lease works.
+    let lease = WorkerLease::options()
+        .ttl(day)
+        .renew_every(Duration::from_secs(60))
+        .store_timeout(LeaseOptions::MAX_STORE_TIMEOUT)
+        .clock_allowance(LeaseOptions::MAX_CLOCK_ALLOWANCE)
+        .acquire(store, &Layout::TWITTER)
+        .await
+        .unwrap();
+    let ids = Snowflake::builder().lease(lease).build().unwrap();
+    ids.next_id().unwrap();
 }

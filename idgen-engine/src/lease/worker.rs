@@ -1,6 +1,6 @@
 //! [`WorkerLease`]: a node ID leased from a [`LeaseStore`], renewed in the background.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -27,11 +27,11 @@ pub const DEFAULT_LEASE_TABLE: &str = "idgen_worker_lease";
 /// `safety_margin` of expiring, the generator stops issuing ([`idgen_core::Error::Fenced`]) before any other
 /// process can be handed the node ID, and resumes when a renewal succeeds again.
 ///
-/// Each renewal stores, as the row's last timestamp, the fence deadline it is about to grant:
-/// an upper bound on every timestamp this process may issue before the next renewal. The next
-/// holder of the node ID (after a crash, or on another host whose clock is behind) issues only
-/// after it — waiting or failing as its [`ClockPolicy`](idgen_core::ClockPolicy) says, never
-/// reissuing. A graceful [`release`](LeaseHandle::release) stops the generator, stores the exact
+/// Each renewal stores, as the row's last timestamp, the fence deadline it is about to grant
+/// (raised by the lead, after a takeover: see [`LeaseOptions::takeover_wait`]): an upper bound
+/// on every timestamp this process may issue before the next renewal. The next holder of the
+/// node ID (after a crash, or on another host whose clock is behind) issues only after it,
+/// never reissuing. A graceful [`release`](LeaseHandle::release) stops the generator, stores the exact
 /// last timestamp it issued, and frees the node ID at once.
 ///
 /// **Shut down with [`LeaseHandle::release`]**, or drop the generator (and with it the lease)
@@ -76,6 +76,10 @@ struct Shared {
     holder: String,
     node: u64,
     floor_ms: Option<i64>,
+    /// How far ahead of the clock the generator may issue (ms; 0 when the floor is not
+    /// ahead, or with the takeover wait): set before the first renewal, whose stored bound
+    /// covers it (see [`Shared::renew`]).
+    lead_ms: AtomicI64,
     options: Timing,
     clock: Arc<dyn Clock>,
     fence: Fence,
@@ -127,14 +131,21 @@ pub struct LeaseStatus {
 /// safety margin 5 s, store calls time out after 5 s, clock allowance 1 s, capacity = the
 /// layout's node capacity, holder = host name, process ID and a random suffix.
 ///
-/// **The first start waits.** A claim the store cannot prove free (no row or key for the node
-/// ID yet, a table just created, a lease taken over after it expired) issues no ID before one
-/// TTL plus the [clock allowance](LeaseOptions::clock_allowance) has passed: with the
-/// defaults, `acquire` takes about 31 s on a fresh database and after a holder crashed without
-/// releasing. A node ID given back with [`LeaseHandle::release`] is taken at once. See
-/// [`clock_allowance`](LeaseOptions::clock_allowance) for why, and
-/// [`skip_takeover_wait_for_tests_and_development`](LeaseOptions::skip_takeover_wait_for_tests_and_development)
-/// for tests and examples.
+/// **A takeover issues at once, ahead of the clock.** A claim the store cannot prove free (no
+/// row or key for the node ID yet, a table just created, a lease taken over after it expired)
+/// issues only at ticks after its claim time + one TTL + the
+/// [clock allowance](LeaseOptions::clock_allowance), so that a holder the store forgot has
+/// issued below them. By default `acquire` returns at once and the generator starts at that
+/// bound: the time field of its IDs leads real time by at most TTL + allowance (31 s with the
+/// defaults), less as the clock catches up. [`takeover_wait(true)`](LeaseOptions::takeover_wait)
+/// waits for the clock instead (31 s at start-up with the defaults), for applications that read
+/// the time field as the creation time. A node ID given back with [`LeaseHandle::release`] is
+/// taken at once with its exact last timestamp.
+///
+/// Timings are checked by [`acquire`](LeaseOptions::acquire) before any store call: each within
+/// its range ([`MAX_TTL`](LeaseOptions::MAX_TTL), [`MAX_STORE_TIMEOUT`](LeaseOptions::MAX_STORE_TIMEOUT),
+/// [`MAX_CLOCK_ALLOWANCE`](LeaseOptions::MAX_CLOCK_ALLOWANCE); [`Error::LeaseOptionOutOfRange`]),
+/// and consistent with each other ([`Error::InvalidOptions`]).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -168,6 +179,8 @@ pub struct LeaseOptions {
     /// `None`: the store's own default ([`LeaseStore::create_if_missing_by_default`]).
     create_if_missing: Option<bool>,
     takeover_wait: bool,
+    /// No takeover bound at all (tests and development only).
+    skip_takeover_bound: bool,
 }
 
 impl std::fmt::Debug for LeaseOptions {
@@ -180,6 +193,7 @@ impl std::fmt::Debug for LeaseOptions {
             .field("holder", &self.holder)
             .field("create_if_missing", &self.create_if_missing)
             .field("takeover_wait", &self.takeover_wait)
+            .field("skip_takeover_bound", &self.skip_takeover_bound)
             .finish()
     }
 }
@@ -200,12 +214,20 @@ impl Default for LeaseOptions {
             holder: None,
             clock: Arc::new(SystemClock::new()),
             create_if_missing: None,
-            takeover_wait: true,
+            takeover_wait: false,
+            skip_takeover_bound: false,
         }
     }
 }
 
 impl LeaseOptions {
+    /// The longest [`ttl`](LeaseOptions::ttl) accepted: one day.
+    pub const MAX_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+    /// The longest [`store_timeout`](LeaseOptions::store_timeout) accepted: one hour.
+    pub const MAX_STORE_TIMEOUT: Duration = Duration::from_secs(60 * 60);
+    /// The largest [`clock_allowance`](LeaseOptions::clock_allowance) accepted: one hour.
+    pub const MAX_CLOCK_ALLOWANCE: Duration = Duration::from_secs(60 * 60);
+
     /// Separates independent generators sharing one lease table.
     pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
         self.namespace = namespace.into();
@@ -257,8 +279,10 @@ impl LeaseOptions {
     /// finds no record of a release (no row or key, a lease taken over after expiry), the lease
     /// issues only at ticks after this host's clock at the claim's return + TTL + this
     /// allowance: after every tick a forgotten holder can issue, as long as no holder's clock
-    /// runs ahead of this host's by more than the allowance plus the safety margin. `acquire`
-    /// waits until then (with a `lease_takeover_wait` event naming why), renewing meanwhile.
+    /// runs ahead of this host's by more than the allowance plus the safety margin. By default
+    /// the generator starts at those ticks at once, ahead of the clock (a `lease_takeover_lead`
+    /// event); with [`takeover_wait(true)`](LeaseOptions::takeover_wait), `acquire` waits until
+    /// the clock has passed them (a `lease_takeover_wait` event), renewing meanwhile.
     ///
     /// ```
     /// use std::time::Duration;
@@ -270,19 +294,55 @@ impl LeaseOptions {
         self
     }
 
-    /// **Tests and development only.** `true` issues at once after any claim, without the
-    /// wait of one TTL + [clock allowance](Self::clock_allowance) that protects against a lease
-    /// store which forgot a holder (default `false`: the wait is on). With it, a database
-    /// restored from a backup, a Redis restarted without persistence, or a table recreated
-    /// empty while old holders still run can give one node ID to two processes, and so
-    /// duplicate IDs. For test suites and examples that start on a fresh database and would
-    /// otherwise wait a TTL first.
+    /// Whether `acquire` waits for the clock to pass the lease's bound when that lies ahead
+    /// (default `false`).
+    ///
+    /// A claim the store cannot prove free (a new row or key, a lease taken over after it
+    /// expired) must not issue at or below its claim time + TTL + [clock
+    /// allowance](Self::clock_allowance); a node ID given back early may carry a bound ahead of
+    /// the clock too. With `false`, `acquire` returns at once and the generator issues from
+    /// that bound, ahead of the clock: IDs stay unique and increasing, and their time field
+    /// leads real time by at most TTL + allowance (31 s with the defaults), less as the clock
+    /// catches up (reached after that long at the latest, sooner if the generator idles).
+    /// Renewals store a bound that covers the ticks issued ahead, so the next holder starts
+    /// above them.
+    ///
+    /// With `true`, `acquire` waits until the clock has passed the bound (about 31 s after a
+    /// takeover with the defaults), renewing meanwhile: for applications that read the time
+    /// field of an ID as its creation time. It is also the stronger choice against a store that
+    /// forgets twice within one TTL (a Redis restarted without persistence twice in a row): a
+    /// generator that waited issues only below its lease's deadline, which any later claim's
+    /// bound covers, while one that leads issues above it.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), idgen_engine::Error> {
     /// use idgen_engine::lease::{MemoryLeaseStore, WorkerLease};
-    /// // A test on a fresh database: no old holder can exist, so do not wait a TTL.
+    /// let lease = WorkerLease::options()
+    ///     .takeover_wait(true) // IDs' time field close to real time, at the cost of a wait
+    ///     .acquire(MemoryLeaseStore::new(), &idgen_core::Layout::TWITTER)
+    ///     .await?;
+    /// assert_eq!(lease.node(), 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn takeover_wait(mut self, wait: bool) -> Self {
+        self.takeover_wait = wait;
+        self
+    }
+
+    /// **Tests and development only.** `true` puts no takeover bound on a claim the store
+    /// cannot prove free: the generator starts at the clock (or the row's stored bound), not
+    /// at claim time + TTL + [clock allowance](Self::clock_allowance). With it, a database
+    /// restored from a backup, a Redis restarted without persistence, or a table recreated
+    /// empty while old holders still run can give one node ID to two processes, and so
+    /// duplicate IDs. Since a takeover no longer waits by default (see
+    /// [`takeover_wait`](Self::takeover_wait)), only tests that check the time field of IDs
+    /// against the clock need it.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), idgen_engine::Error> {
+    /// use idgen_engine::lease::{MemoryLeaseStore, WorkerLease};
     /// let lease = WorkerLease::options()
     ///     .skip_takeover_wait_for_tests_and_development(true)
     ///     .acquire(MemoryLeaseStore::new(), &idgen_core::Layout::TWITTER)
@@ -291,7 +351,7 @@ impl LeaseOptions {
     /// # Ok(()) }
     /// ```
     pub fn skip_takeover_wait_for_tests_and_development(mut self, skip: bool) -> Self {
-        self.takeover_wait = !skip;
+        self.skip_takeover_bound = skip;
         self
     }
 
@@ -310,7 +370,7 @@ impl LeaseOptions {
     /// an empty database and on every restart, like `HiLo::new(pool, 1000)`.
     ///
     /// Unlike a hi-lo counter, a lease table created again after a store lost it is safe:
-    /// a claim of a new row waits one TTL and the clock allowance before it issues. With
+    /// a claim of a new row issues only above its claim time + one TTL + the clock allowance. With
     /// `false` (migrations own the schema), a missing table fails the claim with an error
     /// that gives the DDL to run.
     ///
@@ -388,17 +448,21 @@ impl LeaseOptions {
     /// # Errors
     ///
     /// [`Error::NoFreeNode`] when every node ID is leased, [`Error::LeaseStore`] when the
-    /// store fails or times out, [`Error::InvalidOptions`] for inconsistent timings.
+    /// store fails or times out, [`Error::LeaseOptionOutOfRange`] for a timing outside its
+    /// range and [`Error::InvalidOptions`] for inconsistent timings (both before any store
+    /// call), [`Error::LeaseLostDuringTakeover`] when another holder took the node ID while
+    /// `acquire` waited for its bound ([`takeover_wait`](LeaseOptions::takeover_wait)).
     pub async fn acquire<M>(
         self,
         store: impl IntoLeaseStore<M>,
         layout: &Layout,
     ) -> Result<WorkerLease> {
         let t = self.timing;
+        check_timing(&t)?;
         let invalid = |reason: String| Err(Error::InvalidOptions { reason });
-        if t.ttl.is_zero() || t.safety_margin >= t.ttl {
+        if t.safety_margin >= t.ttl {
             return invalid(format!(
-                "safety_margin ({:?}) must be shorter than ttl ({:?}), and ttl above 0",
+                "safety_margin ({:?}) must be shorter than ttl ({:?})",
                 t.safety_margin, t.ttl
             ));
         }
@@ -445,7 +509,7 @@ impl LeaseOptions {
             holder: unique_holder(self.holder.as_deref()),
             capacity,
             timing: t,
-            takeover_wait: self.takeover_wait,
+            skip_takeover_bound: self.skip_takeover_bound,
             clock: self.clock,
         };
         // The node ID is ours from the moment the claim lands, even one this future no longer
@@ -458,8 +522,44 @@ impl LeaseOptions {
         let shared = Arc::clone(&claimed.shared);
         crate::observe::events::node_claimed(&shared.namespace, shared.node, capacity);
 
+        // How far the bound lies ahead of the clock decides the lead (or, with the takeover
+        // wait, how long to wait). A bound ahead by more than `max_lead` (a previous holder on
+        // a host whose clock ran far ahead) is waited down to it.
+        let max_lead = millis(t.ttl)
+            .saturating_mul(2)
+            .saturating_add(millis(t.clock_allowance));
+        let wait_until = shared.floor_ms.and_then(|floor| {
+            let now = shared.clock.now_ms();
+            // With the wait, a floor in this very millisecond is the generator's to wait for
+            // (its clock policy), as after any release.
+            let until = if self.takeover_wait {
+                (floor > now).then(|| floor.saturating_add(1))
+            } else {
+                Some(floor.saturating_sub(max_lead))
+            };
+            until.filter(|until| *until > now)
+        });
+        if !self.takeover_wait
+            && let Some(floor) = shared.floor_ms
+        {
+            // Up to the floor's tick and one tick more: the generator's first ID is in the tick
+            // after the floor's. The first renewal's bound covers it.
+            let unit = i64::from(layout.unit_ms());
+            let ahead = floor.saturating_add(unit) - shared.clock.now_ms();
+            let lead = ahead.clamp(0, max_lead.saturating_add(unit));
+            shared.lead_ms.store(lead, Ordering::SeqCst);
+            if lead > unit {
+                crate::observe::events::lease_takeover_lead(
+                    &shared.namespace,
+                    shared.node,
+                    floor,
+                    lead,
+                );
+            }
+        }
+
         // Record the bound this holder may issue up to before the first renewal, then open.
-        let (renewed, deadline) = shared.renew().await;
+        let (renewed, grant) = shared.renew().await;
         if !renewed? {
             claimed.armed = false; // not ours any more: nothing to give back
             return Err(Error::LeaseStore {
@@ -471,19 +571,63 @@ impl LeaseOptions {
                 source: None,
             });
         }
-        shared.fence.extend_until(deadline);
-        shared.update(|s| s.valid_until_ms = deadline);
+        shared.fence.extend(grant.deadline, grant.ceiling);
+        shared.update(|s| s.valid_until_ms = grant.deadline);
         claimed.armed = false;
-        let exact = claimed.exact;
         let heartbeat = tokio::spawn(heartbeat(Arc::clone(&shared)));
         let lease = WorkerLease { shared, heartbeat };
-        if !exact && self.takeover_wait {
+        if let Some(until) = wait_until {
             // Renewed in the background meanwhile; dropped (the caller gave up), the lease
             // gives the node ID back with this bound as its last timestamp.
-            lease.wait_out_takeover().await;
+            lease.wait_until(until).await;
+            if lease.shared.fence.is_revoked() || lease.handle().status().lost {
+                return Err(Error::LeaseLostDuringTakeover {
+                    namespace: lease.shared.namespace.clone(),
+                    node: lease.shared.node,
+                });
+            }
         }
         Ok(lease)
     }
+}
+
+/// Each timing within its sane range, so that no arithmetic on them can overflow.
+fn check_timing(t: &Timing) -> Result<()> {
+    const MS: Duration = Duration::from_millis(1);
+    let ranges = [
+        ("ttl", t.ttl, MS, LeaseOptions::MAX_TTL),
+        (
+            "store_timeout",
+            t.store_timeout,
+            MS,
+            LeaseOptions::MAX_STORE_TIMEOUT,
+        ),
+        (
+            "clock_allowance",
+            t.clock_allowance,
+            Duration::ZERO,
+            LeaseOptions::MAX_CLOCK_ALLOWANCE,
+        ),
+        // Both below the TTL (checked next), so at most one day too.
+        ("renew_every", t.renew_every, MS, LeaseOptions::MAX_TTL),
+        (
+            "safety_margin",
+            t.safety_margin,
+            Duration::ZERO,
+            LeaseOptions::MAX_TTL,
+        ),
+    ];
+    for (option, value, min, max) in ranges {
+        if value < min || value > max {
+            return Err(Error::LeaseOptionOutOfRange {
+                option,
+                value,
+                min,
+                max,
+            });
+        }
+    }
+    Ok(())
 }
 
 impl WorkerLease {
@@ -559,40 +703,44 @@ impl WorkerLease {
         self.shared.floor_ms
     }
 
-    /// Waits until the clock has passed the tick of the takeover bound (`floor_ms`), logging
-    /// why once.
-    async fn wait_out_takeover(&self) {
-        let Some(floor) = self.shared.floor_ms else {
-            return;
-        };
+    /// Waits until the clock reads `until` (the takeover bound + 1, or the bound less the
+    /// longest lead), logging why once; returns early if the lease is lost meanwhile.
+    async fn wait_until(&self, until: i64) {
         let clock = &self.shared.clock;
-        let wait_ms = floor + 1 - clock.now_ms();
+        let wait_ms = until - clock.now_ms();
         if wait_ms <= 0 {
             return;
         }
         crate::observe::events::lease_takeover_wait(
             &self.shared.namespace,
             self.shared.node,
-            floor,
+            until - 1,
             wait_ms,
         );
         if clock.is_simulated() {
             // A simulated clock jumps: renew once after it, as the heartbeat would have meanwhile.
-            clock.wait_until(floor + 1);
+            clock.wait_until(until);
             let _calls = self.shared.store_calls.lock().await;
-            if let (Ok(true), deadline) = self.shared.renew().await
-                && self.shared.fence.extend_until(deadline)
-            {
-                self.shared.update(|s| s.valid_until_ms = deadline);
+            match self.shared.renew().await {
+                (Ok(true), grant) => {
+                    if self.shared.fence.extend(grant.deadline, grant.ceiling) {
+                        self.shared.update(|s| s.valid_until_ms = grant.deadline);
+                    }
+                }
+                (Ok(false), _) => self.shared.lose(),
+                (Err(_), _) => {}
             }
             return;
         }
+        // Looks every retry interval whether the heartbeat found the lease lost.
+        let step = (self.shared.options.renew_every / 4).max(Duration::from_millis(10));
         loop {
-            let remaining = floor + 1 - clock.now_ms();
-            if remaining <= 0 {
+            let remaining = until - clock.now_ms();
+            if remaining <= 0 || self.shared.fence.is_revoked() {
                 return;
             }
-            tokio::time::sleep(Duration::from_millis(remaining.unsigned_abs())).await;
+            let nap = Duration::from_millis(remaining.unsigned_abs()).min(step);
+            tokio::time::sleep(nap).await;
         }
     }
 
@@ -613,6 +761,15 @@ impl NodeLease for WorkerLease {
     }
     fn not_before_ms(&self) -> Option<i64> {
         self.shared.floor_ms
+    }
+    fn lead(&self) -> Duration {
+        Duration::from_millis(
+            self.shared
+                .lead_ms
+                .load(Ordering::SeqCst)
+                .max(0)
+                .unsigned_abs(),
+        )
     }
     fn clock_now_ms(&self) -> Option<i64> {
         Some(self.shared.clock.now_ms())
@@ -664,7 +821,7 @@ struct ClaimTask {
     holder: String,
     capacity: u64,
     timing: Timing,
-    takeover_wait: bool,
+    skip_takeover_bound: bool,
     clock: Arc<dyn Clock>,
 }
 
@@ -711,8 +868,6 @@ impl ClaimTask {
 /// when dropped armed.
 struct ClaimGuard {
     shared: Arc<Shared>,
-    /// The store proved the node ID released with its exact last tick (see [`Claim::exact`]).
-    exact: bool,
     armed: bool,
 }
 
@@ -725,7 +880,8 @@ impl ClaimGuard {
             namespace: task.namespace,
             holder: task.holder,
             node: claim.node,
-            floor_ms: claim_floor(&claim, task.takeover_wait, task.timing, &*task.clock),
+            floor_ms: claim_floor(&claim, task.skip_takeover_bound, task.timing, &*task.clock),
+            lead_ms: AtomicI64::new(0),
             options: task.timing,
             clock: task.clock,
             // Closed until the first renewal has stored the bound.
@@ -739,16 +895,15 @@ impl ClaimGuard {
         };
         ClaimGuard {
             shared: Arc::new(shared),
-            exact: claim.exact,
             armed: true,
         }
     }
 }
 
 /// The bound below which a fresh claim must not issue: the stored last tick when the store proved
-/// the node ID released (or the wait is skipped for tests), else the takeover bound below.
-fn claim_floor(claim: &Claim, takeover_wait: bool, t: Timing, clock: &dyn Clock) -> Option<i64> {
-    if claim.exact || !takeover_wait {
+/// the node ID released (or the bound is skipped for tests), else the takeover bound below.
+fn claim_floor(claim: &Claim, skip_bound: bool, t: Timing, clock: &dyn Clock) -> Option<i64> {
+    if claim.exact || skip_bound {
         return claim.last_timestamp_ms;
     }
     // The store cannot prove the node ID free: no row or key for it, or a lease taken
@@ -770,7 +925,11 @@ fn claim_floor(claim: &Claim, takeover_wait: bool, t: Timing, clock: &dyn Clock)
     //   host's `now` + allowance + TTL: every tick H can issue is at or below the
     //   bound, and this lease issues only after it.
     // * A row's stored last timestamp is kept too (`max`): a previous holder whose
-    //   clock ran far ahead is still never reissued.
+    //   clock ran far ahead, or that issued ahead of its clock after a takeover, is still
+    //   never reissued.
+    // * Issuing from the bound at once (ahead of the clock) instead of waiting for the clock
+    //   to pass it keeps all of the above: only the ticks matter, not when they are issued.
+    //   This lease's own renewals then store bounds that cover its ticks ahead.
     //
     // A node ID given back with `release` carries the exact last tick (`exact`): it is
     // free at once.
@@ -1038,15 +1197,37 @@ impl Shared {
     }
 
     /// Renews the lease, storing as its last timestamp the bound this holder may issue up to
-    /// until the next renewal: now + TTL − safety margin. The store's answer (`false`: another
-    /// holder has the node ID) and that bound.
-    async fn renew(&self) -> (Result<bool>, i64) {
+    /// until the next renewal: the fence's ceiling, now + TTL − safety margin + the lead (the
+    /// generator issues at most the lead ahead of the clock, and only while the clock reads
+    /// before the deadline now + TTL − safety margin). The store's answer (`false`: another
+    /// holder has the node ID) and what to grant the fence.
+    async fn renew(&self) -> (Result<bool>, Grant) {
         let t = self.options;
         let deadline = self.clock.now_ms() + millis(t.ttl - t.safety_margin);
-        let request = self.request(t.ttl, Some(deadline));
+        let ceiling = deadline.saturating_add(self.lead_ms.load(Ordering::SeqCst).max(0));
+        let request = self.request(t.ttl, Some(ceiling));
         let renewed = timed("renew", t.store_timeout, self.store.renew(request)).await;
-        (renewed, deadline)
+        (renewed, Grant { deadline, ceiling })
     }
+
+    /// Another holder has the node ID: marked lost before the fence is revoked, so whoever
+    /// sees the generator refuse sees the lease lost too.
+    fn lose(&self) {
+        self.update(|s| {
+            s.lost = true;
+            s.valid_until_ms = i64::MIN;
+        });
+        self.fence.revoke();
+        crate::observe::events::lease_lost(&self.namespace, self.node, &self.holder);
+    }
+}
+
+/// What a successful renewal grants the fence: the deadline the clock must read before, and
+/// the ceiling of the ticks issued (at or above the deadline; what the renewal stored).
+#[derive(Clone, Copy, Debug)]
+struct Grant {
+    deadline: i64,
+    ceiling: i64,
 }
 
 async fn heartbeat(shared: Arc<Shared>) {
@@ -1063,18 +1244,18 @@ async fn heartbeat(shared: Arc<Shared>) {
         if shared.stopped.load(Ordering::SeqCst) || shared.in_forked_child() {
             return;
         }
-        let (outcome, deadline) = shared.renew().await;
+        let (outcome, grant) = shared.renew().await;
         drop(calls);
         match outcome {
             Ok(true) => {
                 // Refused once the fence is revoked (released or lost): revocation is final.
-                if !shared.fence.extend_until(deadline) {
+                if !shared.fence.extend(grant.deadline, grant.ceiling) {
                     return;
                 }
                 shared.update(|s| {
                     s.renewals += 1;
                     s.last_error = None;
-                    s.valid_until_ms = deadline;
+                    s.valid_until_ms = grant.deadline;
                 });
                 outage.renewed(&shared);
                 delay = t.renew_every;
@@ -1083,14 +1264,7 @@ async fn heartbeat(shared: Arc<Shared>) {
                 if shared.stopped.load(Ordering::SeqCst) {
                     return; // released meanwhile: not lost
                 }
-                // Marked lost before the fence is revoked: whoever sees the generator refuse
-                // then sees the lease lost too.
-                shared.update(|s| {
-                    s.lost = true;
-                    s.valid_until_ms = i64::MIN;
-                });
-                shared.fence.revoke();
-                crate::observe::events::lease_lost(&shared.namespace, shared.node, &shared.holder);
+                shared.lose();
                 return;
             }
             Err(e) => {

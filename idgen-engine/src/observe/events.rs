@@ -68,6 +68,16 @@ pub(crate) fn lease_takeover_wait(namespace: &str, node: u64, not_before_ms: i64
         wait_ms, "node ID {node} was claimed without a record of its release (a new row or key, or a lease taken over after it expired): issuing only after {wait_ms} ms (one TTL and the clock allowance), so that a holder the lease store may have forgotten has stopped first");
 }
 
+/// A claim whose bound lies ahead of the clock (a takeover, or a node ID released with a bound
+/// ahead): the generator issues at once from the bound, its time field ahead of the clock.
+#[cfg(feature = "lease")]
+#[cold]
+pub(crate) fn lease_takeover_lead(namespace: &str, node: u64, not_before_ms: i64, lead_ms: i64) {
+    #[cfg(feature = "tracing")]
+    tracing::info!(target: "idgen", event = "lease_takeover_lead", namespace, node, not_before_ms,
+        lead_ms, "node ID {node} issues at once from its bound {not_before_ms}: the time field of its IDs leads the clock by up to {lead_ms} ms until the clock catches up (a claim without a record of a release, or a bound stored ahead)");
+}
+
 /// A block fetch failed (it is retried).
 #[cfg(feature = "hilo")]
 #[cold]

@@ -44,7 +44,8 @@
 //! | `lease_fenced` | ERROR | `namespace`, `node`, `valid_until_ms` | renewals failed past the fence deadline: the generator issues nothing (once per outage) |
 //! | `lease_renewed` | INFO | `namespace`, `node`, `failures` | a renewal succeeded after failures (the generator resumes) |
 //! | `lease_lost` | ERROR | `namespace`, `node`, `holder` | another holder has the node ID: the generator stops for good |
-//! | `lease_takeover_wait` | WARN | `namespace`, `node`, `not_before_ms`, `wait_ms` | a claim the store could not prove free (new row or key, lease taken over after expiry): no IDs before `not_before_ms` (one TTL and the clock allowance later) |
+//! | `lease_takeover_wait` | WARN | `namespace`, `node`, `not_before_ms`, `wait_ms` | with `takeover_wait(true)`, a claim whose bound lies ahead of the clock (new row or key, lease taken over after expiry, a bound released ahead): `acquire` waits `wait_ms` for the clock to pass `not_before_ms` |
+//! | `lease_takeover_lead` | INFO | `namespace`, `node`, `not_before_ms`, `lead_ms` | by default, such a claim issues at once above `not_before_ms`: IDs' time field leads the clock by up to `lead_ms` until it catches up |
 //! | `node_capacity_nearly_used` | WARN | `namespace`, `node`, `capacity` | a claim got a node ID in the top tenth of the node space |
 //! | `hilo_counter_unavailable` | WARN | `counter`, `failures`, `error` | a block fetch failed (retried with backoff) |
 //! | `hilo_counter_available` | INFO | `counter`, `failures` | a fetch succeeded after failures |

@@ -447,39 +447,57 @@ pub async fn a_released_node_id_is_free_at_once_and_keeps_its_last_timestamp<S: 
 }
 
 /// A previous holder (on a host whose clock ran 600 ms ahead) stored a last timestamp in the
-/// future: the next holder refuses to issue (the default policy waits at most 10 ms), keeps
-/// the floor through its release, and with a waiting policy issues only after it.
+/// future: the next holder issues at once above it (ahead of the clock, whatever its clock
+/// policy) and its release keeps it; with the takeover wait, `acquire` waits until the clock has
+/// passed it. Never at or below it.
 pub async fn a_new_holder_never_issues_at_or_below_the_rows_last_timestamp<S: LeaseSubject>() {
     let (db, store) = setup::<S>().await;
     let one = layout(0);
-    let ahead = now_ms() + 600;
-    let previous = store.claim(claim("previous", 1)).await.unwrap().unwrap();
-    assert_eq!(previous.node, 0);
-    let crashed = RenewRequest {
-        ttl: Duration::ZERO,
-        ..renewal(0, "previous", Some(ahead))
+    let crash_ahead = |holder: &'static str| {
+        let store = store.clone();
+        async move {
+            let ahead = now_ms() + 600;
+            let previous = store.claim(claim(holder, 1)).await.unwrap().unwrap();
+            assert_eq!(previous.node, 0);
+            let crashed = RenewRequest {
+                ttl: Duration::ZERO,
+                ..renewal(0, holder, Some(ahead))
+            };
+            assert!(store.renew(crashed).await.unwrap());
+            ahead
+        }
     };
-    assert!(store.renew(crashed).await.unwrap());
-
+    let ahead = crash_ahead("previous").await;
     let lease = no_wait().acquire(store.clone(), &one).await.unwrap();
     assert_eq!(lease.previous_timestamp_ms(), Some(ahead));
-    let (ids, handle) = generator(lease, one);
-    match ids.next_id() {
-        Err(idgen_core::Error::ClockMovedBackwards { behind_ms, .. }) => {
-            assert!((1..=600).contains(&behind_ms), "behind {behind_ms} ms")
-        }
-        other => panic!("expected ClockMovedBackwards, got {other:?}"),
-    }
+    let (ids, handle) = generator_with_policy(lease, one, ClockPolicy::Refuse);
+    let first = ids
+        .next_id()
+        .expect("issues at once above the stored bound");
+    let first_ms = one.decompose(first).unwrap().unix_ms;
+    assert!(
+        first_ms > ahead,
+        "issued at {first_ms}, the bound is {ahead}"
+    );
     handle.release().await.unwrap();
     let row = db.lease_rows(TABLE, "default").await.remove(0);
-    assert_eq!(row.last_timestamp_ms, Some(ahead), "release lost the floor");
+    assert!(
+        row.last_timestamp_ms >= Some(first_ms),
+        "release lost the floor: {row:?}"
+    );
 
-    let lease = no_wait().acquire(store.clone(), &one).await.unwrap();
-    let wait = ClockPolicy::Wait {
-        max: Duration::from_secs(10),
-    };
-    let (ids, handle) = generator_with_policy(lease, one, wait);
-    let first = ids.next_id_async().await.unwrap();
+    let ahead = crash_ahead("another").await.max(first_ms);
+    let lease = no_wait()
+        .takeover_wait(true)
+        .acquire(store.clone(), &one)
+        .await
+        .unwrap();
+    assert!(
+        now_ms() > ahead,
+        "acquire returned before the bound {ahead}"
+    );
+    let (ids, handle) = generator_with_policy(lease, one, ClockPolicy::Refuse);
+    let first = ids.next_id().unwrap();
     assert!(one.decompose(first).unwrap().unix_ms > ahead);
     handle.release().await.unwrap();
 }

@@ -1,6 +1,7 @@
-//! The lease store forgets (issue 24): a claim the store cannot prove free issues only after one
-//! TTL and the clock allowance; a released node ID is taken at once; a holder whose row or key
-//! is gone, or held by another, fences at its next renewal.
+//! The lease store forgets (issue 24): a claim the store cannot prove free issues only above its
+//! claim time + one TTL + the clock allowance, at once by default and after waiting for the clock
+//! with the takeover wait (issue 37); a released node ID is taken at once; a holder whose row or
+//! key is gone, or held by another, fences at its next renewal.
 //!
 //! The faults are made by hand on the store's own table or keys (rows deleted: a database back
 //! empty, Redis restarted without persistence; a row overwritten: a claim the holder never
@@ -11,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use idgen_core::{Snowflake, SnowflakeId};
+use idgen_engine::Error;
 use idgen_engine::lease::{LeaseOptions, LeaseStore, RenewRequest};
 
 use super::gate::GatedStore;
@@ -21,19 +23,29 @@ const TTL_MS: u64 = 4_000;
 /// The clock allowance of these cases.
 const ALLOWANCE_MS: u64 = 300;
 
-/// Short options with the takeover wait on (as in production) and a small allowance.
-fn waiting() -> LeaseOptions {
+/// Short options with the takeover bound (as in production: issued at once, ahead of the
+/// clock) and a small allowance.
+fn leading() -> LeaseOptions {
     short(TTL_MS)
         .skip_takeover_wait_for_tests_and_development(false)
         .clock_allowance(Duration::from_millis(ALLOWANCE_MS))
 }
 
+/// [`leading`] with the takeover wait: `acquire` waits for the clock to pass the bound.
+fn waiting() -> LeaseOptions {
+    leading().takeover_wait(true)
+}
+
+/// What "at once" allows a claim and its first ID on a loaded two-core machine: a quarter of
+/// the TTL, far below the TTL + allowance a wait would take.
+const AT_ONCE: Duration = Duration::from_millis(TTL_MS / 4);
+
 fn wait_ms() -> i64 {
     (TTL_MS + ALLOWANCE_MS) as i64
 }
 
-/// A claim of a new row (a fresh table, as after a database came back empty) issues only after
-/// the claim time + TTL + allowance: `acquire` returns after it, and the bound it carries
+/// With the takeover wait, a claim of a new row (a fresh table, as after a database came back
+/// empty) issues only after the claim time + TTL + allowance: `acquire` returns after it, and the bound it carries
 /// (`previous_timestamp_ms`) is at least that far after the claim began. The node ID given
 /// back with `release` is then taken at once, with the exact last timestamp as its bound.
 pub async fn a_new_row_waits_one_ttl_and_the_allowance_a_released_one_does_not<S: LeaseSubject>() {
@@ -82,8 +94,8 @@ pub async fn a_new_row_waits_one_ttl_and_the_allowance_a_released_one_does_not<S
 }
 
 /// A lease taken over after it expired (its holder crashed, or the row came back from an older
-/// backup) may hide a holder that still issues: the claim waits one TTL and the allowance, and
-/// keeps the row's stored last timestamp as well.
+/// backup) may hide a holder that still issues: with the takeover wait, the claim waits one TTL
+/// and the allowance, and keeps the row's stored last timestamp as well.
 pub async fn a_lease_taken_over_after_expiry_waits_one_ttl_and_the_allowance<S: LeaseSubject>() {
     let (_db, store) = setup::<S>().await;
     let one = layout(0);
@@ -113,9 +125,10 @@ pub async fn a_lease_taken_over_after_expiry_waits_one_ttl_and_the_allowance<S: 
 /// database back empty or a Redis restarted without persistence has none) while that holder
 /// still issues: the old holder's renewals are held at a gate, so it issues until its fence
 /// deadline, and the test lets them through only once the new holder has issued its first ID
-/// and the old one has issued after that or stopped. Every ID of the old holder is below the
-/// new holder's first.
-pub async fn a_holder_the_store_forgot_stops_before_the_new_holder_of_its_node_id_issues<
+/// and the old one has issued after that or stopped. With the defaults, the new holder issues
+/// at once (issue 37), above its claim time + TTL + allowance: every ID of the old holder,
+/// issued before or after, is below the new holder's first.
+pub async fn a_holder_the_store_forgot_never_issues_at_or_above_the_new_holders_first_id<
     S: LeaseSubject,
 >() {
     let (db, store) = setup::<S>().await;
@@ -133,11 +146,18 @@ pub async fn a_holder_the_store_forgot_stops_before_the_new_holder_of_its_node_i
 
     let fault_at = Instant::now();
     db.forget_lease_rows(TABLE, "default").await;
-    let new = waiting().acquire(store.clone(), &one).await.unwrap();
+    let new = leading().acquire(store.clone(), &one).await.unwrap();
     assert_eq!(new.node(), 0);
+    let bound = new.previous_timestamp_ms().expect("a takeover bound");
     let (new_ids, handle) = generator(new, one);
     let first = new_ids.next_id().unwrap();
     let first_at = Instant::now();
+    assert!(
+        first_at.duration_since(fault_at) < AT_ONCE,
+        "the new holder's first ID came {:?} after the fault",
+        first_at.duration_since(fault_at)
+    );
+    assert!(one.decompose(first).unwrap().unix_ms > bound);
     println!(
         "{}: the new holder issued its first ID {} ms after the rows were forgotten",
         S::DATABASE.name(),
@@ -165,6 +185,128 @@ pub async fn a_holder_the_store_forgot_stops_before_the_new_holder_of_its_node_i
     assert!(
         first > last_id,
         "the new holder issued {first} at or below the old holder's {last_id}: two holders of node 0"
+    );
+    handle.release().await.unwrap();
+}
+
+/// Issue 37, item 1: a claim of a new row (a fresh deployment, a database back empty) returns
+/// at once and its generator issues at once, in the ticks after the claim time + TTL +
+/// allowance (ahead of the clock); its renewals store a bound that covers them, so the next
+/// holder after a crash starts above every ID it issued.
+pub async fn a_new_row_issues_at_once_above_one_ttl_and_the_allowance<S: LeaseSubject>() {
+    let (db, store) = setup::<S>().await;
+    let one = layout(0);
+    let began_at = Instant::now();
+    let began = now_ms();
+    let lease = leading().acquire(store.clone(), &one).await.unwrap();
+    let bound = lease.previous_timestamp_ms().expect("a takeover bound");
+    assert!(
+        bound >= began + wait_ms(),
+        "the bound {bound} is less than TTL + allowance ({} ms) after the claim began ({began})",
+        wait_ms()
+    );
+    let (ids, handle) = generator(lease, one);
+    let first = ids.next_id().unwrap();
+    let elapsed = began_at.elapsed();
+    assert!(
+        elapsed < AT_ONCE,
+        "the first ID came {elapsed:?} after the claim began"
+    );
+    let first_ms = one.decompose(first).unwrap().unix_ms;
+    assert!(first_ms > bound, "first tick {first_ms}, bound {bound}");
+    println!(
+        "{}: first ID {elapsed:?} after the claim began, its time field {} ms ahead of the clock",
+        S::DATABASE.name(),
+        first_ms - now_ms()
+    );
+    // Ahead of the clock for a while: every renewal stores a bound above every tick issued.
+    let mut last = first;
+    let renewals = handle.status().renewals;
+    while handle.status().renewals < renewals + 2 {
+        let id = ids.next_id().unwrap();
+        assert!(id > last);
+        last = id;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let last_ms = one.decompose(last).unwrap().unix_ms;
+    let rows = db.lease_rows(TABLE, "default").await;
+    let stored = rows[0].last_timestamp_ms.expect("a stored bound");
+    assert!(
+        stored >= last_ms,
+        "the row's bound {stored} is below the tick {last_ms} issued ahead"
+    );
+    handle.release().await.unwrap();
+}
+
+/// Issue 37, item 1: a lease taken over after it expired returns at once and issues at once,
+/// above both the claim time + TTL + allowance and the row's stored last timestamp.
+pub async fn a_lease_taken_over_after_expiry_issues_at_once_above_its_bound<S: LeaseSubject>() {
+    let (_db, store) = setup::<S>().await;
+    let one = layout(0);
+    let previous = store.claim(claim("previous", 1)).await.unwrap().unwrap();
+    assert_eq!(previous.node, 0);
+    let stored = now_ms() + 6_000; // a previous holder whose bound lies ahead
+    let crashed = RenewRequest {
+        ttl: Duration::ZERO, // expired now, never released
+        ..renewal(0, "previous", Some(stored))
+    };
+    assert!(store.renew(crashed).await.unwrap());
+
+    let began_at = Instant::now();
+    let began = now_ms();
+    let lease = leading().acquire(store.clone(), &one).await.unwrap();
+    let bound = lease.previous_timestamp_ms().unwrap();
+    assert!(
+        bound >= began + wait_ms() && bound >= stored,
+        "bound {bound}, claim began {began}"
+    );
+    let (ids, handle) = generator(lease, one);
+    let first = ids.next_id().unwrap();
+    assert!(
+        began_at.elapsed() < AT_ONCE,
+        "first ID after {:?}",
+        began_at.elapsed()
+    );
+    assert!(one.decompose(first).unwrap().unix_ms > bound);
+    handle.release().await.unwrap();
+}
+
+/// Issue 37, item 2: a node ID released before the clock reached its bound (a holder that gave
+/// up at once after a takeover) carries that bound, ahead of the clock, as its exact last
+/// timestamp. The next holder takes it at once and issues above it at once, where it used to
+/// get `ClockMovedBackwards` until the clock got there.
+pub async fn a_node_id_released_before_its_bound_is_issued_above_it_at_once<S: LeaseSubject>() {
+    let (_db, store) = setup::<S>().await;
+    let one = layout(0);
+    // P gives up quickly: a lease that waited for its bound would be dropped here, and give
+    // the node ID back with its bound in the background.
+    let p = tokio::time::timeout(AT_ONCE, leading().acquire(store.clone(), &one)).await;
+    if let Ok(p) = p {
+        p.unwrap().handle().release().await.unwrap();
+    }
+    let began_at = Instant::now();
+    let q = loop {
+        match leading().acquire(store.clone(), &one).await {
+            Ok(q) => break q,
+            // P's background release has not landed yet.
+            Err(Error::NoFreeNode { .. }) => tokio::time::sleep(Duration::from_millis(10)).await,
+            Err(e) => panic!("{e}"),
+        }
+    };
+    let bound = q.previous_timestamp_ms().expect("P's bound");
+    assert!(
+        bound > now_ms(),
+        "the released bound {bound} is not ahead of the clock"
+    );
+    let (ids, handle) = generator(q, one);
+    let id = ids
+        .next_id()
+        .expect("the next holder issues at once above the released bound");
+    assert!(one.decompose(id).unwrap().unix_ms > bound);
+    assert!(
+        began_at.elapsed() < AT_ONCE,
+        "Q's first ID after {:?}",
+        began_at.elapsed()
     );
     handle.release().await.unwrap();
 }

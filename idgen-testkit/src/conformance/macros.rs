@@ -48,7 +48,10 @@ macro_rules! lease_suite {
             $crate::__conformance_cases!(lease_forgetting<$subject>:
                 a_new_row_waits_one_ttl_and_the_allowance_a_released_one_does_not,
                 a_lease_taken_over_after_expiry_waits_one_ttl_and_the_allowance,
-                a_holder_the_store_forgot_stops_before_the_new_holder_of_its_node_id_issues,
+                a_holder_the_store_forgot_never_issues_at_or_above_the_new_holders_first_id,
+                a_new_row_issues_at_once_above_one_ttl_and_the_allowance,
+                a_lease_taken_over_after_expiry_issues_at_once_above_its_bound,
+                a_node_id_released_before_its_bound_is_issued_above_it_at_once,
                 a_holder_whose_row_is_forgotten_fences_at_its_next_renewal,
                 a_holder_whose_row_is_taken_by_another_fences_at_its_next_renewal,
             );
