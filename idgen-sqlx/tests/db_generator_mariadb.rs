@@ -123,9 +123,11 @@ async fn a_statement_killed_mid_jump_does_not_hold_up_other_sessions() {
     let f = generator.function_name();
     let next = generator.next_id_sql(Dialect::MySql).unwrap();
     let bits = layout.sequence_bits();
-    // Who holds the jump lock (named `idgen_jump:<function>`, with a generation since the fix).
+    // Who holds the jump lock (named `idgen_jump:<database>.<function>:<generation>`; before
+    // the fixes, `idgen_jump:<function>`).
     let lock_holder = format!(
-        "SELECT CAST(COALESCE(IS_USED_LOCK('idgen_jump:{f}:0'), IS_USED_LOCK('idgen_jump:{f}'), 0) AS SIGNED)"
+        "SELECT CAST(COALESCE(IS_USED_LOCK(CONCAT('idgen_jump:', DATABASE(), '.{f}:0')), \
+         IS_USED_LOCK('idgen_jump:{f}:0'), IS_USED_LOCK('idgen_jump:{f}'), 0) AS SIGNED)"
     );
     let base = format!(
         "SELECT CAST(b0.next_not_cached_value + b1.next_not_cached_value + b2.next_not_cached_value AS SIGNED) \

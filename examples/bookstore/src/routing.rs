@@ -64,7 +64,10 @@ impl RoutedIds {
             let mut builder = Snowflake::builder()
                 .layout(layout)
                 .node(layout.node_from_fields(&[shard, lease.node()])?)
-                .fence(lease.fence());
+                .fence(lease.fence())
+                // A takeover issues at once above its bound: ticks may lead the clock by up
+                // to the lease's lead (TTL + allowance), under the fence's ceiling.
+                .lead(lease.lead());
             if let Some(ms) = lease.not_before_ms() {
                 builder = builder.not_before_ms(ms);
             }

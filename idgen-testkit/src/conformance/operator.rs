@@ -270,8 +270,9 @@ pub async fn a_free_naming_another_holder_is_refused_naming_the_holder_now<S: Op
 
 /// A live lease is refused without force, saying what forcing risks; with force it is freed
 /// and listed as ended, its holder and bound kept; the next claim of the node ID is a
-/// takeover that waits one TTL and issues above the bound, and the old holder's renewal
-/// fails from then on.
+/// takeover, which returns at once with a bound at least one TTL + its clock allowance after
+/// the claim began (issue 37: it issues above that bound rather than waiting for the clock)
+/// and above the old bound, and the old holder's renewal fails from then on.
 pub async fn a_live_lease_is_freed_only_with_force_and_then_taken_over_after_a_ttl<
     S: OperatorSubject,
 >() {
@@ -307,6 +308,13 @@ pub async fn a_live_lease_is_freed_only_with_force_and_then_taken_over_after_a_t
     assert_eq!(rows[0].last_timestamp_ms, Some(bound_a));
 
     let started = Instant::now();
+    let began_ms = i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("after 1970")
+            .as_millis(),
+    )
+    .expect("in range");
     let c = WorkerLease::options()
         .namespace(NS)
         .holder("holder-c")
@@ -320,8 +328,17 @@ pub async fn a_live_lease_is_freed_only_with_force_and_then_taken_over_after_a_t
         .expect("the takeover");
     let waited = started.elapsed();
     assert_eq!(c.node(), a);
-    assert!(waited >= TTL, "the claim returned after {waited:?}");
-    assert!(c.previous_timestamp_ms() >= Some(bound_a));
+    assert!(waited < TTL, "the takeover waited {waited:?} for the clock");
+    let floor = c.previous_timestamp_ms().expect("a takeover bound");
+    let wait_ms = i64::try_from((TTL + Duration::from_millis(200)).as_millis()).expect("small");
+    assert!(
+        floor >= began_ms + wait_ms,
+        "the takeover's bound {floor} is less than TTL + allowance ({wait_ms} ms) after the claim began ({began_ms})"
+    );
+    assert!(
+        floor >= bound_a,
+        "bound {floor} below the old bound {bound_a}"
+    );
     let renewed = store
         .renew(RenewRequest {
             namespace: NS,
