@@ -304,20 +304,7 @@ impl EtcdCounter {
                     self.name, seen.next
                 ))
             })?;
-            let txn = Txn::new()
-                .when([
-                    Compare::mod_revision(next_key.as_str(), CompareOp::Equal, seen.next_revision),
-                    Compare::mod_revision(
-                        inc_key.as_str(),
-                        CompareOp::Equal,
-                        seen.increment_revision,
-                    ),
-                ])
-                .and_then([TxnOp::put(next_key.as_str(), target.to_string(), None)])
-                .or_else([
-                    TxnOp::get(next_key.as_str(), None),
-                    TxnOp::get(inc_key.as_str(), None),
-                ]);
+            let txn = put_if_unchanged(&seen, &next_key, &inc_key, target);
             let answer = client
                 .txn(txn)
                 .await
@@ -367,20 +354,7 @@ impl EtcdCounter {
                         self.name, seen.next, seen.increment
                     ))
                 })?;
-            let txn = Txn::new()
-                .when([
-                    Compare::mod_revision(next_key.as_str(), CompareOp::Equal, seen.next_revision),
-                    Compare::mod_revision(
-                        inc_key.as_str(),
-                        CompareOp::Equal,
-                        seen.increment_revision,
-                    ),
-                ])
-                .and_then([TxnOp::put(next_key.as_str(), advanced.to_string(), None)])
-                .or_else([
-                    TxnOp::get(next_key.as_str(), None),
-                    TxnOp::get(inc_key.as_str(), None),
-                ]);
+            let txn = put_if_unchanged(&seen, &next_key, &inc_key, advanced);
             let answer = client
                 .txn(txn)
                 .await
@@ -410,6 +384,18 @@ impl EtcdCounter {
             self.name
         )))
     }
+}
+
+/// Puts `value` as the counter's next value if neither the next value nor the increment
+/// changed since `seen` was read; otherwise reads both back (for the caller's next try).
+fn put_if_unchanged(seen: &Seen, next_key: &str, inc_key: &str, value: i64) -> Txn {
+    Txn::new()
+        .when([
+            Compare::mod_revision(next_key, CompareOp::Equal, seen.next_revision),
+            Compare::mod_revision(inc_key, CompareOp::Equal, seen.increment_revision),
+        ])
+        .and_then([TxnOp::put(next_key, value.to_string(), None)])
+        .or_else([TxnOp::get(next_key, None), TxnOp::get(inc_key, None)])
 }
 
 impl IntoHiLoSource<EtcdMarker> for Etcd {
