@@ -1,5 +1,5 @@
 //! [`AsyncDieselConnection`]: the diesel-async connections idgen keeps its tables in, and the
-//! [`Session`](idgen_sql::Session) on one of them that idgen-core's shared lease and
+//! [`Session`](idgen_sql::Session) on one of them that idgen-sql's shared lease and
 //! hi-lo procedures run on (on the caller's runtime, no thread of its own). The statements are
 //! bound and their rows decoded by the same code as the blocking session's
 //! ([`crate::session`]); only the way a statement is run differs.
@@ -143,7 +143,7 @@ crate::session::diesel_session!(
 );
 
 /// The longest a call waits for a connection of the pool (or a new one, for a detached lease
-/// store): idgen-core's default store time-out, so a call does not outlive the engine's.
+/// store): idgen-engine's default store time-out, so a call does not outlive the engine's.
 pub(crate) const CONNECTION_WAIT: Duration = Duration::from_secs(5);
 
 /// A readied connection of `pool`, waiting at most [`CONNECTION_WAIT`]; the pool's or the

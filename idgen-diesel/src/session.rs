@@ -1,8 +1,8 @@
 //! [`DieselConnection`]: the diesel connections idgen keeps its tables in, and the
-//! [`Session`](idgen_sql::Session) on one of them that idgen-core's shared lease and
+//! [`Session`](idgen_sql::Session) on one of them that idgen-sql's shared lease and
 //! hi-lo procedures run on (blocking: on a thread of its own, driven by
 //! [`block_on`](idgen_sql::block_on)). This is all the database code of idgen-diesel:
-//! binding the values of idgen-core's statements and decoding their rows.
+//! binding the values of idgen-sql's statements and decoding their rows.
 
 // Without a database feature no connection type implements `DieselConnection`, so the row
 // types and binders below have no caller (the crate still builds, e.g. for `cargo package`'s

@@ -1,5 +1,5 @@
 //! Hi-lo over a sea-orm [`DatabaseConnection`] (feature `hilo`, on by default): blocks of IDs
-//! from one central database counter, handed out from memory by idgen-core's [`HiLo`] engine
+//! from one central database counter, handed out from memory by idgen-engine's [`HiLo`] engine
 //! (re-exported here with everything of `idgen_engine::hilo`).
 //!
 //! ```

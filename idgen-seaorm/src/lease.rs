@@ -1,6 +1,6 @@
 //! Node IDs leased over a sea-orm [`DatabaseConnection`] (feature `lease`, on by default).
 //!
-//! The engine is idgen-core's [`WorkerLease`] (re-exported here with everything of
+//! The engine is idgen-engine's [`WorkerLease`] (re-exported here with everything of
 //! `idgen_engine::lease`): each process claims a free node ID from a table of the application's
 //! database, renews it in the background and stops its generator before a claim it could not
 //! renew expires. [`SeaOrmLeaseStore`] **is** idgen-sqlx's lease store

@@ -97,7 +97,7 @@ impl LeaseTableMigration {
         })
     }
 
-    /// The quoted table name and idgen-core's `CREATE TABLE` statement for the migration's
+    /// The quoted table name and idgen-sql's `CREATE TABLE` statement for the migration's
     /// database.
     fn statements(&self, manager: &SchemaManager) -> Result<(String, String), DbErr> {
         let sql = LeaseSql::new(dialect(manager)?, &self.table)
@@ -243,7 +243,7 @@ impl HiLoCounterMigration {
         })
     }
 
-    /// idgen-core's statements creating the counter (those every adapter's `create` runs), one
+    /// idgen-sql's statements creating the counter (those every adapter's `create` runs), one
     /// by one, run on the migration's own connection (in its transaction).
     async fn create_statements(&self, manager: &SchemaManager<'_>) -> Result<Vec<String>, DbErr> {
         let dialect = dialect(manager)?;

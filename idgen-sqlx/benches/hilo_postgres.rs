@@ -37,7 +37,7 @@ const ROUND_TRIP_IDS: usize = 20_000;
 const PACED_IDS: usize = 5_000_000;
 
 /// What `PgSequence` does, plus `allocate_blocks` in one statement on a one-connection pool of
-/// its own (autocommit), as idgen-core's `HiLoSource::allocate_blocks` describes.
+/// its own (autocommit), as idgen-engine's `HiLoSource::allocate_blocks` describes.
 struct BatchedSequence {
     sequence: PgSequence,
     allocator: PgPool,

@@ -1,7 +1,7 @@
 //! [`SqlxDatabase`]: the databases idgen keeps its tables in over sqlx, and the
-//! [`Session`](idgen_sql::Session) on one pooled connection that idgen-core's shared
+//! [`Session`](idgen_sql::Session) on one pooled connection that idgen-sql's shared
 //! lease and hi-lo procedures run on. This is all the database code of idgen-sqlx: binding the
-//! values of idgen-core's statements and decoding their rows.
+//! values of idgen-sql's statements and decoding their rows.
 
 use std::future::Future;
 use std::pin::Pin;

@@ -1,4 +1,4 @@
-//! The harness of the per-call benches: `per_id` (idgen-core's bench) and
+//! The harness of the per-call benches: `per_id` (idgen-engine's bench) and
 //! `uuid-without-fast-rng` (a workspace of its own, which includes this file by path). Both
 //! give the same table and the same callgrind mode:
 //!

@@ -14,7 +14,7 @@ use crate::session::{DieselSession, Unsettled, break_connection};
 use crate::{DieselPool, R2d2Marker};
 use idgen_engine::Error;
 
-/// The counter table's default name (MySQL table mode, SQLite; idgen-core's).
+/// The counter table's default name (MySQL table mode, SQLite; idgen-sql's).
 pub use idgen_sql::DEFAULT_COUNTER_TABLE as DEFAULT_TABLE;
 
 /// The longest an allocation waits for its connection (the engine retries after that).

@@ -5,7 +5,7 @@
 //! process claims a free node ID from a table in the database it already uses, renews the claim
 //! in the background, and stops its generator before a claim it could not renew expires; the
 //! table also keeps each node ID's last timestamp, so the next holder never issues at or below
-//! it. The engine is idgen-core's [`WorkerLease`] (re-exported here with everything of
+//! it. The engine is idgen-engine's [`WorkerLease`] (re-exported here with everything of
 //! `idgen_engine::lease`); this module stores the leases over an r2d2 pool of diesel connections
 //! ([`DieselLeaseStore`]), in **the same table with the same SQL as idgen-sqlx**, so diesel and
 //! sqlx processes can lease from one table and never hold the same node ID.

@@ -15,13 +15,13 @@ use crate::{DieselPool, R2d2Marker};
 use idgen_engine::CallError;
 use idgen_engine::Error;
 
-/// The lease table's default name (idgen-core's, shared by every adapter).
+/// The lease table's default name (idgen-engine's, shared by every adapter).
 pub use idgen_sql::DEFAULT_LEASE_TABLE as DEFAULT_TABLE;
 /// One row of the lease table, from [`DieselLeaseStore::rows`].
 pub use idgen_sql::LeaseRow;
 
 /// The longest a call waits for a pooled connection (less if the pool's own time-out is
-/// shorter): idgen-core's default store time-out, so a blocking call does not outlive the
+/// shorter): idgen-engine's default store time-out, so a blocking call does not outlive the
 /// engine's time-out by r2d2's 30 s, nor hold up a runtime's shutdown that long.
 const CONNECTION_WAIT: Duration = Duration::from_secs(5);
 

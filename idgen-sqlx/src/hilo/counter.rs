@@ -87,7 +87,7 @@ impl<DB: SqlxDatabase> std::fmt::Debug for Counter<DB> {
 }
 
 /// `HiLoSource` for a source wrapping a [`Counter`] (fields `counter` and `name`, methods
-/// `create` and `unchecked`), and `IntoHiLoSource` for its pool (by reference through idgen-core's `Borrowed`).
+/// `create` and `unchecked`), and `IntoHiLoSource` for its pool (by reference through idgen-engine's `Borrowed`).
 /// (PostgreSQL's and SQLite's sources; MySQL's picks its mode at start-up and has its own.)
 #[cfg(any(feature = "postgres", feature = "sqlite"))]
 macro_rules! counter_source {

@@ -4,7 +4,7 @@
 //! process claims a free node ID from a table in the database it already uses, renews the claim
 //! in the background, and stops its generator before a claim it could not renew expires; the
 //! table also keeps each node ID's last timestamp, so the next holder never issues at or below
-//! it, even after a restart on a host whose clock is behind. The engine is idgen-core's
+//! it, even after a restart on a host whose clock is behind. The engine is idgen-engine's
 //! [`WorkerLease`] (re-exported here with everything of `idgen_engine::lease`); this module
 //! stores the leases in PostgreSQL, MySQL/MariaDB or SQLite over a sqlx pool.
 //!

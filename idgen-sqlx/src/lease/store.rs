@@ -14,7 +14,7 @@ use crate::session::SqlxMarker;
 use idgen_engine::CallError;
 use idgen_engine::Error;
 
-/// The lease table's default name (idgen-core's, shared by every adapter).
+/// The lease table's default name (idgen-engine's, shared by every adapter).
 pub use idgen_sql::DEFAULT_LEASE_TABLE as DEFAULT_TABLE;
 /// One row of the lease table, from [`SqlxLeaseStore::rows`].
 pub use idgen_sql::LeaseRow;

@@ -1,5 +1,5 @@
 //! The hi-lo source suite: what every [`HiLoSource`] over a database promises, checked on a
-//! real database through idgen-core's [`HiLo`] engine.
+//! real database through idgen-engine's [`HiLo`] engine.
 
 use std::collections::HashSet;
 use std::future::Future;

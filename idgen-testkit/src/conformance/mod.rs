@@ -94,7 +94,7 @@ pub fn run<F: std::future::Future<Output = ()>>(case: F) {
         .block_on(case);
 }
 
-/// A stand-in subject for the macros' examples: idgen-core's memory store and source, posing as
+/// A stand-in subject for the macros' examples: idgen-engine's memory store and source, posing as
 /// a MySQL subject with a counter table (an adapter's subject opens a pool to the URL instead).
 #[doc(hidden)]
 pub struct MemorySubject;

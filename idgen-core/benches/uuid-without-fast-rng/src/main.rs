@@ -1,5 +1,5 @@
 //! uuid 1.29 `new_v4` and `now_v7` without the `fast-rng` feature: the same table and
-//! callgrind mode as idgen-core's `per_id` bench, from the same harness (see there).
+//! callgrind mode as idgen-engine's `per_id` bench, from the same harness (see there).
 
 #[path = "../../case_table/mod.rs"]
 mod case_table;
