@@ -11,9 +11,10 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use idgen_engine::Error;
-use idgen_engine::lease::{BoxError, Claim, ClaimRequest, LeaseStore, RenewRequest};
+use idgen_engine::lease::{
+    BoxError, Claim, ClaimRequest, DEFAULT_LEASE_TABLE, LeaseStore, RenewRequest,
+};
 
-use crate::DEFAULT_LEASE_TABLE;
 use crate::dialect::Dialect;
 use crate::lease::LeaseSql;
 use crate::procedure::{

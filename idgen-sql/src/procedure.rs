@@ -19,12 +19,12 @@ pub use free::{FreeRequest, Freed, NotFreed, free, now_ms};
 use std::ops::Range;
 use std::time::Duration;
 
-use crate::CallError;
 use crate::dialect::{Dialect, ErrorClass};
 use crate::lease::LeaseSql;
 use crate::session::{LeaseRow, Session, check_outside_transaction};
 use crate::session::{begin_transaction, end_transaction, in_own_transaction};
 use crate::statement::Statement;
+use idgen_engine::CallError;
 use idgen_engine::lease::{BoxError, Claim, ClaimRequest, RenewRequest};
 
 /// Rows of a namespace are created in chunks of this many node IDs, as they are needed.
@@ -93,7 +93,7 @@ async fn claim_once<S: Session>(
     let skip_locked = match sql.dialect() {
         Dialect::MySql => {
             let version = session.fetch_text(version_query()).await?;
-            crate::mysql_has_skip_locked(version.as_deref().unwrap_or(""))
+            crate::dialect::mysql_has_skip_locked(version.as_deref().unwrap_or(""))
         }
         _ => true,
     };
@@ -329,7 +329,7 @@ pub async fn create_table<S: Session>(session: &mut S, sql: &LeaseSql) -> Result
         Err(e) => return Err(describe(session, sql, "look for", e)),
     }
     let ddl = sql.create_guarded();
-    in_own_transaction!(session, crate::create_if_missing(session, &ddl))
+    in_own_transaction!(session, crate::session::create_if_missing(session, &ddl))
         .await
         .map_err(|e| describe(session, sql, "create", e))
 }

@@ -459,7 +459,7 @@ pub(super) async fn read_sequence<S: Session>(
     };
     let read = session.fetch_text(Statement::new(sql, Vec::new())).await;
     let read = match read {
-        Err(e) if session.classify(&e) == crate::ErrorClass::MissingRelation => {
+        Err(e) if session.classify(&e) == crate::dialect::ErrorClass::MissingRelation => {
             return Err(missing());
         }
         other => other.map_err(read_failed(table, "the sequence"))?,

@@ -311,7 +311,7 @@ impl DbGenerator {
             policy: ClockPolicy::default(),
             function: parse(DEFAULT_FUNCTION),
             state_table: parse(DEFAULT_STATE_TABLE),
-            lease_table: parse(crate::DEFAULT_LEASE_TABLE),
+            lease_table: parse(idgen_engine::lease::DEFAULT_LEASE_TABLE),
             namespace: "default".to_owned(),
             install_id: None,
             legacy_holder: None,
