@@ -1,19 +1,19 @@
 //! One server under test: the benchmark's own database on it, created on connect and dropped
 //! at the end. The SQL both servers run alike is here, once; what differs is a [`Dialect`]
-//! (`postgres.rs`, `mysql.rs`).
+//! (`postgres.rs`, `mysql.rs`). The hi-lo kind's counter is a sequence of the server's, read
+//! through the [`Dialect`] too ([`Sequence`]).
 
 use std::future::Future;
 use std::str::FromStr;
 
-use idgen_engine::hilo::HiLo;
+use idgen_engine::hilo::{BoxError, HiLo, HiLoSource, Increment};
 use sqlx::pool::PoolOptions;
 use sqlx::query_builder::Separated;
 use sqlx::{Connection, Database, Executor, IntoArguments, Pool, QueryBuilder};
 
-use crate::BoxResult;
+use crate::error::BoxResult;
 use crate::keys::{Key, KeyKind};
 use crate::measure::IndexStats;
-use crate::sequence::{BLOCK, SEQUENCE, Sequence};
 
 /// How a server of kind `DB` is reached.
 pub(crate) type Options<DB> = <<DB as Database>::Connection as Connection>::Options;
@@ -103,7 +103,7 @@ impl<DB: Dialect> Bench<DB> {
             .connect_with(options.clone())
             .await?;
         for statement in [drop_database::<DB>(name), format!("CREATE DATABASE {name}")] {
-            sqlx::raw_sql(crate::sql(statement))
+            sqlx::raw_sql(sql(statement))
                 .execute(DB::on(&admin))
                 .await?;
         }
@@ -131,7 +131,7 @@ impl<DB: Dialect> Bench<DB> {
     /// Runs each of `statements` on the benchmark's database.
     async fn run(&self, statements: impl IntoIterator<Item = String>) -> BoxResult<()> {
         for statement in statements {
-            sqlx::raw_sql(crate::sql(statement))
+            sqlx::raw_sql(sql(statement))
                 .execute(DB::on(&self.pool))
                 .await?;
         }
@@ -200,10 +200,50 @@ impl<DB: Dialect> Bench<DB> {
     /// Closes the pools and drops the database.
     pub(crate) async fn drop(self) -> BoxResult<()> {
         self.pool.close().await;
-        sqlx::raw_sql(crate::sql(drop_database::<DB>(&self.name)))
+        sqlx::raw_sql(sql(drop_database::<DB>(&self.name)))
             .execute(DB::on(&self.admin))
             .await?;
         self.admin.close().await;
         Ok(())
+    }
+}
+
+/// SQL built from this benchmark's own constants (table and sequence names, numbers), never
+/// from input: marked safe for sqlx.
+pub(crate) fn sql(text: String) -> sqlx::AssertSqlSafe<String> {
+    sqlx::AssertSqlSafe(text)
+}
+
+// Hi-lo counters as database sequences with `INCREMENT BY` the block size. The PostgreSQL
+// source of `idgen-sqlx` was not in `main` when this benchmark was written, so this is a local
+// `HiLoSource` implementation: one `nextval` per block, pooled-lo (a value `v` is the block
+// `[v, v + block)`), the increment read from the catalog, each in the server's own SQL
+// (`Dialect::nextval`, `Dialect::increment`).
+
+/// The sequence's name in both databases.
+pub(crate) const SEQUENCE: &str = "hilo_seq";
+
+/// IDs per block and the sequence's increment.
+pub(crate) const BLOCK: u64 = 1000;
+
+/// A PostgreSQL or MariaDB (10.3 and later) `SEQUENCE`, read on its own pool (autocommit).
+pub(crate) struct Sequence<DB: Dialect> {
+    pub(crate) pool: Pool<DB>,
+}
+
+impl<DB: Dialect> HiLoSource for Sequence<DB> {
+    async fn allocate(&self, _size: u64) -> Result<i64, BoxError> {
+        DB::scalar(&self.pool, DB::nextval(SEQUENCE)).await
+    }
+
+    async fn increment(&self) -> Result<Increment, BoxError> {
+        let value = DB::scalar(&self.pool, DB::increment(SEQUENCE)).await?;
+        u64::try_from(value)
+            .map(Increment::Fixed)
+            .map_err(|_| format!("sequence {SEQUENCE} has a negative increment {value}").into())
+    }
+
+    fn name(&self) -> &str {
+        SEQUENCE
     }
 }

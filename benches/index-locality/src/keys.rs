@@ -4,7 +4,7 @@ use idgen_core::{Layout, Snowflake, Uuid7Generator};
 use idgen_engine::hilo::HiLo;
 use uuid::Uuid;
 
-use crate::BoxResult;
+use crate::error::BoxResult;
 
 /// A kind of primary key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -13,7 +13,7 @@ pub(crate) enum KeyKind {
     Identity,
     /// `BIGINT` from idgen-core's `Snowflake` (Twitter layout, one node per writer).
     Snowflake,
-    /// `BIGINT` from idgen-core's `HiLo` over a sequence with `INCREMENT BY 1000`.
+    /// `BIGINT` from idgen-engine's `HiLo` over a sequence with `INCREMENT BY 1000`.
     HiLo,
     /// `UUID` / `BINARY(16)` from the `uuid` crate's random v4.
     UuidV4,

@@ -15,12 +15,12 @@
 //! creates its own database on each and drops it afterwards.
 
 mod database;
+mod error;
 mod keys;
 mod measure;
 mod mysql;
 mod postgres;
 mod report;
-mod sequence;
 mod writers;
 
 use std::sync::Arc;
@@ -29,12 +29,10 @@ use std::time::Instant;
 use clap::{Parser, ValueEnum};
 
 use database::{Bench, Dialect};
+use error::BoxResult;
 use keys::KeyKind;
 use sqlx::{MySql, Postgres};
 use writers::Workload;
-
-/// Errors of the benchmark: anything, with its message.
-pub(crate) type BoxResult<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
 /// A server kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -189,10 +187,4 @@ async fn run_kinds<DB: Dialect>(
         ));
     }
     Ok(results)
-}
-
-/// SQL built from this benchmark's own constants (table and sequence names, numbers), never
-/// from input: marked safe for sqlx.
-pub(crate) fn sql(text: String) -> sqlx::AssertSqlSafe<String> {
-    sqlx::AssertSqlSafe(text)
 }

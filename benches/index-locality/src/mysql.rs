@@ -9,8 +9,8 @@ use sqlx::mysql::MySqlConnectOptions;
 use sqlx::query_builder::Separated;
 use sqlx::{Executor, MySql, MySqlPool};
 
-use crate::BoxResult;
 use crate::database::{Bench, Dialect};
+use crate::error::BoxResult;
 use crate::keys::{Key, KeyKind};
 use crate::measure::IndexStats;
 
@@ -59,7 +59,9 @@ impl Dialect for MySql {
     }
 
     async fn scalar(pool: &MySqlPool, sql: String) -> BoxResult<i64> {
-        Ok(sqlx::query_scalar(crate::sql(sql)).fetch_one(pool).await?)
+        Ok(sqlx::query_scalar(crate::database::sql(sql))
+            .fetch_one(pool)
+            .await?)
     }
 
     async fn version(pool: &MySqlPool) -> BoxResult<String> {
@@ -74,7 +76,7 @@ impl Dialect for MySql {
     async fn measure(bench: &Bench<MySql>, kind: KeyKind) -> BoxResult<IndexStats> {
         let table = kind.table();
         let pool = &bench.pool;
-        sqlx::raw_sql(crate::sql(format!("ANALYZE TABLE {table}")))
+        sqlx::raw_sql(crate::database::sql(format!("ANALYZE TABLE {table}")))
             .fetch_all(pool)
             .await?;
         let rows = Self::scalar(pool, format!("SELECT COUNT(*) FROM {table}")).await?;

@@ -4,8 +4,8 @@ use sqlx::postgres::PgConnectOptions;
 use sqlx::query_builder::Separated;
 use sqlx::{Executor, PgPool, Postgres};
 
-use crate::BoxResult;
 use crate::database::{Bench, Dialect};
+use crate::error::BoxResult;
 use crate::keys::{Key, KeyKind};
 use crate::measure::IndexStats;
 
@@ -58,7 +58,9 @@ impl Dialect for Postgres {
     }
 
     async fn scalar(pool: &PgPool, sql: String) -> BoxResult<i64> {
-        Ok(sqlx::query_scalar(crate::sql(sql)).fetch_one(pool).await?)
+        Ok(sqlx::query_scalar(crate::database::sql(sql))
+            .fetch_one(pool)
+            .await?)
     }
 
     async fn version(pool: &PgPool) -> BoxResult<String> {
@@ -71,7 +73,7 @@ impl Dialect for Postgres {
     async fn measure(bench: &Bench<Postgres>, kind: KeyKind) -> BoxResult<IndexStats> {
         let table = kind.table();
         let pool = &bench.pool;
-        sqlx::raw_sql(crate::sql(format!("VACUUM (ANALYZE) {table}")))
+        sqlx::raw_sql(crate::database::sql(format!("VACUUM (ANALYZE) {table}")))
             .execute(pool)
             .await?;
         let rows = Self::scalar(pool, format!("SELECT count(*) FROM {table}")).await?;

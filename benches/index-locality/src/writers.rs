@@ -3,8 +3,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::BoxResult;
 use crate::database::{Bench, Dialect};
+use crate::error::BoxResult;
 use crate::keys::{KeyKind, KeySource};
 
 /// The shape of the workload, the same for every key kind.
