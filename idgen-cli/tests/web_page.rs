@@ -287,5 +287,17 @@ async fn axe_core_finds_nothing_serious_on_any_view() {
     b.type_into("inspect-text", "nonsense").await;
     b.submit("inspect-button", "inspect-out").await;
     b.assert_accessible("inspect, refused").await;
+
+    // The audit itself: an input without a label is a critical finding.
+    js(
+        &b,
+        "document.querySelector('main').append(document.createElement('input')); return true",
+    )
+    .await;
+    let found = b.audit().await;
+    assert!(
+        found.iter().any(|f| f.rule == "label" && f.is_serious()),
+        "axe-core did not report an unlabelled input: {found:?}"
+    );
     b.client.clone().close().await.unwrap();
 }
