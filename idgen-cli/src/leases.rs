@@ -282,14 +282,23 @@ pub(crate) struct KvArgs {
     pub(crate) redis: Option<String>,
 }
 
-/// The lease store `idgen leases` works on: a database's lease table, etcd or Redis.
+/// The lease store `idgen leases` (and `idgen web`'s operator view) works on: a database's
+/// lease table, etcd or Redis (with its connection, to read the namespace's layout record).
 #[derive(Debug)]
 pub(crate) enum AnyStore {
     Sql(Store),
     #[cfg(feature = "leases-etcd")]
-    Etcd(idgen_etcd::lease::EtcdLeaseStore),
+    Etcd {
+        store: idgen_etcd::lease::EtcdLeaseStore,
+        etcd: idgen_etcd::Etcd,
+    },
     #[cfg(feature = "leases-redis")]
-    Redis(idgen_redis::lease::RedisLeaseStore),
+    Redis {
+        store: idgen_redis::lease::RedisLeaseStore,
+        client: idgen_redis::redis::Client,
+        /// The server's URL without its password.
+        url: String,
+    },
 }
 
 /// What a free came to, as `idgen leases free` reports it.
@@ -351,7 +360,7 @@ impl AnyStore {
             let etcd = idgen_etcd::Etcd::new(list);
             let store =
                 idgen_etcd::lease::EtcdLeaseStore::new(&etcd).with_prefix(&args.lease_table)?;
-            return Ok(AnyStore::Etcd(store));
+            return Ok(AnyStore::Etcd { store, etcd });
         }
         #[cfg(feature = "leases-redis")]
         if let Some(url) = kv.redis.as_deref() {
@@ -359,9 +368,13 @@ impl AnyStore {
                 url: redact(url),
                 message: e.to_string(),
             })?;
-            let store =
-                idgen_redis::lease::RedisLeaseStore::new(client).with_prefix(&args.lease_table)?;
-            return Ok(AnyStore::Redis(store));
+            let store = idgen_redis::lease::RedisLeaseStore::new(client.clone())
+                .with_prefix(&args.lease_table)?;
+            return Ok(AnyStore::Redis {
+                store,
+                client,
+                url: redact(url),
+            });
         }
         let _ = kv;
         let url = args.database_url.as_deref().ok_or(CliError::NoDatabase)?;
@@ -373,14 +386,14 @@ impl AnyStore {
         match self {
             AnyStore::Sql(store) => store.leases(namespace).await,
             #[cfg(feature = "leases-etcd")]
-            AnyStore::Etcd(store) => {
+            AnyStore::Etcd { store, .. } => {
                 let held = store.rows(namespace).await?;
                 let now = store.now_ms();
                 let clock = "this host's clock: etcd keeps none";
                 Ok(LeaseTable::new(clock, namespace, now, held))
             }
             #[cfg(feature = "leases-redis")]
-            AnyStore::Redis(store) => {
+            AnyStore::Redis { store, .. } => {
                 let held = store.rows(namespace).await?;
                 let now = store.now_ms().await?;
                 Ok(LeaseTable::new("Redis server clock", namespace, now, held))
@@ -390,22 +403,109 @@ impl AnyStore {
 
     /// Frees `req.node` with the rule of [`idgen_sql::procedure::free`] on every store.
     pub(crate) async fn free(&self, req: FreeRequest<'_>) -> Result<FreeOutcome, CliError> {
-        let outcome = match self {
+        Ok(FreeOutcome::of(self.free_or_refusal(req).await?))
+    }
+
+    /// [`free`](Self::free), with the store's answer as it is (the web page words it).
+    pub(crate) async fn free_or_refusal(
+        &self,
+        req: FreeRequest<'_>,
+    ) -> Result<Result<Freed, NotFreed>, CliError> {
+        Ok(match self {
             AnyStore::Sql(store) => store.free(req).await?,
             #[cfg(feature = "leases-etcd")]
-            AnyStore::Etcd(store) => {
+            AnyStore::Etcd { store, .. } => {
                 store
                     .free(req.namespace, req.node, req.holder, req.force)
                     .await?
             }
             #[cfg(feature = "leases-redis")]
-            AnyStore::Redis(store) => {
+            AnyStore::Redis { store, .. } => {
                 store
                     .free(req.namespace, req.node, req.holder, req.force)
                     .await?
             }
-        };
-        Ok(FreeOutcome::of(outcome))
+        })
+    }
+
+    /// The layout `namespace` recorded (a [`layout_key`](idgen_sqlx::lease::layout_key), which
+    /// every claim checks), read without writing; `None` if no process recorded one yet. The
+    /// record is where the stores keep it: the row of node 0 in the namespace
+    /// `idgen:layout:<namespace>` of the lease table, the key `<prefix>/<namespace>/layout`
+    /// on etcd, `<prefix>:<namespace>:layout` on Redis.
+    pub(crate) async fn recorded_layout(
+        &self,
+        namespace: &str,
+    ) -> Result<Option<String>, CliError> {
+        match self {
+            AnyStore::Sql(store) => {
+                let key = idgen_sql::LeaseSql::layout_namespace(namespace);
+                let rows: Vec<LeaseRow> = on_store!(store, s => s.rows(&key).await?);
+                Ok(rows
+                    .into_iter()
+                    .find(|r| r.node == 0)
+                    .and_then(|r| r.holder))
+            }
+            #[cfg(feature = "leases-etcd")]
+            AnyStore::Etcd { store, etcd } => {
+                let key = format!("{}/{namespace}/layout", store.prefix()?);
+                let failed = |e: idgen_etcd::etcd_client::Error| CliError::Connect {
+                    url: etcd.endpoints().join(","),
+                    message: format!("reading {key}: {e}"),
+                };
+                let mut client = etcd.client().await.map_err(failed)?;
+                let got = client.get(key.as_str(), None).await.map_err(failed)?;
+                Ok(got
+                    .kvs()
+                    .first()
+                    .map(|kv| String::from_utf8_lossy(kv.value()).into_owned()))
+            }
+            #[cfg(feature = "leases-redis")]
+            AnyStore::Redis { store, client, url } => {
+                let key = format!("{}:{namespace}:layout", store.prefix()?);
+                let failed = |e: idgen_redis::redis::RedisError| CliError::Connect {
+                    url: url.clone(),
+                    message: format!("reading {key}: {e}"),
+                };
+                let mut conn = client
+                    .get_multiplexed_async_connection()
+                    .await
+                    .map_err(failed)?;
+                idgen_redis::redis::cmd("GET")
+                    .arg(&key)
+                    .query_async(&mut conn)
+                    .await
+                    .map_err(failed)
+            }
+        }
+    }
+
+    /// The database's store, if it is one: only a database keeps the hi-lo counters the
+    /// operator view reads.
+    pub(crate) fn sql(&self) -> Option<&Store> {
+        match self {
+            AnyStore::Sql(store) => Some(store),
+            #[cfg(any(feature = "leases-etcd", feature = "leases-redis"))]
+            _ => None,
+        }
+    }
+
+    /// What the store is, for the page: the database and table, or etcd's endpoints or the
+    /// Redis server, with the key prefix.
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            AnyStore::Sql(store) => store.describe(),
+            #[cfg(feature = "leases-etcd")]
+            AnyStore::Etcd { store, etcd } => format!(
+                "etcd {}, key prefix {}",
+                etcd.endpoints().join(","),
+                store.prefix().unwrap_or("?")
+            ),
+            #[cfg(feature = "leases-redis")]
+            AnyStore::Redis { store, url, .. } => {
+                format!("Redis {url}, key prefix {}", store.prefix().unwrap_or("?"))
+            }
+        }
     }
 }
 

@@ -7,6 +7,7 @@ mod browser;
 
 use std::time::{Duration, Instant};
 
+use browser::http::{Answer, get_json, request};
 use browser::{Browser, Server};
 use fantoccini::Locator;
 use idgen_core::Layout;
@@ -37,16 +38,41 @@ async fn refreshes(b: &Browser) -> u64 {
     v.as_u64().unwrap_or(0)
 }
 
-/// Waits for a `confirm()` dialog and returns its text.
-async fn dialog(b: &Browser) -> String {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Ok(text) = b.client.get_alert_text().await {
-            return text;
-        }
-        assert!(Instant::now() < deadline, "no dialog appeared");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+/// Waits for the page's dialog (`<dialog>`, modal) and returns its title and its lines.
+async fn dialog(b: &Browser) -> [String; 3] {
+    b.wait_for_js("return document.getElementById('free-dialog').open")
+        .await;
+    // The page's own dialog: no native confirm() may be open.
+    assert!(b.client.get_alert_text().await.is_err(), "a native dialog");
+    let v = b
+        .client
+        .execute(
+            "return ['free-title', 'free-what', 'free-risk']
+                 .map(id => document.getElementById(id).textContent)",
+            vec![],
+        )
+        .await
+        .expect("script runs");
+    let line = |i: usize| v[i].as_str().unwrap_or_default().to_owned();
+    [line(0), line(1), line(2)]
+}
+
+/// Presses the dialog's button that goes ahead (`true`) or Cancel, and waits until it closes.
+async fn answer(b: &Browser, go: bool) {
+    let button = if go { "free-confirm" } else { "free-cancel" };
+    b.by_id(button).await.click().await.expect("click");
+    b.wait_for_js("return !document.getElementById('free-dialog').open")
+        .await;
+}
+
+/// Waits until the free's status line starts with `start`, and returns it.
+async fn status_starting(b: &Browser, start: &str) -> String {
+    b.wait_for_js(&format!(
+        "return document.getElementById('free-status').textContent.startsWith({})",
+        json!(start)
+    ))
+    .await;
+    b.text("free-status").await
 }
 
 /// Clicks node `node`'s Free button. The table is rendered again at every refresh, so a
@@ -155,32 +181,65 @@ async fn the_operator_view_lists_both_holders_and_drops_a_released_node_within_o
     );
     b.screenshot("web-operator").await;
 
-    // A live lease: freeing asks first, then refuses unless forced, saying what forcing risks.
+    // The layout column: the layout the namespace recorded (the leases' own), as --layout.
+    let layouts = b
+        .client
+        .execute(
+            "return [...document.querySelectorAll('#lease-table td.layout')].map(td => td.textContent)",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(layouts, json!(["twitter", "twitter"]));
+    assert_eq!(b.text("layout-warning").await, "");
+    b.assert_accessible("operator, the lease table").await;
+    for width in browser::audit::WIDTHS {
+        b.set_width(width).await;
+        b.assert_no_sideways_scroll(&format!("{width} px, operator"))
+            .await;
+    }
+
+    // A live lease: freeing asks first (on the page, two lines), then refuses unless forced,
+    // saying in two lines what forcing does.
     click_free(&b, &node_b).await;
-    let ask = dialog(&b).await;
-    assert!(ask.contains(&format!("Free node {node_b}")), "{ask}");
-    b.client.accept_alert().await.unwrap();
-    let refusal = dialog(&b).await;
+    let [title, what, _] = dialog(&b).await;
+    assert_eq!(title, format!("Free node {node_b}?"));
     assert!(
-        refusal.contains(
-            "two processes issue with the same node ID until the old holder's fence deadline"
-        ),
-        "{refusal}"
+        what.starts_with(&format!("Held by {holder_b}; its lease runs another ")),
+        "{what}"
     );
-    b.client.dismiss_alert().await.unwrap();
-    b.wait_for_js(
-        "return document.getElementById('free-status').textContent.includes('was not freed')",
+    b.screenshot("web-operator-free-dialog").await;
+    b.assert_accessible("operator, the free dialog").await;
+    answer(&b, true).await;
+    let [title, what, risk] = dialog(&b).await;
+    assert_eq!(title, format!("Free node {node_b} by force?"));
+    assert!(
+        what.starts_with(&format!(
+            "{holder_b} may still be issuing IDs with node {node_b}"
+        )),
+        "{what}"
+    );
+    assert!(
+        risk.starts_with("Forcing ends that lease now") && risk.len() < 200,
+        "{risk}"
+    );
+    answer(&b, false).await;
+    status_starting(
+        &b,
+        &format!("Nothing was freed: node {node_b} is leased by {holder_b}"),
     )
     .await;
 
     // Confirmed twice, the force goes through: the lease ends now, its holder's name stays.
     click_free(&b, &node_b).await;
     dialog(&b).await;
-    b.client.accept_alert().await.unwrap();
+    answer(&b, true).await;
     dialog(&b).await;
-    b.client.accept_alert().await.unwrap();
+    answer(&b, true).await;
+    status_starting(&b, &format!("node {node_b} freed by force")).await;
     b.wait_for_js(&format!(
-        "return document.getElementById('free-status').textContent.startsWith('node {node_b} freed by force')"
+        "return document.querySelector('#lease-table tr[data-node=\"{node_b}\"] td:nth-child(3)')
+             ?.textContent.startsWith('expired') === true"
     ))
     .await;
 
@@ -188,22 +247,16 @@ async fn the_operator_view_lists_both_holders_and_drops_a_released_node_within_o
     // renew it and that the next claim is a takeover (not at once), and the node ID is no
     // longer listed as held.
     click_free(&b, &node_b).await;
-    let ask = dialog(&b).await;
-    assert!(ask.contains(&format!("Free node {node_b}")), "{ask}");
-    b.client.accept_alert().await.unwrap();
-    b.wait_for_js(&format!(
-        "return document.getElementById('free-status').textContent.startsWith('node {node_b} freed: the lease of {holder_b} had expired')"
-    ))
+    let [title, what, risk] = dialog(&b).await;
+    assert_eq!(title, format!("Free node {node_b}?"));
+    assert!(what.contains("its lease has expired"), "{what}");
+    assert!(risk.contains("takes it over"), "{risk}");
+    answer(&b, true).await;
+    let said = status_starting(
+        &b,
+        &format!("node {node_b} freed: the lease of {holder_b} had expired"),
+    )
     .await;
-    let said = b
-        .client
-        .execute(
-            "return document.getElementById('free-status').textContent",
-            vec![],
-        )
-        .await
-        .unwrap();
-    let said = said.as_str().unwrap_or_default();
     assert!(
         said.contains(&format!(
             "{holder_b} can no longer renew it; the next claim is a takeover"
@@ -229,70 +282,6 @@ async fn the_operator_view_lists_both_holders_and_drops_a_released_node_within_o
     assert_eq!(rows(&b).await, json!({}));
     b.client.clone().close().await.unwrap();
     drop((a, b_lease));
-}
-
-/// An answer of the server: its status and body.
-#[derive(Debug)]
-struct Answer {
-    status: u16,
-    /// The status line and headers.
-    head: String,
-    body: String,
-}
-
-impl Answer {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
-    }
-}
-
-/// One HTTP/1.1 request to `addr` over a plain socket, with exactly these headers (`Host`
-/// included, or left out), and a JSON body if given.
-fn request(
-    addr: &str,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: Option<&str>,
-) -> Answer {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
-    for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    if let Some(body) = body {
-        head.push_str(&format!(
-            "Content-Type: application/json\r\nContent-Length: {}\r\n",
-            body.len()
-        ));
-    }
-    head.push_str("\r\n");
-    head.push_str(body.unwrap_or_default());
-    stream.write_all(head.as_bytes()).unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let (head, body) = response.split_once("\r\n\r\n").unwrap();
-    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-    // The bodies here are small: hyper sends them whole, with Content-Length.
-    Answer {
-        status,
-        head: head.to_owned(),
-        body: body.to_owned(),
-    }
-}
-
-/// `GET path` as the page sends it (its Host, its token), which must answer 200, as JSON.
-fn get_json(server: &Server, path: &str) -> Value {
-    let answer = request(
-        &server.addr,
-        "GET",
-        path,
-        &[("Host", &server.addr), ("X-Idgen-Token", &server.token)],
-        None,
-    );
-    assert_eq!(answer.status, 200, "{answer:?}");
-    answer.json()
 }
 
 /// A counter used by `HiLo` on `pool` shows where its next block starts.
@@ -825,4 +814,65 @@ async fn in_the_browser_without_the_token_the_operator_view_lists_nothing_and_sa
     b.wait_for_js("return document.getElementById('operator-error').textContent === ''")
         .await;
     b.client.clone().close().await.unwrap();
+}
+
+// ---- The free sends the holder the page shows (issue 39, item 2).
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_that_changed_under_the_page_is_not_freed_and_the_page_says_so() {
+    let h = Held::start(&[]).await;
+    let b = Browser::start().await;
+    b.open(&h.server.url).await;
+    b.by_id("tab-operator").await.click().await.unwrap();
+    b.wait_for_js("return document.querySelectorAll('#lease-table tbody tr').length === 1")
+        .await;
+    let (node, holder_a) = (h.node(), h.lease.holder().to_owned());
+    click_free(&b, &node).await;
+    let [_, what, _] = dialog(&b).await;
+    assert!(what.starts_with(&format!("Held by {holder_a};")), "{what}");
+
+    // While the dialog is open, the holder gives the node ID back and another process claims
+    // it: the row the page shows is no longer the row in the table.
+    h.lease.handle().release().await.unwrap();
+    let other = WorkerLease::options()
+        .holder("orders-b")
+        .ttl(Duration::from_secs(60))
+        .renew_every(Duration::from_secs(20))
+        .skip_takeover_wait_for_tests_and_development(true)
+        .acquire(
+            sqlx::SqlitePool::connect(h.db.url()).await.unwrap(),
+            &Layout::TWITTER,
+        )
+        .await
+        .unwrap();
+    assert_eq!(other.node().to_string(), node, "the same node ID again");
+    let holder_b = other.holder().to_owned();
+
+    answer(&b, true).await;
+    let said = status_starting(
+        &b,
+        &format!("Node {node} changed after the table was read (it showed {holder_a})"),
+    )
+    .await;
+    assert!(
+        said.contains(&format!("held by {holder_b} now, not {holder_a}")),
+        "{said}"
+    );
+    // No force was offered, and the new holder keeps its lease.
+    assert!(
+        !b.client
+            .execute("return document.getElementById('free-dialog').open", vec![])
+            .await
+            .unwrap()
+            .as_bool()
+            .unwrap()
+    );
+    assert_eq!(h.table(), json!([[other.node(), holder_b, true]]));
+    b.wait_for_js(&format!(
+        "return document.querySelector('#lease-table tr[data-node=\"{node}\"] .holder')?.textContent === {}",
+        json!(other.holder())
+    ))
+    .await;
+    b.client.clone().close().await.unwrap();
+    drop(other);
 }

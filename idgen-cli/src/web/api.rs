@@ -23,6 +23,55 @@ pub(crate) fn refused(errors: Vec<InputError>) -> Response {
     (StatusCode::UNPROCESSABLE_ENTITY, Json(Refused { errors })).into_response()
 }
 
+/// The most characters of a typed value that an error repeats.
+pub(crate) const ECHO_MAX: usize = 40;
+
+/// The longest error message the page shows whole (longer ones lose their middle).
+const MESSAGE_MAX: usize = 400;
+
+/// `value` quoted, cut after `max` characters, saying how long it was.
+pub(crate) fn shown(value: &str, max: usize) -> String {
+    match value.char_indices().nth(max) {
+        Some((at, _)) => format!("{:?}… ({} characters)", &value[..at], value.chars().count()),
+        None => format!("{value:?}"),
+    }
+}
+
+/// A 422 with the errors, none repeating a long input whole: each copy of a typed value
+/// longer than [`ECHO_MAX`] (as typed or quoted, trimmed or not) is cut, and a message still
+/// longer than [`MESSAGE_MAX`] loses its middle.
+fn refused_typed(errors: Vec<InputError>, typed: &[&str]) -> Response {
+    let errors = errors
+        .into_iter()
+        .map(|e| InputError {
+            message: cut_echoes(e.message, typed),
+            ..e
+        })
+        .collect();
+    refused(errors)
+}
+
+fn cut_echoes(mut message: String, typed: &[&str]) -> String {
+    for value in typed.iter().flat_map(|v| [*v, v.trim()]) {
+        if value.chars().count() <= ECHO_MAX {
+            continue;
+        }
+        let short = shown(value, ECHO_MAX);
+        message = message.replace(&format!("{value:?}"), &short);
+        message = message.replace(value, &short);
+    }
+    let count = message.chars().count();
+    if count <= MESSAGE_MAX {
+        return message;
+    }
+    let head: String = message.chars().take(MESSAGE_MAX * 2 / 3).collect();
+    let tail: String = message.chars().skip(count - MESSAGE_MAX / 4).collect();
+    format!(
+        "{head}… ({} characters cut) …{tail}",
+        count - head.chars().count() - tail.chars().count()
+    )
+}
+
 /// A request the API could not read (not JSON, a field of the wrong type), as a 4xx with the
 /// same JSON shape as a refused input.
 pub(crate) fn unreadable(status: StatusCode, message: String) -> Response {
@@ -48,7 +97,7 @@ pub(crate) async fn layout(q: Result<Query<LayoutQuery>, QueryRejection>) -> Res
     };
     match compose::layout(&q.layout) {
         Ok(l) => Json(LayoutView::new(&l)).into_response(),
-        Err(e) => refused(vec![e]),
+        Err(e) => refused_typed(vec![e], &[&q.layout]),
     }
 }
 
@@ -58,13 +107,15 @@ pub(crate) async fn compose(req: Result<Json<ComposeRequest>, JsonRejection>) ->
         Ok(Json(r)) => r,
         Err(e) => return unreadable(e.status(), e.body_text()),
     };
+    let mut typed = vec![req.layout.as_str(), &req.time, &req.sequence];
+    typed.extend(req.node.values().map(String::as_str));
     let layout = match compose::layout(&req.layout) {
         Ok(l) => l,
-        Err(e) => return refused(vec![e]),
+        Err(e) => return refused_typed(vec![e], &typed),
     };
     match compose::compose(&layout, &req, compose::now_ms()) {
         Ok(view) => Json(view).into_response(),
-        Err(errors) => refused(errors),
+        Err(errors) => refused_typed(errors, &typed),
     }
 }
 
@@ -74,22 +125,86 @@ pub(crate) async fn inspect(req: Result<Json<InspectRequest>, JsonRejection>) ->
         Ok(Json(r)) => r,
         Err(e) => return unreadable(e.status(), e.body_text()),
     };
+    let typed = [req.layout.as_str(), &req.text];
     let layout = match compose::layout(&req.layout) {
         Ok(l) => l,
-        Err(e) => return refused(vec![e]),
+        Err(e) => return refused_typed(vec![e], &typed),
     };
     match inspect::inspect(&layout, &req.text) {
         Ok(view) => Json(view).into_response(),
-        Err(message) => refused(vec![InputError {
-            input: "text".into(),
-            message,
-        }]),
+        Err(message) => refused_typed(
+            vec![InputError {
+                input: "text".into(),
+                message,
+            }],
+            &typed,
+        ),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    async fn messages(response: Response) -> Vec<String> {
+        assert_eq!(response.status(), StatusCode::UNPROCESSABLE_ENTITY);
+        let bytes = axum::body::to_bytes(response.into_body(), 1_000_000)
+            .await
+            .unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        json["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["message"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_long_input_is_not_repeated_whole() {
+        let long = "9".repeat(5000);
+        let junk = "x".repeat(5000);
+        let node = [("datacenter", &long), ("worker", &junk)]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.clone()))
+            .collect();
+        let req = ComposeRequest {
+            layout: "twitter".into(),
+            time: format!(" {junk} "),
+            node,
+            sequence: long.clone(),
+        };
+        let got = messages(compose(Ok(Json(req))).await).await;
+        assert_eq!(got.len(), 4, "{got:?}");
+        for m in &got {
+            assert!(m.chars().count() < MESSAGE_MAX + 60, "{} chars", m.len());
+            assert!(m.contains("… (5000 characters)"), "{m}");
+        }
+        let inspect_req = InspectRequest {
+            layout: String::new(),
+            text: junk.clone(),
+        };
+        for m in messages(inspect(Ok(Json(inspect_req))).await).await {
+            assert!(m.chars().count() < MESSAGE_MAX + 60, "{m}");
+        }
+        let custom = format!("custom:epoch=0,{junk}");
+        let layout_req = InspectRequest {
+            layout: custom,
+            text: "1".into(),
+        };
+        for m in messages(inspect(Ok(Json(layout_req))).await).await {
+            assert!(m.chars().count() < MESSAGE_MAX + 60, "{m}");
+        }
+    }
+
+    #[test]
+    fn short_inputs_and_messages_stay_whole() {
+        let m = "datacenter 32 does not fit in 5 bits: the largest datacenter is 31";
+        assert_eq!(cut_echoes(m.to_owned(), &["32"]), m);
+        assert_eq!(shown("abc", 40), "\"abc\"");
+        let cut = cut_echoes("x".repeat(1000), &[]);
+        assert!(cut.contains("characters cut") && cut.chars().count() < MESSAGE_MAX + 40);
+    }
 
     #[tokio::test]
     async fn an_unreadable_request_is_answered_in_json() {

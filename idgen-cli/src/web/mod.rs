@@ -9,6 +9,8 @@ mod guard;
 mod inspect;
 #[cfg(feature = "leases")]
 mod operator;
+#[cfg(feature = "leases")]
+mod recorded;
 mod view;
 
 use std::io::Write;
@@ -46,10 +48,15 @@ pub(crate) struct WebArgs {
     #[command(flatten)]
     pub(crate) store: crate::leases::StoreArgs,
 
-    /// A hi-lo counter the operator view shows (a sequence, or a row of --counter-table);
-    /// repeatable
+    /// The operator view over etcd or Redis instead of a database (as `idgen leases` takes them)
     #[cfg(feature = "leases")]
-    #[arg(long = "counter", value_name = "NAME")]
+    #[command(flatten)]
+    pub(crate) kv: crate::leases::KvArgs,
+
+    /// A hi-lo counter the operator view shows (a sequence, or a row of --counter-table);
+    /// repeatable; with --database-url
+    #[cfg(feature = "leases")]
+    #[arg(long = "counter", value_name = "NAME", requires = "database_url")]
     pub(crate) counters: Vec<String>,
 
     /// The table of table counters (MySQL/MariaDB, SQLite)

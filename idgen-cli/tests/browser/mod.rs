@@ -5,6 +5,9 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod audit;
+pub mod http;
+
 use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;

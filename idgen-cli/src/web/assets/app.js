@@ -45,26 +45,44 @@ function showView(name) {
   for (const v of ["compose", "inspect", "operator"]) $("view-" + v).hidden = v !== name;
 }
 
+// The input an error belongs to: "node.datacenter" → #node-datacenter, "text" →
+// #inspect-text, "layout" → the custom spec or the select.
+function fieldOf(input) {
+  if (input === "text") return $("inspect-text");
+  if (input === "layout") return $("layout").value === "custom" ? $("custom-spec") : $("layout");
+  return $(input);
+}
+
 function setError(input, message) {
-  const span = $("err-" + input);
-  const field = input.startsWith("node-") ? $(input) : $(input === "text" ? "inspect-text" : input);
-  if (span) span.textContent = message || "";
-  if (field) field.setAttribute("aria-invalid", message ? "true" : "false");
+  const box = $("err-" + input);
+  const field = fieldOf(input);
+  if (box) box.textContent = message || "";
+  if (field) {
+    if (message) field.setAttribute("aria-invalid", "true");
+    else field.removeAttribute("aria-invalid");
+  }
 }
 
-function clearErrors() {
-  for (const e of document.querySelectorAll("#view-compose .error, #err-text")) e.textContent = "";
-  for (const i of document.querySelectorAll("input")) i.setAttribute("aria-invalid", "false");
-  $("err-layout").textContent = "";
+function clearErrors(form) {
+  for (const e of form.querySelectorAll(".error")) e.textContent = "";
+  for (const i of form.querySelectorAll("input")) i.removeAttribute("aria-invalid");
+  setError("layout", "");
 }
 
-// The errors of a 422 next to their inputs ("node.datacenter" → #err-node-datacenter).
-function showErrors(errors) {
+// The errors of a 422 under their inputs ("node.datacenter" → #err-node-datacenter), each
+// in its live region; focus goes to the first refused input, in the page's order.
+function showErrors(errors, other) {
+  const invalid = [];
   for (const e of errors) {
     const input = e.input.startsWith("node.") ? "node-" + e.input.slice(5) : e.input;
-    if ($("err-" + input)) setError(input, e.message);
-    else $("compose-error").textContent = e.message;
+    if ($("err-" + input)) {
+      setError(input, e.message);
+      const field = fieldOf(input);
+      if (field) invalid.push(field);
+    } else if (other) other.textContent = e.message;
   }
+  invalid.sort((a, b) => a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1);
+  if (invalid.length > 0) invalid[0].focus();
 }
 
 function drawBits(box, fields) {
@@ -86,7 +104,7 @@ function drawBits(box, fields) {
 async function loadLayout() {
   const r = await api("GET", "/api/layout?layout=" + encodeURIComponent(layoutText));
   if (!r.ok) { showErrors(r.json.errors); return; }
-  $("err-layout").textContent = "";
+  setError("layout", "");
   layoutInfo = r.json;
   const l = r.json;
   $("layout-summary").textContent =
@@ -100,18 +118,20 @@ async function loadLayout() {
     const id = "node-" + f.name;
     const input = el("input", { id, "data-name": f.name, inputmode: "numeric", "aria-describedby": "err-" + id });
     input.value = old[f.name] ?? "0";
+    // Labelled with the library's name of the field, as its errors and its bits are.
     box.append(el("div", { class: "row" },
-      el("label", { for: id }, `${f.name} (0–${f.max}, ${f.bits} bits)`), input,
-      el("span", { class: "error", id: "err-" + id })));
+      el("label", { for: id }, f.name, el("span", { class: "hint" }, `0–${f.max}, ${f.bits} bits`)), input,
+      el("p", { class: "error", id: "err-" + id, "aria-live": "polite" })));
   }
-  $("label-sequence").textContent = `Sequence (0–${l.max_sequence}, ${l.sequence_bits} bits)`;
+  $("label-sequence").replaceChildren("sequence",
+    el("span", { class: "hint" }, `0–${l.max_sequence}, ${l.sequence_bits} bits`));
 }
 
 async function compose(ev) {
   ev.preventDefault();
   const out = $("compose-out");
   out.dataset.status = "pending";
-  clearErrors();
+  clearErrors($("compose-form"));
   $("compose-error").textContent = "";
   const node = {};
   for (const i of $("node-inputs").querySelectorAll("input")) node[i.dataset.name] = i.value;
@@ -120,7 +140,7 @@ async function compose(ev) {
   if (!r.ok) {
     $("compose-result").hidden = true;
     $("id").textContent = "";
-    showErrors(r.json.errors);
+    showErrors(r.json.errors, $("compose-error"));
     out.dataset.status = "error";
     return;
   }
@@ -149,11 +169,11 @@ async function inspect(ev) {
   ev.preventDefault();
   const out = $("inspect-out");
   out.dataset.status = "pending";
-  setError("text", "");
+  clearErrors($("inspect-form"));
   const r = await api("POST", "/api/inspect", { layout: layoutText, text: $("inspect-text").value });
   if (!r.ok) {
     $("inspect-result").hidden = true;
-    showErrors(r.json.errors);
+    showErrors(r.json.errors, $("err-text"));
     out.dataset.status = "error";
     return;
   }
@@ -192,6 +212,13 @@ async function refreshLeases() {
   const r = await api("GET", "/api/leases");
   if (!r.ok) { $("operator-error").textContent = r.json.errors.map((e) => e.message).join("; "); return; }
   $("operator-error").textContent = "";
+  const layout = r.json.layout;
+  const warning = layout.differs
+    ? `This namespace recorded another layout than this page's --layout ${layout.server}: ` +
+      `${layout.recorded}. Its generators refuse any other layout; give idgen web ` +
+      `--layout ${layout.recorded_name || "custom:…"} to read its IDs.`
+    : "";
+  if ($("layout-warning").textContent !== warning) $("layout-warning").textContent = warning;
   const tbody = $("lease-table").querySelector("tbody");
   tbody.replaceChildren();
   for (const l of r.json.leases) {
@@ -199,7 +226,7 @@ async function refreshLeases() {
     free.addEventListener("click", () => freeNode(l));
     tbody.append(el("tr", { "data-node": l.node },
       el("td", {}, l.node), el("td", { class: "holder" }, l.holder), el("td", {}, l.expires_in),
-      el("td", {}, l.last_timestamp), el("td", {}, l.layout), el("td", {}, free)));
+      el("td", {}, l.last_timestamp), el("td", { class: "layout" }, layout.shown), el("td", {}, free)));
   }
   const counters = $("counter-table").querySelector("tbody");
   counters.replaceChildren();
@@ -212,13 +239,57 @@ async function refreshLeases() {
   $("lease-table").dataset.refreshed = String(Number($("lease-table").dataset.refreshed || "0") + 1);
 }
 
+// Asks on the page (a <dialog>): a title, two lines, and the button that goes ahead.
+// Resolves to whether it was pressed.
+function ask(title, what, risk, go) {
+  const d = $("free-dialog");
+  $("free-title").textContent = title;
+  $("free-what").textContent = what;
+  $("free-risk").textContent = risk;
+  $("free-confirm").textContent = go;
+  d.returnValue = "";
+  return new Promise((resolve) => {
+    d.addEventListener("close", () => resolve(d.returnValue === "free"), { once: true });
+    d.showModal();
+    $("free-cancel").focus();
+  });
+}
+
+function say(text, warn) {
+  const s = $("free-status");
+  s.textContent = text;
+  s.classList.toggle("warning", Boolean(warn));
+}
+
+// Frees the row as the table showed it: the holder shown goes with the request, so a row
+// that changed meanwhile (another holder, released) is refused and said so.
 async function freeNode(l) {
-  if (!confirm(`Free node ${l.node}, held by ${l.holder}?`)) return;
+  const state = l.live ? `its lease runs another ${l.expires_in}` : `its lease has ${l.expires_in}`;
+  const go = await ask(`Free node ${l.node}?`,
+    `Held by ${l.holder}; ${state}.`,
+    l.live
+      ? "A live lease is freed only if you then confirm freeing it by force."
+      : `${l.holder} can no longer renew it; the next process to claim node ${l.node} takes it over.`,
+    `Free node ${l.node}`);
+  if (!go) { say(`Nothing was freed: node ${l.node} is still held by ${l.holder}.`); return; }
   let r = await api("POST", "/api/leases/free", { node: String(l.node), holder: l.holder, force: false });
-  if (r.status === 409 && confirm(r.json.errors[0].message + "\n\nFree it anyway (force)?")) {
+  if (r.status === 409 && r.json.reason === "live") {
+    const force = await ask(`Free node ${l.node} by force?`,
+      `${r.json.holder} may still be issuing IDs with node ${l.node}: its lease runs another ${r.json.remaining}.`,
+      `Forcing ends that lease now: until ${r.json.holder}'s next renewal fails, it and the next holder may both issue with node ${l.node}.`,
+      "Free by force");
+    if (!force) {
+      say(`Nothing was freed: ${r.json.errors[0].message.split(": ")[0]}, and it was not forced.`);
+      refreshLeases();
+      return;
+    }
     r = await api("POST", "/api/leases/free", { node: String(l.node), holder: l.holder, force: true });
   }
-  $("free-status").textContent = r.ok ? r.json.message : r.json.errors[0].message;
+  if (r.ok) say(r.json.message);
+  else if (r.json.reason === "changed") {
+    say(`Node ${l.node} changed after the table was read (it showed ${l.holder}): ` +
+      `${r.json.errors[0].message}. The table now shows it as it is.`, true);
+  } else say(r.json.errors.map((e) => e.message).join("; "), true);
   refreshLeases();
 }
 
@@ -235,7 +306,7 @@ async function start() {
   $("inspect-form").addEventListener("submit", inspect);
   const config = await api("GET", "/api/config");
   const start = config.json.layout || "twitter";
-  if (["twitter", "sonyflake", "instagram"].includes(start)) {
+  if ([...$("layout").options].some((o) => o.value === start && start !== "custom")) {
     $("layout").value = start;
   } else {
     $("layout").value = "custom";
