@@ -376,6 +376,36 @@ impl Backend {
     }
 }
 
+impl Backend {
+    /// Hi-lo as [`hilo`](Self::hilo) without rows, with the fixed floor `floor` (read once by
+    /// the caller, e.g. the largest key it stored plus what running generators may hold in
+    /// memory): the counter is moved above it at start, and a block at or below it later (a
+    /// store that forgot its counter) fails the generator closed, for the caller to build it
+    /// again above a new floor.
+    ///
+    /// ```no_run
+    /// # async fn demo(backend: idgen_faults::node::Backend, config: idgen_faults::node::Config) {
+    /// let hilo = backend.hilo_above(&config, 5_000).await.unwrap();
+    /// # }
+    /// ```
+    pub async fn hilo_above(&self, config: &Config, floor: i64) -> Result<HiLo, Error> {
+        match self {
+            Backend::Postgres(pool) => {
+                build_hilo(HiLo::builder(pool.clone()).floor(floor), config, None).await
+            }
+            Backend::Redis(client) => {
+                build_hilo(HiLo::builder(client.clone()).floor(floor), config, None).await
+            }
+            Backend::MariaDb(pool) => {
+                build_hilo(HiLo::builder(pool.clone()).floor(floor), config, None).await
+            }
+            Backend::Etcd(etcd) => {
+                build_hilo(HiLo::builder(etcd.clone()).floor(floor), config, None).await
+            }
+        }
+    }
+}
+
 /// Builds hi-lo with the options every instance uses, whatever the store, and with `floor`
 /// (the rows table's pool and margin) a floor: the largest key in [`ROWS`] plus the margin.
 async fn build_hilo<T: IntoHiLoSource<M>, M>(

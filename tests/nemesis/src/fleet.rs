@@ -75,6 +75,29 @@ fn read_log(id: &str, mut each: impl FnMut(&str)) -> Result<(), String> {
     Ok(())
 }
 
+/// The names of the application processes leasing from `store`.
+fn app_names(store: Store) -> [String; 2] {
+    [1, 2].map(|i| format!("{}{i}", &store.name()[..2]))
+}
+
+/// What the schedule may target in the fleet [`Fleet::start`] starts: its application
+/// processes, the database generator's process, its four stores, Redis restarted.
+///
+/// ```
+/// let targets = idgen_nemesis::fleet::targets();
+/// assert_eq!(targets.apps.len(), 8);
+/// assert!(targets.apps.contains(&"ma2".to_owned()));
+/// ```
+pub fn targets() -> Targets {
+    Targets {
+        apps: Store::ALL.into_iter().flat_map(app_names).collect(),
+        others: vec!["dbgen".into()],
+        stores: Store::ALL.iter().map(|s| alias(*s).to_owned()).collect(),
+        restartable: vec!["redis".into()],
+        ttl_ms: TTL_MS,
+    }
+}
+
 /// The fleet: the cluster and its processes.
 pub struct Fleet {
     cluster: Cluster,
@@ -101,8 +124,7 @@ impl Fleet {
         let ttl = TTL_MS.to_string();
         let mut processes = Vec::new();
         for store in Store::ALL {
-            for i in 1..=2 {
-                let name = format!("{}{i}", &store.name()[..2]);
+            for name in app_names(store) {
                 let mut env = vec![
                     ("IDGEN_FAULT_STORE", store.name()),
                     ("IDGEN_FAULT_CAPACITY", "16"),
@@ -166,22 +188,6 @@ impl Fleet {
         }
         say(&format!("fleet issuing after {:?}", started.elapsed()));
         Ok(fleet)
-    }
-
-    /// What the schedule may target.
-    pub fn targets(&self) -> Targets {
-        Targets {
-            apps: self
-                .processes
-                .iter()
-                .filter(|p| p.name != "dbgen")
-                .map(|p| p.name.clone())
-                .collect(),
-            others: vec!["dbgen".into()],
-            stores: Store::ALL.iter().map(|s| alias(*s).to_owned()).collect(),
-            restartable: vec!["redis".into()],
-            ttl_ms: TTL_MS,
-        }
     }
 
     fn process(&self, name: &str) -> Result<&Process, String> {
@@ -291,7 +297,7 @@ impl Fleet {
             "seed {} (the same seed replays the same schedule)",
             options.seed
         ));
-        let schedule = Schedule::new(options.seed, self.targets());
+        let schedule = Schedule::new(options.seed, targets());
         let start = Instant::now();
         let mut applied: Vec<Applied> = Vec::new();
         // Faults begun and not ended yet: (when to end, fault, start ms, index in `applied`).

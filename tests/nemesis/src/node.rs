@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use idgen_faults::node::{Backend, Config, connect};
 use idgen_sqlx::db_generator::{self, DbGenerator};
+use idgen_sqlx::hilo::HiLo;
 use idgen_sqlx::{Dialect, Snowflake};
 use sqlx::PgPool;
 use tokio::signal::unix::{SignalKind, signal};
@@ -201,20 +202,38 @@ async fn issue_snowflakes(
     }
 }
 
-/// Takes hi-lo IDs in rounds of `batch`; with `rows`, stores them there before they count as
-/// issued (as an application stores the IDs it takes), so a floor can be read from the data.
-async fn issue_hilo(backend: Backend, config: Config, rows: Option<PgPool>, batch: u64) {
-    let hilo = retry("start hi-lo", || async {
-        backend
-            .hilo(&config, rows.as_ref())
-            .await
-            .map_err(|e| e.to_string())
+/// Builds hi-lo: with `rows`, above a floor read from them now (the largest stored key plus
+/// `IDGEN_FAULT_HILO_FLOOR_MARGIN`, what running generators may hold in memory unstored).
+async fn build_hilo(backend: &Backend, config: &Config, rows: Option<&PgPool>) -> HiLo {
+    retry("start hi-lo", || async {
+        match rows {
+            None => backend.hilo(config, None).await.map_err(|e| e.to_string()),
+            Some(pool) => {
+                let max: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM fault_rows")
+                    .fetch_one(pool)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let floor = max + config.hilo_floor_margin.unwrap_or(0);
+                backend
+                    .hilo_above(config, floor)
+                    .await
+                    .map_err(|e| e.to_string())
+            }
+        }
     })
-    .await;
+    .await
+}
+
+/// Takes hi-lo IDs in rounds of `batch`; with `rows`, stores them there before they count as
+/// issued (as an application stores the IDs it takes), and builds hi-lo again above a new
+/// floor when a block comes from below the old one (the store forgot its counter).
+async fn issue_hilo(backend: Backend, config: Config, rows: Option<PgPool>, batch: u64) {
+    let mut hilo = build_hilo(&backend, &config, rows.as_ref()).await;
     let mut failing = false;
     let mut taken = Vec::with_capacity(batch as usize);
     loop {
         taken.clear();
+        let mut rebuild = false;
         for _ in 0..batch {
             match hilo.next_id().await {
                 Ok(id) => taken.push((id, now_ms())),
@@ -223,6 +242,7 @@ async fn issue_hilo(backend: Backend, config: Config, rows: Option<PgPool>, batc
                         emit_now(Event::Error(format!("hi-lo: {err}")));
                     }
                     failing = true;
+                    rebuild = matches!(err, idgen_sqlx::Error::HiLoCounterWentBackwards { .. });
                     break;
                 }
             }
@@ -241,6 +261,10 @@ async fn issue_hilo(backend: Backend, config: Config, rows: Option<PgPool>, batc
             last = at;
         }
         runs.flush(last, &mut sink());
+        if rebuild && rows.is_some() {
+            hilo = build_hilo(&backend, &config, rows.as_ref()).await;
+            emit_now(Event::Error("hi-lo: built again above a new floor".into()));
+        }
         tokio::time::sleep(config.interval).await;
     }
 }

@@ -1,6 +1,7 @@
 //! `idgen-nemesis`: the long form of the soak. Starts the fleet, runs the schedule of a seed
 //! for `--hours H` (or `--secs S`) or until `--ids N` IDs are recorded, and prints the checker's
-//! report; exits 1 on any duplicate.
+//! report; exits 1 on any duplicate. `--seed N --print-schedule K` prints the first K faults of
+//! the seed's schedule and exits (the same seed gives the same schedule).
 //!
 //! ```text
 //! cargo run --release -p idgen-nemesis --bin idgen-nemesis -- --seed 7 --ids 1000000000 --batch 20000 --interval-ms 1
@@ -10,6 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use idgen_nemesis::fleet::{Fleet, Options};
+use idgen_nemesis::schedule::Schedule;
 
 fn main() {
     let mut options = Options {
@@ -42,9 +44,17 @@ fn main() {
             "--secs" => options.duration = Duration::from_secs_f64(number()),
             "--batch" => options.batch = number() as u64,
             "--interval-ms" => options.interval_ms = number() as u64,
+            "--print-schedule" => {
+                let schedule = Schedule::new(options.seed, idgen_nemesis::fleet::targets());
+                println!("seed {}:", options.seed);
+                for fault in schedule.take(number() as usize) {
+                    println!("  {fault}");
+                }
+                return;
+            }
             other => {
                 eprintln!(
-                    "idgen-nemesis: unknown argument {other:?}; use --seed N, --ids N, --hours H, --secs S, --batch N, --interval-ms N"
+                    "idgen-nemesis: unknown argument {other:?}; use --seed N, --ids N, --hours H, --secs S, --batch N, --interval-ms N, --print-schedule K"
                 );
                 std::process::exit(2);
             }
