@@ -123,6 +123,41 @@ pub struct Report {
     pub max_lag: (i64, String),
     /// Processes that reported `Fenced`, with how often.
     pub fenced: BTreeMap<String, usize>,
+    /// How often a node ID passed from one issuer to another (Snowflake spaces).
+    pub handovers: usize,
+    /// The tightest handover: the new issuer's first time field minus the old one's last on
+    /// that node (ms; negative would mean they shared milliseconds), and who.
+    pub tightest_handover: Option<(i64, String)>,
+}
+
+/// Per Snowflake space and node, the issuers in the order of their IDs' time fields: how often
+/// the node changed hands, and the tightest change (see [`Report::tightest_handover`]).
+fn handovers(runs: &[Run]) -> (usize, Option<(i64, String)>) {
+    let mut by_node: BTreeMap<(&str, i64), Vec<&Run>> = BTreeMap::new();
+    for run in runs.iter().filter(|r| r.snowflake) {
+        by_node
+            .entry((run.space.as_str(), node_of(run.first)))
+            .or_default()
+            .push(run);
+    }
+    let mut count = 0;
+    let mut tightest: Option<(i64, String)> = None;
+    for ((space, node), mut list) in by_node {
+        list.sort_by_key(|r| r.first);
+        for pair in list.windows(2) {
+            let (old, new) = (pair[0], pair[1]);
+            if old.issuer == new.issuer {
+                continue;
+            }
+            count += 1;
+            let gap = time_ms(new.first) - time_ms(old.last);
+            if tightest.as_ref().is_none_or(|(g, _)| gap < *g) {
+                let who = format!("{space} node {node}: {} then {}", old.issuer, new.issuer);
+                tightest = Some((gap, who));
+            }
+        }
+    }
+    (count, tightest)
 }
 
 /// The overlapping runs within each key space, and how many IDs were issued more than once.
@@ -296,6 +331,7 @@ pub fn check(seed: u64, runs: &[Run], faults: &[Applied], fenced: &[(String, i64
     for (process, _) in fenced {
         *report.fenced.entry(process.clone()).or_default() += 1;
     }
+    (report.handovers, report.tightest_handover) = handovers(runs);
     report
 }
 
@@ -344,6 +380,13 @@ impl std::fmt::Display for Report {
             "  time field vs issue time: largest lead {} ms ({}), largest lag {} ms ({})",
             self.max_lead.0, self.max_lead.1, self.max_lag.0, self.max_lag.1
         );
+        if let Some((gap, who)) = &self.tightest_handover {
+            let _ = writeln!(
+                out,
+                "  node IDs changed hands {} times; tightest: {gap} ms between the time fields ({who})",
+                self.handovers
+            );
+        }
         let fenced: Vec<String> = self
             .fenced
             .iter()
@@ -480,6 +523,23 @@ mod tests {
         );
         assert_eq!(report.recovery_ms["kill-9"], vec![300]);
         assert_eq!(report.fenced["a#1"], 1);
+    }
+
+    #[test]
+    fn handovers_of_a_node_are_counted_with_the_tightest_gap() {
+        let runs = [
+            snowflakes("a#1", 10, 1, 0, 9),
+            snowflakes("a#1", 11, 1, 0, 9),
+            snowflakes("b#1", 15, 1, 0, 9),
+            snowflakes("a#2", 40, 1, 0, 9),
+            snowflakes("c#1", 11, 2, 0, 9),
+        ];
+        let report = check(1, &runs, &[], &[]);
+        assert_eq!(report.handovers, 2);
+        assert_eq!(
+            report.tightest_handover,
+            Some((4, "snowflake@postgres node 1: a#1 then b#1".to_owned()))
+        );
     }
 
     #[test]

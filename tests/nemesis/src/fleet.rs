@@ -34,6 +34,9 @@ pub struct Options {
     pub interval_ms: u64,
     /// The Docker network's name part.
     pub name: String,
+    /// Hi-lo on Redis above a floor read from its rows (the documented protection against a
+    /// Redis that forgets its counter). `false` only to see the checker catch what follows.
+    pub hilo_floor: bool,
 }
 
 /// One process of the fleet.
@@ -127,13 +130,15 @@ impl Fleet {
             for name in app_names(store) {
                 let mut env = vec![
                     ("IDGEN_FAULT_STORE", store.name()),
-                    ("IDGEN_FAULT_CAPACITY", "16"),
+                    // One node ID more than the store's processes: a restarted process takes the
+                    // one another left behind, so node IDs change hands all the time.
+                    ("IDGEN_FAULT_CAPACITY", "3"),
                     ("IDGEN_FAULT_REACQUIRE", "1"),
                     ("IDGEN_FAULT_TTL_MS", ttl.as_str()),
                     ("IDGEN_FAULT_INTERVAL_MS", interval.as_str()),
                     ("IDGEN_NEMESIS_BATCH", batch.as_str()),
                 ];
-                if store == Store::Redis {
+                if store == Store::Redis && options.hilo_floor {
                     // Redis forgets its counter when restarted: the documented protection is
                     // a floor read from the data (the rows in PostgreSQL) plus what running
                     // generators hold in memory: 8 processes × 2 blocks × 100.

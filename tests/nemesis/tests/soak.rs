@@ -28,6 +28,7 @@ fn the_fleet_under_the_nemesis_never_issues_an_id_twice() {
         batch: 200,
         interval_ms: 20,
         name: "nemesis".into(),
+        hilo_floor: true,
     };
     let fleet = Fleet::start(Path::new(NODE), &options).unwrap();
     let report = fleet.run(&options).unwrap();

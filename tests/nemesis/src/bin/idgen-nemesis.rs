@@ -2,6 +2,8 @@
 //! for `--hours H` (or `--secs S`) or until `--ids N` IDs are recorded, and prints the checker's
 //! report; exits 1 on any duplicate. `--seed N --print-schedule K` prints the first K faults of
 //! the seed's schedule and exits (the same seed gives the same schedule).
+//! `--without-hilo-floor` leaves hi-lo on Redis without its floor: a Redis restart then makes
+//! it hand out IDs again, which the checker must report (a check of the soak itself).
 //!
 //! ```text
 //! cargo run --release -p idgen-nemesis --bin idgen-nemesis -- --seed 7 --ids 1000000000 --batch 20000 --interval-ms 1
@@ -23,6 +25,7 @@ fn main() {
         batch: 20_000,
         interval_ms: 1,
         name: "nemesis-long".into(),
+        hilo_floor: true,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -35,6 +38,11 @@ fn main() {
             })
         };
         match args[i].as_str() {
+            "--without-hilo-floor" => {
+                options.hilo_floor = false;
+                i += 1;
+                continue;
+            }
             "--seed" => options.seed = number() as u64,
             "--ids" => {
                 options.ids = Some(number() as u64);
@@ -54,7 +62,7 @@ fn main() {
             }
             other => {
                 eprintln!(
-                    "idgen-nemesis: unknown argument {other:?}; use --seed N, --ids N, --hours H, --secs S, --batch N, --interval-ms N, --print-schedule K"
+                    "idgen-nemesis: unknown argument {other:?}; use --seed N, --ids N, --hours H, --secs S, --batch N, --interval-ms N, --print-schedule K, --without-hilo-floor"
                 );
                 std::process::exit(2);
             }
