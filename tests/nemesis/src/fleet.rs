@@ -450,7 +450,7 @@ impl Fleet {
         for (first, last) in checker::uncovered(&rows, &recorded) {
             runs.push(Run {
                 space: "snowflake@postgres".into(),
-                issuer: format!("{DB_ROWS} (row only)"),
+                issuer: format!("dbgen#rows ({DB_ROWS}, not recorded)"),
                 snowflake: true,
                 first,
                 last,

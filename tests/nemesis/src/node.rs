@@ -225,11 +225,12 @@ async fn build_hilo(backend: &Backend, config: &Config, rows: Option<&PgPool>) -
 }
 
 /// Takes hi-lo IDs in rounds of `batch`; with `rows`, stores them there before they count as
-/// issued (as an application stores the IDs it takes), and builds hi-lo again above a new
-/// floor when a block comes from below the old one (the store forgot its counter).
+/// issued (as an application stores the IDs it takes), and builds hi-lo again (above a new
+/// floor, with `rows`) when the counter went backwards or after 2 s of failures.
 async fn issue_hilo(backend: Backend, config: Config, rows: Option<PgPool>, batch: u64) {
     let mut hilo = build_hilo(&backend, &config, rows.as_ref()).await;
     let mut failing = false;
+    let mut failing_since = Instant::now();
     let mut taken = Vec::with_capacity(batch as usize);
     loop {
         taken.clear();
@@ -240,9 +241,14 @@ async fn issue_hilo(backend: Backend, config: Config, rows: Option<PgPool>, batc
                 Err(err) => {
                     if !failing {
                         emit_now(Event::Error(format!("hi-lo: {err}")));
+                        failing_since = Instant::now();
                     }
                     failing = true;
-                    rebuild = matches!(err, idgen_sqlx::Error::HiLoCounterWentBackwards { .. });
+                    // A counter that went backwards fails hi-lo closed, and one the store
+                    // forgot stays missing: after 2 s of failures the application restarts
+                    // its generator (which creates a missing counter).
+                    rebuild = matches!(err, idgen_sqlx::Error::HiLoCounterWentBackwards { .. })
+                        || failing_since.elapsed() > Duration::from_secs(2);
                     break;
                 }
             }
@@ -261,9 +267,11 @@ async fn issue_hilo(backend: Backend, config: Config, rows: Option<PgPool>, batc
             last = at;
         }
         runs.flush(last, &mut sink());
-        if rebuild && rows.is_some() {
+        if rebuild {
+            // Above a new floor where it has one.
             hilo = build_hilo(&backend, &config, rows.as_ref()).await;
-            emit_now(Event::Error("hi-lo: built again above a new floor".into()));
+            emit_now(Event::Error("hi-lo: built again".into()));
+            failing = false;
         }
         tokio::time::sleep(config.interval).await;
     }
