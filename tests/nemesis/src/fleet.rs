@@ -275,6 +275,29 @@ impl Fleet {
         }
     }
 
+    /// Ends `fault`, or says why it could not.
+    fn end_or_say(&self, fault: &Fault) {
+        if let Err(err) = self.end(fault) {
+            self.say_failed(fault, &err);
+        }
+    }
+
+    /// Reports a fault that could not be applied, with the end of its target's log (errors
+    /// included): a process that is not running has exited on its own.
+    fn say_failed(&self, fault: &Fault, err: &str) {
+        let tail = self.process(&fault.target).ok().map(|p| {
+            Command::new("sh")
+                .args(["-c", "docker logs --tail 6 \"$1\" 2>&1", "sh", &p.container])
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).replace('\n', " | "))
+                .unwrap_or_default()
+        });
+        say(&format!(
+            "FAULT NOT APPLIED: {fault}: {err}; log ends: {}",
+            tail.unwrap_or_default()
+        ));
+    }
+
     /// IDs recorded so far (every process's runs).
     fn count(&self) -> Result<u64, String> {
         let mut ids = 0;
@@ -317,7 +340,7 @@ impl Fleet {
                     Some((at, _, _)) if *at <= due => {
                         let (at, done, i) = open.remove(0);
                         std::thread::sleep(at.saturating_duration_since(Instant::now()));
-                        self.end(&done)?;
+                        self.end_or_say(&done);
                         applied[i].end_ms = now_ms();
                     }
                     _ => break,
@@ -342,7 +365,11 @@ impl Fleet {
             std::thread::sleep(due.saturating_duration_since(Instant::now()));
             say(&format!("{fault}"));
             let start_ms = now_ms();
-            self.begin(&fault)?;
+            if let Err(err) = self.begin(&fault) {
+                // Not fatal: the report says so, and the process's log tells why.
+                self.say_failed(&fault, &err);
+                continue;
+            }
             let now = now_ms();
             applied.push(Applied {
                 kind: fault.kind,
@@ -356,7 +383,7 @@ impl Fleet {
         }
         for (at, done, i) in std::mem::take(&mut open) {
             std::thread::sleep(at.saturating_duration_since(Instant::now()));
-            self.end(&done)?;
+            self.end_or_say(&done);
             applied[i].end_ms = now_ms();
         }
         // Every process issues again after the last fault (or the report shows it did not).
