@@ -101,6 +101,14 @@ pub fn targets() -> Targets {
     }
 }
 
+/// `kill -9` of container `id`'s process, returning once the container has stopped
+/// (`docker kill` returns before: a `docker start` right after would find it still running,
+/// do nothing, and leave it dead).
+fn kill_9(id: &str) -> Result<(), String> {
+    docker(&["kill", "--signal", "KILL", id])?;
+    docker(&["wait", id]).map(drop)
+}
+
 /// The fleet: the cluster and its processes.
 pub struct Fleet {
     cluster: Cluster,
@@ -219,18 +227,12 @@ impl Fleet {
     /// Applies the start of `fault`; returns when it is in force.
     fn begin(&self, fault: &Fault) -> Result<(), String> {
         match fault.kind {
-            FaultKind::Kill => docker(&[
-                "kill",
-                "--signal",
-                "KILL",
-                &self.process(&fault.target)?.container,
-            ])
-            .map(drop),
+            FaultKind::Kill => kill_9(&self.process(&fault.target)?.container),
             FaultKind::ClockStep => {
                 let id = &self.process(&fault.target)?.container;
                 let write = format!("echo {} >{CLOCK_STEP_FILE}", fault.step_ms);
                 docker(&["exec", id, "sh", "-c", &write])?;
-                docker(&["kill", "--signal", "KILL", id]).map(drop)
+                kill_9(id)
             }
             FaultKind::Pause => docker(&[
                 "kill",

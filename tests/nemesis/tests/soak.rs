@@ -21,8 +21,13 @@ fn the_fleet_under_the_nemesis_never_issues_an_id_twice() {
         eprintln!("nemesis soak: skipped, {why}");
         return;
     }
+    // `IDGEN_NEMESIS_SEED` replays another seed's schedule.
+    let seed = std::env::var("IDGEN_NEMESIS_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(40);
     let options = Options {
-        seed: 40,
+        seed,
         duration: Duration::from_secs(40),
         ids: None,
         batch: 200,
