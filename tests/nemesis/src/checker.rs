@@ -348,7 +348,15 @@ impl std::fmt::Display for Report {
             self.seed, self.ids, self.runs, self.duplicate_ids
         );
         for (space, ids) in &self.per_space {
-            let _ = writeln!(out, "  {space}: {ids} IDs");
+            let (pairs, shared) = self
+                .duplicates
+                .iter()
+                .filter(|d| &d.a.space == space)
+                .fold((0, 0), |(n, ids), d| (n + 1, ids + d.shared));
+            let _ = writeln!(
+                out,
+                "  {space}: {ids} IDs, {pairs} overlapping pairs of runs sharing {shared} IDs"
+            );
         }
         const SHOWN: usize = 10;
         if self.duplicates.len() > SHOWN {
