@@ -6,6 +6,8 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use idgen_faults::cluster::{Cluster, docker, now_ms};
@@ -107,6 +109,39 @@ pub fn targets() -> Targets {
 fn kill_9(id: &str) -> Result<(), String> {
     docker(&["kill", "--signal", "KILL", id])?;
     docker(&["wait", id]).map(drop)
+}
+
+/// IDs recorded so far in `containers`' logs.
+fn count(containers: &[String]) -> Result<u64, String> {
+    let mut ids = 0;
+    for id in containers {
+        read_log(id, |line| {
+            if let Some((_, Event::Run { first, last, .. })) = Event::parse(line) {
+                ids += (last - first + 1) as u64;
+            }
+        })?;
+    }
+    Ok(ids)
+}
+
+/// Counts the IDs `containers` recorded every 20 s on a thread of its own (reading the logs
+/// takes seconds: the schedule must not wait for it); the count is in the returned cell until
+/// the flag is set.
+fn counting(containers: Vec<String>) -> (Arc<AtomicU64>, Arc<AtomicBool>) {
+    let ids = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (cell, flag) = (ids.clone(), stop.clone());
+    let started = Instant::now();
+    std::thread::spawn(move || {
+        while !flag.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_secs(20));
+            if let Ok(n) = count(&containers) {
+                cell.store(n, Ordering::SeqCst);
+                say(&format!("{n} IDs recorded after {:?}", started.elapsed()));
+            }
+        }
+    });
+    (ids, stop)
 }
 
 /// The fleet: the cluster and its processes.
@@ -300,19 +335,6 @@ impl Fleet {
         ));
     }
 
-    /// IDs recorded so far (every process's runs).
-    fn count(&self) -> Result<u64, String> {
-        let mut ids = 0;
-        for process in &self.processes {
-            read_log(&process.container, |line| {
-                if let Some((_, Event::Run { first, last, .. })) = Event::parse(line) {
-                    ids += (last - first + 1) as u64;
-                }
-            })?;
-        }
-        Ok(ids)
-    }
-
     /// Runs the schedule of `options.seed` until its time or ID count is reached, then lets the
     /// fleet settle, stops it and checks everything it recorded.
     ///
@@ -332,7 +354,9 @@ impl Fleet {
         let mut applied: Vec<Applied> = Vec::new();
         // Faults begun and not ended yet: (when to end, fault, start ms, index in `applied`).
         let mut open: Vec<(Instant, Fault, usize)> = Vec::new();
-        let mut last_count = Instant::now();
+        let counted = options
+            .ids
+            .map(|_| counting(self.processes.iter().map(|p| p.container.clone()).collect()));
         for fault in schedule {
             let due = start + Duration::from_millis(fault.at_ms);
             // End what is due before this fault begins.
@@ -354,15 +378,10 @@ impl Fleet {
             if start.elapsed() >= options.duration {
                 continue;
             }
-            if let Some(target) = options.ids
-                && last_count.elapsed() > Duration::from_secs(20)
+            if let (Some(target), Some((ids, _))) = (options.ids, &counted)
+                && ids.load(Ordering::SeqCst) >= target
             {
-                last_count = Instant::now();
-                let ids = self.count()?;
-                say(&format!("{ids} IDs recorded after {:?}", start.elapsed()));
-                if ids >= target {
-                    break;
-                }
+                break;
             }
             std::thread::sleep(due.saturating_duration_since(Instant::now()));
             say(&format!("{fault}"));
@@ -387,6 +406,9 @@ impl Fleet {
             std::thread::sleep(at.saturating_duration_since(Instant::now()));
             self.end_or_say(&done);
             applied[i].end_ms = now_ms();
+        }
+        if let Some((_, stop)) = &counted {
+            stop.store(true, Ordering::SeqCst);
         }
         // Every process issues again after the last fault (or the report shows it did not).
         std::thread::sleep(Duration::from_millis(2 * TTL_MS + 2_000));
