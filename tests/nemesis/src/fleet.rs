@@ -1,7 +1,7 @@
 //! The fleet and the nemesis that runs a schedule against it: PostgreSQL, MariaDB, Redis and
 //! etcd in containers (`idgen_faults::cluster`), two application processes leasing from each,
 //! and the database-side generator's process on PostgreSQL; then every process's record read
-//! back, the database's rows with it, and all of it handed to the [`checker`](crate::checker).
+//! back, the database's rows with it, and all of it handed to the [`checker`](mod@crate::checker).
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
