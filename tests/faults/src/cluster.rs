@@ -1096,6 +1096,43 @@ impl Cluster {
         docker(&["network", "connect", &self.network, id]).map(drop)
     }
 
+    /// The container that serves under the network alias `alias` (`db`, `redis`, `mariadb` or
+    /// `etcd`), if this cluster runs it.
+    ///
+    /// ```no_run
+    /// # let cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// assert!(cluster.service("db").is_some());
+    /// ```
+    pub fn service(&self, alias: &str) -> Option<&str> {
+        match alias {
+            "db" => Some(self.db.as_str()).filter(|db| !db.is_empty()),
+            "redis" => self.redis.as_deref(),
+            "mariadb" => self.mariadb.as_deref(),
+            "etcd" => self.etcd.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// Cuts the store serving under `alias` off the network (`connected` false) or puts it
+    /// back under the same alias (`docker network connect --alias`: a plain reconnect would
+    /// drop the alias the instances reach it by).
+    ///
+    /// ```no_run
+    /// # let cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// cluster.connect_service("db", false).unwrap();
+    /// cluster.connect_service("db", true).unwrap();
+    /// ```
+    pub fn connect_service(&self, alias: &str, connected: bool) -> Result<(), String> {
+        let id = self
+            .service(alias)
+            .ok_or_else(|| format!("no {alias} in this cluster"))?;
+        if connected {
+            docker(&["network", "connect", "--alias", alias, &self.network, id]).map(drop)
+        } else {
+            docker(&["network", "disconnect", &self.network, id]).map(drop)
+        }
+    }
+
     /// `docker pause` / `docker unpause` of `id`.
     ///
     /// ```no_run

@@ -234,17 +234,30 @@ fn describe(err: &Error) -> String {
     format!("{kind} {err}")
 }
 
-/// The store an instance is connected to.
+/// The store an instance is connected to (public for other fleets of test processes, such as
+/// `tests/nemesis`, which issue through the same set-up).
 #[derive(Clone)]
-enum Backend {
+pub enum Backend {
+    /// PostgreSQL.
     Postgres(PgPool),
+    /// Redis.
     Redis(redis::Client),
+    /// MariaDB.
     MariaDb(MySqlPool),
+    /// etcd.
     Etcd(Etcd),
 }
 
 impl Backend {
-    async fn connect(config: &Config) -> Result<Backend, String> {
+    /// Connects to `config`'s store (retrying for a minute while a database starts).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), String> {
+    /// let config = idgen_faults::node::Config::from_env()?;
+    /// let backend = idgen_faults::node::Backend::connect(&config).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn connect(config: &Config) -> Result<Backend, String> {
         match config.store {
             Store::Postgres => Ok(Backend::Postgres(connect(config).await?)),
             Store::Redis => redis::Client::open(config.redis_url.as_str())
@@ -261,7 +274,13 @@ impl Backend {
     /// Creates the lease table and the counter when missing (as a deployment's migration would;
     /// every instance runs it at start, and creates them again when missing later, with
     /// `create_if_missing`).
-    async fn prepare(&self, config: &Config) {
+    ///
+    /// ```no_run
+    /// # async fn demo(backend: idgen_faults::node::Backend, config: idgen_faults::node::Config) {
+    /// backend.prepare(&config).await;
+    /// # }
+    /// ```
+    pub async fn prepare(&self, config: &Config) {
         match self {
             Backend::Postgres(pool) => {
                 retry("create the lease table", || async {
@@ -312,7 +331,14 @@ impl Backend {
         }
     }
 
-    async fn acquire(&self, config: &Config) -> Result<WorkerLease, Error> {
+    /// A `WorkerLease` with `config`'s TTL, renewal, margin, time-out and capacity.
+    ///
+    /// ```no_run
+    /// # async fn demo(backend: idgen_faults::node::Backend, config: idgen_faults::node::Config) {
+    /// let lease = backend.acquire(&config).await.unwrap();
+    /// # }
+    /// ```
+    pub async fn acquire(&self, config: &Config) -> Result<WorkerLease, Error> {
         let options = WorkerLease::options()
             .ttl(config.ttl)
             .renew_every(config.renew_every)
@@ -328,7 +354,15 @@ impl Backend {
         }
     }
 
-    async fn hilo(&self, config: &Config, rows: Option<&PgPool>) -> Result<HiLo, Error> {
+    /// Hi-lo on [`COUNTER`] with `config`'s block and time-out, and with `rows` (and
+    /// `config.hilo_floor_margin`) a floor: the largest key in [`ROWS`] plus the margin.
+    ///
+    /// ```no_run
+    /// # async fn demo(backend: idgen_faults::node::Backend, config: idgen_faults::node::Config) {
+    /// let hilo = backend.hilo(&config, None).await.unwrap();
+    /// # }
+    /// ```
+    pub async fn hilo(&self, config: &Config, rows: Option<&PgPool>) -> Result<HiLo, Error> {
         let floor = rows.zip(config.hilo_floor_margin);
         match self {
             Backend::Postgres(pool) => build_hilo(HiLo::builder(pool.clone()), config, floor).await,
@@ -338,6 +372,36 @@ impl Backend {
             // A MariaDB sequence: what the pool's `MySqlMode::Detect` picks on MariaDB 10.3+.
             Backend::MariaDb(pool) => build_hilo(HiLo::builder(pool.clone()), config, floor).await,
             Backend::Etcd(etcd) => build_hilo(HiLo::builder(etcd.clone()), config, floor).await,
+        }
+    }
+}
+
+impl Backend {
+    /// Hi-lo as [`hilo`](Self::hilo) without rows, with the fixed floor `floor` (read once by
+    /// the caller, e.g. the largest key it stored plus what running generators may hold in
+    /// memory): the counter is moved above it at start, and a block at or below it later (a
+    /// store that forgot its counter) fails the generator closed, for the caller to build it
+    /// again above a new floor.
+    ///
+    /// ```no_run
+    /// # async fn demo(backend: idgen_faults::node::Backend, config: idgen_faults::node::Config) {
+    /// let hilo = backend.hilo_above(&config, 5_000).await.unwrap();
+    /// # }
+    /// ```
+    pub async fn hilo_above(&self, config: &Config, floor: i64) -> Result<HiLo, Error> {
+        match self {
+            Backend::Postgres(pool) => {
+                build_hilo(HiLo::builder(pool.clone()).floor(floor), config, None).await
+            }
+            Backend::Redis(client) => {
+                build_hilo(HiLo::builder(client.clone()).floor(floor), config, None).await
+            }
+            Backend::MariaDb(pool) => {
+                build_hilo(HiLo::builder(pool.clone()).floor(floor), config, None).await
+            }
+            Backend::Etcd(etcd) => {
+                build_hilo(HiLo::builder(etcd.clone()).floor(floor), config, None).await
+            }
         }
     }
 }
@@ -511,8 +575,14 @@ async fn store_row(pool: &PgPool, id: i64) {
     }
 }
 
-/// The PostgreSQL pool (`IDGEN_FAULT_DB_URL`).
-async fn connect(config: &Config) -> Result<PgPool, String> {
+/// The PostgreSQL pool (`IDGEN_FAULT_DB_URL`), retrying for a minute while the server starts.
+///
+/// ```no_run
+/// # async fn demo(config: idgen_faults::node::Config) {
+/// let pool = idgen_faults::node::connect(&config).await.unwrap();
+/// # }
+/// ```
+pub async fn connect(config: &Config) -> Result<PgPool, String> {
     connect_to(PgPoolOptions::new(), &config.db_url).await
 }
 

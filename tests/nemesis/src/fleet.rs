@@ -1,0 +1,547 @@
+//! The fleet and the nemesis that runs a schedule against it: PostgreSQL, MariaDB, Redis and
+//! etcd in containers (`idgen_faults::cluster`), two application processes leasing from each,
+//! and the database-side generator's process on PostgreSQL; then every process's record read
+//! back, the database's rows with it, and all of it handed to the [`checker`](mod@crate::checker).
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use idgen_faults::cluster::{Cluster, docker, now_ms};
+use idgen_faults::node::Store;
+
+use crate::checker::{self, Applied, Report, Run};
+use crate::node::{CLOCK_STEP_FILE, DB_ROWS};
+use crate::record::{Event, Kind};
+use crate::schedule::{Fault, FaultKind, Schedule, Targets};
+
+/// The lease TTL of every process (ms).
+pub const TTL_MS: u64 = 3_000;
+
+/// How the fleet issues and how long the nemesis runs.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The schedule's seed.
+    pub seed: u64,
+    /// Stop injecting after this long…
+    pub duration: Duration,
+    /// …or once this many IDs were recorded (counted every 20 s; `None`: by time only).
+    pub ids: Option<u64>,
+    /// IDs of each kind per round and process.
+    pub batch: u64,
+    /// The pause between rounds (ms).
+    pub interval_ms: u64,
+    /// The Docker network's name part.
+    pub name: String,
+    /// Hi-lo on Redis above a floor read from its rows (the documented protection against a
+    /// Redis that forgets its counter). `false` only to see the checker catch what follows.
+    pub hilo_floor: bool,
+}
+
+/// One process of the fleet.
+#[derive(Debug, Clone)]
+struct Process {
+    name: String,
+    store: Store,
+    container: String,
+}
+
+/// The store's network alias.
+fn alias(store: Store) -> &'static str {
+    match store {
+        Store::Postgres => "db",
+        Store::Redis => "redis",
+        Store::MariaDb => "mariadb",
+        Store::Etcd => "etcd",
+    }
+}
+
+fn say(text: &str) {
+    eprintln!("nemesis: {text}");
+}
+
+/// Reads container `id`'s log line by line (it may be large), calling `each` per line.
+fn read_log(id: &str, mut each: impl FnMut(&str)) -> Result<(), String> {
+    let mut child = Command::new("docker")
+        .args(["logs", id])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("docker logs {id}: {e}"))?;
+    let out = child.stdout.take().ok_or("no stdout")?;
+    for line in BufReader::new(out).lines() {
+        let line = line.map_err(|e| e.to_string())?;
+        each(&line);
+    }
+    child.wait().map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// The names of the application processes leasing from `store`.
+fn app_names(store: Store) -> [String; 2] {
+    [1, 2].map(|i| format!("{}{i}", &store.name()[..2]))
+}
+
+/// What the schedule may target in the fleet [`Fleet::start`] starts: its application
+/// processes, the database generator's process, its four stores, Redis restarted.
+///
+/// ```
+/// let targets = idgen_nemesis::fleet::targets();
+/// assert_eq!(targets.apps.len(), 8);
+/// assert!(targets.apps.contains(&"ma2".to_owned()));
+/// ```
+pub fn targets() -> Targets {
+    Targets {
+        apps: Store::ALL.into_iter().flat_map(app_names).collect(),
+        others: vec!["dbgen".into()],
+        stores: Store::ALL.iter().map(|s| alias(*s).to_owned()).collect(),
+        restartable: vec!["redis".into()],
+        ttl_ms: TTL_MS,
+    }
+}
+
+/// `kill -9` of container `id`'s process, returning once the container has stopped
+/// (`docker kill` returns before: a `docker start` right after would find it still running,
+/// do nothing, and leave it dead).
+fn kill_9(id: &str) -> Result<(), String> {
+    docker(&["kill", "--signal", "KILL", id])?;
+    docker(&["wait", id]).map(drop)
+}
+
+/// IDs recorded so far in `containers`' logs.
+fn count(containers: &[String]) -> Result<u64, String> {
+    let mut ids = 0;
+    for id in containers {
+        read_log(id, |line| {
+            if let Some((_, Event::Run { first, last, .. })) = Event::parse(line) {
+                ids += (last - first + 1) as u64;
+            }
+        })?;
+    }
+    Ok(ids)
+}
+
+/// Counts the IDs `containers` recorded every 20 s on a thread of its own (reading the logs
+/// takes seconds: the schedule must not wait for it); the count is in the returned cell until
+/// the flag is set.
+fn counting(containers: Vec<String>) -> (Arc<AtomicU64>, Arc<AtomicBool>) {
+    let ids = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (cell, flag) = (ids.clone(), stop.clone());
+    let started = Instant::now();
+    std::thread::spawn(move || {
+        while !flag.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_secs(20));
+            if let Ok(n) = count(&containers) {
+                cell.store(n, Ordering::SeqCst);
+                say(&format!("{n} IDs recorded after {:?}", started.elapsed()));
+            }
+        }
+    });
+    (ids, stop)
+}
+
+/// The fleet: the cluster and its processes.
+pub struct Fleet {
+    cluster: Cluster,
+    processes: Vec<Process>,
+}
+
+impl Fleet {
+    /// Starts the stores and the processes (`binary`: `idgen-nemesis-node`) and waits until
+    /// every process issues.
+    ///
+    /// ```no_run
+    /// # let options: idgen_nemesis::fleet::Options = todo!();
+    /// let fleet = idgen_nemesis::fleet::Fleet::start(std::path::Path::new("idgen-nemesis-node"), &options).unwrap();
+    /// ```
+    pub fn start(binary: &Path, options: &Options) -> Result<Fleet, String> {
+        let started = Instant::now();
+        let mut cluster = Cluster::start(&options.name, binary)?;
+        cluster.start_redis()?;
+        cluster.start_etcd()?;
+        cluster.start_mariadb()?;
+        say(&format!("stores up in {:?}", started.elapsed()));
+        let batch = options.batch.to_string();
+        let interval = options.interval_ms.to_string();
+        let ttl = TTL_MS.to_string();
+        let mut processes = Vec::new();
+        for store in Store::ALL {
+            for name in app_names(store) {
+                let mut env = vec![
+                    ("IDGEN_FAULT_STORE", store.name()),
+                    // One node ID more than the store's processes: a restarted process takes the
+                    // one another left behind, so node IDs change hands all the time.
+                    ("IDGEN_FAULT_CAPACITY", "3"),
+                    ("IDGEN_FAULT_REACQUIRE", "1"),
+                    ("IDGEN_FAULT_TTL_MS", ttl.as_str()),
+                    ("IDGEN_FAULT_INTERVAL_MS", interval.as_str()),
+                    ("IDGEN_NEMESIS_BATCH", batch.as_str()),
+                ];
+                if store == Store::Redis && options.hilo_floor {
+                    // Redis forgets its counter when restarted: the documented protection is
+                    // a floor read from the data (the rows in PostgreSQL) plus what running
+                    // generators hold in memory: 8 processes × 2 blocks × 100.
+                    env.push(("IDGEN_FAULT_HILO_ROWS", "1"));
+                    env.push(("IDGEN_FAULT_HILO_FLOOR_MARGIN", "1600"));
+                }
+                let container = cluster.start_node(&name, &env)?;
+                processes.push(Process {
+                    name,
+                    store,
+                    container,
+                });
+            }
+        }
+        let container = cluster.start_node(
+            "dbgen",
+            &[
+                ("IDGEN_NEMESIS_ROLE", "dbgen"),
+                ("IDGEN_FAULT_TTL_MS", &ttl),
+                ("IDGEN_FAULT_INTERVAL_MS", &interval),
+                ("IDGEN_NEMESIS_BATCH", "100"),
+            ],
+        )?;
+        processes.push(Process {
+            name: "dbgen".into(),
+            store: Store::Postgres,
+            container,
+        });
+        let fleet = Fleet { cluster, processes };
+        let deadline = Instant::now() + Duration::from_secs(120);
+        for process in &fleet.processes {
+            loop {
+                let mut kinds = (false, false);
+                read_log(&process.container, |line| {
+                    if let Some((_, Event::Run { kind, .. })) = Event::parse(line) {
+                        match kind {
+                            Kind::HiLo => kinds.1 = true,
+                            _ => kinds.0 = true,
+                        }
+                    }
+                })?;
+                if kinds.0 && (kinds.1 || process.name == "dbgen") {
+                    break;
+                }
+                if Instant::now() > deadline {
+                    let tail =
+                        docker(&["logs", "--tail", "5", &process.container]).unwrap_or_default();
+                    return Err(format!("{} does not issue: {tail}", process.name));
+                }
+                std::thread::sleep(Duration::from_millis(500));
+            }
+        }
+        say(&format!("fleet issuing after {:?}", started.elapsed()));
+        Ok(fleet)
+    }
+
+    fn process(&self, name: &str) -> Result<&Process, String> {
+        self.processes
+            .iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| format!("no process {name}"))
+    }
+
+    /// The processes a fault on `target` hits: the process, or those leasing from the store
+    /// (and, for PostgreSQL, the Redis processes, whose hi-lo stores its rows there).
+    fn hits(&self, fault: &Fault) -> Vec<String> {
+        match fault.kind {
+            FaultKind::CutStore | FaultKind::StoreRestart => self
+                .processes
+                .iter()
+                .filter(|p| alias(p.store) == fault.target)
+                .map(|p| p.name.clone())
+                .collect(),
+            _ => vec![fault.target.clone()],
+        }
+    }
+
+    /// Applies the start of `fault`; returns when it is in force.
+    fn begin(&self, fault: &Fault) -> Result<(), String> {
+        match fault.kind {
+            FaultKind::Kill => kill_9(&self.process(&fault.target)?.container),
+            FaultKind::ClockStep => {
+                let id = &self.process(&fault.target)?.container;
+                let write = format!("echo {} >{CLOCK_STEP_FILE}", fault.step_ms);
+                docker(&["exec", id, "sh", "-c", &write])?;
+                kill_9(id)
+            }
+            FaultKind::Pause => docker(&[
+                "kill",
+                "--signal",
+                "STOP",
+                &self.process(&fault.target)?.container,
+            ])
+            .map(drop),
+            FaultKind::CutProcess => self
+                .cluster
+                .disconnect(&self.process(&fault.target)?.container),
+            FaultKind::CutStore => self.cluster.connect_service(&fault.target, false),
+            FaultKind::StoreRestart => self.cluster.restart_redis(),
+            FaultKind::Burst => docker(&[
+                "kill",
+                "--signal",
+                "USR2",
+                &self.process(&fault.target)?.container,
+            ])
+            .map(drop),
+        }
+    }
+
+    /// Applies the end of `fault`.
+    fn end(&self, fault: &Fault) -> Result<(), String> {
+        match fault.kind {
+            FaultKind::Kill | FaultKind::ClockStep => {
+                docker(&["start", &self.process(&fault.target)?.container]).map(drop)
+            }
+            FaultKind::Pause => docker(&[
+                "kill",
+                "--signal",
+                "CONT",
+                &self.process(&fault.target)?.container,
+            ])
+            .map(drop),
+            FaultKind::CutProcess => self
+                .cluster
+                .connect(&self.process(&fault.target)?.container),
+            FaultKind::CutStore => self.cluster.connect_service(&fault.target, true),
+            FaultKind::StoreRestart | FaultKind::Burst => Ok(()),
+        }
+    }
+
+    /// Ends `fault`, or says why it could not.
+    fn end_or_say(&self, fault: &Fault) {
+        if let Err(err) = self.end(fault) {
+            self.say_failed(fault, &err);
+        }
+    }
+
+    /// Reports a fault that could not be applied, with the end of its target's log (errors
+    /// included): a process that is not running has exited on its own.
+    fn say_failed(&self, fault: &Fault, err: &str) {
+        let tail = self.process(&fault.target).ok().map(|p| {
+            Command::new("sh")
+                .args(["-c", "docker logs --tail 6 \"$1\" 2>&1", "sh", &p.container])
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).replace('\n', " | "))
+                .unwrap_or_default()
+        });
+        say(&format!(
+            "FAULT NOT APPLIED: {fault}: {err}; log ends: {}",
+            tail.unwrap_or_default()
+        ));
+    }
+
+    /// Runs the schedule of `options.seed` until its time or ID count is reached, then lets the
+    /// fleet settle, stops it and checks everything it recorded.
+    ///
+    /// ```no_run
+    /// # let options: idgen_nemesis::fleet::Options = todo!();
+    /// # let fleet: idgen_nemesis::fleet::Fleet = todo!();
+    /// let report = fleet.run(&options).unwrap();
+    /// assert_eq!(report.duplicate_ids, 0, "{report}");
+    /// ```
+    pub fn run(self, options: &Options) -> Result<Report, String> {
+        say(&format!(
+            "seed {} (the same seed replays the same schedule)",
+            options.seed
+        ));
+        let schedule = Schedule::new(options.seed, targets());
+        let start = Instant::now();
+        let mut applied: Vec<Applied> = Vec::new();
+        // Faults begun and not ended yet: (when to end, fault, start ms, index in `applied`).
+        let mut open: Vec<(Instant, Fault, usize)> = Vec::new();
+        let counted = options
+            .ids
+            .map(|_| counting(self.processes.iter().map(|p| p.container.clone()).collect()));
+        for fault in schedule {
+            let due = start + Duration::from_millis(fault.at_ms);
+            // End what is due before this fault begins.
+            loop {
+                open.sort_by_key(|(at, _, _)| *at);
+                match open.first() {
+                    Some((at, _, _)) if *at <= due => {
+                        let (at, done, i) = open.remove(0);
+                        std::thread::sleep(at.saturating_duration_since(Instant::now()));
+                        self.end_or_say(&done);
+                        applied[i].end_ms = now_ms();
+                    }
+                    _ => break,
+                }
+            }
+            if start.elapsed() >= options.duration && open.is_empty() {
+                break;
+            }
+            if start.elapsed() >= options.duration {
+                continue;
+            }
+            if let (Some(target), Some((ids, _))) = (options.ids, &counted)
+                && ids.load(Ordering::SeqCst) >= target
+            {
+                break;
+            }
+            std::thread::sleep(due.saturating_duration_since(Instant::now()));
+            say(&format!("{fault}"));
+            let start_ms = now_ms();
+            if let Err(err) = self.begin(&fault) {
+                // Not fatal: the report says so, and the process's log tells why.
+                self.say_failed(&fault, &err);
+                continue;
+            }
+            let now = now_ms();
+            applied.push(Applied {
+                kind: fault.kind,
+                target: fault.target.clone(),
+                hits: self.hits(&fault),
+                start_ms,
+                end_ms: now,
+            });
+            let ends = Instant::now() + Duration::from_millis(fault.hold_ms);
+            open.push((ends, fault, applied.len() - 1));
+        }
+        for (at, done, i) in std::mem::take(&mut open) {
+            std::thread::sleep(at.saturating_duration_since(Instant::now()));
+            self.end_or_say(&done);
+            applied[i].end_ms = now_ms();
+        }
+        if let Some((_, stop)) = &counted {
+            stop.store(true, Ordering::SeqCst);
+        }
+        // Every process issues again after the last fault (or the report shows it did not).
+        std::thread::sleep(Duration::from_millis(2 * TTL_MS + 2_000));
+        self.finish(options.seed, &applied)
+    }
+
+    /// Stops every process, reads every record and the database's rows, and checks them.
+    fn finish(self, seed: u64, applied: &[Applied]) -> Result<Report, String> {
+        let ids: Vec<String> = self.processes.iter().map(|p| p.container.clone()).collect();
+        let mut kill = vec!["kill", "--signal", "KILL"];
+        kill.extend(ids.iter().map(String::as_str));
+        let _ = docker(&kill);
+        let mut runs: Vec<Run> = Vec::new();
+        let mut fenced: Vec<(String, i64)> = Vec::new();
+        for process in &self.processes {
+            let mut incarnation = 0;
+            let mut failed = None;
+            let mut errors: Vec<String> = Vec::new();
+            let mut error_count = 0;
+            read_log(&process.container, |line| {
+                let Some((at, event)) = Event::parse(line) else {
+                    return;
+                };
+                let issuer = format!("{}#{incarnation}", process.name);
+                match event {
+                    Event::Start { clock_step_ms } => {
+                        incarnation += 1;
+                        if clock_step_ms != 0 {
+                            say(&format!(
+                                "{}#{incarnation} started with its clock stepped {clock_step_ms:+} ms",
+                                process.name
+                            ));
+                        }
+                    }
+                    Event::Fenced(_) => fenced.push((issuer, at)),
+                    Event::Run {
+                        kind,
+                        first,
+                        last,
+                        first_ms,
+                    } => {
+                        if last < first {
+                            failed = Some(format!("{issuer}: a run {first}..{last}"));
+                        }
+                        let space = match kind {
+                            Kind::Snowflake | Kind::Database => {
+                                format!("snowflake@{}", process.store.name())
+                            }
+                            Kind::HiLo => format!("hilo@{}", process.store.name()),
+                        };
+                        runs.push(Run {
+                            space,
+                            issuer,
+                            snowflake: kind != Kind::HiLo,
+                            first,
+                            last,
+                            first_ms,
+                            last_ms: at,
+                        });
+                    }
+                    Event::Error(why) => {
+                        error_count += 1;
+                        let what: String = why.chars().take(160).collect();
+                        if errors.len() < 4 && !errors.contains(&what) {
+                            errors.push(what);
+                        }
+                    }
+                    Event::Lease(_) => {}
+                }
+            })?;
+            if error_count > 0 {
+                say(&format!(
+                    "{}: {error_count} errors reported, among them: {}",
+                    process.name,
+                    errors.join(" | ")
+                ));
+            }
+            if let Some(why) = failed {
+                return Err(why);
+            }
+        }
+        // The database generator's rows that its process did not record (it died between the
+        // commit and the record) are checked too.
+        let recorded: Vec<Run> = runs
+            .iter()
+            .filter(|r| r.issuer.starts_with("dbgen#"))
+            .cloned()
+            .collect();
+        let rows = self.rows(DB_ROWS)?;
+        for (first, last) in checker::uncovered(&rows, &recorded) {
+            runs.push(Run {
+                space: "snowflake@postgres".into(),
+                issuer: format!("dbgen#rows ({DB_ROWS}, not recorded)"),
+                snowflake: true,
+                first,
+                last,
+                first_ms: checker::time_ms(first),
+                last_ms: checker::time_ms(last),
+            });
+        }
+        say(&format!("{} rows in {DB_ROWS}", rows.len()));
+        Ok(checker::check(seed, &runs, applied, &fenced))
+    }
+
+    /// The keys of `table` in PostgreSQL's database, sorted (empty if it does not exist).
+    fn rows(&self, table: &str) -> Result<Vec<i64>, String> {
+        let db = self.cluster.service("db").ok_or("no PostgreSQL")?;
+        let sql = format!("SELECT id FROM {table} ORDER BY id");
+        let mut rows = Vec::new();
+        let mut child = Command::new("docker")
+            .args([
+                "exec",
+                "--user",
+                "postgres",
+                db,
+                "psql",
+                "-qAt",
+                "-d",
+                idgen_faults::cluster::DATABASE,
+                "-c",
+                &sql,
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        let out = child.stdout.take().ok_or("no stdout")?;
+        for line in BufReader::new(out).lines() {
+            if let Ok(id) = line.map_err(|e| e.to_string())?.trim().parse() {
+                rows.push(id);
+            }
+        }
+        child.wait().map_err(|e| e.to_string())?;
+        Ok(rows)
+    }
+}

@@ -1,0 +1,255 @@
+//! The nemesis's schedule: a seeded, endless sequence of faults over the fleet. The same seed
+//! and fleet give the same schedule; the first [`FaultKind::ALL`]`.len()` faults of every
+//! schedule are one of each kind (in a seeded order), so any seed injects every kind.
+
+use std::fmt;
+
+/// A fault the nemesis can inject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FaultKind {
+    /// `kill -9` of a process (`docker kill --signal KILL`), restarted after the hold.
+    Kill,
+    /// `SIGSTOP` of a process for longer than the lease's TTL, then `SIGCONT`.
+    Pause,
+    /// A process cut off the network (`docker network disconnect`) for the hold.
+    CutProcess,
+    /// A store cut off the network for the hold.
+    CutStore,
+    /// Redis killed and started again without persistence: it forgets every lease and counter.
+    StoreRestart,
+    /// A process killed and started again with its wall clock stepped by ± up to 60 s.
+    ClockStep,
+    /// A process issues Snowflake IDs flat out, past the layout's cap, for 250 ms.
+    Burst,
+}
+
+impl FaultKind {
+    /// Every kind.
+    pub const ALL: [FaultKind; 7] = [
+        FaultKind::Kill,
+        FaultKind::Pause,
+        FaultKind::CutProcess,
+        FaultKind::CutStore,
+        FaultKind::StoreRestart,
+        FaultKind::ClockStep,
+        FaultKind::Burst,
+    ];
+
+    /// Its name in reports.
+    ///
+    /// ```
+    /// assert_eq!(idgen_nemesis::schedule::FaultKind::Pause.name(), "pause");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultKind::Kill => "kill-9",
+            FaultKind::Pause => "pause",
+            FaultKind::CutProcess => "cut-process",
+            FaultKind::CutStore => "cut-store",
+            FaultKind::StoreRestart => "store-restart",
+            FaultKind::ClockStep => "clock-step",
+            FaultKind::Burst => "burst",
+        }
+    }
+
+    /// Whether it targets a store (else a process).
+    fn on_store(self) -> bool {
+        matches!(self, FaultKind::CutStore | FaultKind::StoreRestart)
+    }
+}
+
+/// One fault of a schedule: `kind` on `target` (a process or store name) at `at_ms` after the
+/// schedule's start, for `hold_ms`; `step_ms` is a clock step's size (0 otherwise).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    /// Milliseconds from the schedule's start.
+    pub at_ms: u64,
+    /// What.
+    pub kind: FaultKind,
+    /// On which process or store.
+    pub target: String,
+    /// How long it lasts (a kill: until the restart).
+    pub hold_ms: u64,
+    /// A clock step's size in ms (negative: back).
+    pub step_ms: i64,
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "+{}ms {} {} for {}ms",
+            self.at_ms,
+            self.kind.name(),
+            self.target,
+            self.hold_ms
+        )?;
+        if self.kind == FaultKind::ClockStep {
+            write!(f, " step {:+}ms", self.step_ms)?;
+        }
+        Ok(())
+    }
+}
+
+/// splitmix64: small, and the same numbers on every platform and version (the seed must replay).
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator seeded with `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `low..=high`.
+    pub fn between(&mut self, low: u64, high: u64) -> u64 {
+        low + self.next_u64() % (high - low + 1)
+    }
+}
+
+/// What the schedule may target.
+#[derive(Debug, Clone)]
+pub struct Targets {
+    /// Application processes (every fault kind on processes).
+    pub apps: Vec<String>,
+    /// Other processes (the database generator's): kill, pause and cut only.
+    pub others: Vec<String>,
+    /// Stores that can be cut off.
+    pub stores: Vec<String>,
+    /// Stores that can be restarted without persistence.
+    pub restartable: Vec<String>,
+    /// The lease TTL in ms (a pause lasts longer).
+    pub ttl_ms: u64,
+}
+
+/// The endless schedule of `seed` over `targets`: iterate it.
+///
+/// ```
+/// use idgen_nemesis::schedule::{Schedule, Targets, FaultKind};
+///
+/// let targets = Targets {
+///     apps: vec!["a".into(), "b".into()],
+///     others: vec![],
+///     stores: vec!["db".into()],
+///     restartable: vec!["redis".into()],
+///     ttl_ms: 3000,
+/// };
+/// let one: Vec<_> = Schedule::new(7, targets.clone()).take(20).collect();
+/// let again: Vec<_> = Schedule::new(7, targets).take(20).collect();
+/// assert_eq!(one, again);
+/// let mut kinds: Vec<_> = one[..FaultKind::ALL.len()].iter().map(|f| f.kind).collect();
+/// kinds.sort();
+/// assert_eq!(kinds, FaultKind::ALL);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Schedule {
+    rng: Rng,
+    targets: Targets,
+    /// The first kinds, one of each, in a seeded order.
+    first: Vec<FaultKind>,
+    at_ms: u64,
+    /// Per target, when it is free again.
+    busy: Vec<(String, u64)>,
+}
+
+impl Schedule {
+    /// The schedule of `seed`.
+    pub fn new(seed: u64, targets: Targets) -> Schedule {
+        let mut rng = Rng::new(seed);
+        let mut first = FaultKind::ALL.to_vec();
+        for i in (1..first.len()).rev() {
+            let j = rng.between(0, i as u64) as usize;
+            first.swap(i, j);
+        }
+        first.reverse();
+        Schedule {
+            rng,
+            targets,
+            first,
+            at_ms: 0,
+            busy: Vec::new(),
+        }
+    }
+
+    fn free(&self, name: &str, at: u64) -> bool {
+        self.busy.iter().all(|(n, until)| n != name || *until <= at)
+    }
+
+    fn pick(&mut self, names: &[String], at: u64) -> Option<String> {
+        let free: Vec<&String> = names.iter().filter(|n| self.free(n, at)).collect();
+        if free.is_empty() {
+            return None;
+        }
+        let i = self.rng.between(0, free.len() as u64 - 1) as usize;
+        Some(free[i].clone())
+    }
+}
+
+impl Iterator for Schedule {
+    type Item = Fault;
+
+    fn next(&mut self) -> Option<Fault> {
+        loop {
+            self.at_ms += self.rng.between(1_500, 5_000);
+            let at = self.at_ms;
+            let kind = match self.first.pop() {
+                Some(kind) => kind,
+                None => {
+                    FaultKind::ALL[self.rng.between(0, FaultKind::ALL.len() as u64 - 1) as usize]
+                }
+            };
+            let ttl = self.targets.ttl_ms;
+            let (hold_ms, step_ms) = match kind {
+                FaultKind::Kill => (self.rng.between(500, 4_000), 0),
+                FaultKind::Pause => (self.rng.between(ttl + 500, ttl + 3_000), 0),
+                FaultKind::CutProcess => (self.rng.between(1_000, 2 * ttl), 0),
+                FaultKind::CutStore => (self.rng.between(1_000, 2 * ttl), 0),
+                FaultKind::StoreRestart => (0, 0),
+                FaultKind::ClockStep => {
+                    let by = self.rng.between(1_000, 60_000) as i64;
+                    let back = self.rng.next_u64().is_multiple_of(2);
+                    (self.rng.between(200, 2_000), if back { -by } else { by })
+                }
+                FaultKind::Burst => (crate::node::BURST.as_millis() as u64, 0),
+            };
+            let names = match kind {
+                FaultKind::StoreRestart => self.targets.restartable.clone(),
+                FaultKind::CutStore => self.targets.stores.clone(),
+                FaultKind::Kill | FaultKind::Pause | FaultKind::CutProcess => {
+                    let mut all = self.targets.apps.clone();
+                    all.extend(self.targets.others.iter().cloned());
+                    all
+                }
+                FaultKind::ClockStep | FaultKind::Burst => self.targets.apps.clone(),
+            };
+            let Some(target) = self.pick(&names, at) else {
+                if kind.on_store() && names.is_empty() {
+                    // Nothing of this kind can ever be injected here.
+                    continue;
+                }
+                self.first.push(kind);
+                continue;
+            };
+            // A restart takes seconds on a loaded machine: keep it clear of other faults on it.
+            let busy_for = hold_ms.max(if kind.on_store() { 6_000 } else { 1_000 }) + 1_000;
+            self.busy.retain(|(_, until)| *until > at);
+            self.busy.push((target.clone(), at + busy_for));
+            return Some(Fault {
+                at_ms: at,
+                kind,
+                target,
+                hold_ms,
+                step_ms,
+            });
+        }
+    }
+}
