@@ -251,9 +251,13 @@ pub(super) fn build(
                     facts,
                     sequence,
                     *block,
-                    *accept_key_capacity,
                     record("hilo-sequence"),
-                )?,
+                )
+                .and_then(|mut step| {
+                    let room = capacity_note(table, facts, sequence, *block, *accept_key_capacity)?;
+                    step.description = format!("{}. {room}", step.description);
+                    Ok(step)
+                })?,
                 Action::Sql {
                     object: sequence.name.as_str().to_owned(),
                 },
@@ -344,6 +348,47 @@ fn capacity(facts: &Facts, sequence: &SequenceFacts, above: i64, block: i64) -> 
         key => key.min(sequence.max_value),
     };
     (limit.saturating_sub(above).max(0) / block, limit)
+}
+
+/// The hi-lo step's capacity (how many more values the sequence hands out before it or the key
+/// type runs out), refusing too little unless `accepted`. Called once the step's own checks
+/// passed (a block of at least 1, at least two blocks left).
+fn capacity_note(
+    table: &SqlName,
+    facts: &Facts,
+    sequence: &SequenceFacts,
+    block: u64,
+    accepted: bool,
+) -> Result<String, AdoptError> {
+    let step = i64::try_from(block).unwrap_or(i64::MAX).max(1);
+    let above = facts.max_key.max(sequence.position);
+    let (values_left, limit) = capacity(facts, sequence, above, step);
+    let required = MIN_SEQUENCE_VALUES_LEFT.max(facts.max_key);
+    if values_left < required && !accepted {
+        return Err(AdoptError::KeyCapacity {
+            table: table.as_str().to_owned(),
+            column: facts.column.clone(),
+            data_type: facts.data_type.clone(),
+            type_max: limit,
+            block,
+            above,
+            capacity: values_left,
+            required,
+        });
+    }
+    Ok(format!(
+        "Capacity: {} ({}) and the sequence hold keys up to {limit}, so with INCREMENT BY {block} there is room for {values_left} more values \
+         above {above}: each old writer's row takes one (a whole block of {block} keys), each hi-lo block one, so {values_left} old-writer rows, \
+         or {values_left} hi-lo blocks ({} keys), or any mix of the two{}",
+        facts.column,
+        facts.data_type,
+        i128::from(values_left) * i128::from(step),
+        if values_left < required {
+            format!(" (fewer than the {required} idgen asks for: accepted by the user)")
+        } else {
+            String::new()
+        }
+    ))
 }
 
 /// Step 1's change: retire the column's own default, so only idgen writes keys.
@@ -440,7 +485,6 @@ fn hilo_step(
     facts: &Facts,
     sequence: &SequenceFacts,
     block: u64,
-    accept_capacity: bool,
     record: String,
 ) -> Result<Step, AdoptError> {
     let name = sequence.name.as_str();
@@ -472,40 +516,13 @@ fn hilo_step(
             sequence.max_value
         )));
     }
-    let (values_left, limit) = capacity(facts, sequence, above, step);
-    let required = MIN_SEQUENCE_VALUES_LEFT.max(facts.max_key);
-    if values_left < required && !accept_capacity {
-        return Err(AdoptError::KeyCapacity {
-            table: table.as_str().to_owned(),
-            column: facts.column.clone(),
-            data_type: facts.data_type.clone(),
-            type_max: limit,
-            block,
-            above,
-            capacity: values_left,
-            required,
-        });
-    }
-    let room = format!(
-        "Capacity: {} ({}) and the sequence hold keys up to {limit}, so with INCREMENT BY {block} there is room for {values_left} more values \
-         above {above}: each old writer's row takes one (a whole block of {block} keys), each hi-lo block one, so {values_left} old-writer rows, \
-         or {values_left} hi-lo blocks ({} keys), or any mix of the two{}",
-        facts.column,
-        facts.data_type,
-        i128::from(values_left) * i128::from(step),
-        if values_left < required {
-            format!(" (fewer than the {required} idgen asks for: accepted by the user)")
-        } else {
-            String::new()
-        }
-    );
     let (s, t) = (sequence.name.quoted(dialect), table.quoted(dialect));
     let c = column.quoted(dialect);
     let description = format!(
         "make sequence {name} hand out hi-lo blocks of {block}: INCREMENT BY {block} (now {}), and its value moved up to the largest key of {table}.{} \
          ({} now; read again when applied) if that is above its own ({}). A value v is the block [v, v + {block}): values handed out before \
          are all below the new ones, and every value after the change is on one grid of step {block}, so an old writer's single value and \
-         a hi-lo block never meet. {room}. {}; {LOCK_NOTE}",
+         a hi-lo block never meet. {}; {LOCK_NOTE}",
         sequence.increment,
         facts.column,
         facts.max_key,
