@@ -148,12 +148,13 @@ pub enum AdoptError {
 
     /// Hi-lo on a key type that leaves the sequence too few values: with `INCREMENT BY block`
     /// every old writer's row takes one value (a whole block of the key's range), and every
-    /// hi-lo block one.
+    /// hi-lo block one. idgen asks for at least [`MIN_SEQUENCE_VALUES_LEFT`](super::MIN_SEQUENCE_VALUES_LEFT)
+    /// and at least the largest key so far.
     #[error(
         "key column {table}.{column} is {data_type}, which holds keys up to {type_max}: with INCREMENT BY {block} its sequence has room for \
-         {capacity} more values above {above} (each old writer's row takes one, a whole block of {block} keys, and each hi-lo block one), \
-         fewer than the {required} idgen asks for (at least {min} and at least the largest key so far): widen the key to bigint, use a \
-         smaller block, or accept it (AdoptOptions::accept_key_capacity, idgen adopt --accept-key-capacity)",
+         only {capacity} more values (each old writer's row takes one, a whole block of {block} keys, and each hi-lo block one); idgen asks \
+         for at least {min} and at least the largest key so far: widen the key to bigint, use a smaller block, or accept it \
+         (AdoptOptions::accept_key_capacity, idgen adopt --accept-key-capacity)",
         min = super::MIN_SEQUENCE_VALUES_LEFT
     )]
     KeyCapacity {
@@ -167,12 +168,8 @@ pub enum AdoptError {
         type_max: i64,
         /// The block size asked for.
         block: u64,
-        /// Where the values start: the largest key or value handed out.
-        above: i64,
         /// How many more values the sequence can hand out.
         capacity: i64,
-        /// How many idgen asks for.
-        required: i64,
     },
 
     /// PostgreSQL: the public ID's unique index is still invalid after being built (a build

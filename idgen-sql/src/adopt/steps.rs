@@ -371,9 +371,7 @@ fn capacity_note(
             data_type: facts.data_type.clone(),
             type_max: limit,
             block,
-            above,
             capacity: values_left,
-            required,
         });
     }
     Ok(format!(
@@ -698,7 +696,6 @@ mod tests {
                 err,
                 AdoptError::KeyCapacity {
                     capacity: 214_748,
-                    required: 1_000_000,
                     type_max: 2_147_483_647,
                     ..
                 }
