@@ -211,8 +211,15 @@ pub(crate) struct LeaseTable {
 pub(crate) struct Lease {
     pub(crate) node: u64,
     pub(crate) holder: String,
+    /// The database-side generator holding it (`public.idgen_next_id, install 1f`), if it is
+    /// one: its lease has no expiry (idgen-sql's `DATABASE_LEASE_TTL`, 100 years).
+    pub(crate) database_generator: Option<String>,
+    /// What the text's "expires in" column shows: `12.3 s`, `expired 4.0 s ago`, `expired`,
+    /// or `held by the database generator …, no expiry`.
+    pub(crate) expires: String,
     /// When the lease ends, on the store's clock (Unix ms), and how long from now; `None` for
-    /// an ended lease of a store that keeps no record of when (etcd, Redis).
+    /// an ended lease of a store that keeps no record of when (etcd, Redis), and for the
+    /// database generator's, which does not end.
     pub(crate) expires_at_ms: Option<i64>,
     pub(crate) expires_in_ms: Option<i64>,
     /// Whether it is live (not expired).
@@ -239,30 +246,55 @@ impl LeaseTable {
 impl Lease {
     /// A held lease as a store listed it, read at `now_ms`.
     pub(crate) fn of(held: HeldLease, now_ms: i64) -> Lease {
-        let expires_in_ms = held.expires_at_ms.map(|end| end.saturating_sub(now_ms));
+        let live = held.is_live(now_ms);
+        let mut expires_in_ms = held.expires_at_ms.map(|end| end.saturating_sub(now_ms));
+        let mut expires_at_ms = held.expires_at_ms;
+        let database_generator = database_generator(&held.holder, expires_in_ms);
+        if database_generator.is_some() {
+            (expires_at_ms, expires_in_ms) = (None, None);
+        }
+        let expires = match (&database_generator, expires_in_ms) {
+            (Some(g), _) => format!("held by the database generator {g}, no expiry"),
+            (None, None) => "expired".to_owned(),
+            (None, Some(ms)) if live => format!("{:.1} s", ms as f64 / 1000.0),
+            (None, Some(ms)) => format!("expired {:.1} s ago", -ms as f64 / 1000.0),
+        };
         Lease {
-            live: held.is_live(now_ms),
+            live,
             node: held.node,
             holder: held.holder,
-            expires_at_ms: held.expires_at_ms,
+            database_generator,
+            expires,
+            expires_at_ms,
             expires_in_ms,
             last_timestamp_ms: held.last_timestamp_ms,
             last_timestamp_utc: held.last_timestamp_ms.and_then(time_arg::utc),
         }
     }
 
-    /// `12.3 s`, `expired 4.0 s ago`, or `expired` (a store that keeps no time for it).
+    /// `12.3 s`, `expired 4.0 s ago`, `expired` (a store that keeps no time for it), or
+    /// `held by the database generator …, no expiry`.
     pub(crate) fn expires_in(&self) -> String {
-        let Some(ms) = self.expires_in_ms else {
-            return "expired".to_owned();
-        };
-        let s = ms as f64 / 1000.0;
-        if self.live {
-            format!("{s:.1} s")
-        } else {
-            format!("expired {:.1} s ago", -s)
-        }
+        self.expires.clone()
     }
+}
+
+/// The database-side generator holding a lease of `holder` that ends `expires_in_ms` from
+/// now, as `schema.function, install ID`: a holder label `database:<function>[:<install ID>]`
+/// (idgen-sql's `HOLDER_PREFIX`) on a lease that ends more than half of
+/// `DATABASE_LEASE_TTL` from now (a process that merely named itself `database:…` renews a
+/// lease of seconds).
+fn database_generator(holder: &str, expires_in_ms: Option<i64>) -> Option<String> {
+    use idgen_sql::db_generator::{DATABASE_LEASE_TTL, HOLDER_PREFIX};
+    let label = holder.strip_prefix(HOLDER_PREFIX)?;
+    let half_ttl = i64::try_from(DATABASE_LEASE_TTL.as_millis() / 2).unwrap_or(i64::MAX);
+    if expires_in_ms? < half_ttl {
+        return None;
+    }
+    Some(match label.rsplit_once(':') {
+        Some((function, install)) => format!("{function}, install {install}"),
+        None => label.to_owned(),
+    })
 }
 
 /// The key-value stores `idgen leases` reads instead of a database: `--etcd` or `--redis`.
@@ -520,5 +552,35 @@ mod tests {
             "postgres://app:***@db:5432/x"
         );
         assert_eq!(redact("sqlite:/tmp/a.db"), "sqlite:/tmp/a.db");
+    }
+
+    #[test]
+    fn the_database_generators_lease_has_no_expiry_and_a_lookalike_does() {
+        let held = |holder: &str, ttl_ms: i64| HeldLease {
+            node: 3,
+            holder: holder.to_owned(),
+            expires_at_ms: Some(1_000 + ttl_ms),
+            last_timestamp_ms: None,
+        };
+        let year_ms = 365 * 24 * 3_600_000;
+        let g = Lease::of(
+            held("database:public.idgen_next_id:1f", 100 * year_ms),
+            1_000,
+        );
+        assert_eq!(
+            g.expires_in(),
+            "held by the database generator public.idgen_next_id, install 1f, no expiry"
+        );
+        assert_eq!((g.expires_at_ms, g.expires_in_ms), (None, None));
+        assert!(g.live);
+        let json = serde_json::to_value(&g).unwrap();
+        assert_eq!(
+            json["database_generator"],
+            "public.idgen_next_id, install 1f"
+        );
+        assert_eq!(json["expires"], g.expires_in());
+        let process = Lease::of(held("database:me", 30_000), 1_000);
+        assert_eq!(process.expires_in(), "30.0 s");
+        assert_eq!(process.database_generator, None);
     }
 }

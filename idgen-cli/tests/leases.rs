@@ -117,6 +117,42 @@ async fn free_rules_on_mysql() {
     free_rules(idgen_testkit::mysql().await.unwrap()).await;
 }
 
+/// The database-side generator's lease (100 years) is shown as what it is, the same in text
+/// and JSON, not as "expires in 3153599999.7 s".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_database_generators_lease_is_shown_without_expiry_on_postgres() {
+    use idgen_sqlx::db_generator::{self, DbGenerator};
+    let db: TestDb<sqlx::Postgres> = idgen_testkit::postgres().await.unwrap();
+    let url = db.url().to_owned();
+    create_lease_table(db.pool()).await.unwrap();
+    let generator =
+        DbGenerator::new(Layout::TWITTER).skip_takeover_wait_for_tests_and_development(true);
+    let node = db_generator::install(db.pool(), &generator).await.unwrap();
+    let app = lease::<sqlx::Postgres>(&url, "orders-a").await;
+
+    let listed = leases(&url);
+    let rows = listed["leases"].as_array().unwrap();
+    let row = |n: u64| rows.iter().find(|r| r["node"] == n).unwrap().clone();
+    let (db_row, app_row) = (row(node), row(app.node()));
+    let label = db_row["database_generator"].as_str().unwrap().to_owned();
+    assert!(
+        label.starts_with("public.idgen_next_id, install "),
+        "{db_row}"
+    );
+    let says = format!("held by the database generator {label}, no expiry");
+    assert_eq!(db_row["expires"], says.as_str());
+    assert_eq!(db_row["expires_in_ms"], Value::Null);
+    assert_eq!(db_row["expires_at_ms"], Value::Null);
+    assert_eq!(db_row["live"], true);
+    assert_eq!(app_row["database_generator"], Value::Null);
+    assert!(app_row["expires_in_ms"].as_i64().unwrap() > 0, "{app_row}");
+
+    let text = common::stdout(&["leases", "list", "--database-url", &url]);
+    assert!(text.contains(&says), "{text}");
+    assert!(!text.contains("3153"), "no century in seconds: {text}");
+    drop(app);
+}
+
 #[test]
 fn without_a_database_it_says_how_to_give_one() {
     common::idgen(&["leases", "list"])

@@ -44,6 +44,16 @@ pub(crate) struct AdoptArgs {
     #[arg(long, value_name = "SEQUENCE", requires = "block")]
     pub(crate) hilo_sequence: Option<String>,
 
+    /// Hi-lo: take a --hilo-sequence that is not the key column's own (its identity's or its
+    /// default's), because you move every writer to it yourself (refused otherwise)
+    #[arg(long, requires = "hilo_sequence")]
+    pub(crate) writers_use_sequence: bool,
+
+    /// Hi-lo: accept a key type that leaves the sequence fewer than 1,000,000 values (or
+    /// fewer than the largest key) with INCREMENT BY N; plan states the room either way
+    #[arg(long, requires = "block")]
+    pub(crate) accept_key_capacity: bool,
+
     /// Snowflake keys: make the database-side generator (idgen_next_id()) the column's default
     #[arg(long, conflicts_with = "block")]
     pub(crate) db_generator: bool,
@@ -80,11 +90,17 @@ impl AdoptArgs {
         let layout = self.layout.layout.layout;
         let options = match self.block {
             Some(block) => {
-                let options = AdoptOptions::hilo(&self.table, block)?;
-                match &self.hilo_sequence {
-                    Some(sequence) => options.sequence(sequence)?,
-                    None => options,
+                let mut options = AdoptOptions::hilo(&self.table, block)?;
+                if let Some(sequence) = &self.hilo_sequence {
+                    options = options.sequence(sequence)?;
                 }
+                if self.writers_use_sequence {
+                    options = options.writers_use_sequence();
+                }
+                if self.accept_key_capacity {
+                    options = options.accept_key_capacity();
+                }
+                options
             }
             None if self.keep_keys => AdoptOptions::keep_keys(&self.table)?,
             None if self.db_generator => {

@@ -126,6 +126,68 @@ pub enum AdoptError {
         reason: String,
     },
 
+    /// Hi-lo on a named sequence that the key column does not take its values from (not its
+    /// identity's, not the one its default calls): old writers would go on taking keys from
+    /// the column's own default, which knows nothing of the blocks, unless the user moves them
+    /// ([`AdoptOptions::writers_use_sequence`](super::AdoptOptions::writers_use_sequence)).
+    #[error(
+        "sequence {sequence} is not what {table}.{column} takes its keys from ({key_source}): writers that leave the key to the column \
+         would not take part in the hi-lo blocks, so their keys could fall inside a block; name the column's own sequence, or, if you move \
+         every writer to {sequence} yourself, say so (AdoptOptions::writers_use_sequence, idgen adopt --writers-use-sequence)"
+    )]
+    SequenceNotUsed {
+        /// The table.
+        table: String,
+        /// The key column.
+        column: String,
+        /// The sequence named.
+        sequence: String,
+        /// Where the column takes its keys from (`no default`, `nextval of public.t_id_seq`, …).
+        key_source: String,
+    },
+
+    /// Hi-lo on a key type that leaves the sequence too few values: with `INCREMENT BY block`
+    /// every old writer's row takes one value (a whole block of the key's range), and every
+    /// hi-lo block one. idgen asks for at least [`MIN_SEQUENCE_VALUES_LEFT`](super::MIN_SEQUENCE_VALUES_LEFT)
+    /// and at least the largest key so far.
+    #[error(
+        "key column {table}.{column} is {data_type}, which holds keys up to {type_max}: with INCREMENT BY {block} its sequence has room for \
+         only {capacity} more values (each old writer's row takes one, a whole block of {block} keys, and each hi-lo block one); idgen asks \
+         for at least {min} and at least the largest key so far: widen the key to bigint, use a smaller block, or accept it \
+         (AdoptOptions::accept_key_capacity, idgen adopt --accept-key-capacity)",
+        min = super::MIN_SEQUENCE_VALUES_LEFT
+    )]
+    KeyCapacity {
+        /// The table.
+        table: String,
+        /// The key column.
+        column: String,
+        /// Its type, as the database names it.
+        data_type: String,
+        /// The largest key the type (or the sequence, if lower) holds.
+        type_max: i64,
+        /// The block size asked for.
+        block: u64,
+        /// How many more values the sequence can hand out.
+        capacity: i64,
+    },
+
+    /// PostgreSQL: the public ID's unique index is still invalid after being built (a build
+    /// stopped or failed in another session between the check and the build, more than once).
+    /// The step is not recorded; run apply again.
+    #[error(
+        "the unique index {index} on {table} is invalid after {tries} builds (another session's build stopped or failed meanwhile): \
+         the step is not recorded; run apply again"
+    )]
+    InvalidIndex {
+        /// The table.
+        table: String,
+        /// The index.
+        index: String,
+        /// How many times it was built.
+        tries: u32,
+    },
+
     /// Other sessions held a lock the step needs for longer than the step tries (a
     /// transaction that called `nextval`, or one that uses the table, and has not ended). Each
     /// try waits at most 100 ms (MariaDB: not at all), so other sessions never queue behind

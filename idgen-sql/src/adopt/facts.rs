@@ -41,6 +41,8 @@ pub(super) struct Facts {
     pub(super) data_type: String,
     /// 8 for a 64-bit integer, 4 or less for narrower ones, 0 for anything else.
     pub(super) int_bytes: u8,
+    /// The largest key the type holds (`i64::MAX` for a 64-bit one; 0 for no integer).
+    pub(super) key_max: i64,
     pub(super) source: KeySource,
     /// `MAX(key)`, 0 for an empty table.
     pub(super) max_key: i64,
@@ -52,6 +54,10 @@ pub(super) struct Facts {
 #[derive(Clone, Debug)]
 pub(super) struct SequenceFacts {
     pub(super) name: SqlName,
+    /// `schema.name` as the catalog has it (PostgreSQL: the sequence the name resolves to;
+    /// MariaDB: in the session's database unless named with one), to compare with the key
+    /// column's own sequence.
+    pub(super) qualified: String,
     pub(super) increment: i64,
     pub(super) max_value: i64,
     /// The largest value it may have handed out (PostgreSQL `last_value`; MariaDB
@@ -104,6 +110,21 @@ fn int_bytes(data_type: &str) -> u8 {
     }
 }
 
+/// The largest value an integer key of `data_type` holds, as an `i64` (0 for no integer).
+pub(super) fn key_max(data_type: &str) -> i64 {
+    let t = data_type.to_ascii_lowercase();
+    let unsigned = t.contains("unsigned");
+    let (signed, unsigned_max) = match t.split(['(', ' ']).next().unwrap_or_default() {
+        "bigint" => (i64::MAX, i64::MAX),
+        "integer" | "int" => (i64::from(i32::MAX), i64::from(u32::MAX)),
+        "mediumint" => ((1 << 23) - 1, (1 << 24) - 1),
+        "smallint" => (i64::from(i16::MAX), i64::from(u16::MAX)),
+        "tinyint" => (i64::from(i8::MAX), i64::from(u8::MAX)),
+        _ => (0, 0),
+    };
+    if unsigned { unsigned_max } else { signed }
+}
+
 /// The table's key column and its surroundings, or the refusal.
 pub(super) async fn read<S: Session>(
     session: &mut S,
@@ -132,6 +153,18 @@ fn one_key(table: &SqlName, columns: Option<String>) -> Result<SqlName, AdoptErr
         _ => Err(AdoptError::CompositeKey { table: t, columns }),
     }
 }
+
+/// The sequence the key column `a` (with its default `d`) takes its values from, as
+/// `schema.name` unquoted (so that any case survives [`SqlName`]): an identity's own sequence,
+/// else the sequence its default depends on (`nextval('…')`, a serial's or any other).
+const PG_OWN_SEQUENCE: &str = "CASE WHEN a.attidentity <> '' THEN \
+     (SELECT n.nspname || '.' || s.relname FROM pg_depend dep JOIN pg_class s ON s.oid = dep.objid AND s.relkind = 'S' \
+      JOIN pg_namespace n ON n.oid = s.relnamespace WHERE dep.classid = 'pg_class'::regclass \
+      AND dep.refclassid = 'pg_class'::regclass AND dep.refobjid = a.attrelid AND dep.refobjsubid = a.attnum \
+      AND dep.deptype = 'i' LIMIT 1) \
+     ELSE (SELECT n.nspname || '.' || s.relname FROM pg_depend dep JOIN pg_class s ON s.oid = dep.refobjid AND s.relkind = 'S' \
+      JOIN pg_namespace n ON n.oid = s.relnamespace WHERE dep.classid = 'pg_attrdef'::regclass \
+      AND dep.refclassid = 'pg_class'::regclass AND dep.objid = d.oid LIMIT 1) END";
 
 async fn read_postgres<S: Session>(session: &mut S, table: &SqlName) -> Result<Facts, AdoptError> {
     let quoted = table.quoted(Dialect::Postgres);
@@ -185,11 +218,12 @@ async fn read_postgres<S: Session>(session: &mut S, table: &SqlName) -> Result<F
         session,
         table,
         "its key column",
-        "SELECT concat_ws(chr(31), format_type(a.atttypid, a.atttypmod), a.attidentity::text, \
-         coalesce(pg_get_expr(d.adbin, d.adrelid), ''), coalesce(pg_get_serial_sequence($1, a.attname), '')) \
-         FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum \
-         WHERE a.attrelid = $1::regclass AND a.attname = $2"
-            .into(),
+        format!(
+            "SELECT concat_ws(chr(31), format_type(a.atttypid, a.atttypmod), a.attidentity::text, \
+             coalesce(pg_get_expr(d.adbin, d.adrelid), ''), coalesce({PG_OWN_SEQUENCE}, '')) \
+             FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum \
+             WHERE a.attrelid = $1::regclass AND a.attname = $2"
+        ),
         vec![name, col],
     )
     .await?
@@ -227,6 +261,7 @@ async fn read_postgres<S: Session>(session: &mut S, table: &SqlName) -> Result<F
     Ok(Facts {
         column: column.as_str().to_owned(),
         int_bytes: int_bytes(&data_type),
+        key_max: key_max(&data_type),
         data_type,
         source,
         max_key,
@@ -369,7 +404,11 @@ async fn read_mariadb<S: Session>(session: &mut S, table: &SqlName) -> Result<Fa
     let source = if extra.contains("auto_increment") {
         KeySource::AutoIncrement
     } else if let Some(sequence) = mariadb_sequence_default(&default) {
-        KeySource::SequenceDefault(sequence)
+        KeySource::SequenceDefault(if sequence.contains('.') {
+            sequence
+        } else {
+            format!("{schema}.{sequence}")
+        })
     } else if default.is_empty() || default == "NULL" || default == "0" {
         KeySource::None
     } else {
@@ -398,6 +437,7 @@ async fn read_mariadb<S: Session>(session: &mut S, table: &SqlName) -> Result<Fa
     Ok(Facts {
         column: column.as_str().to_owned(),
         int_bytes: int_bytes(&data_type),
+        key_max: key_max(&data_type),
         data_type,
         source,
         max_key,
@@ -427,6 +467,7 @@ pub(super) async fn read_sequence<S: Session>(
             "sequence {sequence} does not exist (or this user cannot see it): name an existing sequence"
         ),
     };
+    let mut qualified = String::new();
     let sql = match dialect {
         Dialect::Postgres => {
             let found = text(
@@ -434,28 +475,37 @@ pub(super) async fn read_sequence<S: Session>(
                 table,
                 "the sequence",
                 "SELECT concat_ws(chr(31), pg_get_userbyid(c.relowner), current_user, \
-                 pg_has_role(current_user, c.relowner, 'USAGE')::text) \
-                 FROM pg_class c WHERE c.oid = to_regclass($1) AND c.relkind = 'S'"
+                 pg_has_role(current_user, c.relowner, 'USAGE')::text, n.nspname || '.' || c.relname) \
+                 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE c.oid = to_regclass($1) AND c.relkind = 'S'"
                     .into(),
                 vec![Value::Text(&q)],
             )
             .await?
             .ok_or_else(missing)?;
-            if let [owner, user, "false"] = parts(&found)[..] {
-                return Err(AdoptError::NotOwner {
-                    object: sequence.as_str().to_owned(),
-                    owner: owner.to_owned(),
-                    user: user.to_owned(),
-                });
+            match parts(&found)[..] {
+                [owner, user, "false", _] => {
+                    return Err(AdoptError::NotOwner {
+                        object: sequence.as_str().to_owned(),
+                        owner: owner.to_owned(),
+                        user: user.to_owned(),
+                    });
+                }
+                [_, _, _, name] => name.clone_into(&mut qualified),
+                _ => {}
             }
             format!(
                 "SELECT concat_ws(chr(31), s.seqincrement, s.seqmax, (SELECT last_value FROM {q}), s.seqcycle::text) \
                  FROM pg_catalog.pg_sequence s WHERE s.seqrelid = '{q}'::regclass"
             )
         }
-        _ => format!(
-            "SELECT CAST(CONCAT_WS(CHAR(31), increment, maximum_value, next_not_cached_value - 1, IF(cycle_option, 'true', 'false')) AS CHAR) FROM {q}"
-        ),
+        _ => {
+            let (schema, base) = mariadb_names(session, sequence).await?;
+            qualified = format!("{schema}.{base}");
+            format!(
+                "SELECT CAST(CONCAT_WS(CHAR(31), increment, maximum_value, next_not_cached_value - 1, IF(cycle_option, 'true', 'false')) AS CHAR) FROM {q}"
+            )
+        }
     };
     let read = session.fetch_text(Statement::new(sql, Vec::new())).await;
     let read = match read {
@@ -469,6 +519,7 @@ pub(super) async fn read_sequence<S: Session>(
     match parts(&read)[..] {
         [increment, max, position, cycles] => Ok(SequenceFacts {
             name: sequence.clone(),
+            qualified,
             increment: number(increment),
             max_value: number(max),
             position: number(position),
@@ -490,6 +541,12 @@ mod tests {
         assert_eq!(int_bytes("int(11)"), 4);
         assert_eq!(int_bytes("uuid"), 0);
         assert_eq!(int_bytes("character varying(20)"), 0);
+        assert_eq!(key_max("integer"), 2_147_483_647);
+        assert_eq!(key_max("int(10) unsigned"), 4_294_967_295);
+        assert_eq!(key_max("bigint(20) unsigned"), i64::MAX);
+        assert_eq!(key_max("smallint"), 32_767);
+        assert_eq!(key_max("mediumint(8) unsigned"), 16_777_215);
+        assert_eq!(key_max("uuid"), 0);
         assert_eq!(
             mariadb_sequence_default("nextval(`test`.`sq`)").as_deref(),
             Some("test.sq")

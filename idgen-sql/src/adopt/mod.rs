@@ -73,7 +73,14 @@
 //! primary key, a composite key, a key that is not an integer (UUID, text) or, for Snowflake
 //! IDs, narrower than `BIGINT`, a trigger that sets the key column, a table or sequence the
 //! user may not alter (PostgreSQL: not its owner), keys at or above the smallest ID the layout
-//! can issue, a sequence that counts down, cycles or has no room for two blocks. On MariaDB a
+//! can issue, a sequence that counts down, cycles or has no room for two blocks. For hi-lo
+//! also: a MariaDB `AUTO_INCREMENT` key, with or without a named sequence (it would go on
+//! handing out keys inside the blocks); a named sequence that is not the column's own (its
+//! identity's, or the one its default calls), unless [`AdoptOptions::writers_use_sequence`]
+//! says the user moves the writers to it; and a key type that leaves the sequence fewer than
+//! [`MIN_SEQUENCE_VALUES_LEFT`] values (or fewer than the largest key so far) with `INCREMENT
+//! BY block`, unless [`AdoptOptions::accept_key_capacity`] accepts it (the plan states the
+//! room either way). On MariaDB a
 //! missing `ALTER` privilege is not detected beforehand (grants through roles and wildcard
 //! schemas are not reliably visible): the step fails with the server's error.
 //!
@@ -138,6 +145,7 @@ use crate::session::Session;
 pub use error::AdoptError;
 pub use public_id::{DEFAULT_BACKFILL_BATCH, MAX_BACKFILL_BATCH, Progress};
 pub use run::{apply, apply_first, apply_with_progress};
+pub use steps::MIN_SEQUENCE_VALUES_LEFT;
 
 use public_id::PublicIdOptions;
 
@@ -175,6 +183,10 @@ enum Target {
     HiLo {
         block: u64,
         sequence: Option<SqlName>,
+        /// The user moves the writers to a named sequence that is not the column's own.
+        writers_use_sequence: bool,
+        /// The user accepts a key type with little room for the sequence's values.
+        accept_key_capacity: bool,
     },
     /// Keys stay as they are (only a public ID is added).
     KeepKeys,
@@ -250,6 +262,8 @@ impl AdoptOptions {
             Target::HiLo {
                 block,
                 sequence: None,
+                writers_use_sequence: false,
+                accept_key_capacity: false,
             },
         )
     }
@@ -390,6 +404,54 @@ impl AdoptOptions {
             *sequence = Some(SqlName::parse("sequence", name)?);
         }
         Ok(self)
+    }
+
+    /// Hi-lo: take a [`sequence`](Self::sequence) that is not the key column's own (not its
+    /// identity's, not the one its `DEFAULT nextval(…)` calls), because the writers get their
+    /// keys from it in their own SQL, or will before they write again: the user moves them.
+    /// Without it such a sequence is refused ([`AdoptError::SequenceNotUsed`]): old writers
+    /// would go on taking keys from the column's default, which knows nothing of the blocks.
+    /// Ignored for Snowflake keys.
+    ///
+    /// ```
+    /// let options = idgen_sql::adopt::AdoptOptions::hilo("order_lines", 1000)?
+    ///     .sequence("shared_ids")?
+    ///     .writers_use_sequence();
+    /// # let _ = options;
+    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// ```
+    pub fn writers_use_sequence(mut self) -> Self {
+        if let Target::HiLo {
+            writers_use_sequence,
+            ..
+        } = &mut self.target
+        {
+            *writers_use_sequence = true;
+        }
+        self
+    }
+
+    /// Hi-lo: accept a key type that leaves the sequence fewer values than idgen asks for
+    /// ([`MIN_SEQUENCE_VALUES_LEFT`], and at least the largest key so far). With `INCREMENT BY
+    /// block` every old writer's row takes a whole block of the key's range, so an `integer`
+    /// key with blocks of 1000 has room for about 2.1 million more rows or blocks; the plan
+    /// states the room either way. Without it, too little room is refused
+    /// ([`AdoptError::KeyCapacity`]). Ignored for Snowflake keys.
+    ///
+    /// ```
+    /// let options = idgen_sql::adopt::AdoptOptions::hilo("order_lines", 100_000)?.accept_key_capacity();
+    /// # let _ = options;
+    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// ```
+    pub fn accept_key_capacity(mut self) -> Self {
+        if let Target::HiLo {
+            accept_key_capacity,
+            ..
+        } = &mut self.target
+        {
+            *accept_key_capacity = true;
+        }
+        self
     }
 
     /// Snowflake keys: make the database-side generator the column's default (installed by

@@ -249,7 +249,8 @@ pub(super) enum PublicIdAction {
     /// PostgreSQL: drop an invalid index left by a stopped build (after waiting for a build
     /// still running), then build it.
     UniqueIndex {
-        /// The index, as SQL names it (`schema.name` or `name`), unquoted for `to_regclass`.
+        /// The index, quoted as SQL names it (`"schema"."name"` or `"name"`), for
+        /// `to_regclass`, which folds an unquoted name to lower case.
         index: String,
     },
 }
@@ -435,28 +436,25 @@ pub(super) fn build(
             ));
         }
         _ => {
-            let regclass = table.as_str();
+            // Every name quoted, as the table and columns are: PostgreSQL folds an unquoted
+            // one to lower case, and `"Order_publicId_key"` is another index than that.
             let index_sql = in_schema(table, &index, dialect);
-            let index_plain = match regclass.rsplit_once('.') {
-                Some((schema, _)) => format!("{schema}.{index}"),
-                None => index.clone(),
-            };
             steps.push((
                 Step::new(
                     "public-id-unique-index",
                     format!(
                         "index {table}.{} uniquely with CREATE UNIQUE INDEX CONCURRENTLY (writers go on; it waits for transactions that \
                          started before it). An invalid index left by a build that was stopped is dropped (DROP INDEX CONCURRENTLY) and built \
-                         again; a build still running in another session is waited for",
+                         again; a build still running in another session is waited for; the step is recorded only once the index is valid",
                         column.as_str()
                     ),
                     vec![
                         format!("DROP INDEX CONCURRENTLY IF EXISTS {index_sql}"),
-                        format!("CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS {index} ON {t} ({c})"),
+                        format!("CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS \"{index}\" ON {t} ({c})"),
                         record("public-id-unique-index"),
                     ],
                 ),
-                Some(PublicIdAction::UniqueIndex { index: index_plain }),
+                Some(PublicIdAction::UniqueIndex { index: index_sql }),
             ));
             let check = index_name(table, column, "_not_null");
             let constraint_missing = |name: &str| {
@@ -625,6 +623,26 @@ fn parse_missing(text: &str) -> (u64, Option<i64>, Option<i64>) {
     let first = parts.next().and_then(|c| c.parse().ok());
     let last = parts.next().and_then(|c| c.parse().ok());
     (count, first, last)
+}
+
+/// PostgreSQL: whether `index` exists and is valid (`pg_index.indisvalid`): a `CREATE INDEX
+/// CONCURRENTLY IF NOT EXISTS` that found an index of its name (another session's build, or
+/// one stopped between the check and the build) skips it, valid or not.
+pub(super) async fn valid_index<S: Session>(
+    session: &mut S,
+    options: &AdoptOptions,
+    index: &str,
+) -> Result<bool, AdoptError> {
+    let valid = session
+        .fetch_i64(Statement::new(
+            "SELECT count(*) FROM pg_index WHERE indexrelid = to_regclass($1) AND indisvalid"
+                .to_owned(),
+            vec![Value::Text(index)],
+        ))
+        .await
+        .map_err(read_failed(&options.table, "the index's state"))?
+        .unwrap_or(0);
+    Ok(valid > 0)
 }
 
 /// PostgreSQL: waits while another session builds `index`, then reports whether an invalid

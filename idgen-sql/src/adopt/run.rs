@@ -139,14 +139,8 @@ pub(super) async fn plan_steps<S: Session>(
         Target::Snowflake { .. } | Target::KeepKeys => None,
         Target::HiLo { sequence, .. } => {
             let name = match (sequence, &facts.source) {
-                (Some(name), _) => name.clone(),
-                (
-                    None,
-                    KeySource::IdentityAlways(s)
-                    | KeySource::IdentityByDefault(s)
-                    | KeySource::SequenceDefault(s),
-                ) => SqlName::parse("sequence", s)?,
-                (None, KeySource::AutoIncrement) => {
+                // Named or not: AUTO_INCREMENT would go on writing keys inside the blocks.
+                (_, KeySource::AutoIncrement) => {
                     return Err(AdoptError::Unsupported {
                         reason: format!(
                             "{table}.{} is AUTO_INCREMENT, which is not a sequence: hi-lo needs one. Adopt the table with Snowflake keys, \
@@ -155,6 +149,13 @@ pub(super) async fn plan_steps<S: Session>(
                         ),
                     });
                 }
+                (Some(name), _) => name.clone(),
+                (
+                    None,
+                    KeySource::IdentityAlways(s)
+                    | KeySource::IdentityByDefault(s)
+                    | KeySource::SequenceDefault(s),
+                ) => SqlName::parse("sequence", s)?,
                 (None, _) => {
                     return Err(AdoptError::NoSequence {
                         reason: format!(
@@ -297,13 +298,23 @@ async fn run_step<S: Session>(
             execute(session, options, step, record).await
         }
         Action::UniqueIndex { index } => {
-            if public_id::invalid_index(session, options, &index).await? {
-                execute(session, options, step, step.sql[0].clone()).await?;
+            // Recorded only once valid: an invalid index is dropped and built again.
+            let mut tries = 0;
+            while !public_id::valid_index(session, options, &index).await? {
+                if tries == UNIQUE_INDEX_BUILDS {
+                    return Err(AdoptError::InvalidIndex {
+                        table: options.table.as_str().to_owned(),
+                        index,
+                        tries,
+                    });
+                }
+                tries += 1;
+                if public_id::invalid_index(session, options, &index).await? {
+                    execute(session, options, step, step.sql[0].clone()).await?;
+                }
+                execute(session, options, step, step.sql[1].clone()).await?;
             }
-            for sql in &step.sql[1..] {
-                execute(session, options, step, sql.clone()).await?;
-            }
-            Ok(())
+            execute(session, options, step, step.sql[2].clone()).await
         }
         Action::Sql { object } => retried(session, options, step, object, false).await,
         Action::LongSql { object } => retried(session, options, step, object, true).await,
@@ -347,6 +358,10 @@ async fn retried<S: Session>(
         }
     }
 }
+
+/// How many times the public ID's unique index is built before the step gives up, when each
+/// build ends with an invalid index (another session's build stopped meanwhile).
+const UNIQUE_INDEX_BUILDS: u32 = 3;
 
 /// The pause between two tries of a step that did not get its lock.
 const RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(200);

@@ -12,6 +12,16 @@ use crate::dialect::{Dialect, QuotedName};
 /// (MariaDB steps do not wait at all: `lock_wait_timeout = 0`).
 pub(super) const LOCK_TRY_MS: u64 = 100;
 
+/// The fewest values a hi-lo adoption leaves its sequence below the key type's largest value
+/// (and at least as many as the largest key so far), unless the user accepts fewer
+/// ([`AdoptOptions::accept_key_capacity`]): with `INCREMENT BY block` each old writer's row
+/// takes one value, a whole block of the key's range, and each hi-lo block one.
+///
+/// ```
+/// assert_eq!(idgen_sql::adopt::MIN_SEQUENCE_VALUES_LEFT, 1_000_000);
+/// ```
+pub const MIN_SEQUENCE_VALUES_LEFT: i64 = 1_000_000;
+
 /// How a step takes its lock, for the descriptions.
 const LOCK_NOTE: &str = "each try waits at most 100 ms for its lock (0 on MariaDB), so other sessions never queue behind it for longer, \
                          and tries again until the lock wait (default 10 s) is spent";
@@ -199,13 +209,21 @@ pub(super) fn build(
                 },
             ));
         }
-        Target::HiLo { block, .. } => {
+        Target::HiLo {
+            block,
+            writers_use_sequence,
+            accept_key_capacity,
+            ..
+        } => {
             if facts.int_bytes == 0 {
                 return Err(key_type(table, facts, 4));
             }
             let sequence = sequence.ok_or_else(|| AdoptError::NoSequence {
                 reason: format!("no sequence for hi-lo on {table}.{}", facts.column),
             })?;
+            if !writers_use_sequence {
+                writers_use(table, facts, sequence)?;
+            }
             if let (Dialect::Postgres, KeySource::IdentityAlways(_)) = (dialect, &facts.source) {
                 let t = table.quoted(dialect);
                 let c = column.quoted(dialect);
@@ -234,7 +252,12 @@ pub(super) fn build(
                     sequence,
                     *block,
                     record("hilo-sequence"),
-                )?,
+                )
+                .and_then(|mut step| {
+                    let room = capacity_note(table, facts, sequence, *block, *accept_key_capacity)?;
+                    step.description = format!("{}. {room}", step.description);
+                    Ok(step)
+                })?,
                 Action::Sql {
                     object: sequence.name.as_str().to_owned(),
                 },
@@ -287,6 +310,83 @@ fn key_type(table: &SqlName, facts: &Facts, needed: u8) -> AdoptError {
         data_type: facts.data_type.clone(),
         reason,
     }
+}
+
+/// Refuses a sequence that the key column does not take its values from.
+fn writers_use(table: &SqlName, facts: &Facts, sequence: &SequenceFacts) -> Result<(), AdoptError> {
+    let own = match &facts.source {
+        KeySource::IdentityAlways(s)
+        | KeySource::IdentityByDefault(s)
+        | KeySource::SequenceDefault(s) => Some(s.as_str()),
+        _ => None,
+    };
+    if own.is_some_and(|own| own == sequence.qualified) {
+        return Ok(());
+    }
+    let key_source = match &facts.source {
+        KeySource::IdentityAlways(s) | KeySource::IdentityByDefault(s) => {
+            format!("its identity's sequence {s}")
+        }
+        KeySource::SequenceDefault(s) => format!("its default, nextval of {s}"),
+        KeySource::AutoIncrement => "AUTO_INCREMENT".to_owned(),
+        KeySource::OtherDefault(d) => format!("its default {d}"),
+        KeySource::None => "no default: the writers give every key".to_owned(),
+    };
+    Err(AdoptError::SequenceNotUsed {
+        table: table.as_str().to_owned(),
+        column: facts.column.clone(),
+        sequence: sequence.name.as_str().to_owned(),
+        key_source,
+    })
+}
+
+/// How many more values `sequence` can hand out with `INCREMENT BY block` above `above`
+/// before it or the key type runs out, and that limit.
+fn capacity(facts: &Facts, sequence: &SequenceFacts, above: i64, block: i64) -> (i64, i64) {
+    let limit = match facts.key_max {
+        0 => sequence.max_value,
+        key => key.min(sequence.max_value),
+    };
+    (limit.saturating_sub(above).max(0) / block, limit)
+}
+
+/// The hi-lo step's capacity (how many more values the sequence hands out before it or the key
+/// type runs out), refusing too little unless `accepted`. Called once the step's own checks
+/// passed (a block of at least 1, at least two blocks left).
+fn capacity_note(
+    table: &SqlName,
+    facts: &Facts,
+    sequence: &SequenceFacts,
+    block: u64,
+    accepted: bool,
+) -> Result<String, AdoptError> {
+    let step = i64::try_from(block).unwrap_or(i64::MAX).max(1);
+    let above = facts.max_key.max(sequence.position);
+    let (values_left, limit) = capacity(facts, sequence, above, step);
+    let required = MIN_SEQUENCE_VALUES_LEFT.max(facts.max_key);
+    if values_left < required && !accepted {
+        return Err(AdoptError::KeyCapacity {
+            table: table.as_str().to_owned(),
+            column: facts.column.clone(),
+            data_type: facts.data_type.clone(),
+            type_max: limit,
+            block,
+            capacity: values_left,
+        });
+    }
+    Ok(format!(
+        "Capacity: {} ({}) and the sequence hold keys up to {limit}, so with INCREMENT BY {block} there is room for {values_left} more values \
+         above {above}: each old writer's row takes one (a whole block of {block} keys), each hi-lo block one, so {values_left} old-writer rows, \
+         or {values_left} hi-lo blocks ({} keys), or any mix of the two{}",
+        facts.column,
+        facts.data_type,
+        i128::from(values_left) * i128::from(step),
+        if values_left < required {
+            format!(" (fewer than the {required} idgen asks for: accepted by the user)")
+        } else {
+            String::new()
+        }
+    ))
 }
 
 /// Step 1's change: retire the column's own default, so only idgen writes keys.
@@ -468,6 +568,7 @@ mod tests {
             column: "id".into(),
             data_type: data_type.into(),
             int_bytes,
+            key_max: super::super::facts::key_max(data_type),
             source,
             max_key,
             comment: String::new(),
@@ -549,6 +650,7 @@ mod tests {
         );
         let sequence = |increment, max_value, cycles| SequenceFacts {
             name: SqlName::parse("sequence", "lines_seq").unwrap(),
+            qualified: "lines_seq".into(),
             increment,
             max_value,
             position: 10,
@@ -566,6 +668,14 @@ mod tests {
             )
         };
         assert!(run(sequence(1, i64::MAX, false)).is_ok());
+        let step = &run(sequence(1, i64::MAX, false)).unwrap()[1].0;
+        assert!(
+            step.description.contains(
+                "room for 2147483 more values above 10: each old writer's row takes one (a whole block of 1000 keys), each hi-lo block one"
+            ),
+            "{}",
+            step.description
+        );
         for (s, says) in [
             (sequence(-1, i64::MAX, false), "counts by -1"),
             (sequence(1, i64::MAX, true), "CYCLEs"),
@@ -574,5 +684,56 @@ mod tests {
             let err = run(s).unwrap_err();
             assert!(err.to_string().contains(says), "{err}");
         }
+
+        // Blocks of 10,000 on an integer key leave 214,748 values: refused unless accepted.
+        let wide = AdoptOptions::hilo("lines", 10_000).unwrap();
+        let s = sequence(1, i64::MAX, false);
+        let build_with =
+            |o: &AdoptOptions| build(Dialect::Postgres, o, &f, Some(&s), None, NOW_MS, false);
+        let err = build_with(&wide).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                AdoptError::KeyCapacity {
+                    capacity: 214_748,
+                    type_max: 2_147_483_647,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(err.to_string().starts_with("key column lines.id is integer, which holds keys up to 2147483647: with INCREMENT BY 10000"), "{err}");
+        let accepted = build_with(&wide.accept_key_capacity()).unwrap();
+        assert!(accepted[1].0.description.contains("accepted by the user"));
+
+        // A sequence that is not the column's own is refused unless the user moves the writers.
+        let other = SequenceFacts {
+            qualified: "public.other_seq".into(),
+            ..sequence(1, i64::MAX, false)
+        };
+        let err = build(
+            Dialect::Postgres,
+            &options,
+            &f,
+            Some(&other),
+            None,
+            NOW_MS,
+            false,
+        )
+        .unwrap_err();
+        assert!(matches!(err, AdoptError::SequenceNotUsed { .. }), "{err:?}");
+        let moved = options.clone().writers_use_sequence();
+        assert!(
+            build(
+                Dialect::Postgres,
+                &moved,
+                &f,
+                Some(&other),
+                None,
+                NOW_MS,
+                false
+            )
+            .is_ok()
+        );
     }
 }
