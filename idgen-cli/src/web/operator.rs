@@ -10,13 +10,14 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use idgen_sql::procedure::{FreeRequest, NotFreed};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::json;
 
 use crate::error::CliError;
 use crate::layout_arg::LayoutArg;
 use crate::leases::{Store, StoreArgs};
 use crate::web::compose::InputError;
+use crate::web::free_body::FreeBody;
 
 /// How often the page reads the table again.
 const REFRESH_MS: u64 = 2000;
@@ -125,15 +126,6 @@ async fn leases(State(op): State<Arc<Operator>>) -> Response {
     .into_response()
 }
 
-/// What the page sends to free a node ID.
-#[derive(Deserialize)]
-struct FreeBody {
-    node: String,
-    holder: Option<String>,
-    #[serde(default)]
-    force: bool,
-}
-
 /// `POST /api/leases/free`: 200 when freed, 409 when refused (the message says why and what
 /// forcing risks).
 async fn free(
@@ -144,7 +136,7 @@ async fn free(
         Ok(Json(b)) => b,
         Err(e) => return super::api::unreadable(e.status(), e.body_text()),
     };
-    let Ok(node) = body.node.trim().parse::<u64>() else {
+    let Some(node) = body.node() else {
         return failure(
             StatusCode::UNPROCESSABLE_ENTITY,
             "node",
