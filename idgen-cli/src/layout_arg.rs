@@ -12,7 +12,9 @@
 //!   order=tns | tsn                    time|node|seq (Twitter) or time|seq|node (Sonyflake)
 //! ```
 
+use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::{Mutex, PoisonError};
 
 use idgen_core::{FieldOrder, Layout, LayoutBuilder};
 
@@ -235,11 +237,24 @@ fn parse_node(builder: LayoutBuilder, value: &str) -> Result<LayoutBuilder, Stri
             ));
         }
         let bits = parse_bits(&format!("node sub-field {name}"), bits)?;
-        // A command-line process builds a handful of layouts: leaking the names is fine, and the
-        // library's sub-field names are &'static str.
-        builder = builder.node_field(Box::leak(name.to_owned().into_boxed_str()), bits);
+        builder = builder.node_field(intern(name), bits);
     }
     Ok(builder)
+}
+
+/// `name` as the `&'static str` the library's sub-field names are. Each distinct name is leaked
+/// once and reused after: `idgen web` parses the page's layout on every request, and leaking
+/// the names again each time grew the server without bound (found by the `layout_text` fuzz
+/// target under LeakSanitizer).
+fn intern(name: &str) -> &'static str {
+    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    let mut names = NAMES.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(known) = names.get(name) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(name.into());
+    names.insert(leaked);
+    leaked
 }
 
 /// The canonical `custom:` spec of `layout`: [`parse`] reads it back to the same layout.
@@ -328,6 +343,16 @@ mod tests {
         );
         assert_eq!(parse("custom:base=sonyflake").unwrap().name, "sonyflake");
         assert_eq!(custom("unit=1s").unwrap().unit_ms(), 1000);
+    }
+
+    #[test]
+    fn sub_field_names_are_leaked_once_not_per_parse() {
+        let spec = "custom:node=fuzz_dc:5+fuzz_worker:5";
+        let a = parse(spec).unwrap().layout;
+        let b = parse(spec).unwrap().layout;
+        for (x, y) in a.node_fields().iter().zip(b.node_fields()) {
+            assert!(std::ptr::eq(x.name, y.name), "{} read twice", x.name);
+        }
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod layout_arg;
 mod leases;
 mod node_arg;
 mod pace;
+mod subject;
 mod time_arg;
 mod usage;
 #[cfg(feature = "web")]

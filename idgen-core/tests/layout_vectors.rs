@@ -394,3 +394,56 @@ mod properties {
         }
     }
 }
+
+/// Found by the `plan` fuzz target: an epoch near `i64::MIN` with a span wider than `i64::MAX`
+/// ms is a valid layout (epoch + span fits), but `last_unix_ms` multiplied ticks by the unit in
+/// i64 first (a panic in debug, a wrapped instant in release).
+#[test]
+fn an_epoch_near_i64_min_with_a_span_past_i64_max_has_an_exact_last_instant() {
+    let layout = Layout::builder()
+        .epoch_ms(i64::MIN + 2)
+        .unit_ms(3)
+        .timestamp_bits(62)
+        .node_bits(0)
+        .sequence_bits(0)
+        .build()
+        .unwrap();
+    let span = i128::from(layout.max_ticks() + 1) * 3;
+    assert!(span > i128::from(i64::MAX));
+    let last = i128::from(i64::MIN + 2) + span - 1;
+    assert_eq!(i128::from(layout.last_unix_ms()), last);
+    assert!(!layout.last_rfc3339().is_empty());
+    let err = layout.ticks_at(i64::MAX).unwrap_err();
+    assert!(matches!(err, Error::TimeOverflow { last_ms, .. } if i128::from(last_ms) == last));
+}
+
+/// Found by the `layout_text` fuzz target: `tick_start_ms` saturated `ticks × unit` at
+/// `i64::MAX` before adding a negative epoch, so a valid tick's start came out wrong (and
+/// `decompose` gave the wrong instant).
+#[test]
+fn an_epoch_near_i64_min_gives_exact_tick_starts_up_to_the_last_tick() {
+    let layout = Layout::builder()
+        .epoch_ms(i64::MIN + 2)
+        .unit_ms(3)
+        .timestamp_bits(62)
+        .node_bits(0)
+        .sequence_bits(0)
+        .build()
+        .unwrap();
+    let last_tick = layout.max_ticks();
+    let want = i128::from(i64::MIN + 2) + i128::from(last_tick) * 3;
+    assert_eq!(i128::from(layout.tick_start_ms(last_tick)), want);
+    let id = layout
+        .compose(Parts {
+            ticks: last_tick,
+            node: 0,
+            sequence: 0,
+        })
+        .unwrap();
+    assert_eq!(i128::from(layout.decompose(id).unwrap().unix_ms), want);
+    assert_eq!(
+        layout.ticks_at(layout.tick_start_ms(last_tick)).ok(),
+        Some(last_tick)
+    );
+    assert_eq!(layout.tick_start_ms(u64::MAX), i64::MAX);
+}

@@ -2,24 +2,11 @@
 
 use std::io::Write;
 
-use idgen_core::uuid::Uuid;
-use idgen_core::{AnyPublicId, SnowflakeId};
-
 use crate::cli::LayoutOpt;
 use crate::describe::Described;
 use crate::describe_uuid::DescribedUuid;
 use crate::error::CliError;
-
-/// What `inspect` was given.
-#[derive(Clone, Debug)]
-pub(crate) enum Subject {
-    /// Decimal digits.
-    Snowflake(SnowflakeId),
-    /// TypeID text: `ord_01h455vb4pex5vsknk084sn02q`, or 26 base32 characters without prefix.
-    PublicId(AnyPublicId),
-    /// A hyphenated UUID.
-    Uuid(Uuid),
-}
+pub(crate) use crate::subject::{Subject, parse_subject};
 
 /// Arguments of `inspect`.
 #[derive(Debug, clap::Args)]
@@ -33,35 +20,6 @@ pub(crate) struct InspectArgs {
     /// Applies to Snowflake IDs
     #[command(flatten)]
     pub(crate) layout: LayoutOpt,
-}
-
-/// Tells the three kinds apart by shape, then parses strictly with the library's parser, whose
-/// error names the text.
-pub(crate) fn parse_subject(text: &str) -> Result<Subject, String> {
-    let is_uuid_shape = text.len() == 36
-        && text
-            .char_indices()
-            .all(|(i, c)| matches!(i, 8 | 13 | 18 | 23) == (c == '-'));
-    let is_public_id_shape =
-        text.contains('_') || (text.len() == 26 && text.bytes().any(|b| b.is_ascii_alphabetic()));
-    if is_uuid_shape {
-        Uuid::try_parse(text)
-            .map(Subject::Uuid)
-            .map_err(|e| format!("{text:?} is not a UUID: {e}"))
-    } else if is_public_id_shape {
-        text.parse()
-            .map(Subject::PublicId)
-            .map_err(|e: idgen_core::Error| e.to_string())
-    } else {
-        text.parse()
-            .map(Subject::Snowflake)
-            .map_err(|e: idgen_core::Error| {
-                format!(
-                    "{e} (inspect takes a Snowflake ID, a public ID such as \
-                 ord_01h455vb4pex5vsknk084sn02q, or a UUID)"
-                )
-            })
-    }
 }
 
 /// Prints the ID's parts: a Snowflake ID's time, fields and bits; a public ID's prefix and

@@ -5,6 +5,8 @@
 mod api;
 mod assets;
 mod compose;
+#[cfg(feature = "leases")]
+mod free_body;
 mod guard;
 mod inspect;
 #[cfg(feature = "leases")]

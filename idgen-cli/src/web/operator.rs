@@ -11,13 +11,14 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use idgen_sql::procedure::{FreeRequest, NotFreed};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::json;
 
 use crate::error::CliError;
 use crate::layout_arg::LayoutArg;
 use crate::leases::AnyStore;
 use crate::web::compose::InputError;
+use crate::web::free_body::FreeBody;
 use crate::web::recorded::RecordedLayout;
 
 /// How often the page reads the table again.
@@ -150,15 +151,6 @@ async fn leases(State(op): State<Arc<Operator>>) -> Response {
     .into_response()
 }
 
-/// What the page sends to free a node ID: the holder it showed, and whether to force.
-#[derive(Deserialize)]
-struct FreeBody {
-    node: String,
-    holder: Option<String>,
-    #[serde(default)]
-    force: bool,
-}
-
 /// `POST /api/leases/free`: 200 when freed; 409 when refused, with `reason` `live` (and the
 /// `holder` and the time it has left: force frees it) or `changed` (the row is no longer what
 /// the page showed: another holder, or none).
@@ -170,7 +162,7 @@ async fn free(
         Ok(Json(b)) => b,
         Err(e) => return super::api::unreadable(e.status(), e.body_text()),
     };
-    let Ok(node) = body.node.trim().parse::<u64>() else {
+    let Some(node) = body.node() else {
         return failure(
             StatusCode::UNPROCESSABLE_ENTITY,
             "node",

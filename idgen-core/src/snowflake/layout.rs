@@ -597,8 +597,12 @@ impl Layout {
     /// assert_eq!(idgen_core::Layout::TWITTER.last_unix_ms(), 3_487_858_230_208);
     /// ```
     pub const fn last_unix_ms(&self) -> i64 {
-        // validate() proved this does not overflow.
-        self.epoch_ms + (self.max_ticks() as i64) * self.unit_ms as i64 + (self.unit_ms as i64 - 1)
+        // In i128: `ticks × unit` alone may pass i64::MAX when the epoch is far before 1970;
+        // validate() proved the sum fits an i64.
+        let last = self.epoch_ms as i128
+            + self.max_ticks() as i128 * self.unit_ms as i128
+            + (self.unit_ms as i128 - 1);
+        last as i64
     }
 
     /// The tick that contains `unix_ms`.
@@ -646,13 +650,14 @@ impl Layout {
     /// ```
     #[inline]
     pub const fn tick_start_ms(&self, ticks: u64) -> i64 {
-        let ticks = if ticks > i64::MAX as u64 {
+        // In i128 (at most 2^64 × 2^32 plus an i64): `ticks × unit` alone may pass i64::MAX
+        // while the sum with an epoch far before 1970 still fits.
+        let start = self.epoch_ms as i128 + ticks as i128 * self.unit_ms as i128;
+        if start > i64::MAX as i128 {
             i64::MAX
         } else {
-            ticks as i64
-        };
-        self.epoch_ms
-            .saturating_add(ticks.saturating_mul(self.unit_ms as i64))
+            start as i64
+        }
     }
 
     /// The ID with these fields. Each field is checked against its width; an out-of-range field
