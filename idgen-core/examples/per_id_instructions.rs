@@ -13,7 +13,22 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use idgen_core::{Layout, Snowflake};
+use ferroid::generator::{AtomicSnowflakeGenerator, BasicSnowflakeGenerator};
+use ferroid::id::SnowflakeTwitterId;
+use ferroid::time::{MonotonicClock, TWITTER_EPOCH, TimeSource};
+use idgen_core::{Clock, Layout, ManualClock, Snowflake, SystemClock, TickerClock};
+
+/// idgen's `SystemClock` as a ferroid time source (ms since the Twitter epoch), to compare the
+/// generators on one clock.
+#[derive(Clone, Copy)]
+struct IdgenClock(SystemClock);
+
+impl TimeSource<u64> for IdgenClock {
+    #[inline]
+    fn current_millis(&self) -> u64 {
+        (self.0.now_ms() - Layout::TWITTER.epoch_ms()) as u64
+    }
+}
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -41,6 +56,45 @@ fn main() {
             let ids = Snowflake::new(Layout::TWITTER, 1).unwrap();
             for _ in 0..n {
                 black_box(ids.next_id().unwrap());
+            }
+        }
+        "idgen-ticker" => {
+            let clock = TickerClock::new().unwrap();
+            let ids = Snowflake::with_clock(Layout::TWITTER, 1, clock).unwrap();
+            for _ in 0..n {
+                black_box(ids.next_id().unwrap());
+            }
+        }
+        "idgen-manual" => {
+            // No clock read: the clock moves only when a tick's 4,096 IDs are used up.
+            let clock = ManualClock::new(1_800_000_000_000);
+            let ids = Snowflake::with_clock(Layout::TWITTER, 1, clock).unwrap();
+            for _ in 0..n {
+                black_box(ids.next_id().unwrap());
+            }
+        }
+        "ferroid-atomic" => {
+            // ferroid's README usage: the lock-free generator on its ticker-thread clock.
+            let clock = MonotonicClock::<1>::with_epoch(TWITTER_EPOCH);
+            let ids = AtomicSnowflakeGenerator::<SnowflakeTwitterId, _>::new(1, clock);
+            for _ in 0..n {
+                black_box(ids.next_id(|_| std::thread::yield_now()));
+            }
+        }
+        "ferroid-atomic-system" => {
+            let ids = AtomicSnowflakeGenerator::<SnowflakeTwitterId, _>::new(
+                1,
+                IdgenClock(SystemClock::new()),
+            );
+            for _ in 0..n {
+                black_box(ids.next_id(|_| std::thread::yield_now()));
+            }
+        }
+        "ferroid-basic" => {
+            let clock = MonotonicClock::<1>::with_epoch(TWITTER_EPOCH);
+            let ids = BasicSnowflakeGenerator::<SnowflakeTwitterId, _>::new(1, clock);
+            for _ in 0..n {
+                black_box(ids.next_id(|_| std::thread::yield_now()));
             }
         }
         "rs-snowflake" => {
@@ -83,6 +137,11 @@ fn main() {
 const GENERATORS: &[&str] = &[
     "idgen-wide",
     "idgen-twitter",
+    "idgen-ticker",
+    "idgen-manual",
+    "ferroid-atomic",
+    "ferroid-atomic-system",
+    "ferroid-basic",
     "rs-snowflake",
     "snowflaked",
     "snowflaked-sync",

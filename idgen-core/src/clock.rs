@@ -44,6 +44,14 @@ pub trait Clock: Send + Sync {
         }
     }
 
+    /// The current time read from the clock's source, for loops that wait for a time: the same
+    /// as [`now_ms`](Clock::now_ms) except for a clock that caches its time
+    /// ([`TickerClock`](crate::TickerClock)), which reads its source (and refreshes its cache),
+    /// so a waiter never depends on the cache being refreshed.
+    fn fresh_ms(&self) -> i64 {
+        self.now_ms()
+    }
+
     /// `true` when [`wait_until`](Clock::wait_until) moves a simulated time instead of waiting.
     ///
     /// Async callers use this to decide between calling `wait_until` directly (simulated) and
@@ -62,6 +70,9 @@ macro_rules! clock_through_pointer {
             }
             fn wait_until(&self, target_ms: i64) {
                 (**self).wait_until(target_ms)
+            }
+            fn fresh_ms(&self) -> i64 {
+                (**self).fresh_ms()
             }
             fn is_simulated(&self) -> bool {
                 (**self).is_simulated()
@@ -209,6 +220,12 @@ impl Monotonic {
         }
     }
 
+    fn until_next_ms(&self) -> Duration {
+        let monotonic = read_monotonic_ns().unwrap_or_else(|| self.monotonic_ns_from_std());
+        let ns = self.unix_at_zero_ns.wrapping_add(monotonic);
+        Duration::from_nanos((NS_PER_MS as i64 - ns.rem_euclid(NS_PER_MS as i64)) as u64)
+    }
+
     /// CLOCK_MONOTONIC cannot fail on Linux (std's `Instant` panics if it does); should it ever,
     /// read the same clock through `Instant`, from the anchor, rather than make a time up.
     #[cold]
@@ -223,22 +240,26 @@ impl Monotonic {
 #[inline(always)]
 #[allow(unsafe_code)]
 fn read_monotonic_ns() -> Option<i64> {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `t` is a live, writable `timespec` for the whole call, the only memory
-    // `clock_gettime` writes; it keeps no pointer to it afterwards. (Tested in this module:
+    let mut t = std::mem::MaybeUninit::<libc::timespec>::uninit();
+    // SAFETY: `t` is live, writable memory for a `timespec` for the whole call, the only memory
+    // `clock_gettime` writes; it keeps no pointer to it afterwards. It is read only when the
+    // call returned 0, which means it wrote the whole `timespec`. (Not zeroed first: two
+    // instructions on the path of every ID. Tested in this module:
     // `the_direct_monotonic_read_agrees_with_instant`.)
-    let status = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    let status = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, t.as_mut_ptr()) };
+    if status != 0 {
+        return None;
+    }
+    // SAFETY: initialised by the successful call above.
+    let t = unsafe { t.assume_init() };
     // Seconds since boot: far below 2^63 ns (292 years). (`time_t` and `c_long` are 32 bits
     // on some targets, hence the conversions.)
     #[allow(clippy::useless_conversion)]
-    (status == 0).then(|| {
+    Some(
         i64::from(t.tv_sec)
             .wrapping_mul(1_000_000_000)
-            .wrapping_add(i64::from(t.tv_nsec))
-    })
+            .wrapping_add(i64::from(t.tv_nsec)),
+    )
 }
 
 /// Elsewhere: `Instant` from an anchor.
@@ -264,6 +285,10 @@ impl Monotonic {
         }
     }
 
+    fn until_next_ms(&self) -> Duration {
+        Duration::from_millis(1)
+    }
+
     #[inline]
     fn now_ms(&self) -> i64 {
         unix_ms_after(
@@ -271,6 +296,14 @@ impl Monotonic {
             self.anchor_sub_ms_ns,
             self.anchor.elapsed(),
         )
+    }
+}
+
+impl SystemClock {
+    /// The time until this clock's next whole millisecond (at most 1 ms): how long the ticker
+    /// of [`TickerClock`](crate::TickerClock) sleeps.
+    pub(crate) fn until_next_ms(&self) -> Duration {
+        self.inner.until_next_ms()
     }
 }
 

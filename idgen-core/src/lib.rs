@@ -110,6 +110,7 @@ pub mod serde_string;
 pub mod snowflake;
 #[doc(hidden)]
 pub mod sync;
+mod ticker_clock;
 pub mod typed_id;
 pub mod uuid7;
 
@@ -137,6 +138,7 @@ pub use snowflake::{
     ClockPolicy, Decomposed, Fence, FieldOrder, Layout, LayoutBuilder, NodeField, NodeId,
     NodeLease, Parts, Snowflake, SnowflakeBuilder, SnowflakeId, Stats,
 };
+pub use ticker_clock::TickerClock;
 pub use typed_id::Id;
 pub use uuid7::Uuid7Generator;
 

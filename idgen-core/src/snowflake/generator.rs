@@ -8,7 +8,7 @@ use crate::Result;
 use crate::clock::{Clock, SystemClock};
 use crate::error::Error;
 use crate::snowflake::fence::{CLOCKS_AGREE_WITHIN_MS, Fence, IssueState, NodeLease, REVOKED};
-use crate::snowflake::{ClockPolicy, FieldOrder, Layout, NodeId, SnowflakeId};
+use crate::snowflake::{ClockPolicy, Layout, NodeId, SnowflakeId};
 use crate::sync::{AtomicI64, AtomicU64, Ordering::Relaxed};
 
 /// A Snowflake ID generator for one node ID: `Send + Sync`, used through `&self` from any number
@@ -49,6 +49,12 @@ pub struct Snowflake<C: Clock = SystemClock> {
     epoch_ms: i64,
     unit_ms: u64,
     max_ticks: u64,
+    /// The layout's last ms after its epoch: `last_unix_ms - epoch_ms`.
+    span_ms: u64,
+    /// `span_ms` if ticks are 1 ms long, else 0 (the short path's one range check).
+    ms_span_if_unit_1: u64,
+    /// IDs per tick: `seq_mask + 1`.
+    per_tick: u64,
     /// The state word before the first ID (0, or a floor's "tick used up"): not an issued ID.
     initial_word: u64,
     layout: Layout,
@@ -69,13 +75,16 @@ pub struct Snowflake<C: Clock = SystemClock> {
     _lease: Option<Box<dyn NodeLease>>,
 }
 
-/// How a state word becomes an ID under the layout's field order.
+/// How a state word `tick << seq_bits | seq` becomes an ID, for either field order, without a
+/// branch: `tick << time_shift | node_part | seq << seq_shift`.
 #[derive(Clone, Copy)]
-enum Encode {
-    /// `ticks | node | seq`: split the state word around the node bits.
-    NodeInMiddle { time_shift: u32, node_part: u64 },
-    /// `ticks | seq | node`: the state word shifted, then the node.
-    NodeAtBottom { node_bits: u32, node: u64 },
+struct Encode {
+    /// `seq_bits + node_bits`.
+    time_shift: u32,
+    /// 0 for `ticks | node | seq`, `node_bits` for `ticks | seq | node`.
+    seq_shift: u32,
+    /// The node, shifted to its place.
+    node_part: u64,
 }
 
 #[derive(Default)]
@@ -199,19 +208,21 @@ impl<C: Clock> Snowflake<C> {
     /// assert!(id.get() > 0);
     /// # Ok::<(), idgen_core::Error>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn next_id(&self) -> Result<SnowflakeId> {
-        match self.step() {
-            Ok(Step::Issued(state)) => Ok(self.encode(state)),
-            other => self.next_id_after(other),
+        match self.issue_at_once() {
+            Some(id) => Ok(id),
+            None => self.next_id_after(),
         }
     }
 
-    /// The rest of [`next_id`](Snowflake::next_id) when the first attempt did not issue: wait
-    /// and try again, or fail. Out of line, so the path of an ID stays short.
+    /// The rest of [`next_id`](Snowflake::next_id) when the short path did not issue: the full
+    /// step (the fork, fence and range checks again, the clock policy), waits, errors. Out of
+    /// line, so the path of an ID stays short.
     #[cold]
     #[inline(never)]
-    fn next_id_after(&self, mut attempt: Result<Step>) -> Result<SnowflakeId> {
+    fn next_id_after(&self) -> Result<SnowflakeId> {
+        let mut attempt = self.step();
         loop {
             let wait = match self.issued_or_wait(attempt?) {
                 ControlFlow::Break(id) => return Ok(id),
@@ -234,6 +245,9 @@ impl<C: Clock> Snowflake<C> {
     /// # Ok::<(), idgen_core::Error>(())
     /// ```
     pub fn try_next_id(&self) -> Result<Option<SnowflakeId>> {
+        if let Some(id) = self.issue_at_once() {
+            return Ok(Some(id));
+        }
         match self.step()? {
             Step::Issued(state) => Ok(Some(self.encode(state))),
             Step::Wait { .. } => Ok(None),
@@ -267,7 +281,7 @@ impl<C: Clock> Snowflake<C> {
                 self.clock.wait_until(wait.until_ms);
             } else {
                 loop {
-                    let remaining = wait.until_ms - self.clock.now_ms();
+                    let remaining = wait.until_ms - self.clock.fresh_ms();
                     if remaining <= 0 {
                         break;
                     } else if remaining >= 2 {
@@ -388,6 +402,67 @@ impl<C: Clock> Snowflake<C> {
             ms / self.unit_ms
         };
         (tick <= self.max_ticks).then_some(tick)
+    }
+
+    /// The path of an ID: issues when the clock reads the last issued tick (with sequence
+    /// left) or a later one, in range, in the fence and not in a forked child; `None` for
+    /// everything else (exhausted, behind, revoked, fenced, out of range, forked), which
+    /// [`step`](Self::step) then decides. Issues exactly what `step` would in those cases.
+    ///
+    /// The clock is read once: on a lost compare-and-swap the reading is still a time that has
+    /// passed, so issuing at it (or at the last tick, if later) stays correct.
+    #[inline(always)]
+    fn issue_at_once(&self) -> Option<SnowflakeId> {
+        if crate::fork::is_forked_since(self.forks) {
+            return None;
+        }
+        let now_ms = self.clock.now_ms();
+        if let Some(fence) = &self.fence
+            && !fence.is_open_at(now_ms)
+        {
+            return None;
+        }
+        // `epoch_ms <= now_ms <= last_ms` in one unsigned compare (exact with wrapping); with
+        // 1 ms ticks that compare is all (`ms_span_if_unit_1` is the span, else 0).
+        let ms = now_ms.wrapping_sub(self.epoch_ms) as u64;
+        let tick = if ms <= self.ms_span_if_unit_1 {
+            ms
+        } else if self.unit_ms != 1 && ms <= self.span_ms {
+            ms / self.unit_ms
+        } else {
+            return None;
+        };
+        let floor = tick << self.seq_bits;
+        // The first state word of the next tick: at or above it, `step` decides.
+        let ceiling = floor + self.per_tick;
+        let mut current = self.hot.word.load(Relaxed);
+        loop {
+            // The next sequence of the last tick, or the clock's tick if later. Any other tick
+            // (the sequence used up, the clock behind, the REVOKED bit set) is at or above
+            // `ceiling`.
+            let next = current.wrapping_add(1).max(floor);
+            if next >= ceiling {
+                return None;
+            }
+            // Fails, and so re-checks, if `Fence::revoke` set the REVOKED bit since `current`
+            // was read: no ID is ever issued after a revoke returned.
+            match self
+                .hot
+                .word
+                .compare_exchange_weak(current, next, Relaxed, Relaxed)
+            {
+                Ok(_) => {
+                    if current < floor {
+                        self.on_new_tick(now_ms, current, tick);
+                    }
+                    let e = self.encode;
+                    let raw =
+                        (tick << e.time_shift) | e.node_part | ((next - floor) << e.seq_shift);
+                    return Some(SnowflakeId::from_raw(raw));
+                }
+                Err(actual) => current = actual,
+            }
+        }
     }
 
     /// One attempt: issue, or say how long to wait, or fail.
@@ -604,15 +679,12 @@ impl<C: Clock> Snowflake<C> {
         self.counters.waited_ns.fetch_add(ns, Relaxed);
     }
 
-    #[inline]
+    #[inline(always)]
     fn encode(&self, state: u64) -> SnowflakeId {
-        let raw = match self.encode {
-            Encode::NodeInMiddle {
-                time_shift,
-                node_part,
-            } => ((state >> self.seq_bits) << time_shift) | node_part | (state & self.seq_mask),
-            Encode::NodeAtBottom { node_bits, node } => (state << node_bits) | node,
-        };
+        let e = self.encode;
+        let raw = ((state >> self.seq_bits) << e.time_shift)
+            | e.node_part
+            | ((state & self.seq_mask) << e.seq_shift);
         SnowflakeId::from_raw(raw)
     }
 }
@@ -851,18 +923,13 @@ impl<C: Clock> SnowflakeBuilder<C> {
             self.lead = self.lead.max(lead);
         }
         let node = node.ok_or(Error::MissingNode)?.resolve(&layout)?;
-        let (time_shift, node_shift, _) = layout.shifts();
+        let (time_shift, node_shift, seq_shift) = layout.shifts();
         let seq_bits = u32::from(layout.sequence_bits());
         let seq_mask = layout.max_sequence();
-        let encode = match layout.order() {
-            FieldOrder::TimeNodeSequence => Encode::NodeInMiddle {
-                time_shift,
-                node_part: node << node_shift,
-            },
-            FieldOrder::TimeSequenceNode => Encode::NodeAtBottom {
-                node_bits: u32::from(layout.node_bits()),
-                node,
-            },
+        let encode = Encode {
+            time_shift,
+            seq_shift,
+            node_part: node << node_shift,
         };
         // The state is the last issued (tick, sequence); a floor is "tick used up".
         let state = match self.not_before_ms {
@@ -896,6 +963,13 @@ impl<C: Clock> SnowflakeBuilder<C> {
             epoch_ms: layout.epoch_ms(),
             unit_ms: u64::from(layout.unit_ms()),
             max_ticks: layout.max_ticks(),
+            span_ms: layout.last_unix_ms().abs_diff(layout.epoch_ms()),
+            ms_span_if_unit_1: if layout.unit_ms() == 1 {
+                layout.last_unix_ms().abs_diff(layout.epoch_ms())
+            } else {
+                0
+            },
+            per_tick: seq_mask + 1,
             initial_word: state,
             layout,
             node,
