@@ -17,16 +17,20 @@ type Conn = sqlx::pool::PoolConnection<sqlx::MySql>;
 /// A fresh database, a pool of up to 12 connections, and the generator installed (Twitter
 /// layout: 1 ms ticks, blocks of 256).
 async fn installed() -> (idgen_testkit::TestDb<sqlx::MySql>, Pool, DbGenerator, u64) {
+    installed_with(Layout::TWITTER).await
+}
+
+async fn installed_with(
+    layout: Layout,
+) -> (idgen_testkit::TestDb<sqlx::MySql>, Pool, DbGenerator, u64) {
     let db = idgen_testkit::mysql().await.expect("a database");
     let pool = sqlx::mysql::MySqlPoolOptions::new()
         .max_connections(12)
         .connect(db.url())
         .await
         .expect("a pool");
-    let generator =
-        DbGenerator::new(Layout::TWITTER).skip_takeover_wait_for_tests_and_development(true);
+    let generator = DbGenerator::new(layout).skip_takeover_wait_for_tests_and_development(true);
     let node = db_generator::install(&pool, &generator).await.unwrap();
-    assert_eq!(generator.block_len(), 256);
     (db, pool, generator, node)
 }
 
@@ -46,7 +50,11 @@ fn now_ms() -> i64 {
 }
 
 fn unix_ms(id: i64) -> i64 {
-    Layout::TWITTER
+    unix_ms_in(&Layout::TWITTER, id)
+}
+
+fn unix_ms_in(layout: &Layout, id: i64) -> i64 {
+    layout
         .decompose(SnowflakeId::try_from(id).unwrap())
         .unwrap()
         .unix_ms
@@ -65,6 +73,7 @@ fn sqlstate(err: &sqlx::Error) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sessions_ids_strictly_increase_across_refills() {
     let (_db, pool, generator, _) = installed().await;
+    assert_eq!(generator.block_len(), 256);
     let mut a = pool.acquire().await.unwrap();
     let mut b = pool.acquire().await.unwrap();
     let (mut ids_a, mut ids_b) = (Vec::new(), Vec::new());
@@ -193,10 +202,13 @@ async fn reservations_racing_a_held_up_jump_never_repeat_an_id() {
 /// A session holding a block when the function's lease row is freed hands out at most the rest
 /// of that block, then fails `IDG02`; a session without one fails at once; the last timestamp
 /// the fence stored on the row covers every ID handed out, so the next holder of the node
-/// starts above them.
+/// starts above them. (Sonyflake's layout: blocks of 16, so that a session going on past its
+/// block would show within the block's time.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fence_lets_a_session_hand_out_at_most_the_rest_of_its_block() {
-    let (_db, pool, generator, node) = installed().await;
+    let layout = Layout::SONYFLAKE;
+    let (_db, pool, generator, node) = installed_with(layout).await;
+    assert_eq!(generator.block_len(), 16);
     let mut holder = pool.acquire().await.unwrap();
     let mut issued = vec![call(&mut holder, &generator).await.unwrap()];
     let mut fresh = pool.acquire().await.unwrap();
@@ -242,10 +254,7 @@ async fn a_fence_lets_a_session_hand_out_at_most_the_rest_of_its_block() {
         .last_timestamp_ms
         .expect("the fence stored a last timestamp");
     for id in &issued {
-        assert!(
-            unix_ms(*id) <= last,
-            "{id} at {} ms, above the stored {last}",
-            unix_ms(*id)
-        );
+        let at = unix_ms_in(&layout, *id);
+        assert!(at <= last, "{id} at {at} ms, above the stored {last}");
     }
 }

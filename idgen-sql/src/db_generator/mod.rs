@@ -147,7 +147,8 @@
 //! function, before and after the draw, already costs more than the 10% the issue allows
 //! (0.74× `AUTO_INCREMENT` at 8 sessions, 0.47× at 32, where a function that only draws
 //! `NEXTVAL` ran at 1.05× and 0.77×), and MariaDB's `SETVAL` takes only literals, so the base
-//! cannot live in the count sequence itself. `idgen-sqlx/BENCHMARKS.md` has the measurements and commands.
+//! cannot live in the count sequence itself. Hence the per-session block on MariaDB (above):
+//! most calls run two statements on user variables and the clock, no table. `idgen-sqlx/BENCHMARKS.md` has the measurements and commands.
 //!
 //! # Replication and privileges
 //!
