@@ -371,6 +371,8 @@ struct Report {
     throughput: Vec<(String, usize, Vec<Option<f64>>)>,
     /// database, source, per bulk size.
     bulk: Vec<(String, Source, Vec<Bulk>)>,
+    /// The time field against the INSERT's return, per cell: (cell label, source, skew).
+    skew: Vec<(String, Source, Skew)>,
     /// database, level, per `DEFAULT_SOURCES`.
     isolation: Vec<(String, String, Vec<Option<Isolation>>)>,
     notes: Vec<String>,
@@ -384,6 +386,52 @@ enum Bulk {
     /// Not run: the smaller size timed out already.
     Skipped,
     NotAvailable,
+}
+
+/// The largest lag and lead (ms) of the IDs' time field against the moment their `INSERT`
+/// returned (its commit: autocommit), over a cell's rows: lag = returned − ID's time, lead = ID's
+/// time − returned.
+#[derive(Clone, Copy, Default)]
+struct Skew {
+    lag_ms: i64,
+    lead_ms: i64,
+}
+
+impl Skew {
+    fn widest(self, other: Skew) -> Skew {
+        Skew {
+            lag_ms: self.lag_ms.max(other.lag_ms),
+            lead_ms: self.lead_ms.max(other.lead_ms),
+        }
+    }
+
+    /// Of IDs `ids` whose INSERTs returned at `returned_ms`.
+    fn of(ids: impl IntoIterator<Item = (i64, i64)>) -> Option<Skew> {
+        let layout = Layout::TWITTER;
+        ids.into_iter()
+            .map(|(id, returned_ms)| {
+                let at = idgen_sqlx::SnowflakeId::try_from(id)
+                    .ok()
+                    .and_then(|id| layout.decompose(id).ok())
+                    .map_or(0, |p| p.unix_ms);
+                Skew {
+                    lag_ms: returned_ms - at,
+                    lead_ms: at - returned_ms,
+                }
+            })
+            .reduce(Skew::widest)
+    }
+}
+
+fn unix_now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// The key sources whose IDs carry a time field.
+fn has_time(source: Source) -> bool {
+    matches!(source, Source::Function | Source::AppSide)
 }
 
 struct Isolation {
@@ -569,7 +617,7 @@ macro_rules! database_bench {
                 seconds: u64,
                 ids: &Arc<Snowflake>,
                 label: &str,
-            ) -> Option<f64> {
+            ) -> Option<(f64, Option<Skew>)> {
                 let Ctx { pool, kind, generator, sources } = ctx;
                 if !sources.contains(&source) || !fresh_table(pool, kind, source, generator).await {
                     return None;
@@ -582,20 +630,22 @@ macro_rules! database_bench {
                 let stop = Arc::new(AtomicBool::new(false));
                 let started = Instant::now();
                 let mut tasks = Vec::new();
-                for mut conn in conns {
+                for (task, mut conn) in conns.into_iter().enumerate() {
                     let (stop, ids) = (stop.clone(), ids.clone());
                     tasks.push(tokio::spawn(async move {
-                        let mut n = 0u64;
+                        // `v` = task << 32 | row: the row's INSERT returned at returned[row].
+                        let mut returned = Vec::new();
                         while !stop.load(Ordering::Relaxed) {
                             let id = (source == Source::AppSide)
                                 .then(|| ids.next_id().expect("an app-side ID").get());
-                            if let Err(e) = insert_row(&mut conn, kind, id, n as i64).await {
+                            let v = ((task as i64) << 32) | returned.len() as i64;
+                            if let Err(e) = insert_row(&mut conn, kind, id, v).await {
                                 stop.store(true, Ordering::Relaxed);
                                 return Err(describe(&e));
                             }
-                            n += 1;
+                            returned.push(unix_now_ms());
                         }
-                        Ok(n)
+                        Ok(returned)
                     }));
                 }
                 let deadline = started + Duration::from_secs(seconds);
@@ -604,15 +654,30 @@ macro_rules! database_bench {
                 }
                 stop.store(true, Ordering::Relaxed);
                 let mut done = 0u64;
+                let mut returned = Vec::new();
                 for task in tasks {
                     match task.await.expect("an insert task") {
-                        Ok(n) => done += n,
+                        Ok(times) => {
+                            done += times.len() as u64;
+                            returned.push(times);
+                        }
                         Err(e) => panic!("{label}: an INSERT failed: {e}"),
                     }
                 }
                 let elapsed = started.elapsed().as_secs_f64();
                 check_rows(pool, done, label).await;
-                Some(done as f64 / elapsed)
+                let skew = if has_time(source) {
+                    let rows: Vec<(i64, i64)> = sqlx::query_as("SELECT id, v FROM bench_t")
+                        .fetch_all(pool)
+                        .await
+                        .expect("the rows");
+                    Skew::of(rows.into_iter().map(|(id, v)| {
+                        (id, returned[(v >> 32) as usize][(v & 0xffff_ffff) as usize])
+                    }))
+                } else {
+                    None
+                };
+                Some((done as f64 / elapsed, skew))
             }
 
             async fn bulk_cell(
@@ -621,10 +686,10 @@ macro_rules! database_bench {
                 rows: u64,
                 timeout_ms: u64,
                 label: &str,
-            ) -> Bulk {
+            ) -> (Bulk, Option<Skew>) {
                 let Ctx { pool, kind, generator, sources } = ctx;
                 if !sources.contains(&source) || !fresh_table(pool, kind, source, generator).await {
-                    return Bulk::NotAvailable;
+                    return (Bulk::NotAvailable, None);
                 }
                 let (setup, insert) = kind.bulk_sql(rows, timeout_ms);
                 let mut conn = pool.acquire().await.expect("a connection");
@@ -637,12 +702,23 @@ macro_rules! database_bench {
                 let started = Instant::now();
                 let outcome = execute(&mut conn, &insert).await;
                 let elapsed = started.elapsed().as_secs_f64();
+                let returned = unix_now_ms();
                 drop(conn);
                 match outcome {
                     Ok(inserted) => {
                         assert_eq!(inserted, rows, "{label}: {inserted} rows inserted");
                         check_rows(pool, rows, label).await;
-                        Bulk::Seconds(elapsed)
+                        let skew = if has_time(source) {
+                            let (low, high): (i64, i64) =
+                                sqlx::query_as("SELECT MIN(id), MAX(id) FROM bench_t")
+                                    .fetch_one(pool)
+                                    .await
+                                    .expect("the IDs");
+                            Skew::of([(low, returned), (high, returned)])
+                        } else {
+                            None
+                        };
+                        (Bulk::Seconds(elapsed), skew)
                     }
                     Err(e) => {
                         let text = describe(&e);
@@ -652,7 +728,7 @@ macro_rules! database_bench {
                             .any(|code| text.contains(code));
                         assert!(timed_out, "{label}: the INSERT … SELECT failed: {text}");
                         check_rows(pool, 0, label).await;
-                        Bulk::TimedOut(timeout_ms as f64 / 1000.0)
+                        (Bulk::TimedOut(timeout_ms as f64 / 1000.0), None)
                     }
                 }
             }
@@ -770,6 +846,7 @@ macro_rules! database_bench {
                 // 1. Throughput: per connection count, the sources alternate, rotating.
                 for &connections in &config.connections {
                     let mut rates: Vec<Vec<f64>> = vec![Vec::new(); THROUGHPUT_SOURCES.len()];
+                    let mut skews: Vec<Option<Skew>> = vec![None; THROUGHPUT_SOURCES.len()];
                     let mut available = vec![true; THROUGHPUT_SOURCES.len()];
                     for round in 0..config.rounds {
                         for k in 0..THROUGHPUT_SOURCES.len() {
@@ -791,9 +868,13 @@ macro_rules! database_bench {
                             )
                             .await
                             {
-                                Some(rate) => {
+                                Some((rate, skew)) => {
                                     eprintln!("bench:   {rate:.0} rows/s");
                                     rates[i].push(rate);
+                                    skews[i] = match (skews[i], skew) {
+                                        (Some(a), Some(b)) => Some(a.widest(b)),
+                                        (a, b) => a.or(b),
+                                    };
                                 }
                                 None => available[i] = false,
                             }
@@ -805,6 +886,12 @@ macro_rules! database_bench {
                         .map(|(r, ok)| ok.then(|| median(r)))
                         .collect();
                     report.throughput.push((name.to_owned(), connections, cells));
+                    for (source, skew) in THROUGHPUT_SOURCES.into_iter().zip(skews) {
+                        if let Some(skew) = skew {
+                            let cell = format!("{name}, {connections} connections");
+                            report.skew.push((cell, source, skew));
+                        }
+                    }
                 }
 
                 // 2. Bulk: per size, the sources alternate.
@@ -830,9 +917,12 @@ macro_rules! database_bench {
                             continue;
                         };
                         eprintln!("bench: {label} (cancelled after {} s)", timeout_ms / 1000);
-                        let cell = bulk_cell(ctx, source, rows, timeout_ms, &label).await;
+                        let (cell, skew) = bulk_cell(ctx, source, rows, timeout_ms, &label).await;
                         if let Bulk::Seconds(s) = cell {
                             eprintln!("bench:   {s:.2} s");
+                        }
+                        if let Some(skew) = skew {
+                            report.skew.push((format!("{name}, INSERT … SELECT of {rows} rows"), source, skew));
                         }
                         bulk[i].push(cell);
                     }
@@ -906,11 +996,14 @@ fn print_report(report: &Report, config: &Config) {
         "\n## Single-row autocommit INSERTs\n\nRows per second ({} s per cell, median of {} round(s); in brackets the ratio to identity).\n",
         config.seconds, config.rounds
     );
-    table_head(
-        &mut out,
-        "connections",
-        "------------:",
-        &THROUGHPUT_SOURCES,
+    let _ = write!(out, "| database | connections |");
+    for source in THROUGHPUT_SOURCES {
+        let _ = write!(out, " {} |", source.name());
+    }
+    let _ = writeln!(
+        out,
+        " idgen ÷ floor |\n|----------|------------:|{}--------------:|",
+        "----------:|".repeat(THROUGHPUT_SOURCES.len())
     );
     for (database, connections, cells) in &report.throughput {
         let _ = write!(out, "| {database} | {connections} |");
@@ -925,7 +1018,21 @@ fn print_report(report: &Report, config: &Config) {
                 }
             }
         }
-        let _ = writeln!(out);
+        let floor = THROUGHPUT_SOURCES.iter().position(|s| *s == Source::Floor);
+        let function = THROUGHPUT_SOURCES
+            .iter()
+            .position(|s| *s == Source::Function);
+        match (
+            function.and_then(|i| cells[i]),
+            floor.and_then(|i| cells[i]),
+        ) {
+            (Some(f), Some(base)) if base > 0.0 => {
+                let _ = writeln!(out, " {:.2}× |", f / base);
+            }
+            _ => {
+                let _ = writeln!(out, " n/a |");
+            }
+        }
     }
 
     let _ = writeln!(
@@ -981,6 +1088,20 @@ fn print_report(report: &Report, config: &Config) {
             let _ = write!(out, " {text} |");
         }
         let _ = writeln!(out);
+    }
+
+    let _ = writeln!(
+        out,
+        "\n## The time field against the INSERT's return\n\nThe largest lag (return − the ID's time) and lead (the ID's time − return) over a cell's rows, in ms, against the moment the autocommit INSERT returned to the client (after its commit); for a bulk cell, of its first and last ID against the statement's return (the lag then includes the statement's own duration).\n\n| cell | key source | largest lag | largest lead |\n|------|------------|------------:|-------------:|"
+    );
+    for (cell, source, skew) in &report.skew {
+        let _ = writeln!(
+            out,
+            "| {cell} | {} | {} | {} |",
+            source.name(),
+            skew.lag_ms,
+            skew.lead_ms
+        );
     }
 
     let _ = writeln!(

@@ -394,9 +394,13 @@ macro_rules! db_generator_cases {
                 let row = lease_row(&store, node).await;
                 assert_eq!(row.holder, None);
                 assert!(row.expires_at_ms <= now_ms() + 1000);
-                assert_eq!(
-                    row.last_timestamp_ms,
-                    Some(layout.decompose(last).unwrap().unix_ms)
+                // The last timestamp issued, or (MariaDB) of the last word reserved: the count
+                // sequence's cached values count as drawn, within a tick or two of the last ID.
+                let last_ms = layout.decompose(last).unwrap().unix_ms;
+                let stored = row.last_timestamp_ms.expect("a last timestamp");
+                assert!(
+                    (last_ms..=last_ms + 2).contains(&stored),
+                    "stored {stored}, the last ID's {last_ms}"
                 );
                 assert!(
                     db_generator::next_id(&pool, &generator).await.is_err(),
@@ -412,12 +416,15 @@ macro_rules! db_generator_cases {
                     layout.decompose(next).unwrap().ticks > layout.decompose(last).unwrap().ticks
                 );
 
-                // A lease row freed by hand makes the function refuse rather than share the node.
+                // A lease row freed by hand makes the function refuse rather than share the node,
+                // once each session has handed out what it had reserved (MariaDB: the rest of its
+                // block; PostgreSQL: nothing).
                 sqlx::query($free_lease)
                     .bind(node as i64)
                     .execute(&pool)
                     .await
                     .unwrap();
+                let (after_fence, _) = drain_until_refused(&pool, &generator).await;
                 let err = db_generator::next_id(&pool, &generator).await.unwrap_err();
                 assert!(
                     matches!(
@@ -432,12 +439,48 @@ macro_rules! db_generator_cases {
                 // The fence recorded the last timestamp the function issued on the freed row,
                 // so whoever claims it next starts after it.
                 let row = lease_row(&store, node).await;
-                let issued = layout.decompose(next).unwrap().unix_ms;
-                assert!(
-                    row.last_timestamp_ms.is_some_and(|t| t >= issued),
-                    "{:?} < {issued}",
-                    row.last_timestamp_ms
-                );
+                for id in std::iter::once(next).chain(after_fence.into_iter().map(|id| SnowflakeId::try_from(id).unwrap())) {
+                    let issued = layout.decompose(id).unwrap().unix_ms;
+                    assert!(
+                        row.last_timestamp_ms.is_some_and(|t| t >= issued),
+                        "{:?} < {issued}",
+                        row.last_timestamp_ms
+                    );
+                }
+            }
+
+            /// Calls the function on every connection of the pool (24) until each refuses: the
+            /// IDs they still handed out (what the sessions had reserved before a fence: at most
+            /// the rest of one block each, MariaDB; none, PostgreSQL) and the first refusal's
+            /// SQLSTATE and message. Afterwards no connection of the pool holds a block.
+            async fn drain_until_refused(pool: &Pool, generator: &DbGenerator) -> (Vec<i64>, String) {
+                let sql = generator.next_id_sql($dialect).unwrap();
+                let mut conns = Vec::new();
+                for _ in 0..24 {
+                    conns.push(pool.acquire().await.unwrap());
+                }
+                let (mut issued, mut first_refusal) = (Vec::new(), None);
+                for conn in &mut conns {
+                    let mut handed_out = 0;
+                    loop {
+                        match sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(sql.clone())).fetch_one(&mut **conn).await {
+                            Ok(id) => {
+                                issued.push(id);
+                                handed_out += 1;
+                                assert!(
+                                    handed_out < generator.block_len(),
+                                    "{handed_out} IDs on one connection after the fence: more than the rest of a block"
+                                );
+                            }
+                            Err(err) => {
+                                let db = err.as_database_error().unwrap_or_else(|| panic!("{err}"));
+                                first_refusal.get_or_insert_with(|| format!("{} {}", db.code().unwrap_or_default(), db.message()));
+                                break;
+                            }
+                        }
+                    }
+                }
+                (issued, first_refusal.expect("24 connections"))
             }
 
             /// 32 sessions inserting single rows at once, with a 1 ms tick (a jump nearly every
@@ -588,16 +631,6 @@ macro_rules! db_generator_cases {
                 }
             }
 
-            /// The SQLSTATE of the function's error on its next call.
-            async fn next_call_fails_with(pool: &Pool, generator: &DbGenerator) -> String {
-                let err = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(generator.next_id_sql($dialect).unwrap()))
-                    .fetch_one(pool)
-                    .await
-                    .expect_err("the function issued an ID");
-                let db = err.as_database_error().unwrap_or_else(|| panic!("{err}"));
-                format!("{} {}", db.code().unwrap_or_default(), db.message())
-            }
-
             /// Its lease row replaced by another holder's with the fence bypassed (PostgreSQL:
             /// triggers off; MariaDB: `TRUNCATE`, which fires none, and a restore): the next call
             /// (next tick) fails with `IDG06`, later ones too.
@@ -610,7 +643,7 @@ macro_rules! db_generator_cases {
                 let sql = $replace_row.replace("{node}", &node.to_string());
                 sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&pool).await.unwrap();
                 tokio::time::sleep(Duration::from_millis(5)).await;
-                let failed = next_call_fails_with(&pool, &generator).await;
+                let (_, failed) = drain_until_refused(&pool, &generator).await;
                 assert!(failed.starts_with("IDG06"), "{failed}");
                 let err = db_generator::next_id(&pool, &generator).await.unwrap_err();
                 assert!(matches!(err, Error::Id(CoreError::Fenced { .. })), "{err}");
@@ -638,8 +671,12 @@ macro_rules! db_generator_cases {
                 assert_eq!(lease.node(), node, "the application takes the function's node");
                 tokio::time::sleep(Duration::from_millis(5)).await;
                 // PostgreSQL's `sql_drop` event trigger (the test user may create one) fences it
-                // in the DROP itself (`IDG02`); else its check of the row at the jump (`IDG06`).
-                let failed = next_call_fails_with(&pool, &generator).await;
+                // in the DROP itself (`IDG02`); else its check of the row at the jump (`IDG06`),
+                // once the sessions' blocks (MariaDB) are used up or a second old.
+                let (after, failed) = drain_until_refused(&pool, &generator).await;
+                for id in after {
+                    issued.insert(SnowflakeId::try_from(id).unwrap());
+                }
                 assert!(failed.starts_with("IDG06") || failed.starts_with("IDG02"), "{failed}");
                 assert!(db_generator::next_id(&pool, &generator).await.is_err());
                 let snowflake = Snowflake::builder().layout(layout).lease(lease).build().unwrap();
@@ -1201,8 +1238,13 @@ async fn mariadb_installs_in_two_databases_share_the_lease_table_not_a_node() {
         .execute(&pool_a)
         .await
         .unwrap();
+        // A session holding no block (a new connection) is refused at once; the sessions of
+        // `pool_a` may still hand out the rest of theirs.
+        let mut fresh_session = <sqlx::MySqlConnection as sqlx::Connection>::connect(db_a.url())
+            .await
+            .unwrap();
         let err = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(format!("SELECT {function}()")))
-            .fetch_one(&pool_a)
+            .fetch_one(&mut fresh_session)
             .await
             .unwrap_err();
         assert_eq!(

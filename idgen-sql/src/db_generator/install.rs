@@ -384,6 +384,9 @@ impl Runner<'_> {
         for sql in g.migration_sql(dialect)? {
             self.execute(session, sql, "install").await?;
         }
+        if self.host == Host::MariaDb {
+            self.set_increments(session).await?;
+        }
         let key = g.function_name();
         let namespace = g.lease_namespace();
         let table = g.lease_table_name();
@@ -520,12 +523,30 @@ impl Runner<'_> {
                 node
             }
         };
-        let mut statements = vec![g.function_sql(dialect, node)?];
+        let mut statements = g.routine_sql(dialect, node)?;
         statements.extend(g.fence_sql(dialect, node)?);
         for sql in statements {
             self.execute(session, sql, "install").await?;
         }
         Ok(node)
+    }
+
+    /// MariaDB: makes the count sequence step by one block and the base sequences by the jump's
+    /// step (sequences kept from an install made before blocks step by 1 and by whole ticks),
+    /// before the function that reserves blocks replaces the old one. The function it replaces
+    /// works with any steps.
+    async fn set_increments<S: Session>(&self, session: &mut S) -> Result<(), Error> {
+        let (read, expected, alter) = mysql::increments_sql(self.generator);
+        let increments = session
+            .fetch_text(Statement::new(read, Vec::new()))
+            .await
+            .map_err(self.failed("read its sequences"))?;
+        if increments.as_deref() != Some(expected.as_str()) {
+            for sql in alter {
+                self.execute(session, sql, "install").await?;
+            }
+        }
+        Ok(())
     }
 
     /// The takeover rule of application claims (see [`DbGenerator::takeover_wait`]): the floor

@@ -107,6 +107,34 @@
 //! from `my_hrtime()` in `my_uuid_init()`). A step of the host's clock is therefore followed
 //! only at the server's next restart, where a step back meets the clock policy.
 //!
+//! # A block per session (MariaDB)
+//!
+//! On MariaDB one `NEXTVAL` of the count reserves a block of [`block_len`](DbGenerator::block_len)
+//! words (the count sequence steps by that much), and the session hands out the rest of them
+//! from user variables named after the install and node: a call that finds its session's block
+//! not used up and still in time reads no table and calls no sequence. User variables belong to
+//! the connection and no rollback undoes them (a table's or a `set_config` setting's state would
+//! be undone with the transaction, and the block handed out again). A block ends at its tick's
+//! end and is held until the next tick's start plus 1 s on the session's `SYSDATE(6)`, measured
+//! from the function's clock when it was reserved (a zone change, a step of the clock or
+//! daylight saving's repeated hour moves `SYSDATE()` out of the window and ends it; a session
+//! whose `SYSDATE()` is not within 1 s of the function's clock, as under `--sysdate-is-now` with
+//! `SET timestamp`, holds none). So:
+//!
+//! - an ID's time field may trail its insert by up to one tick plus 1 s, and the IDs of two
+//!   sessions interleave; each session's IDs strictly increase (every block is above every
+//!   block reserved before it, and a refill drops what was left of the last one);
+//! - the refill, the jump, the lease-row check and the fence check run once per block: a fenced
+//!   function may still hand out what a session had reserved before the fence, at most the rest
+//!   of one block per session, never more. The last timestamp the fence records is that of the
+//!   base plus the count sequence's next uncached value, above every reserved word, so the next
+//!   holder of the node starts above them all.
+//!
+//! PostgreSQL keeps no block: a PL/pgSQL function has no per-session state that a rollback or a
+//! savepoint's rollback leaves alone (settings made with `set_config` are undone with them), and
+//! sequence caches (`CACHE n`) hand out counts out of order across sessions, which breaks the
+//! base-plus-count order the jump relies on.
+//!
 //! # Speed
 //!
 //! A call that finds its word in the clock's tick (nearly every call) runs the fast path: on
@@ -119,7 +147,8 @@
 //! function, before and after the draw, already costs more than the 10% the issue allows
 //! (0.74× `AUTO_INCREMENT` at 8 sessions, 0.47× at 32, where a function that only draws
 //! `NEXTVAL` ran at 1.05× and 0.77×), and MariaDB's `SETVAL` takes only literals, so the base
-//! cannot live in the count sequence itself. `idgen-sqlx/BENCHMARKS.md` has the measurements and commands.
+//! cannot live in the count sequence itself. Hence the per-session block on MariaDB (above):
+//! most calls run two statements on user variables and the clock, no table. `idgen-sqlx/BENCHMARKS.md` has the measurements and commands.
 //!
 //! # Replication and privileges
 //!
@@ -149,7 +178,10 @@
 //! Installing also creates three helpers for the layout ([`DbGenerator::helper_names`]):
 //! `idgen_decode(id)` (the time, node and sequence of an ID), and `idgen_min_id_at(t)` /
 //! `idgen_max_id_at(t)`, the smallest and largest ID of a time, so that a time-range query can
-//! use the primary key (`WHERE id BETWEEN idgen_min_id_at(a) AND idgen_max_id_at(b)`).
+//! use the primary key (`WHERE id BETWEEN idgen_min_id_at(a) AND idgen_max_id_at(b)`). An ID's
+//! time is when it was reserved: on MariaDB, where a session holds a block (see "A block per
+//! session"), up to one tick plus 1 s before the row's insert, so a query for rows inserted from
+//! `a` on starts at `idgen_min_id_at(a - 1 s - one tick)`.
 
 mod install;
 mod literal;
@@ -683,7 +715,9 @@ impl DbGenerator {
         Ok(sql)
     }
 
-    /// The statement that creates (or replaces) the function, issuing on node ID `node`.
+    /// The statement that creates (or replaces) the function, issuing on node ID `node`. On
+    /// MariaDB the function calls a refill routine that [`routine_sql`](Self::routine_sql)
+    /// creates first.
     ///
     /// # Errors
     ///
@@ -714,6 +748,35 @@ impl DbGenerator {
         Ok(match host {
             Host::Postgres => postgres::function_sql(self, node),
             Host::MariaDb => mysql::function_sql(self, node),
+        })
+    }
+
+    /// Every statement that creates (or replaces) the function issuing on node ID `node`, in
+    /// order: on MariaDB the refill routine it calls when its session's block is used up
+    /// (`<function>_refill()`, see the module documentation's "A block per session"), then
+    /// [`function_sql`](Self::function_sql); on PostgreSQL that one statement.
+    ///
+    /// # Errors
+    ///
+    /// As [`function_sql`](Self::function_sql).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_sql::Dialect;
+    /// let g = DbGenerator::new(idgen_core::Layout::TWITTER);
+    /// let sql = g.routine_sql(Dialect::MySql, 3)?;
+    /// assert!(sql[0].starts_with("CREATE OR REPLACE FUNCTION `idgen_next_id_refill`()"));
+    /// assert_eq!(sql[1], g.function_sql(Dialect::MySql, 3)?);
+    /// assert_eq!(g.routine_sql(Dialect::Postgres, 3)?.len(), 1);
+    /// # Ok::<(), idgen_engine::Error>(())
+    /// ```
+    pub fn routine_sql(&self, dialect: Dialect, node: u64) -> Result<Vec<String>, Error> {
+        let function = self.function_sql(dialect, node)?;
+        Ok(match Host::of(dialect)? {
+            Host::Postgres => vec![function],
+            Host::MariaDb => vec![mysql::refill_sql(self, node), function],
         })
     }
 
@@ -905,6 +968,21 @@ impl DbGenerator {
         ))
     }
 
+    /// How many words one reservation takes (MariaDB: one `NEXTVAL` of the count sequence, held
+    /// by the session): a 16th of a tick's sequence numbers, from 1 (a layout with fewer than
+    /// 32 per tick: every call draws) to 256.
+    ///
+    /// ```
+    /// use idgen_core::Layout;
+    /// use idgen_sql::db_generator::DbGenerator;
+    /// assert_eq!(DbGenerator::new(Layout::TWITTER).block_len(), 256);
+    /// assert_eq!(DbGenerator::new(Layout::SONYFLAKE).block_len(), 16);
+    /// ```
+    pub fn block_len(&self) -> i64 {
+        let per_tick = self.layout.max_sequence().saturating_add(1);
+        i64::try_from((per_tick / 16).clamp(1, 256)).unwrap_or(1)
+    }
+
     /// The number of bits of each of the sequence-free checks the installer and tests need:
     /// the words of the state, as constants for the function bodies.
     fn constants(&self) -> Constants {
@@ -1083,6 +1161,16 @@ fn random_install_id() -> String {
     hasher.write_u128(nanos);
     hasher.write_u32(std::process::id());
     format!("{:016x}", hasher.finish())
+}
+
+/// 64-bit FNV-1a of `text`: the key of a session's block variables.
+fn fnv64(text: &str) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in text.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
 }
 
 /// FNV-1a of `name`, folded to 31 bits: the second key of the function's advisory lock.

@@ -20,6 +20,8 @@ const STALE_CHECK_MS: u32 = 20;
 /// The names the SQL of one generator writes, quoted.
 struct Names {
     function: String,
+    /// The refill routine the function calls when its session's block is used up.
+    refill: String,
     count: String,
     bases: [String; 3],
     fence: String,
@@ -47,6 +49,7 @@ fn names(g: &DbGenerator) -> Names {
     };
     Names {
         function: g.function.quoted_with('`'),
+        refill: q("_refill"),
         count: q("_count"),
         bases: [q("_base_0"), q("_base_1"), q("_base_2")],
         fence: q("_fence"),
@@ -86,14 +89,15 @@ pub(super) fn start_at_sql(g: &DbGenerator, word: i64) -> Vec<String> {
 
 fn create_sequences(g: &DbGenerator, create: &str, base: i64, fence: i64) -> Vec<String> {
     let n = names(g);
-    let bits = u32::from(g.layout().sequence_bits());
     let min = i64::MIN + 1;
+    let block = g.block_len();
     let mut sql = vec![format!(
-        "{create} {} START WITH 1 MINVALUE 1 INCREMENT BY 1 CACHE 1000 NOCYCLE",
-        n.count
+        "{create} {} START WITH 1 MINVALUE 1 INCREMENT BY {block} CACHE {} NOCYCLE",
+        n.count,
+        count_cache(block)
     )];
     for (level, name) in n.bases.iter().enumerate() {
-        let step = 1i64 << (bits + LEVEL_BITS * level as u32);
+        let step = base_step(g) << (LEVEL_BITS * level as u32);
         let (start, floor) = if level == 0 { (base, min) } else { (0, 0) };
         sql.push(format!(
             "{create} {name} START WITH {start} MINVALUE {floor} INCREMENT BY {step} NOCACHE NOCYCLE"
@@ -109,6 +113,59 @@ fn create_sequences(g: &DbGenerator, create: &str, base: i64, fence: i64) -> Vec
         n.jump_generation
     ));
     sql
+}
+
+/// The count sequence's cache: about 1,000 counts (one block per `NEXTVAL`), so that the bound
+/// an uninstall or a fence reads (which counts the cached values as drawn) stays within a tick
+/// or so of the last ID.
+fn count_cache(block: i64) -> i64 {
+    (1000 / block).max(1)
+}
+
+/// How many ticks behind the clock a drawn word may be and still be taken without a jump: 0
+/// without blocks, else [`JUMP_LAG_MS`] in ticks (at least one).
+fn lag_ticks(g: &DbGenerator) -> i64 {
+    if g.block_len() > 1 {
+        (JUMP_LAG_MS / i64::from(g.layout().unit_ms())).max(1)
+    } else {
+        0
+    }
+}
+
+/// The words the lowest base sequence steps by: one tick, or with a lag the largest power of
+/// two of ticks within it (a jump then rounds down, leaving the word less than a step behind
+/// the clock, and the base moves by one `NEXTVAL` per step instead of per tick).
+fn base_step(g: &DbGenerator) -> i64 {
+    let lag = lag_ticks(g).max(1);
+    let ticks = 1i64 << (63 - lag.leading_zeros());
+    ticks << g.layout().sequence_bits()
+}
+
+/// The increments of the count and the base sequences, for an install that keeps sequences made
+/// before blocks (which step by 1 and by whole ticks): a statement that reads them as one text,
+/// the text they should read, and the statements that set them. The function they were made
+/// for works with any increments (each draw reads the sum).
+pub(super) fn increments_sql(g: &DbGenerator) -> (String, String, Vec<String>) {
+    let n = names(g);
+    let block = g.block_len();
+    let steps: Vec<i64> = (0..3)
+        .map(|level| base_step(g) << (LEVEL_BITS * level))
+        .collect();
+    let read = format!(
+        "SELECT CONCAT_WS(',', c.increment, b0.increment, b1.increment, b2.increment) \
+         FROM {} c, {} b0, {} b1, {} b2",
+        n.count, n.bases[0], n.bases[1], n.bases[2]
+    );
+    let expected = format!("{block},{},{},{}", steps[0], steps[1], steps[2]);
+    let mut alter = vec![format!(
+        "ALTER SEQUENCE {} INCREMENT BY {block} CACHE {}",
+        n.count,
+        count_cache(block)
+    )];
+    for (name, step) in n.bases.iter().zip(&steps) {
+        alter.push(format!("ALTER SEQUENCE {name} INCREMENT BY {step}"));
+    }
+    (read, expected, alter)
 }
 
 /// The base: the sum of the three level sequences' next values, from tables aliased b0–b2.
@@ -154,9 +211,35 @@ fn liveness_check(g: &DbGenerator, node: u64) -> String {
 /// monotonic clock since; see the module documentation of `db_generator`).
 const NOW_MS: &str = "(CAST(CONV(CONCAT(SUBSTR(v_uuid, 16, 3), SUBSTR(v_uuid, 10, 4), SUBSTR(v_uuid, 1, 8)), 16, 10) AS SIGNED) - 122192928000000000) DIV 10000";
 
-/// `CREATE OR REPLACE FUNCTION … RETURNS BIGINT`: see the module documentation for what it
-/// does.
+/// `CREATE OR REPLACE FUNCTION … RETURNS BIGINT`: the next ID of the session's block, else
+/// the refill routine's ([`refill_sql`], created first). It declares no variable: a stored
+/// function sets up every variable it declares (in any block) on every call, which cost the
+/// fast path more than the rest of it.
 pub(super) fn function_sql(g: &DbGenerator, node: u64) -> String {
+    let [v_next, v_last, v_from, v_until] = session_variables(g, node);
+    let inc = 1u64 << g.constants().seq_shift;
+    format!(
+        "CREATE OR REPLACE FUNCTION {function}() RETURNS BIGINT
+    NOT DETERMINISTIC MODIFIES SQL DATA
+BEGIN
+    -- The fast path: the next ID of this session's block, while the session's clock is within
+    -- the block's time (no table read, no sequence call; module documentation, \"A block per
+    -- session\"). SYSDATE(6) is the wall clock in the session's zone: a zone change or a step
+    -- of the clock out of the window (daylight saving's hour back too) ends the block.
+    IF {v_next} < {v_last} AND SYSDATE(6) + 0 BETWEEN {v_from} AND {v_until} THEN
+        RETURN ({v_next} := {v_next} + {inc});
+    END IF;
+    RETURN {refill}();
+END",
+        function = g.function.quoted_with('`'),
+        refill = names(g).refill,
+    )
+}
+
+/// The refill routine: draws a word (jumping to the current tick when the clock moved on,
+/// checking the fence and the lease row as the module documentation says), returns its ID and
+/// makes the rest of its block the session's.
+pub(super) fn refill_sql(g: &DbGenerator, node: u64) -> String {
     let n = names(g);
     let (sum, from) = base_sum(&n);
     let c = g.constants();
@@ -168,6 +251,8 @@ pub(super) fn function_sql(g: &DbGenerator, node: u64) -> String {
     let level_mask = (1u64 << LEVEL_BITS) - 1;
     let (shift1, shift2) = (LEVEL_BITS, 2 * LEVEL_BITS);
     let sleep_when = c.sleep_when();
+    let [v_next, v_last, v_from, v_until] = session_variables(g, node);
+    let block = g.block_len();
     format!(
         "CREATE OR REPLACE FUNCTION {function}() RETURNS BIGINT
     NOT DETERMINISTIC MODIFIES SQL DATA
@@ -192,8 +277,11 @@ BEGIN
     DECLARE v_next_lock VARCHAR(128);
     DECLARE v_holder BIGINT;
     DECLARE v_idle BIGINT;
+    DECLARE v_id BIGINT;
+    DECLARE v_rest BIGINT;
+    DECLARE v_sysdate DATETIME(6);
     idgen_draw: LOOP
-        -- The fast path is four statements: a stored function pays for each. After a jump
+        -- The draw is four statements: a stored function pays for each. After a jump
         -- the base is known (only the jump lock's holder moves it) and is not read again.
         IF NOT v_jumped THEN
             SELECT {sum} INTO v_base FROM {from};
@@ -207,8 +295,11 @@ BEGIN
           INTO v_word, v_fence, v_uuid FROM {from}, {fence} f;
         SET v_now_ms = {NOW_MS};
         SET v_now_tick = (v_now_ms - {epoch_ms}) DIV {unit_ms};
-        IF v_word >> {seq_bits} = v_now_tick AND v_now_ms BETWEEN {epoch_ms} AND {last_ms} THEN
-            RETURN CAST((v_now_tick << {time_shift}) | ({node} << {node_shift}) | ((v_word & {seq_mask}) << {seq_shift}) AS SIGNED);
+        -- A word up to {lag_ticks} tick(s) behind the clock is taken as it is (with blocks: its
+        -- block is then held that much less, see below); further behind, the base jumps.
+        SET v_tick = CAST(v_word >> {seq_bits} AS SIGNED);
+        IF v_tick BETWEEN v_now_tick - {lag_ticks} AND v_now_tick AND v_now_ms BETWEEN {epoch_ms} AND {last_ms} THEN
+            LEAVE idgen_draw;
         END IF;
         IF v_fence <> 0 THEN
             -- MESSAGE_TEXT holds at most 128 characters: the function's name is left out.
@@ -225,7 +316,7 @@ BEGIN
             END IF;
             SET v_tick = CAST(v_word >> {seq_bits} AS SIGNED);
             IF v_tick = v_now_tick THEN
-                RETURN CAST((v_tick << {time_shift}) | ({node} << {node_shift}) | ((v_word & {seq_mask}) << {seq_shift}) AS SIGNED);
+                LEAVE idgen_draw;
             ELSEIF v_tick < v_now_tick THEN
                 -- Once per jump: is the lease row still ours?
                 {check}
@@ -246,7 +337,7 @@ BEGIN
                 IF GET_LOCK(v_lock, 0) = 1 THEN
                     SELECT {sum}, g.next_not_cached_value INTO v_base, v_n FROM {from}, {generation} g;
                     IF v_n = v_generation THEN
-                        SET v_need = (CAST(v_now_tick << {seq_bits} AS SIGNED) - v_count - 1 - v_base + {seq_mask}) DIV {ticks_word};
+                        SET v_need = (CAST(v_now_tick << {seq_bits} AS SIGNED) - v_count - 1 - v_base{round_up}) DIV {ticks_word};
                         IF v_need > 0 THEN
                             SET v_n = v_need >> {shift2};
                             WHILE v_n > 0 DO SET v_n = v_n - 1 + 0 * NEXTVAL({b2}); END WHILE;
@@ -330,16 +421,62 @@ BEGIN
                 END IF;
                 IF {sleep_when} THEN
                     SET v_n = SLEEP(v_ahead_ms / 1000);
+                    SET v_uuid = UUID();
+                    SET v_now_ms = {NOW_MS};
                 END IF;
-                RETURN CAST((v_tick << {time_shift}) | ({node} << {node_shift}) | ((v_word & {seq_mask}) << {seq_shift}) AS SIGNED);
+                LEAVE idgen_draw;
             END IF;
         END IF;
     END LOOP idgen_draw;
+    -- Once per block: is the lease row still ours? (A fence the trigger set was seen above.)
+    {check}
+    -- The draw reserved the words v_word .. v_word + {block_less_one} (one NEXTVAL of the count moves
+    -- it by {block}): this ID, and the session's block, the rest of them in v_tick. The block is
+    -- held while the session's SYSDATE is before v_tick's next tick's start + {HOLD_MS} ms, measured
+    -- from now on the function's clock, and only when SYSDATE reads that clock (not
+    -- --sysdate-is-now with a frozen session timestamp, nor a zone's repeated hour). A block
+    -- left unused (every refill) is dropped: the session's IDs keep increasing.
+    SET v_id = CAST((v_tick << {time_shift}) | ({node} << {node_shift}) | ((v_word & {seq_mask}) << {seq_shift}) AS SIGNED);
+    SET v_rest = LEAST({block_less_one}, {seq_mask} - (v_word & {seq_mask}));
+    SET v_sysdate = SYSDATE(6);
+    IF v_rest > 0 AND ABS(UNIX_TIMESTAMP(v_sysdate) * 1000 - v_now_ms) <= {SYSDATE_SLACK_MS} THEN
+        SET {v_next} = v_id, {v_last} = v_id + (v_rest << {seq_shift}), {v_from} = v_sysdate + 0,
+            {v_until} = (v_sysdate + INTERVAL ({epoch_ms} + (v_tick + 1) * {unit_ms} + {HOLD_MS} - v_now_ms) * 1000 MICROSECOND) + 0;
+    ELSE
+        SET {v_last} = NULL;
+    END IF;
+    RETURN v_id;
 END",
-        function = n.function,
-        ticks_word = seq_mask + 1,
+        block_less_one = block - 1,
+        lag_ticks = lag_ticks(g),
+        function = n.refill,
+        ticks_word = base_step(g),
+        // One tick per step: up to the current tick's start. Several: down, within the lag.
+        round_up = if base_step(g) == (seq_mask + 1) as i64 { format!(" + {seq_mask}") } else { String::new() },
         check = liveness_check(g, node),
     )
+}
+
+/// How long a session holds a block past the end of its tick (ms): the time field of an ID
+/// trails its insert by at most one tick plus this.
+const HOLD_MS: i64 = 1000;
+
+/// How far behind the clock a drawn word may be and still be taken without a jump, when the
+/// layout has blocks (ms, at least one tick): words advance by a block per draw, the clock by a
+/// tick per tick, so without it nearly every refill would jump. Its block is held until its
+/// tick's end + [`HOLD_MS`] all the same.
+const JUMP_LAG_MS: i64 = 100;
+
+/// How far the session's `SYSDATE()` may be from the function's clock for a block to be held.
+const SYSDATE_SLACK_MS: i64 = 1000;
+
+/// The session's block, in four user variables (which no rollback undoes, unlike a local
+/// variable's or a table's state): the last ID handed out, the block's last ID, and the
+/// window of `SYSDATE(6) + 0` in which it may be used. Named after the install (its holder
+/// label) and node, so that a block never outlives its install in the function that follows.
+fn session_variables(g: &DbGenerator, node: u64) -> [String; 4] {
+    let key = super::fnv64(&format!("{}:{node}", g.holder()));
+    ["n", "e", "s", "x"].map(|part| format!("@idgen_{key:016x}_{part}"))
 }
 
 /// The triggers that fence the function when its lease row is freed, taken or deleted (module
@@ -440,7 +577,8 @@ pub(super) fn helpers_sql(g: &DbGenerator) -> Vec<String> {
 /// Drops the function, its fence triggers, its helpers and its sequences.
 pub(super) fn drop_sql(g: &DbGenerator) -> Vec<String> {
     let n = names(g);
-    let functions = std::iter::once(n.function.clone())
+    let functions = [n.function.clone(), n.refill.clone()]
+        .into_iter()
         .chain((0..3).map(|i| g.helper(i).quoted_with('`')))
         .map(|f| format!("DROP FUNCTION IF EXISTS {f}"));
     let triggers =

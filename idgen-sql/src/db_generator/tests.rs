@@ -21,7 +21,7 @@ fn the_function_carries_the_layouts_numbers() {
     let g = DbGenerator::new(layout);
     let (time_shift, node_shift, seq_shift) = layout.shifts();
     for dialect in [Dialect::Postgres, Dialect::MySql] {
-        let sql = g.function_sql(dialect, 3).unwrap();
+        let sql = g.routine_sql(dialect, 3).unwrap().join("\n");
         for needle in [
             format!("{}", layout.epoch_ms()),
             format!("{}", layout.last_unix_ms()),
@@ -40,7 +40,7 @@ fn only_the_borrow_policy_issues_ahead_of_the_clock_without_sleeping() {
     for policy in all_policies() {
         let g = DbGenerator::new(Layout::TWITTER).clock_policy(policy);
         for dialect in [Dialect::Postgres, Dialect::MySql] {
-            let sql = g.function_sql(dialect, 0).unwrap();
+            let sql = g.routine_sql(dialect, 0).unwrap().join("\n");
             let borrows = sql.contains("IF v_tick = v_now_tick + 1 THEN");
             assert_eq!(
                 borrows,
@@ -72,7 +72,7 @@ fn names_are_checked_and_quoted_per_dialect() {
     let fence = g.fence_sql(Dialect::Postgres, 1).unwrap().join("\n");
     assert!(fence.contains("ON \"app\".\"leases\""));
     assert!(fence.contains("OLD.holder = 'database:app.next_id'"));
-    let my = g.function_sql(Dialect::MySql, 1).unwrap();
+    let my = g.routine_sql(Dialect::MySql, 1).unwrap().join("\n");
     assert!(my.contains("`app`.`next_id`()"));
     assert!(my.contains("NEXTVAL(`app`.`next_id_count`)"));
     let long = "f".repeat(49);
@@ -487,7 +487,7 @@ fn an_install_id_names_the_label_the_fence_triggers_and_the_row_checked() {
         "CREATE TRIGGER `public`.`idgen_fence_update_{id}` BEFORE UPDATE ON `public`.`idgen_worker_lease`"
     )));
     for dialect in [Dialect::Postgres, Dialect::MySql] {
-        let function = g.function_sql(dialect, 3).unwrap();
+        let function = g.routine_sql(dialect, 3).unwrap().join("\n");
         assert!(
             function.contains(&format!("node = 3 AND holder = '{label}'")),
             "{dialect}"

@@ -1,0 +1,260 @@
+//! The database-side generator's per-session blocks on a real MariaDB server (issue 42): one
+//! `NEXTVAL` reserves a block of words that the session hands out without a table read or a
+//! sequence call. Each session's IDs strictly increase across refills, no ID is handed out twice
+//! while reservations race a jump held up on purpose, and a fence lets a session hand out at
+//! most the rest of its block, all of it covered by the last timestamp the fence stores.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use idgen_sqlx::db_generator::{self, DbGenerator};
+use idgen_sqlx::lease::SqlxLeaseStore;
+use idgen_sqlx::{Dialect, Layout, SnowflakeId};
+
+type Pool = sqlx::MySqlPool;
+type Conn = sqlx::pool::PoolConnection<sqlx::MySql>;
+
+/// A fresh database, a pool of up to 12 connections, and the generator installed (Twitter
+/// layout: 1 ms ticks, blocks of 256).
+async fn installed() -> (idgen_testkit::TestDb<sqlx::MySql>, Pool, DbGenerator, u64) {
+    installed_with(Layout::TWITTER).await
+}
+
+async fn installed_with(
+    layout: Layout,
+) -> (idgen_testkit::TestDb<sqlx::MySql>, Pool, DbGenerator, u64) {
+    let db = idgen_testkit::mysql().await.expect("a database");
+    let pool = sqlx::mysql::MySqlPoolOptions::new()
+        .max_connections(12)
+        .connect(db.url())
+        .await
+        .expect("a pool");
+    let generator = DbGenerator::new(layout).skip_takeover_wait_for_tests_and_development(true);
+    let node = db_generator::install(&pool, &generator).await.unwrap();
+    (db, pool, generator, node)
+}
+
+/// One ID on `conn`.
+async fn call(conn: &mut Conn, generator: &DbGenerator) -> Result<i64, sqlx::Error> {
+    let sql = generator.next_id_sql(Dialect::MySql).unwrap();
+    sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+        .fetch_one(&mut **conn)
+        .await
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+fn unix_ms(id: i64) -> i64 {
+    unix_ms_in(&Layout::TWITTER, id)
+}
+
+fn unix_ms_in(layout: &Layout, id: i64) -> i64 {
+    layout
+        .decompose(SnowflakeId::try_from(id).unwrap())
+        .unwrap()
+        .unix_ms
+}
+
+fn sqlstate(err: &sqlx::Error) -> String {
+    err.as_database_error()
+        .and_then(|e| e.code())
+        .map(|c| c.into_owned())
+        .unwrap_or_else(|| err.to_string())
+}
+
+/// Two sessions taking turns: each hands out its own block (its IDs follow each other, the
+/// other session's draws take none of them), and its IDs strictly increase across refills, the
+/// one after a block ran out and the one after a block's time ran out (1 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_ids_strictly_increase_across_refills() {
+    let (_db, pool, generator, _) = installed().await;
+    assert_eq!(generator.block_len(), 256);
+    let mut a = pool.acquire().await.unwrap();
+    let mut b = pool.acquire().await.unwrap();
+    let (mut ids_a, mut ids_b) = (Vec::new(), Vec::new());
+    for round in 0..3 {
+        for _ in 0..150 {
+            ids_a.push(call(&mut a, &generator).await.unwrap());
+            ids_b.push(call(&mut b, &generator).await.unwrap());
+        }
+        if round < 2 {
+            // The blocks' time runs out: the next call draws again, in a later tick.
+            tokio::time::sleep(Duration::from_millis(1_100)).await;
+        }
+    }
+    let mut all = HashSet::new();
+    for ids in [&ids_a, &ids_b] {
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "not increasing");
+        for id in ids.iter() {
+            assert!(all.insert(*id), "{id} twice");
+        }
+        // Taking turns with another session, a session still gets consecutive IDs: its block.
+        // 450 calls take 2 blocks of 256 (and 2 more after the sleeps): a few steps (a few
+        // more for blocks cut short at a tick's end) are not +1, not half of them.
+        let steps = ids.windows(2).filter(|w| w[1] != w[0] + 1).count();
+        assert!(steps <= 16, "{steps} of 449 steps are not +1: no blocks");
+    }
+    // After each sleep, the next ID is from a new draw (its word may trail the clock by up to
+    // 100 ms), not the old block's next (1 ms or less above the last).
+    for ids in [&ids_a, &ids_b] {
+        for at in [150, 300] {
+            assert!(
+                unix_ms(ids[at]) >= unix_ms(ids[at - 1]) + 500,
+                "the block outlived its second"
+            );
+        }
+    }
+}
+
+/// Sessions holding blocks and sessions without one, while another connection holds the jump
+/// lock (inside a running statement, so it is not taken for a killed jump's) for 1.5 s: the
+/// holders go on handing out their blocks (the fast path takes no lock), the others wait for the
+/// jump, every session's blocks are refilled around it, and no ID is handed out twice; no ID's
+/// time trails its call by more than a tick and a second, none is ahead of the clock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn reservations_racing_a_held_up_jump_never_repeat_an_id() {
+    let (_db, pool, generator, _) = installed().await;
+    const WARM: usize = 4;
+    const COLD: usize = 4;
+    let mut warm = Vec::new();
+    for _ in 0..WARM {
+        let mut conn = pool.acquire().await.unwrap();
+        call(&mut conn, &generator).await.unwrap();
+        warm.push(conn);
+    }
+    let mut cold = Vec::new();
+    for _ in 0..COLD {
+        cold.push(pool.acquire().await.unwrap());
+    }
+    let mut gate = pool.acquire().await.unwrap();
+    let lock = format!(
+        "CONCAT('idgen_jump:', DATABASE(), '.{}:0')",
+        generator.function_name()
+    );
+    let gate = tokio::spawn(async move {
+        let sql = format!("SELECT GET_LOCK({lock}, 0) + SLEEP(1.5) * 0 + RELEASE_LOCK({lock}) * 0");
+        let got: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+            .fetch_one(&mut *gate)
+            .await
+            .unwrap();
+        assert_eq!(got, 1, "the premise: the gate took the jump lock");
+        Instant::now()
+    });
+    // The gate holds the lock from here on (a jump would have taken it already: the tick moves
+    // every ms, and each warm block was reserved before the gate).
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let until = Instant::now() + Duration::from_millis(2_500);
+    let mut tasks = Vec::new();
+    for (i, mut conn) in warm.into_iter().chain(cold).enumerate() {
+        let generator = generator.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut got = Vec::new();
+            while Instant::now() < until {
+                let called = now_ms();
+                let id = call(&mut conn, &generator)
+                    .await
+                    .unwrap_or_else(|e| panic!("session {i}: {e}"));
+                got.push((id, called, Instant::now(), now_ms()));
+            }
+            got
+        }));
+    }
+    let released = gate.await.unwrap();
+    let mut all = HashSet::new();
+    for (i, task) in tasks.into_iter().enumerate() {
+        let got = task.await.unwrap();
+        let ids: Vec<i64> = got.iter().map(|g| g.0).collect();
+        assert!(
+            ids.windows(2).all(|w| w[0] < w[1]),
+            "session {i}: not increasing"
+        );
+        for &(id, called, _, returned) in &got {
+            assert!(all.insert(id), "{id} twice");
+            let at = unix_ms(id);
+            assert!(at <= returned, "session {i}: {id} ahead of the clock");
+            assert!(
+                called - at <= 1 + 1_000 + 100,
+                "session {i}: {id} trails its call by {} ms",
+                called - at
+            );
+        }
+        let during = got.iter().filter(|g| g.2 < released).count();
+        if i < WARM {
+            assert!(
+                during > 1,
+                "session {i} holding a block handed out {during} IDs while the jump lock was held"
+            );
+        } else {
+            assert!(
+                during == 0,
+                "the premise: session {i} without a block got {during} IDs while the jump lock was held"
+            );
+            assert!(!got.is_empty(), "session {i}: no ID after the jump");
+        }
+    }
+}
+
+/// A session holding a block when the function's lease row is freed hands out at most the rest
+/// of that block, then fails `IDG02`; a session without one fails at once; the last timestamp
+/// the fence stored on the row covers every ID handed out, so the next holder of the node
+/// starts above them. (Sonyflake's layout: blocks of 16, so that a session going on past its
+/// block would show within the block's time.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fence_lets_a_session_hand_out_at_most_the_rest_of_its_block() {
+    let layout = Layout::SONYFLAKE;
+    let (_db, pool, generator, node) = installed_with(layout).await;
+    assert_eq!(generator.block_len(), 16);
+    let mut holder = pool.acquire().await.unwrap();
+    let mut issued = vec![call(&mut holder, &generator).await.unwrap()];
+    let mut fresh = pool.acquire().await.unwrap();
+    sqlx::query(
+        "UPDATE idgen_worker_lease SET holder = NULL, expires_at = UTC_TIMESTAMP(6) \
+         WHERE namespace = 'default' AND node = ?",
+    )
+    .bind(node as i64)
+    .execute(&pool)
+    .await
+    .unwrap();
+    let err = call(&mut fresh, &generator).await.unwrap_err();
+    assert_eq!(sqlstate(&err), "IDG02", "a session without a block: {err}");
+    let refused = loop {
+        match call(&mut holder, &generator).await {
+            Ok(id) => {
+                issued.push(id);
+                assert!(
+                    issued.len() <= generator.block_len() as usize,
+                    "{} IDs: more than one block",
+                    issued.len()
+                );
+            }
+            Err(err) => break err,
+        }
+    };
+    assert_eq!(sqlstate(&refused), "IDG02", "{refused}");
+    assert!(
+        issued.len() > 1,
+        "the premise: the session handed out the rest of its block ({} IDs)",
+        issued.len()
+    );
+    assert!(issued.windows(2).all(|w| w[0] < w[1]));
+    let store = SqlxLeaseStore::new(pool.clone());
+    let row = store
+        .rows("default")
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|r| r.node == node)
+        .unwrap();
+    let last = row
+        .last_timestamp_ms
+        .expect("the fence stored a last timestamp");
+    for id in &issued {
+        let at = unix_ms_in(&layout, *id);
+        assert!(at <= last, "{id} at {at} ms, above the stored {last}");
+    }
+}
