@@ -125,3 +125,62 @@ async fn adopt_on_mariadb() {
         .await
         .unwrap();
 }
+
+/// `--db-generator` on MariaDB: `plan` says which ways of reading a new key back are not
+/// kept (naming the server), and `apply` refuses, changing nothing, without
+/// `--accept-lost-key-readback`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mariadb_db_generator_needs_the_lost_readback_acknowledged() {
+    let db: TestDb<sqlx::MySql> = idgen_testkit::mysql().await.unwrap();
+    for sql in [
+        "CREATE TABLE orders (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, customer BIGINT)",
+        "INSERT INTO orders (customer) VALUES (1), (2), (3)",
+    ] {
+        sqlx::raw_sql(sql).execute(db.pool()).await.unwrap();
+    }
+    let url = db.url().to_owned();
+    tokio::task::spawn_blocking(move || {
+        let plan = common::stdout_of(&mut adopt("plan", &url, "orders", &["--db-generator"]));
+        assert!(plan.contains("after the switch on MariaDB 1"), "{plan}");
+        assert!(
+            plan.contains("NOT KEPT: consecutive keys of a multi-row INSERT"),
+            "{plan}"
+        );
+        assert!(plan.contains("kept: SELECT LAST_INSERT_ID()"), "{plan}");
+        let json = common::json(&[
+            "adopt",
+            "plan",
+            "--database-url",
+            &url,
+            "--table",
+            "orders",
+            "--db-generator",
+        ]);
+        assert_eq!(json["key_readback"][3]["kept"], false, "{json}");
+        let refused = adopt("apply", &url, "orders", &["--db-generator"])
+            .assert()
+            .code(1)
+            .get_output()
+            .clone();
+        let stderr = String::from_utf8(refused.stderr).unwrap();
+        assert!(
+            stderr.contains("pass --accept-lost-key-readback"),
+            "{stderr}"
+        );
+        let json = common::json(&[
+            "adopt",
+            "plan",
+            "--database-url",
+            &url,
+            "--table",
+            "orders",
+            "--db-generator",
+        ]);
+        assert_eq!(
+            json["steps"][0]["done"], false,
+            "the refusal changed nothing"
+        );
+    })
+    .await
+    .unwrap();
+}

@@ -48,6 +48,12 @@
 //! - `IDGEN_BENCH_DATABASES`: `postgres`, `mysql` or both (default `postgres,mysql`);
 //! - `IDGEN_BENCH_SOURCES`: the key sources to measure, of `identity`, `sequence`, `idgen`,
 //!   `app-side` (default all; the others show n/a);
+//! - `IDGEN_BENCH_KEY_DEFAULT`: how `idgen_next_id()` becomes the key: `readback` (default:
+//!   `column_default_sql`, which on PostgreSQL records each key in the column's key sequence for
+//!   `lastval()`/`currval()`; on MariaDB a trigger on a `BIGINT DEFAULT 0` column), `plain` (the
+//!   PostgreSQL default before it: `DEFAULT idgen_next_id()` alone, for the row before/after),
+//!   or `adopted` (MariaDB: an `AUTO_INCREMENT` column with `auto_increment_trigger_sql`'s
+//!   trigger, as `idgen adopt --db-generator` leaves it);
 //! - `IDGEN_BENCH_MYSQL_PROTOCOL`: `text` (default) or `prepared`, how the INSERTs go to
 //!   MariaDB/MySQL (`prepared` can crash MariaDB 10.11, see above: only on a server of your own).
 //!
@@ -195,6 +201,11 @@ impl Config {
     }
 }
 
+/// `IDGEN_BENCH_KEY_DEFAULT` (see the top of the file).
+fn key_default() -> String {
+    std::env::var("IDGEN_BENCH_KEY_DEFAULT").unwrap_or_else(|_| "readback".to_owned())
+}
+
 /// The SQL that differs between the servers.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -249,11 +260,24 @@ impl Kind {
                 "CREATE SEQUENCE bench_s".to_owned(),
                 table("BIGINT NOT NULL DEFAULT (NEXT VALUE FOR bench_s) PRIMARY KEY"),
             ],
+            (Kind::Postgres, Source::Function) if key_default() == "plain" => vec![
+                table("BIGINT PRIMARY KEY"),
+                format!(
+                    "ALTER TABLE bench_t ALTER COLUMN id SET DEFAULT \"{}\"()",
+                    generator.function_name()
+                ),
+            ],
             (Kind::Postgres, Source::Function) => vec![
                 table("BIGINT PRIMARY KEY"),
                 generator
                     .column_default_sql(dialects::POSTGRES, "bench_t", "id")
                     .expect("the column default's SQL"),
+            ],
+            (Kind::MySql { .. }, Source::Function) if key_default() == "adopted" => vec![
+                table("BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY"),
+                generator
+                    .auto_increment_trigger_sql(dialects::MYSQL, "bench_t", "id")
+                    .expect("the trigger's SQL"),
             ],
             (Kind::MySql { .. }, Source::Function) => vec![
                 // The trigger sets the column when the insert leaves it 0.

@@ -203,7 +203,8 @@ macro_rules! adopt_cases {
                 shop(&pool).await;
                 let options = AdoptOptions::snowflake("orders", Layout::TWITTER)
                     .unwrap()
-                    .db_generator(DbGenerator::new(Layout::TWITTER).skip_takeover_wait_for_tests_and_development(true));
+                    .db_generator(DbGenerator::new(Layout::TWITTER).skip_takeover_wait_for_tests_and_development(true))
+                    .accept_lost_key_readback();
                 let plan = adopt::apply(&pool, &options).await.unwrap();
                 assert!(plan.steps.iter().any(|s| s.name == "install-generator"), "{plan}");
                 run(&pool, "INSERT INTO orders (customer) VALUES (-77)").await;
@@ -240,7 +241,8 @@ macro_rules! adopt_cases {
                 tokio::time::sleep(Duration::from_millis(200)).await;
                 let options = AdoptOptions::snowflake("orders", Layout::TWITTER)
                     .unwrap()
-                    .db_generator(DbGenerator::new(Layout::TWITTER).skip_takeover_wait_for_tests_and_development(true));
+                    .db_generator(DbGenerator::new(Layout::TWITTER).skip_takeover_wait_for_tests_and_development(true))
+                    .accept_lost_key_readback();
                 assert!(adopt::apply(&pool, &options).await.unwrap().finished());
                 let old_max = number(&pool, "SELECT MAX(id) FROM orders WHERE id < 1000000000").await;
                 tokio::time::sleep(Duration::from_millis(300)).await;

@@ -58,6 +58,12 @@ pub(crate) struct AdoptArgs {
     #[arg(long, conflicts_with = "block")]
     pub(crate) db_generator: bool,
 
+    /// With --db-generator: apply even though `plan` lists a way of reading the new key back
+    /// that the switch does not keep on this server ("NOT KEPT", e.g. MariaDB's consecutive
+    /// keys of a multi-row insert); check first that no writer reads its key that way
+    #[arg(long, requires = "db_generator")]
+    pub(crate) accept_lost_key_readback: bool,
+
     /// Keep the keys as they are: only add a public ID (needs --public-id)
     #[arg(long, conflicts_with_all = ["block", "db_generator"], requires = "public_id")]
     pub(crate) keep_keys: bool,
@@ -104,7 +110,13 @@ impl AdoptArgs {
             }
             None if self.keep_keys => AdoptOptions::keep_keys(&self.table)?,
             None if self.db_generator => {
-                AdoptOptions::snowflake(&self.table, layout)?.db_generator(DbGenerator::new(layout))
+                let options = AdoptOptions::snowflake(&self.table, layout)?
+                    .db_generator(DbGenerator::new(layout));
+                if self.accept_lost_key_readback {
+                    options.accept_lost_key_readback()
+                } else {
+                    options
+                }
             }
             None => AdoptOptions::snowflake(&self.table, layout)?,
         };
@@ -210,6 +222,12 @@ fn to_json(plan: &AdoptionPlan) -> serde_json::Value {
         "data_type": plan.data_type,
         "key_source": plan.key_source,
         "max_key": plan.max_key.to_string(),
+        "server": plan.server,
+        "key_readback": plan.key_readback.iter().map(|r| serde_json::json!({
+            "means": r.means,
+            "kept": r.kept,
+            "how": r.how,
+        })).collect::<Vec<_>>(),
         "finished": plan.finished(),
         "steps": plan.steps.iter().map(|s| serde_json::json!({
             "name": s.name,

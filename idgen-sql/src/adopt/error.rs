@@ -254,6 +254,24 @@ pub enum AdoptError {
         max: u32,
     },
 
+    /// After the switch, some way writers read their new row's key back would no longer give
+    /// the row's key on this server (see [`AdoptionPlan::key_readback`](super::AdoptionPlan::key_readback));
+    /// `plan` lists them. Nothing was changed: make sure no writer reads its key that way,
+    /// then acknowledge it ([`AdoptOptions::accept_lost_key_readback`](super::AdoptOptions::accept_lost_key_readback),
+    /// `idgen adopt apply --accept-lost-key-readback`).
+    #[error(
+        "after the switch of {table}, writers that read their new key by {} would not get their row's key on {server}:          nothing was changed; check that no writer does, then pass --accept-lost-key-readback (AdoptOptions::accept_lost_key_readback)",
+        .means.join("; ")
+    )]
+    KeyReadbackLost {
+        /// The table.
+        table: String,
+        /// The server and its version (`MariaDB 10.11.19`, `PostgreSQL 15.18`).
+        server: String,
+        /// The means that are not kept.
+        means: Vec<String>,
+    },
+
     /// The database cannot do this adoption (SQLite; MariaDB hi-lo on an `AUTO_INCREMENT`).
     #[error("{reason}")]
     Unsupported {

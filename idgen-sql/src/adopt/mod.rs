@@ -130,6 +130,7 @@
 mod error;
 mod facts;
 mod public_id;
+mod readback;
 mod run;
 mod steps;
 
@@ -144,6 +145,7 @@ use crate::session::Session;
 
 pub use error::AdoptError;
 pub use public_id::{DEFAULT_BACKFILL_BATCH, MAX_BACKFILL_BATCH, Progress};
+pub use readback::KeyReadback;
 pub use run::{apply, apply_first, apply_with_progress};
 pub use steps::MIN_SEQUENCE_VALUES_LEFT;
 
@@ -215,6 +217,7 @@ pub struct AdoptOptions {
     progress_table: SqlName,
     lock_wait: Duration,
     public_id: Option<PublicIdOptions>,
+    accept_lost_key_readback: bool,
 }
 
 impl AdoptOptions {
@@ -275,6 +278,7 @@ impl AdoptOptions {
             progress_table: SqlName::parse("progress table", DEFAULT_PROGRESS_TABLE)?,
             lock_wait: DEFAULT_LOCK_WAIT,
             public_id: None,
+            accept_lost_key_readback: false,
         })
     }
 
@@ -530,6 +534,26 @@ impl AdoptOptions {
         self
     }
 
+    /// Acknowledge that some way writers read their new key back is not kept on this server
+    /// (the plan's [`key_readback`](AdoptionPlan::key_readback) entries that are not `kept`,
+    /// e.g. MariaDB's consecutive keys of a multi-row insert): without it, `apply` refuses
+    /// such an adoption with [`AdoptError::KeyReadbackLost`] before changing anything.
+    ///
+    /// ```
+    /// use idgen_core::Layout;
+    /// use idgen_sql::adopt::AdoptOptions;
+    /// use idgen_sql::db_generator::DbGenerator;
+    /// let options = AdoptOptions::snowflake("orders", Layout::TWITTER)?
+    ///     .db_generator(DbGenerator::new(Layout::TWITTER))
+    ///     .accept_lost_key_readback();
+    /// # let _ = options;
+    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// ```
+    pub fn accept_lost_key_readback(mut self) -> Self {
+        self.accept_lost_key_readback = true;
+        self
+    }
+
     /// The table, as given.
     ///
     /// ```
@@ -608,6 +632,12 @@ pub struct AdoptionPlan {
     pub key_source: String,
     /// `MAX(key)` when planned (0 for an empty table).
     pub max_key: i64,
+    /// The server and its version (`PostgreSQL 15.18`, `MariaDB 10.11.19`).
+    pub server: String,
+    /// How writers read their new row's key back, and whether each way still gives the
+    /// row's key once the database-side generator makes the keys (empty when the adoption
+    /// leaves the key's default alone).
+    pub key_readback: Vec<KeyReadback>,
     /// The steps, in order.
     pub steps: Vec<Step>,
 }
@@ -626,6 +656,19 @@ impl AdoptionPlan {
     pub fn finished(&self) -> bool {
         self.steps.iter().all(|s| s.done)
     }
+
+    /// The ways of reading a new key back that the switch does not keep on this server.
+    ///
+    /// ```no_run
+    /// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_sql::adopt::AdoptError> {
+    /// use idgen_sql::adopt::{plan, AdoptOptions};
+    /// let options = AdoptOptions::hilo("order_lines", 1000)?;
+    /// assert!(plan(session, &options).await?.lost_key_readback().is_empty());
+    /// # Ok(()) }
+    /// ```
+    pub fn lost_key_readback(&self) -> Vec<&KeyReadback> {
+        self.key_readback.iter().filter(|r| !r.kept).collect()
+    }
 }
 
 impl std::fmt::Display for AdoptionPlan {
@@ -633,8 +676,25 @@ impl std::fmt::Display for AdoptionPlan {
         writeln!(
             f,
             "adopt {}.{} ({}, {}; largest key {}) on {}:",
-            self.table, self.column, self.data_type, self.key_source, self.max_key, self.dialect
+            self.table, self.column, self.data_type, self.key_source, self.max_key, self.server
         )?;
+        if !self.key_readback.is_empty() {
+            writeln!(
+                f,
+                "\nhow writers read their new key back, after the switch on {}:",
+                self.server
+            )?;
+            for r in &self.key_readback {
+                let kept = if r.kept { "kept" } else { "NOT KEPT" };
+                writeln!(f, "   {kept:>8}: {} ({})", r.means, r.how)?;
+            }
+            if !self.lost_key_readback().is_empty() {
+                writeln!(
+                    f,
+                    "   apply refuses until you acknowledge the means not kept (--accept-lost-key-readback)"
+                )?;
+            }
+        }
         for (i, step) in self.steps.iter().enumerate() {
             let state = if step.done { "done" } else { "to do" };
             writeln!(

@@ -7,6 +7,7 @@ use idgen_engine::SqlName;
 
 use super::facts::{self, KeySource};
 use super::public_id::{self, Progress};
+use super::readback;
 use super::steps::{self, Action};
 use super::{AdoptError, AdoptOptions, AdoptionPlan, Step, Target};
 use crate::dialect::{Dialect, ErrorClass, QuotedName};
@@ -107,6 +108,18 @@ async fn run_first<S: Session>(
     progress: &mut (dyn FnMut(&Progress) + Send),
 ) -> Result<AdoptionPlan, AdoptError> {
     let (mut plan, actions) = plan_steps(session, options).await?;
+    let switched = plan
+        .steps
+        .iter()
+        .any(|s| s.name == "retire-default" && s.done);
+    let lost = plan.lost_key_readback();
+    if !lost.is_empty() && !switched && !options.accept_lost_key_readback {
+        return Err(AdoptError::KeyReadbackLost {
+            table: plan.table.clone(),
+            server: plan.server.clone(),
+            means: lost.iter().map(|r| r.means.clone()).collect(),
+        });
+    }
     let mut left = steps;
     for (step, action) in plan.steps.iter_mut().zip(actions) {
         if step.done {
@@ -192,6 +205,7 @@ pub(super) async fn plan_steps<S: Session>(
         KeySource::OtherDefault(d) => format!("default {d}"),
         KeySource::None => "no default".to_owned(),
     };
+    let server = readback::server(session).await?;
     let plan = AdoptionPlan {
         dialect,
         table: table.as_str().to_owned(),
@@ -199,6 +213,8 @@ pub(super) async fn plan_steps<S: Session>(
         data_type: facts.data_type.clone(),
         key_source,
         max_key: facts.max_key,
+        server,
+        key_readback: readback::analyse(dialect, options, &facts.source, &facts.column),
         steps,
     };
     Ok((plan, actions))

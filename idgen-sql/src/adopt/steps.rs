@@ -183,7 +183,12 @@ pub(super) fn build(
                         ),
                         Action::InstallGenerator,
                     ));
-                    let sql = g.column_default_sql(dialect, table.as_str(), column.as_str())?;
+                    let sql = match (dialect, &facts.source) {
+                        (Dialect::MySql, KeySource::AutoIncrement) => {
+                            g.auto_increment_trigger_sql(dialect, table.as_str(), column.as_str())?
+                        }
+                        _ => g.column_default_sql(dialect, table.as_str(), column.as_str())?,
+                    };
                     Some(match dialect {
                         Dialect::MySql => sql.replacen(
                             "CREATE TRIGGER ",
@@ -406,6 +411,22 @@ fn retire_step(
     };
     let name = "retire-default";
     match dialect {
+        Dialect::MySql
+            if generator_default.is_some() && facts.source == KeySource::AutoIncrement =>
+        {
+            let sql = generator_default.into_iter().chain([record]).collect();
+            Step::new(
+                name,
+                format!(
+                    "make the database-side generator the key of {table}.{}: a BEFORE INSERT trigger, and AUTO_INCREMENT stays, so that \
+                     LAST_INSERT_ID() and the insert id drivers read give each writer its row's key (the trigger gives a statement's first row \
+                     its key as the generated value, SET insert_id, and further rows theirs directly). No ALTER of the table: creating the \
+                     trigger needs running transactions on the table to end first ({LOCK_NOTE}). Old keys and child tables' foreign keys are untouched",
+                    facts.column
+                ),
+                sql,
+            )
+        }
         Dialect::MySql => {
             let mut sql: Vec<String> = generator_default.into_iter().collect();
             let default = if sql.is_empty() { "" } else { " DEFAULT 0" };
@@ -452,8 +473,13 @@ fn retire_step(
                 ),
                 KeySource::SequenceDefault(s) => format!(
                     "drop the default of {table}.{} (nextval of {s}); the sequence is kept: dropping it cannot be undone, \
-                     and code or reports may still read it; drop it yourself once nothing does",
-                    facts.column
+                     and code or reports may still read it; drop it yourself once nothing does{}",
+                    facts.column,
+                    if generator_default.is_some() {
+                        " (it is no longer owned by the column: pg_get_serial_sequence names the generator's key sequence)"
+                    } else {
+                        ""
+                    }
                 ),
                 KeySource::OtherDefault(d) => {
                     format!("drop the default {d} of {table}.{}", facts.column)
@@ -462,6 +488,13 @@ fn retire_step(
                     format!("{table}.{} has no default to retire", facts.column)
                 }
             };
+            if let (KeySource::SequenceDefault(s), Some(_)) = (&facts.source, &generator_default) {
+                // pg_get_serial_sequence must name the key sequence the new default keeps.
+                let s = SqlName::parse("sequence", s)
+                    .map(|s| s.quoted(dialect))
+                    .unwrap_or_else(|_| s.clone());
+                change.push(format!("ALTER SEQUENCE {s} OWNED BY NONE"));
+            }
             change.extend(generator_default);
             Step::new(
                 name,

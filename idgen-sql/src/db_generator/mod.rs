@@ -184,6 +184,7 @@
 //! `a` on starts at `idgen_min_id_at(a - 1 s - one tick)`.
 
 mod install;
+mod key_default;
 mod literal;
 mod mysql;
 mod postgres;
@@ -830,10 +831,15 @@ impl DbGenerator {
         })
     }
 
-    /// The statement that makes the function the default of `table.column`: on PostgreSQL an
-    /// `ALTER TABLE … SET DEFAULT`; on MariaDB, which allows no stored function in a
-    /// `DEFAULT`, a `BEFORE INSERT` trigger named `<table>_<column>_idgen` that sets the column
-    /// when the insert leaves it `NULL` or 0 (declare the column `BIGINT NOT NULL DEFAULT 0`).
+    /// The SQL that makes the function the default of `table.column`: on PostgreSQL a
+    /// sequence `<table>_<column>_idgen_seq` owned by the column and an `ALTER TABLE … SET
+    /// DEFAULT` that records each key in it, so that `RETURNING`, `lastval()` and
+    /// `currval(pg_get_serial_sequence(table, column))` give the row's key (two statements,
+    /// one text); on MariaDB, which allows no stored function in a `DEFAULT`, a `BEFORE
+    /// INSERT` trigger named `<table>_<column>_idgen` that sets the column when the insert
+    /// leaves it `NULL` or 0 (declare the column `BIGINT NOT NULL DEFAULT 0`; for a column
+    /// that keeps `AUTO_INCREMENT`, see [`auto_increment_trigger_sql`](Self::auto_increment_trigger_sql)).
+    /// Why the PostgreSQL default reads as it does is in the source of `key_default.rs`.
     ///
     /// # Errors
     ///
@@ -846,10 +852,12 @@ impl DbGenerator {
     /// use idgen_sql::db_generator::DbGenerator;
     /// use idgen_sql::Dialect;
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER);
-    /// assert_eq!(
-    ///     g.column_default_sql(Dialect::Postgres, "orders", "id")?,
-    ///     "ALTER TABLE \"orders\" ALTER COLUMN \"id\" SET DEFAULT \"idgen_next_id\"()"
-    /// );
+    /// let pg = g.column_default_sql(Dialect::Postgres, "orders", "id")?;
+    /// assert!(pg.starts_with("CREATE SEQUENCE IF NOT EXISTS \"orders_id_idgen_seq\" AS bigint"));
+    /// assert!(pg.ends_with(
+    ///     "ALTER TABLE \"orders\" ALTER COLUMN \"id\" SET DEFAULT \
+    ///      setval('\"orders_id_idgen_seq\"'::regclass, \"idgen_next_id\"() + 0 * nextval('\"orders_id_idgen_seq\"'::regclass), true)"
+    /// ));
     /// assert!(g.column_default_sql(Dialect::MySql, "orders", "id")?.starts_with(
     ///     "CREATE TRIGGER `orders_id_idgen` BEFORE INSERT ON `orders` FOR EACH ROW"));
     /// assert!(g.column_default_sql(Dialect::MySql, "orders", "a.b").is_err());
@@ -861,31 +869,73 @@ impl DbGenerator {
         table: &str,
         column: &str,
     ) -> Result<String, Error> {
-        let host = Host::of(dialect)?;
-        let q = host.quote();
-        let t = SqlName::parse("table", table)?;
-        let c = SqlName::parse("column", column)?;
-        if column.contains('.') {
-            return Err(Error::InvalidOptions {
-                reason: format!("column name {column:?} must not contain '.'"),
-            });
+        match Host::of(dialect)? {
+            Host::Postgres => key_default::postgres(self, table, column),
+            Host::MariaDb => key_default::mariadb(self, table, column),
         }
-        let f = self.function.quoted_with(q);
-        let (tq, cq) = (t.quoted_with(q), c.quoted_with(q));
-        Ok(match host {
-            Host::Postgres => format!("ALTER TABLE {tq} ALTER COLUMN {cq} SET DEFAULT {f}()"),
-            Host::MariaDb => {
-                let base = table.rsplit('.').next().unwrap_or(table);
-                let schema = table
-                    .rsplit_once('.')
-                    .map(|(s, _)| format!("{q}{s}{q}."))
-                    .unwrap_or_default();
-                format!(
-                    "CREATE TRIGGER {schema}{q}{base}_{column}_idgen{q} BEFORE INSERT ON {tq} FOR EACH ROW \
-                     BEGIN IF NEW.{cq} IS NULL OR NEW.{cq} = 0 THEN SET NEW.{cq} = {f}(); END IF; END"
-                )
-            }
-        })
+    }
+
+    /// MariaDB: the `BEFORE INSERT` trigger (named `<table>_<column>_idgen`) that makes the
+    /// function the key of a column that **keeps `AUTO_INCREMENT`**, so that writers reading
+    /// their key with `LAST_INSERT_ID()` or the OK packet's insert id (sqlx's
+    /// `last_insert_id()`, diesel's `select(last_insert_id())`, sea-orm's `insert`) get the
+    /// row's key: the first row a statement inserts without a key gets it as the statement's
+    /// generated `AUTO_INCREMENT` value (`SET insert_id`), every further row directly. Keys of
+    /// a multi-row insert are not consecutive, and in a session whose `timestamp` is set
+    /// (`SET timestamp = …`) a statement that follows a failed or another table's insert within
+    /// that fixed time gets its key directly (so `LAST_INSERT_ID()` is not the row's).
+    /// `idgen adopt --db-generator` uses it on `AUTO_INCREMENT` tables.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidSqlName`] or [`Error::InvalidOptions`] for a name that is not a plain
+    /// SQL identifier; [`Error::InvalidOptions`] for any database but MariaDB.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_sql::Dialect;
+    /// let g = DbGenerator::new(idgen_core::Layout::TWITTER);
+    /// let sql = g.auto_increment_trigger_sql(Dialect::MySql, "orders", "id")?;
+    /// assert!(sql.starts_with("CREATE TRIGGER `orders_id_idgen` BEFORE INSERT ON `orders` FOR EACH ROW"));
+    /// assert!(sql.contains("SET @@insert_id = @idgen_key_forced"));
+    /// assert!(g.auto_increment_trigger_sql(Dialect::Postgres, "orders", "id").is_err());
+    /// # Ok::<(), idgen_engine::Error>(())
+    /// ```
+    pub fn auto_increment_trigger_sql(
+        &self,
+        dialect: Dialect,
+        table: &str,
+        column: &str,
+    ) -> Result<String, Error> {
+        match Host::of(dialect)? {
+            Host::MariaDb => key_default::mariadb_auto_increment(self, table, column),
+            Host::Postgres => Err(Error::InvalidOptions {
+                reason:
+                    "an AUTO_INCREMENT trigger is for MariaDB; on PostgreSQL use column_default_sql"
+                        .into(),
+            }),
+        }
+    }
+
+    /// PostgreSQL: the sequence that [`column_default_sql`](Self::column_default_sql) keeps
+    /// for `table.column`'s keys (quoted), which `pg_get_serial_sequence` reports.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidSqlName`] or [`Error::InvalidOptions`] for a name that is not a plain
+    /// SQL identifier.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let g = idgen_sql::db_generator::DbGenerator::new(idgen_core::Layout::TWITTER);
+    /// assert_eq!(g.key_sequence_name("shop.orders", "id")?, "\"shop\".\"orders_id_idgen_seq\"");
+    /// # Ok::<(), idgen_engine::Error>(())
+    /// ```
+    pub fn key_sequence_name(&self, table: &str, column: &str) -> Result<String, Error> {
+        key_default::key_sequence(table, column)
     }
 
     /// `SELECT <function>()`: one ID.
