@@ -129,7 +129,7 @@ macro_rules! writers_case {
             for w in writers {
                 let (keys, failed) = w.await.unwrap();
                 assert!(failed.is_empty(), "failed: {failed:?}");
-                assert!(keys.windows(2).all(|k| k[0] < k[1]), "a writer's keys increase");
+                assert!(increase_within_the_generators_slack(&keys), "a writer's keys increase (within the generator's slack): {keys:?}");
                 all.extend(keys);
             }
             let from_idgen = all.iter().filter(|k| **k > 1 << 32).count();
@@ -169,3 +169,14 @@ writers_case!(
         "INSERT INTO order_lines (order_id, tag) SELECT id, customer FROM orders ORDER BY id"
     ]
 );
+
+/// A writer's keys increase, but for what the database generator allows on MariaDB (issue 42): a
+/// session hands out a block it reserved, so two keys from two pooled sessions may be out of
+/// order by at most one tick plus the second a block is held. Both keys are then the generator's
+/// (Twitter layout: the time field starts at bit 22, 1 ms ticks); an identity key never goes
+/// back.
+fn increase_within_the_generators_slack(keys: &[i64]) -> bool {
+    const SLACK_MS: i64 = 1 + 1000;
+    keys.windows(2)
+        .all(|k| k[0] < k[1] || (k[1] > 1 << 32 && (k[0] >> 22) - (k[1] >> 22) <= SLACK_MS))
+}
