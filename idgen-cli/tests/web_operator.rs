@@ -58,11 +58,24 @@ async fn dialog(b: &Browser) -> [String; 3] {
 }
 
 /// Presses the dialog's button that goes ahead (`true`) or Cancel, and waits until it closes.
+///
+/// "Closed" is the dialog's `close` event, not its `open` attribute: when the answer leads
+/// straight to a second question (a live lease: "free by force?"), the page opens the dialog
+/// again as soon as the server answers, which on a quiet machine is sooner than a poll of
+/// `open` can see it shut.
 async fn answer(b: &Browser, go: bool) {
+    b.client
+        .execute(
+            "window.idgenDialogClosed = false;
+             document.getElementById('free-dialog').addEventListener(
+                 'close', () => { window.idgenDialogClosed = true; }, { once: true });",
+            vec![],
+        )
+        .await
+        .expect("script runs");
     let button = if go { "free-confirm" } else { "free-cancel" };
     b.by_id(button).await.click().await.expect("click");
-    b.wait_for_js("return !document.getElementById('free-dialog').open")
-        .await;
+    b.wait_for_js("return window.idgenDialogClosed === true").await;
 }
 
 /// Waits until the free's status line starts with `start`, and returns it.
@@ -105,9 +118,6 @@ async fn pool(url: &str) -> sqlx::PgPool {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "known failure (stop 46): after the axe audit of the open free dialog, pressing its \
-            button no longer closes it; it passed in earlier runs and fails since 02:00 UTC on \
-            2026-12-07. Issue 39 stays open for it"]
 async fn the_operator_view_lists_both_holders_and_drops_a_released_node_within_one_refresh() {
     let db = idgen_testkit::postgres()
         .await
