@@ -75,7 +75,8 @@ async fn answer(b: &Browser, go: bool) {
         .expect("script runs");
     let button = if go { "free-confirm" } else { "free-cancel" };
     b.by_id(button).await.click().await.expect("click");
-    b.wait_for_js("return window.idgenDialogClosed === true").await;
+    b.wait_for_js("return window.idgenDialogClosed === true")
+        .await;
 }
 
 /// Waits until the free's status line starts with `start`, and returns it.

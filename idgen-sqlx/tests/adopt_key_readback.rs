@@ -273,3 +273,164 @@ async fn mariadb_ok_packet_and_last_insert_id_give_the_rows_key() {
         .unwrap();
     assert_eq!(id, 5000);
 }
+
+/// The row a statement's reported key names, by its natural key `u` (`None`: no row has it).
+async fn reported_row(c: &mut sqlx::MySqlConnection, table: &str, key: u64) -> Option<i64> {
+    sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "SELECT u FROM {table} WHERE id = ?"
+    )))
+    .bind(key as i64)
+    .fetch_optional(&mut *c)
+    .await
+    .unwrap()
+}
+
+/// Statements whose first row is not the first row they insert (`INSERT IGNORE` of a
+/// duplicate, `ON DUPLICATE KEY UPDATE`, `REPLACE`), run on an adopted table and on a plain
+/// `AUTO_INCREMENT` twin, each in a session of its own (`LAST_INSERT_ID()` is the session's,
+/// whatever the table): the OK packet's insert id and `LAST_INSERT_ID()`
+/// name the same row (by its natural key) on both, and every key the adopted table got is the
+/// generator's. With the trigger that gave only a statement's first *tried* row the forced key,
+/// `INSERT IGNORE (dup), (new)` left `LAST_INSERT_ID()` on the session's previous row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mariadb_ignored_and_upserted_first_rows_read_back_as_auto_increment_does() {
+    let db = idgen_testkit::mysql().await.expect("a database");
+    let pool = sqlx::mysql::MySqlPoolOptions::new()
+        .max_connections(2)
+        .connect(db.url())
+        .await
+        .unwrap();
+    for t in ["orders", "plain"] {
+        run(&pool, &format!("CREATE TABLE {t} (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, u INT NOT NULL UNIQUE, v VARCHAR(8) NOT NULL) ENGINE = InnoDB")).await;
+        run(
+            &pool,
+            &format!("INSERT INTO {t} (u, v) SELECT seq, 'old' FROM seq_1_to_20"),
+        )
+        .await;
+    }
+    assert!(
+        adopt::apply(&pool, &options().accept_lost_key_readback())
+            .await
+            .unwrap()
+            .finished()
+    );
+    let statements = [
+        "INSERT INTO {t} (u, v) VALUES (101, 'a'), (102, 'b')",
+        "INSERT IGNORE INTO {t} (u, v) VALUES (101, 'dup'), (103, 'c'), (104, 'd')",
+        "INSERT IGNORE INTO {t} (u, v) VALUES (101, 'dup'), (102, 'dup'), (105, 'e'), (106, 'f')",
+        "INSERT IGNORE INTO {t} (u, v) VALUES (105, 'dup')",
+        "INSERT INTO {t} (u, v) VALUES (107, 'g')",
+        "INSERT INTO {t} (u, v) VALUES (101, 'x'), (108, 'h') ON DUPLICATE KEY UPDATE v = VALUES(v)",
+        "INSERT INTO {t} (u, v) VALUES (102, 'y') ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id), v = 'y'",
+        "REPLACE INTO {t} (u, v) VALUES (109, 'r'), (109, 's'), (110, 't')",
+        "INSERT IGNORE INTO {t} (u, v) SELECT u + 100, 'sel' FROM {t} WHERE u BETWEEN 5 AND 12",
+        "INSERT INTO {t} (u, v) VALUES (200, 'z')",
+    ];
+    let mut sessions = [pool.acquire().await.unwrap(), pool.acquire().await.unwrap()];
+    for statement in statements {
+        let mut seen = Vec::new();
+        for (t, c) in ["orders", "plain"].into_iter().zip(sessions.iter_mut()) {
+            let c = &mut **c;
+            let sql = statement.replace("{t}", t);
+            let done = sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
+                .execute(&mut *c)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+            let ok_packet = reported_row(c, t, done.last_insert_id()).await;
+            let last: u64 = sqlx::query_scalar("SELECT LAST_INSERT_ID()")
+                .fetch_one(&mut *c)
+                .await
+                .unwrap();
+            let last = reported_row(c, t, last).await;
+            seen.push((t, done.rows_affected(), ok_packet, last));
+        }
+        let (adopted, plain) = (&seen[0], &seen[1]);
+        assert_eq!(
+            (adopted.1, adopted.2, adopted.3),
+            (plain.1, plain.2, plain.3),
+            "{statement}: (rows affected, the OK packet's row, LAST_INSERT_ID()'s row) differ from AUTO_INCREMENT's"
+        );
+    }
+    // Every row the adopted table got since is the generator's, and the two tables hold the
+    // same rows.
+    let c = &mut *sessions[0];
+    let rows = |t: &str| format!("SELECT u, v, id FROM {t} WHERE u > 20 ORDER BY u");
+    let adopted: Vec<(i32, String, i64)> = sqlx::query_as(sqlx::AssertSqlSafe(rows("orders")))
+        .fetch_all(&mut *c)
+        .await
+        .unwrap();
+    let plain: Vec<(i32, String, i64)> = sqlx::query_as(sqlx::AssertSqlSafe(rows("plain")))
+        .fetch_all(&mut *c)
+        .await
+        .unwrap();
+    assert!(adopted.iter().all(|r| from_idgen(r.2)), "{adopted:?}");
+    let strip = |v: &[(i32, String, i64)]| -> Vec<(i32, String)> {
+        v.iter().map(|r| (r.0, r.1.clone())).collect()
+    };
+    assert_eq!(strip(&adopted), strip(&plain));
+    assert_eq!(adopted.len(), 13, "{adopted:?}");
+}
+
+/// An application trigger on one adopted table that inserts into a second adopted table while
+/// the first's statement runs: each row of both gets a key of its own from the generator (no
+/// key twice across the two tables: a second forced value in one statement is not taken, the
+/// run of the first goes on), and the statement's `LAST_INSERT_ID()` is its first row's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mariadb_an_application_trigger_into_a_second_adopted_table_takes_no_key_twice() {
+    let db = idgen_testkit::mysql().await.expect("a database");
+    let pool = sqlx::mysql::MySqlPoolOptions::new()
+        .max_connections(1)
+        .connect(db.url())
+        .await
+        .unwrap();
+    run(&pool, "CREATE TABLE orders (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, u INT NOT NULL UNIQUE) ENGINE = InnoDB").await;
+    run(&pool, "CREATE TABLE audit (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, order_id BIGINT NOT NULL, u INT NOT NULL UNIQUE) ENGINE = InnoDB").await;
+    run(&pool, "INSERT INTO orders (u) VALUES (0)").await;
+    run(&pool, "INSERT INTO audit (order_id, u) VALUES (0, 0)").await;
+    for table in ["orders", "audit"] {
+        let options = AdoptOptions::snowflake(table, Layout::TWITTER)
+            .unwrap()
+            .db_generator(
+                DbGenerator::new(Layout::TWITTER)
+                    .skip_takeover_wait_for_tests_and_development(true),
+            )
+            .accept_lost_key_readback();
+        assert!(adopt::apply(&pool, &options).await.unwrap().finished());
+    }
+    run(&pool, "CREATE TRIGGER orders_audit AFTER INSERT ON orders FOR EACH ROW INSERT INTO audit (order_id, u) VALUES (NEW.id, NEW.u)").await;
+    let mut c = pool.acquire().await.unwrap();
+    for statement in [
+        "INSERT INTO orders (u) VALUES (1), (2), (3)",
+        "INSERT IGNORE INTO orders (u) VALUES (1), (4), (5)",
+        "INSERT INTO orders (u) VALUES (6)",
+    ] {
+        let done = sqlx::query(statement).execute(&mut *c).await.unwrap();
+        let first_new: i64 = sqlx::query_scalar(
+            "SELECT id FROM orders WHERE u = (SELECT MIN(o.u) FROM orders o JOIN audit a ON a.order_id = o.id WHERE o.id >= ?)",
+        )
+        .bind(done.last_insert_id() as i64)
+        .fetch_one(&mut *c)
+        .await
+        .unwrap();
+        assert_eq!(done.last_insert_id() as i64, first_new, "{statement}");
+    }
+    let keys: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT 'orders', id FROM orders WHERE u > 0 UNION ALL SELECT 'audit', id FROM audit WHERE u > 0",
+    )
+    .fetch_all(&mut *c)
+    .await
+    .unwrap();
+    assert_eq!(keys.len(), 12, "{keys:?}");
+    let mut ids: Vec<i64> = keys.iter().map(|k| k.1).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 12, "a key twice across the two tables: {keys:?}");
+    assert!(ids.iter().all(|k| from_idgen(*k)), "{keys:?}");
+    let linked: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM orders o JOIN audit a ON a.order_id = o.id AND a.u = o.u WHERE o.u > 0",
+    )
+    .fetch_one(&mut *c)
+    .await
+    .unwrap();
+    assert_eq!(linked, 6);
+}

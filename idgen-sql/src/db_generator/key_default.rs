@@ -32,11 +32,24 @@
 //! [`DbGenerator::auto_increment_trigger_sql`] gives the first row of each statement its key
 //! through `insert_id` (it becomes the statement's generated value: `LAST_INSERT_ID()` and the
 //! insert id report it), and every further row of the statement its key directly: a forced
-//! value only starts a run of consecutive values, which the generator does not issue. A row
-//! is the statement's first unless the session's last forced key was forced at this
+//! value only starts a run of consecutive values, which the generator does not issue, and a
+//! value forced again later in the statement is not taken (the run goes on). A row is the
+//! statement's first unless the session's last forced key for this table was forced at this
 //! statement's `NOW(6)` and has not become `LAST_INSERT_ID()` yet; both hold only inside the
 //! statement that forced it, so a later row never takes a run's next value.
-
+//!
+//! A forced key is taken by the first row the statement really inserts, not by the first row
+//! it tries: when that row is skipped (`INSERT IGNORE` of a duplicate) or becomes an update
+//! (`ON DUPLICATE KEY UPDATE`), the server hands the forced value back and the next inserted
+//! row takes it, as a plain `AUTO_INCREMENT` statement reports its first *inserted* row. So a
+//! later row whose statement's forced key is still pending (`@@insert_id` still holds it: it
+//! is reset at every statement's end and changed by no one but a trigger) and is not in the
+//! table yet (one primary-key lookup per statement, remembered in a session variable once the
+//! key has landed) is left without a key, and takes the forced one. The session variables
+//! are per table (named `idgen_key_forced.<table>` and so on), so that an application trigger inserting
+//! into a second adopted table while the first's statement runs neither takes nor disturbs
+//! the first table's forced key: a row whose statement's `@@insert_id` another table's
+//! trigger changed gets its key directly.
 use idgen_engine::{Error, SqlName};
 
 use super::DbGenerator;
@@ -107,11 +120,17 @@ pub(super) fn mariadb_auto_increment(
     let c = column_name(column)?;
     let cq = c.quoted_with('`');
     let f = g.function.quoted_with('`');
+    // Per-table session variables (the name is checked: letters, digits, '_' and '.').
+    let var = |what: &str| format!("@`idgen_key_{what}.{table}`");
+    let (at, forced, landed) = (var("at"), var("forced"), var("landed"));
     Ok(format!(
         "CREATE TRIGGER {schema}`{base}_{}_idgen` BEFORE INSERT ON {tq} FOR EACH ROW \
          BEGIN IF NEW.{cq} IS NULL OR NEW.{cq} = 0 THEN \
-         IF @idgen_key_at <=> NOW(6) AND NOT (LAST_INSERT_ID() <=> @idgen_key_forced) THEN SET NEW.{cq} = {f}(); \
-         ELSE SET @idgen_key_forced = {f}(); SET @@insert_id = @idgen_key_forced; SET @idgen_key_at = NOW(6); \
+         IF NOT ({at} <=> NOW(6)) OR LAST_INSERT_ID() <=> {forced} THEN \
+         SET {forced} = {f}(); SET @@insert_id = {forced}; SET {at} = NOW(6); \
+         ELSEIF @@insert_id <=> {forced} AND NOT ({landed} <=> {forced}) THEN \
+         IF EXISTS (SELECT 1 FROM {tq} WHERE {cq} = {forced}) THEN SET {landed} = {forced}; SET NEW.{cq} = {f}(); END IF; \
+         ELSE SET NEW.{cq} = {f}(); \
          END IF; END IF; END",
         c.as_str()
     ))

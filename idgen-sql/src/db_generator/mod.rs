@@ -880,7 +880,9 @@ impl DbGenerator {
     /// their key with `LAST_INSERT_ID()` or the OK packet's insert id (sqlx's
     /// `last_insert_id()`, diesel's `select(last_insert_id())`, sea-orm's `insert`) get the
     /// row's key: the first row a statement inserts without a key gets it as the statement's
-    /// generated `AUTO_INCREMENT` value (`SET insert_id`), every further row directly. Keys of
+    /// generated `AUTO_INCREMENT` value (`SET insert_id`), every further row directly; when
+    /// that row is skipped (`INSERT IGNORE`) or becomes an update (`ON DUPLICATE KEY UPDATE`),
+    /// the next row the statement inserts gets it, as `AUTO_INCREMENT` reports it. Keys of
     /// a multi-row insert are not consecutive, and in a session whose `timestamp` is set
     /// (`SET timestamp = …`) a statement that follows a failed or another table's insert within
     /// that fixed time gets its key directly (so `LAST_INSERT_ID()` is not the row's).
@@ -899,7 +901,7 @@ impl DbGenerator {
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER);
     /// let sql = g.auto_increment_trigger_sql(Dialect::MySql, "orders", "id")?;
     /// assert!(sql.starts_with("CREATE TRIGGER `orders_id_idgen` BEFORE INSERT ON `orders` FOR EACH ROW"));
-    /// assert!(sql.contains("SET @@insert_id = @idgen_key_forced"));
+    /// assert!(sql.contains("SET @@insert_id = @`idgen_key_forced.orders`"));
     /// assert!(g.auto_increment_trigger_sql(Dialect::Postgres, "orders", "id").is_err());
     /// # Ok::<(), idgen_engine::Error>(())
     /// ```
