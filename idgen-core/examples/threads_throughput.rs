@@ -47,13 +47,11 @@ impl TimeSource<u64> for IdgenClock {
     }
 }
 
-/// idgen's `SystemClock` with a wait that sleeps in steps of 50 µs through the last
-/// millisecond instead of yielding the thread in a loop (the provided `Clock::wait_until`):
-/// does a capped generator lose fewer ticks on a loaded machine when it leaves the CPU to the
-/// others between ticks?
-struct SleepingWait(SystemClock);
+/// idgen's `SystemClock` with the wait `Clock::wait_until` had before it slept through the
+/// last millisecond: it yielded the thread in a loop. Kept to compare the two in one run.
+struct YieldingWait(SystemClock);
 
-impl Clock for SleepingWait {
+impl Clock for YieldingWait {
     #[inline]
     fn now_ms(&self) -> i64 {
         self.0.now_ms()
@@ -68,7 +66,7 @@ impl Clock for SleepingWait {
             if target_ms - now >= 2 {
                 std::thread::sleep(Duration::from_millis((target_ms - now - 1) as u64));
             } else {
-                std::thread::sleep(Duration::from_micros(50));
+                std::thread::yield_now();
             }
         }
     }
@@ -173,11 +171,14 @@ fn main() {
             let ids = Snowflake::with_clock(Layout::TWITTER, 1, SystemClock::new()).unwrap();
             Arc::new(move || ids.next_id().unwrap().get() as u64)
         }),
-        ("idgen Snowflake TWITTER, SystemClock, sleeping wait", {
-            let clock = SleepingWait(SystemClock::new());
-            let ids = Snowflake::with_clock(Layout::TWITTER, 1, clock).unwrap();
-            Arc::new(move || ids.next_id().unwrap().get() as u64)
-        }),
+        (
+            "idgen Snowflake TWITTER, SystemClock, yielding wait (before)",
+            {
+                let clock = YieldingWait(SystemClock::new());
+                let ids = Snowflake::with_clock(Layout::TWITTER, 1, clock).unwrap();
+                Arc::new(move || ids.next_id().unwrap().get() as u64)
+            },
+        ),
         ("idgen Snowflake TWITTER, TickerClock", {
             let ids = Snowflake::with_clock(Layout::TWITTER, 1, ticker.clone()).unwrap();
             Arc::new(move || ids.next_id().unwrap().get() as u64)
