@@ -35,6 +35,6 @@ for bin in "$ours" "$plain"; do
         [[ -n "$filter" && "$case" != *"$filter"* ]] && continue
         a=$(ir "$bin" "$case" "$N1")
         b=$(ir "$bin" "$case" "$N2")
-        echo "| $case | $(( (b - a) / (N2 - N1) )) |"
+        echo "| $case | $(awk -v a="$a" -v b="$b" -v n="$((N2 - N1))" 'BEGIN { printf "%.1f", (b - a) / n }') |"
     done < <("$bin" --list)
 done

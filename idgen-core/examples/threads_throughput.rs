@@ -8,11 +8,12 @@
 //! ```
 //!
 //! Each round runs every generator for 300 ms, in turn (so load changes hit all alike); the
-//! table gives the median and the best round. Wall-clock figures depend on the machine's load:
-//! give `uptime` with them.
+//! tables give the median and the best round, idgen's throughput over ferroid's within each
+//! round, and the share of the cap. Wall-clock figures depend on the machine's load: the load
+//! average is printed before and after.
 
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
@@ -46,6 +47,31 @@ impl TimeSource<u64> for IdgenClock {
     }
 }
 
+/// idgen's `SystemClock` with the wait `Clock::wait_until` had before it slept through the
+/// last millisecond: it yielded the thread in a loop. Kept to compare the two in one run.
+struct YieldingWait(SystemClock);
+
+impl Clock for YieldingWait {
+    #[inline]
+    fn now_ms(&self) -> i64 {
+        self.0.now_ms()
+    }
+
+    fn wait_until(&self, target_ms: i64) {
+        loop {
+            let now = self.0.now_ms();
+            if now >= target_ms {
+                return;
+            }
+            if target_ms - now >= 2 {
+                std::thread::sleep(Duration::from_millis((target_ms - now - 1) as u64));
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
 const ROUND: Duration = Duration::from_millis(300);
 
 fn wide() -> Layout {
@@ -58,17 +84,18 @@ fn wide() -> Layout {
         .expect("a layout")
 }
 
-/// IDs per second from `threads` threads calling `next` for one round.
+/// IDs per second from `threads` threads calling `next` for one round: all their IDs over the
+/// longest of their own windows (each from its release at the barrier to its last ID), so the
+/// main thread's wake-up and the joins are not counted.
 fn round(threads: usize, next: Arc<dyn Fn() -> u64 + Send + Sync>) -> f64 {
     let stop = Arc::new(AtomicBool::new(false));
-    let total = Arc::new(AtomicU64::new(0));
     let start = Arc::new(Barrier::new(threads + 1));
     let workers: Vec<_> = (0..threads)
         .map(|_| {
-            let (stop, total, start, next) =
-                (stop.clone(), total.clone(), start.clone(), next.clone());
+            let (stop, start, next) = (stop.clone(), start.clone(), next.clone());
             std::thread::spawn(move || {
                 start.wait();
+                let began = Instant::now();
                 let mut n = 0u64;
                 while !stop.load(Ordering::Relaxed) {
                     for _ in 0..256 {
@@ -76,18 +103,39 @@ fn round(threads: usize, next: Arc<dyn Fn() -> u64 + Send + Sync>) -> f64 {
                     }
                     n += 256;
                 }
-                total.fetch_add(n, Ordering::Relaxed);
+                (n, began.elapsed())
             })
         })
         .collect();
     start.wait();
-    let began = Instant::now();
     std::thread::sleep(ROUND);
     stop.store(true, Ordering::Relaxed);
+    let (mut total, mut window) = (0u64, Duration::ZERO);
     for w in workers {
-        w.join().expect("a worker");
+        let (n, took) = w.join().expect("a worker");
+        total += n;
+        window = window.max(took);
     }
-    total.load(Ordering::Relaxed) as f64 / began.elapsed().as_secs_f64()
+    total as f64 / window.as_secs_f64()
+}
+
+/// The load average (1, 5 and 15 minutes) from `/proc/loadavg`, or "?" where there is none.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg").map_or_else(
+        |_| "?".to_owned(),
+        |text| {
+            text.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        },
+    )
+}
+
+/// The median of `values` (sorted here).
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
 }
 
 fn main() {
@@ -123,6 +171,14 @@ fn main() {
             let ids = Snowflake::with_clock(Layout::TWITTER, 1, SystemClock::new()).unwrap();
             Arc::new(move || ids.next_id().unwrap().get() as u64)
         }),
+        (
+            "idgen Snowflake TWITTER, SystemClock, yielding wait (before)",
+            {
+                let clock = YieldingWait(SystemClock::new());
+                let ids = Snowflake::with_clock(Layout::TWITTER, 1, clock).unwrap();
+                Arc::new(move || ids.next_id().unwrap().get() as u64)
+            },
+        ),
         ("idgen Snowflake TWITTER, TickerClock", {
             let ids = Snowflake::with_clock(Layout::TWITTER, 1, ticker.clone()).unwrap();
             Arc::new(move || ids.next_id().unwrap().get() as u64)
@@ -134,28 +190,67 @@ fn main() {
         }),
     ];
 
-    let mut results: Vec<(String, Vec<f64>, Option<f64>)> = Vec::new();
-    let mut measure = |set: &[(&str, Next)], threads: usize, cap: Option<f64>| {
+    println!("load average before: {}", load_average());
+    // Every round runs each generator once, in turn, starting one further along each round, so
+    // a change of load meets all of them alike; ratios are taken within a round.
+    let measure = |set: &[(&str, Next)], threads: usize| {
         let mut got = vec![Vec::new(); set.len()];
-        for _ in 0..rounds {
-            for (i, (_, next)) in set.iter().enumerate() {
-                got[i].push(round(threads, next.clone()));
+        for r in 0..rounds {
+            for k in 0..set.len() {
+                let i = (r + k) % set.len();
+                got[i].push(round(threads, set[i].1.clone()));
             }
         }
-        for ((name, _), mut ids) in set.iter().zip(got) {
-            ids.sort_by(f64::total_cmp);
-            results.push((format!("{name}, {threads} thread(s)"), ids, cap));
-        }
+        got
     };
-    measure(&uncapped, threads, None);
-    measure(&capped, 1, Some(4_096_000.0));
+    let free = measure(&uncapped, threads);
+    let at_cap = measure(&capped, 1);
+    println!("load average after: {}", load_average());
 
-    println!("| generator | median IDs/s | best IDs/s | median % of cap |");
+    println!();
+    println!("Uncapped (41 + 1 + 21 bits), {threads} threads, {rounds} rounds of {ROUND:?}:");
+    println!();
+    println!("| generator | median IDs/s | best IDs/s |");
+    println!("|---|---:|---:|");
+    for ((name, _), ids) in uncapped.iter().zip(&free) {
+        let mut ids = ids.clone();
+        let best = ids.iter().copied().fold(0.0, f64::max);
+        println!("| {name} | {:.0} | {best:.0} |", median(&mut ids));
+    }
+    println!();
+    println!(
+        "| idgen ÷ ferroid, same round | median | lowest | highest | rounds idgen ≥ ferroid |"
+    );
+    println!("|---|---:|---:|---:|---:|");
+    for (ours, theirs, what) in [
+        (1, 2, "TickerClock ÷ MonotonicClock"),
+        (0, 3, "both on SystemClock"),
+    ] {
+        let mut ratios: Vec<f64> = free[ours]
+            .iter()
+            .zip(&free[theirs])
+            .map(|(a, b)| a / b)
+            .collect();
+        let wins = ratios.iter().filter(|&&r| r >= 1.0).count();
+        let low = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = ratios.iter().copied().fold(0.0, f64::max);
+        println!(
+            "| {what} | {:.3} | {low:.3} | {high:.3} | {wins} of {rounds} |",
+            median(&mut ratios)
+        );
+    }
+    println!();
+    println!("At Twitter's cap (4,096,000 IDs/s), one thread, {rounds} rounds of {ROUND:?}:");
+    println!();
+    println!("| generator | median % of cap | lowest | highest |");
     println!("|---|---:|---:|---:|");
-    for (name, ids, cap) in results {
-        let median = ids[ids.len() / 2];
-        let best = ids[ids.len() - 1];
-        let share = cap.map_or("—".into(), |cap| format!("{:.1} %", 100.0 * median / cap));
-        println!("| {name} | {median:.0} | {best:.0} | {share} |");
+    for ((name, _), ids) in capped.iter().zip(&at_cap) {
+        let mut share: Vec<f64> = ids.iter().map(|ids| 100.0 * ids / 4_096_000.0).collect();
+        let low = share.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = share.iter().copied().fold(0.0, f64::max);
+        println!(
+            "| {name} | {:.2} % | {low:.2} % | {high:.2} % |",
+            median(&mut share)
+        );
     }
 }

@@ -150,7 +150,8 @@ impl<C: Clock> Clock for TickerClock<C> {
             if target_ms - now >= 2 {
                 std::thread::sleep(Duration::from_millis((target_ms - now - 1) as u64));
             } else {
-                std::thread::yield_now();
+                // As the provided `Clock::wait_until`: off the CPU between ticks.
+                std::thread::sleep(crate::clock::LAST_MS_STEP);
             }
         }
     }

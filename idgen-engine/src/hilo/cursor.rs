@@ -103,10 +103,41 @@ impl Cursor {
         }
     }
 
-    /// The fast path: one `fetch_add`, then a read of the published slot.
+    /// The fast path: one `fetch_add`, then a read of the published slot. The ID when the
+    /// ordinal lies in the block and is not its trigger; else the fetched cursor word, which
+    /// [`resolve`](Self::resolve) turns into what the take gave (out of line, so the path of an
+    /// ID builds no [`Take`] and passes nothing through memory).
     #[inline(always)]
+    pub(crate) fn take_id(&self) -> Result<i64, u64> {
+        let packed = self.packed.fetch_add(1, Ordering::Acquire);
+        let (epoch, offset) = unpack(packed);
+        match self.read_slot(epoch) {
+            Some((block, trigger)) if offset < block.len && offset != trigger => {
+                Ok(block.start + offset as i64)
+            }
+            _ => Err(packed),
+        }
+    }
+
+    /// What the ordinal `packed` (fetched by [`take_id`](Self::take_id), which did not give an
+    /// ID) gave: the slot is read again, and says the same. A block's start and length never
+    /// change under its epoch, and a slot rewritten for a later epoch since stays so (`Lost`);
+    /// only the trigger may have been moved by [`rearm`](Self::rearm), which readers may see
+    /// either side of anyway.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn resolve(&self, packed: u64) -> Take {
+        self.classify(packed)
+    }
+
+    /// One `fetch_add`, then a read of the published slot (the slow path's loop, and tests).
     pub(crate) fn take(&self) -> Take {
-        let (epoch, offset) = unpack(self.packed.fetch_add(1, Ordering::Acquire));
+        self.classify(self.packed.fetch_add(1, Ordering::Acquire))
+    }
+
+    /// What the ordinal `packed` gives, from the slot of its epoch.
+    fn classify(&self, packed: u64) -> Take {
+        let (epoch, offset) = unpack(packed);
         let Some((block, trigger)) = self.read_slot(epoch) else {
             #[cfg(test)]
             self.lost.fetch_add(1, Ordering::Relaxed);

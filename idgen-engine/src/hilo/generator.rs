@@ -356,9 +356,9 @@ impl HiLo {
         if idgen_core::fork::is_forked_since(self.forks) {
             return Err(Self::forked());
         }
-        match self.shared.cursor.take() {
-            Take::Id { id, kick: false } => Ok(Some(id)),
-            taken => self.take_slow(taken, caller),
+        match self.shared.cursor.take_id() {
+            Ok(id) => Ok(Some(id)),
+            Err(packed) => self.take_slow(self.shared.cursor.resolve(packed), caller),
         }
     }
 
@@ -543,30 +543,40 @@ impl Future for NextId<'_> {
     #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<i64>> {
         let this = &mut *self;
-        if this.waiting.is_none() {
-            // The fast path returns from here; anything else goes out of line, so the common
-            // case builds no `Result` with an `Error` in it.
-            if idgen_core::fork::is_forked_since(this.hilo.forks) {
-                return Poll::Ready(Err(HiLo::forked()));
+        // The fast path returns from here; everything else (a forked copy, a take that gave no
+        // ID, a caller already waiting) goes out of line as one call, so the common case
+        // builds no `Result` with an `Error` in it and merges with nothing.
+        let mut taken = None;
+        if this.waiting.is_none() && !idgen_core::fork::is_forked_since(this.hilo.forks) {
+            match this.hilo.shared.cursor.take_id() {
+                Ok(id) => return Poll::Ready(Ok(id)),
+                Err(packed) => taken = Some(packed),
             }
-            return match this.hilo.shared.cursor.take() {
-                Take::Id { id, kick: false } => Poll::Ready(Ok(id)),
-                taken => this.first_poll_slow(taken, cx),
-            };
         }
-        this.poll_waiting(cx)
+        this.poll_slow(taken, cx)
     }
 }
 
 impl NextId<'_> {
+    /// Everything but the first poll's fast path: `taken` is the ordinal that fast path
+    /// fetched without getting an ID; `None` when it did not run (a caller already waiting,
+    /// or a copy in a forked child).
     #[cold]
     #[inline(never)]
-    fn first_poll_slow(&mut self, taken: Take, cx: &mut Context<'_>) -> Poll<Result<i64>> {
-        match self.hilo.take_slow(taken, Caller::Async) {
-            Ok(Some(id)) => Poll::Ready(Ok(id)),
-            Err(err) => Poll::Ready(Err(err)),
-            Ok(None) => self.poll_waiting(cx),
+    fn poll_slow(&mut self, taken: Option<u64>, cx: &mut Context<'_>) -> Poll<Result<i64>> {
+        if let Some(packed) = taken {
+            let taken = self.hilo.shared.cursor.resolve(packed);
+            return match self.hilo.take_slow(taken, Caller::Async) {
+                Ok(Some(id)) => Poll::Ready(Ok(id)),
+                Err(err) => Poll::Ready(Err(err)),
+                Ok(None) => self.poll_waiting(cx),
+            };
         }
+        if self.waiting.is_none() {
+            // Not waiting, and the fast path did not run: a forked copy.
+            return Poll::Ready(Err(HiLo::forked()));
+        }
+        self.poll_waiting(cx)
     }
 
     fn poll_waiting(&mut self, cx: &mut Context<'_>) -> Poll<Result<i64>> {
