@@ -395,6 +395,18 @@ impl Fleet {
             {
                 break;
             }
+            // The schedule keeps a target clear for its fault's hold and a second, but a fault
+            // ends `hold` after its begin *returned*, and a begin (`docker kill` and `docker
+            // wait`, `docker exec`) can take many seconds on a loaded machine: a fault still in
+            // force on this target ends first, when it is due. (Without this, the next fault
+            // met a process still killed or paused, was "not applied", and a pause's end then
+            // found its process killed.)
+            while let Some(k) = open.iter().position(|(_, f, _)| f.target == fault.target) {
+                let (at, done, i) = open.remove(k);
+                std::thread::sleep(at.saturating_duration_since(Instant::now()));
+                self.end_or_say(&done);
+                applied[i].end_ms = now_ms();
+            }
             std::thread::sleep(due.saturating_duration_since(Instant::now()));
             say(&format!("{fault}"));
             let start_ms = now_ms();
