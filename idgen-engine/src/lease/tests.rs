@@ -994,8 +994,10 @@ async fn a_claim_from_a_clock_beyond_the_allowance_is_refused_before_it_claims()
         let text = err.to_string();
         let way = if offset > 0 { "leads" } else { "lags" };
         assert!(
-            text.contains(&format!("{way} the lease store's clock by {} ms", offset.abs()))
-                && text.contains("allowance of 1s"),
+            text.contains(&format!(
+                "{way} the lease store's clock by {} ms",
+                offset.abs()
+            )) && text.contains("allowance of 1s"),
             "{text}"
         );
         assert!(store.rows("default").is_empty(), "offset {offset}: claimed");

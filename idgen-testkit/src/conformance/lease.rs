@@ -667,9 +667,7 @@ async fn stores_clock<S: LeaseSubject>(store: &S::Store) -> Option<i64> {
 /// allowance, and claims nothing; a clock within the allowance either way is served and
 /// issues. On etcd, which reports no clock, there is no check: the same claims are served
 /// (documented on `EtcdLeaseStore`).
-pub async fn a_claim_from_a_clock_beyond_the_allowance_of_the_stores_is_refused<
-    S: LeaseSubject,
->() {
+pub async fn a_claim_from_a_clock_beyond_the_allowance_of_the_stores_is_refused<S: LeaseSubject>() {
     let (db, store) = setup::<S>().await;
     let checked = stores_clock::<S>(&store).await.is_some();
     let clock = OffsetClock::new(0);
@@ -681,7 +679,10 @@ pub async fn a_claim_from_a_clock_beyond_the_allowance_of_the_stores_is_refused<
     let two = layout(1);
     for offset in [CLOCK_OFF_MS, -CLOCK_OFF_MS] {
         clock.set_offset(offset);
-        let result = options().holder("skewed").acquire(store.clone(), &two).await;
+        let result = options()
+            .holder("skewed")
+            .acquire(store.clone(), &two)
+            .await;
         if !checked {
             let lease = result.unwrap_or_else(|e| panic!("offset {offset} ms, no check: {e}"));
             lease.handle().release().await.unwrap();
@@ -710,8 +711,10 @@ pub async fn a_claim_from_a_clock_beyond_the_allowance_of_the_stores_is_refused<
         );
         let rows = db.lease_rows(TABLE, "default").await;
         assert!(
-            rows.iter()
-                .all(|r| !r.holder.as_deref().is_some_and(|h| h.starts_with("skewed:"))),
+            rows.iter().all(|r| !r
+                .holder
+                .as_deref()
+                .is_some_and(|h| h.starts_with("skewed:"))),
             "a refused claim holds a node ID: {rows:?}"
         );
     }
@@ -778,13 +781,17 @@ pub async fn a_holder_whose_clock_moves_past_the_allowance_is_fenced_at_its_next
     let status = waited.await.expect("a renewal after the step");
     if !checked {
         assert_eq!(status.last_error, None, "etcd has no check: {status:?}");
-        ids.next_id_async().await.expect("etcd: issues at the stepped clock");
+        ids.next_id_async()
+            .await
+            .expect("etcd: issues at the stepped clock");
         handle.release().await.unwrap();
         return;
     }
     let error = status.last_error.clone().expect("the renewal's refusal");
     assert!(
-        error.starts_with("renew refused: the clock this process issues IDs from leads the lease store's clock by"),
+        error.starts_with(
+            "renew refused: the clock this process issues IDs from leads the lease store's clock by"
+        ),
         "{error}"
     );
     assert!(

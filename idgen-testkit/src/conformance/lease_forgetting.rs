@@ -497,7 +497,9 @@ pub async fn a_leading_clock_a_store_that_forgets_and_a_new_holder_issue_no_id_t
         "{}: the stepped process issued {} IDs (refused: {}); the new holder issued {issued} through {through}",
         S::DATABASE.name(),
         old_ids.len(),
-        refusal.as_ref().map_or("no".to_owned(), ToString::to_string)
+        refusal
+            .as_ref()
+            .map_or("no".to_owned(), ToString::to_string)
     );
     assert_eq!(
         twice,
