@@ -104,6 +104,50 @@ pub enum Error {
         node: u64,
     },
 
+    /// The clock this lease issues IDs from and the lease store's clock differ by more than
+    /// the [clock allowance](crate::lease::LeaseOptions::clock_allowance): a claim is refused
+    /// (nothing is claimed), a renewal is not sent (the generator is fenced at once when the
+    /// difference is certain, at its deadline when only a slow round trip left it unsure).
+    ///
+    /// The store reads its clock at some moment between this process's send and receive, so
+    /// `lead_ms` is the worst the round trip allows: this clock at the receive minus the
+    /// store's (a lead), or minus the store's minus this clock at the send (a lag, negative).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let err = idgen_engine::Error::ClockSkew {
+    ///     operation: "claim",
+    ///     lead_ms: 38_300,
+    ///     round_trip_ms: 2,
+    ///     allowance: Duration::from_secs(1),
+    ///     certain: true,
+    /// };
+    /// assert!(err.to_string().starts_with(
+    ///     "claim refused: the clock this process issues IDs from leads the lease store's clock by 38300 ms, more than the clock allowance of 1s"
+    /// ));
+    /// ```
+    #[error(
+        "{operation} refused: the clock this process issues IDs from {} the lease store's clock by {}{} ms, more than the clock allowance of {allowance:?} (measured over a {round_trip_ms} ms round trip{}); fix the host's clock (NTP) or raise LeaseOptions::clock_allowance",
+        if *.lead_ms >= 0 { "leads" } else { "lags" },
+        if *.certain { "" } else { "up to " },
+        .lead_ms.unsigned_abs(),
+        if *.certain { "" } else { ", which leaves it unsure" }
+    )]
+    ClockSkew {
+        /// `"claim"` or `"renew"`.
+        operation: &'static str,
+        /// How far this clock leads the store's, in ms (negative: how far it lags), at the
+        /// worst the round trip allows.
+        lead_ms: i64,
+        /// The round trip of the store's clock read, in ms on this clock.
+        round_trip_ms: i64,
+        /// The clock allowance it exceeds.
+        allowance: std::time::Duration,
+        /// Whether even the best case the round trip allows exceeds the allowance (`false`:
+        /// only a slow round trip made the difference possibly too large).
+        certain: bool,
+    },
+
     /// Options that contradict each other.
     #[error("invalid options: {reason}")]
     InvalidOptions {

@@ -148,11 +148,14 @@ fn release_while_threads_issue_never_lets_the_next_holder_reissue() {
         };
 
         // The next holder's clock is far behind (another host), so it issues from the stored
-        // floor upwards, borrowing ticks: any tick the floor missed is issued again.
+        // floor upwards, borrowing ticks: any tick the floor missed is issued again. (Behind
+        // the store's ticking clock by a millisecond per read: the largest clock allowance
+        // lets it claim, where the check of the store's clock would refuse it.)
         let behind = ManualClock::new(T0);
         let next = runtime
             .block_on(
                 long_lived(behind.clone())
+                    .clock_allowance(LeaseOptions::MAX_CLOCK_ALLOWANCE)
                     .capacity(1)
                     .acquire(store.clone(), &layout),
             )

@@ -43,6 +43,15 @@ const CLAIM_ROUNDS: usize = 64;
 /// A renewal's TTL is the claim's (etcd fixes it at grant); a renewal with a TTL of zero ends
 /// the lease at once.
 ///
+/// **No clock check.** etcd puts no wall-clock time in its answers (its lease TTLs run on the
+/// leader's monotonic clock), so this store reports none ([`LeaseStore::clock_ms`] is `None`)
+/// and `WorkerLease` cannot compare a holder's clock with the store's, as it does on
+/// PostgreSQL, MariaDB, SQLite and Redis. The takeover bound after a claim etcd cannot prove
+/// free (claim time + TTL + twice the
+/// [clock allowance](idgen_engine::lease::LeaseOptions::clock_allowance)) then rests on every
+/// holder's clock being within the allowance of true time (NTP), and on etcd not forgetting
+/// what a quorum acknowledged: a holder whose clock is stepped far ahead is not refused here.
+///
 /// ```no_run
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -249,6 +249,12 @@ impl LeaseStore for RedisLeaseStore {
             .map(drop)
     }
 
+    /// The server's clock, `TIME` ([`now_ms`](RedisLeaseStore::now_ms)): a call of its own
+    /// before each claim and renewal (the claim and renewal scripts stay as they are).
+    async fn clock_ms(&self) -> Result<Option<i64>, BoxError> {
+        Ok(Some(self.now_ms().await?))
+    }
+
     /// The same server and prefix with a connection of its own, opened on first use (on the
     /// runtime that uses it).
     fn detached(&self) -> Option<Self> {

@@ -58,3 +58,13 @@ idgen_testkit::lease_suite!(redis_lease, Redis, key_value);
 idgen_testkit::hilo_suite!(redis_hilo, Redis, key_value);
 idgen_testkit::startup_suite!(redis_startup, Redis, Redis);
 idgen_testkit::operator_suite!(redis_operator, Redis);
+
+/// Issue 40, the soak's seed 7, on a real Redis: a process with its clock stepped ahead, Redis
+/// forgetting its keys, and a process with a right clock taking the node ID issue no ID twice
+/// (the stepped process is refused before it claims).
+#[test]
+fn seed_7_a_leading_clock_a_redis_that_forgets_and_a_new_holder_issue_no_id_twice() {
+    idgen_testkit::conformance::run(
+        idgen_testkit::conformance::lease_forgetting::a_leading_clock_a_store_that_forgets_and_a_new_holder_issue_no_id_twice::<Redis>(),
+    );
+}

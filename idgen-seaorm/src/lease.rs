@@ -315,6 +315,11 @@ impl LeaseStore for SeaOrmLeaseStore {
         delegate!(&self.inner, store => store.record_layout(namespace, layout).await, e => Err(e.clone().into()))
     }
 
+    /// The database's clock, as idgen-sqlx's store reads it.
+    async fn clock_ms(&self) -> Result<Option<i64>, BoxError> {
+        delegate!(&self.inner, store => store.clock_ms().await, e => Err(e.clone().into()))
+    }
+
     /// idgen-sqlx's detached store: the same table on a one-connection pool of its own with
     /// the connection's connect options, independent of the runtime the connection runs on.
     fn detached(&self) -> Option<Self> {

@@ -46,6 +46,9 @@ impl LeaseStore for Lease {
     ) -> Result<Option<String>, BoxError> {
         self.store.record_layout(namespace, layout).await
     }
+    async fn clock_ms(&self) -> Result<Option<i64>, BoxError> {
+        self.store.clock_ms().await
+    }
     fn detached(&self) -> Option<Self> {
         Some(Lease {
             db: self.db.clone(),

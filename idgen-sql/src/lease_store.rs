@@ -241,6 +241,14 @@ impl<M: 'static, P: SqlPool<M>> LeaseStore for SqlLeaseStore<M, P> {
             .await
     }
 
+    /// The database's clock ([`LeaseSql::now_ms`]): PostgreSQL `now()`, MariaDB/MySQL
+    /// `UTC_TIMESTAMP(6)`, SQLite `julianday('now')`. SQLite is embedded, so its clock is the
+    /// host's: the check then compares the clock the lease issues from (anchored once per
+    /// process, or a clock an application passes) with the host's clock now.
+    async fn clock_ms(&self) -> Result<Option<i64>, BoxError> {
+        self.call(NowCall).await.map(Some)
+    }
+
     fn detached(&self) -> Option<Self> {
         let (pool, turn) = self.pool.detach(&self.turn)?;
         Some(SqlLeaseStore {

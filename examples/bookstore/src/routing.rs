@@ -66,7 +66,7 @@ impl RoutedIds {
                 .node(layout.node_from_fields(&[shard, lease.node()])?)
                 .fence(lease.fence())
                 // A takeover issues at once above its bound: ticks may lead the clock by up
-                // to the lease's lead (TTL + allowance), under the fence's ceiling.
+                // to the lease's lead (TTL + 2 × allowance), under the fence's ceiling.
                 .lead(lease.lead());
             if let Some(ms) = lease.not_before_ms() {
                 builder = builder.not_before_ms(ms);

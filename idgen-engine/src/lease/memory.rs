@@ -199,6 +199,11 @@ impl LeaseStore for MemoryLeaseStore {
         true
     }
 
+    /// The store's clock ([`with_clock`](MemoryLeaseStore::with_clock)).
+    async fn clock_ms(&self) -> Result<Option<i64>, BoxError> {
+        Ok(Some(self.clock.now_ms()))
+    }
+
     async fn record_layout(
         &self,
         namespace: &str,

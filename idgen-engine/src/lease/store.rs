@@ -71,7 +71,7 @@ pub struct Claim {
     /// namespace just created, perhaps on a database that came back empty), or a lease taken
     /// over after it expired (perhaps a row restored from an older backup). A holder the store
     /// forgot may then still be issuing, so `WorkerLease` issues only at ticks after the claim
-    /// time + one TTL + its clock allowance (see
+    /// time + one TTL + twice its clock allowance (see
     /// [`LeaseOptions::clock_allowance`](crate::lease::LeaseOptions::clock_allowance)).
     /// Answering `false` when unsure is always safe; it only costs that wait.
     pub exact: bool,
@@ -164,6 +164,34 @@ pub trait LeaseStore: Send + Sync + 'static {
         false
     }
 
+    /// The store's own clock now, in Unix ms (the database's `now()`, Redis `TIME`), or `None`
+    /// when the store has no clock it can report.
+    ///
+    /// [`WorkerLease`](crate::lease::WorkerLease) reads it before every claim and every
+    /// renewal and compares it with the clock it issues IDs from: a claim is refused, and a
+    /// holder is fenced, when the two differ by more than the
+    /// [clock allowance](crate::lease::LeaseOptions::clock_allowance)
+    /// ([`Error::ClockSkew`](crate::Error::ClockSkew)). The comparison is the engine's; a
+    /// store only reads its clock, in a call of its own that may come before or after the
+    /// claim or renewal it checks.
+    ///
+    /// The default answers `None` (no check): for a store without a clock it can read (etcd
+    /// reports none in its answers). **A wrapper around another store forwards it**, or the
+    /// check is lost.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), idgen_engine::lease::BoxError> {
+    /// use idgen_core::ManualClock;
+    /// use idgen_engine::lease::{LeaseStore, MemoryLeaseStore};
+    /// let store = MemoryLeaseStore::with_clock(ManualClock::new(1_800_000_000_000));
+    /// assert_eq!(store.clock_ms().await?, Some(1_800_000_000_000));
+    /// # Ok(()) }
+    /// ```
+    fn clock_ms(&self) -> impl Future<Output = Result<Option<i64>, BoxError>> + Send {
+        async { Ok(None) }
+    }
+
     /// A copy of this store that does not depend on the async runtime it was made on: it opens
     /// connections of its own when first used. `None` (the default) if the store cannot make one.
     ///
@@ -206,6 +234,7 @@ pub(crate) trait DynLeaseStore: Send + Sync + 'static {
     -> BoxFuture<'a, Result<Option<Claim>, BoxError>>;
     fn renew<'a>(&'a self, req: RenewRequest<'a>) -> BoxFuture<'a, Result<bool, BoxError>>;
     fn release<'a>(&'a self, req: RenewRequest<'a>) -> BoxFuture<'a, Result<(), BoxError>>;
+    fn clock_ms(&self) -> BoxFuture<'_, Result<Option<i64>, BoxError>>;
     fn detached(&self) -> Option<Box<dyn DynLeaseStore>>;
 }
 
@@ -221,6 +250,9 @@ impl<S: LeaseStore> DynLeaseStore for S {
     }
     fn release<'a>(&'a self, req: RenewRequest<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
         Box::pin(LeaseStore::release(self, req))
+    }
+    fn clock_ms(&self) -> BoxFuture<'_, Result<Option<i64>, BoxError>> {
+        Box::pin(LeaseStore::clock_ms(self))
     }
     fn detached(&self) -> Option<Box<dyn DynLeaseStore>> {
         LeaseStore::detached(self).map(|s| Box::new(s) as Box<dyn DynLeaseStore>)

@@ -878,3 +878,191 @@ async fn absurd_timings_are_refused_with_the_value_and_the_limit() {
     let ids = Snowflake::builder().lease(lease).build().unwrap();
     ids.next_id().unwrap();
 }
+
+/// [`TokioClock`] read through an offset the test sets: a host whose clock is off by that much
+/// from the store's (the store keeps the plain `TokioClock`).
+#[derive(Clone)]
+struct Skewed {
+    base: TokioClock,
+    offset_ms: Arc<AtomicI64>,
+}
+
+impl Skewed {
+    fn on(base: &TokioClock) -> Self {
+        Skewed {
+            base: base.clone(),
+            offset_ms: Arc::default(),
+        }
+    }
+
+    fn set_offset(&self, ms: i64) {
+        self.offset_ms.store(ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for Skewed {
+    fn now_ms(&self) -> i64 {
+        self.base.now_ms() + self.offset_ms.load(Ordering::SeqCst)
+    }
+    fn wait_until(&self, target_ms: i64) {
+        self.base
+            .wait_until(target_ms - self.offset_ms.load(Ordering::SeqCst));
+    }
+    fn is_simulated(&self) -> bool {
+        self.base.is_simulated()
+    }
+}
+
+/// The check of the clock allowance on its own: the store read its clock somewhere between the
+/// send and the answer, so the worst case of both ends must be within the allowance.
+#[test]
+fn the_clock_check_takes_the_worst_case_of_the_round_trip() {
+    use crate::lease::worker::compare_clocks;
+    let second = Duration::from_secs(1);
+    let skew = |sent, store, received| match compare_clocks(sent, store, received, second, "claim")
+    {
+        Ok(()) => None,
+        Err(Error::ClockSkew {
+            operation: "claim",
+            lead_ms,
+            round_trip_ms,
+            allowance,
+            certain,
+        }) => {
+            assert_eq!(round_trip_ms, received - sent);
+            assert_eq!(allowance, second);
+            Some((lead_ms, certain))
+        }
+        Err(e) => panic!("{e:?}"),
+    };
+    // No round trip: exactly the difference; the allowance itself is accepted.
+    assert_eq!(skew(5_000, 5_000, 5_000), None);
+    assert_eq!(skew(6_000, 5_000, 6_000), None);
+    assert_eq!(skew(4_000, 5_000, 4_000), None);
+    assert_eq!(skew(6_001, 5_000, 6_001), Some((1_001, true)));
+    assert_eq!(skew(3_999, 5_000, 3_999), Some((-1_001, true)));
+    // Seed 7 of the soak: a clock stepped 38.3 s ahead.
+    assert_eq!(skew(43_300, 5_000, 43_302), Some((38_302, true)));
+    // A round trip of 1.5 s around a store reading in its middle: within (750 ms either way).
+    assert_eq!(skew(0, 750, 1_500), None);
+    // 2.5 s: the store's reading may be 1.25 s behind the answer: refused, but not certain.
+    assert_eq!(skew(0, 1_250, 2_500), Some((1_250, false)));
+    // Longer than twice the allowance: refused wherever the store's reading falls.
+    for store in -3_000..=5_000 {
+        assert!(skew(0, store, 2_001).is_some(), "store reading {store}");
+    }
+    // A skew beyond the allowance is never accepted, whatever the round trip.
+    for (sent, received) in [(0, 0), (0, 10), (0, 900), (0, 1_999)] {
+        for true_skew in [1_001, 5_000, -1_001, -5_000] {
+            for at in [sent, (sent + received) / 2, received] {
+                // The store read its clock when this clock read `at`: store = at − skew.
+                assert!(skew(sent, at - true_skew, received).is_some());
+            }
+        }
+    }
+}
+
+/// A claim from a clock that leads or lags the store's by more than the allowance is refused
+/// with `ClockSkew` naming the lead or lag and the allowance, before anything is claimed; one
+/// at the allowance is accepted.
+#[tokio::test(start_paused = true)]
+async fn a_claim_from_a_clock_beyond_the_allowance_is_refused_before_it_claims() {
+    let base = TokioClock::new();
+    let store = MemoryLeaseStore::with_clock(base.clone());
+    let clock = Skewed::on(&base);
+    let opts = || options(&base).clock(clock.clone());
+    for offset in [38_300, 1_001, -1_001, -20_000] {
+        clock.set_offset(offset);
+        let err = opts()
+            .acquire(store.clone(), &Layout::TWITTER)
+            .await
+            .unwrap_err();
+        let Error::ClockSkew {
+            operation,
+            lead_ms,
+            allowance,
+            certain,
+            ..
+        } = &err
+        else {
+            panic!("offset {offset}: expected ClockSkew, got {err:?}");
+        };
+        assert_eq!(
+            (*operation, *lead_ms, *allowance, *certain),
+            ("claim", offset, Duration::from_secs(1), true)
+        );
+        let text = err.to_string();
+        let way = if offset > 0 { "leads" } else { "lags" };
+        assert!(
+            text.contains(&format!(
+                "{way} the lease store's clock by {} ms",
+                offset.abs()
+            )) && text.contains("allowance of 1s"),
+            "{text}"
+        );
+        assert!(store.rows("default").is_empty(), "offset {offset}: claimed");
+    }
+    for offset in [1_000, -1_000, 0] {
+        clock.set_offset(offset);
+        let lease = opts().acquire(store.clone(), &Layout::TWITTER).await;
+        let lease = lease.unwrap_or_else(|e| panic!("offset {offset}: {e}"));
+        lease.handle().release().await.unwrap();
+    }
+}
+
+/// A holder whose clock moves past the allowance while it holds its node ID is fenced at its
+/// next renewal, at once (its deadline still lay 25 s ahead), and the renewal is not sent; it
+/// is not lost, and issues again once a renewal finds its clock within the allowance.
+#[tokio::test(start_paused = true)]
+async fn a_holder_whose_clock_moves_past_the_allowance_is_fenced_at_its_next_renewal() {
+    let base = TokioClock::new();
+    let store = MemoryLeaseStore::with_clock(base.clone());
+    let clock = Skewed::on(&base);
+    let lease = LeaseOptions::default()
+        .ttl(Duration::from_secs(30))
+        .renew_every(Duration::from_secs(1))
+        .safety_margin(Duration::from_secs(5))
+        .clock(clock.clone())
+        .skip_takeover_wait_for_tests_and_development(true)
+        .acquire(store.clone(), &Layout::TWITTER)
+        .await
+        .unwrap();
+    let handle = lease.handle();
+    let ids = Snowflake::builder()
+        .clock(clock.clone())
+        .lease(lease)
+        .build()
+        .unwrap();
+    ids.next_id().unwrap();
+    let expires = store.rows("default")[0].expires_at_ms;
+
+    clock.set_offset(5_000);
+    ids.next_id().unwrap(); // until the next renewal: the check is at renewals
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    assert!(
+        matches!(ids.next_id(), Err(idgen_core::Error::Fenced { .. })),
+        "not fenced: {:?}",
+        handle.status()
+    );
+    let status = handle.status();
+    assert!(!status.lost);
+    let error = status.last_error.expect("the renewal's error");
+    assert!(
+        error.starts_with("renew refused: the clock this process issues IDs from leads the lease store's clock by 5000 ms"),
+        "{error}"
+    );
+    assert_eq!(
+        store.rows("default")[0].expires_at_ms,
+        expires,
+        "the renewal was sent"
+    );
+
+    // Back within the allowance: the next renewal goes through, the generator issues again.
+    clock.set_offset(0);
+    tokio::time::sleep(Duration::from_millis(6_000)).await;
+    ids.next_id().unwrap();
+    let status = handle.status();
+    assert!(status.last_error.is_none(), "{status:?}");
+    assert!(store.rows("default")[0].expires_at_ms > expires);
+    handle.release().await.unwrap();
+}

@@ -127,18 +127,23 @@ pub struct LeaseStatus {
 
 /// Options for [`WorkerLease`]; start from [`WorkerLease::options`].
 ///
+/// **The clock is checked against the store's.** Before every claim and renewal the lease
+/// reads the store's clock and refuses a claim ([`Error::ClockSkew`]), or fences the
+/// generator, when it differs from the clock IDs are issued from by more than the
+/// [clock allowance](LeaseOptions::clock_allowance) (not on etcd, which reports no clock).
+///
 /// Defaults: namespace `"default"`, table `"idgen_worker_lease"`, TTL 30 s, renewal every 10 s,
 /// safety margin 5 s, store calls time out after 5 s, clock allowance 1 s, capacity = the
 /// layout's node capacity, holder = host name, process ID and a random suffix.
 ///
 /// **A takeover issues at once, ahead of the clock.** A claim the store cannot prove free (no
 /// row or key for the node ID yet, a table just created, a lease taken over after it expired)
-/// issues only at ticks after its claim time + one TTL + the
+/// issues only at ticks after its claim time + one TTL + twice the
 /// [clock allowance](LeaseOptions::clock_allowance), so that a holder the store forgot has
 /// issued below them. By default `acquire` returns at once and the generator starts at that
-/// bound: the time field of its IDs leads real time by at most TTL + allowance (31 s with the
-/// defaults), less as the clock catches up. [`takeover_wait(true)`](LeaseOptions::takeover_wait)
-/// waits for the clock instead (31 s at start-up with the defaults), for applications that read
+/// bound: the time field of its IDs leads real time by at most TTL + 2 × allowance (32 s with
+/// the defaults), less as the clock catches up. [`takeover_wait(true)`](LeaseOptions::takeover_wait)
+/// waits for the clock instead (32 s at start-up with the defaults), for applications that read
 /// the time field as the creation time. A node ID given back with [`LeaseHandle::release`] is
 /// taken at once with its exact last timestamp.
 ///
@@ -267,22 +272,45 @@ impl LeaseOptions {
         self
     }
 
-    /// How far ahead of this host's clock another host's clock may run (default 1 s): part of
-    /// the wait after a claim the store cannot prove free (Chubby's *lock-delay*).
+    /// How far the clock this lease issues IDs from may differ from the lease store's clock,
+    /// either way (default 1 s): checked before every claim and every renewal, and part of the
+    /// bound after a claim the store cannot prove free (Chubby's *lock-delay*).
     ///
-    /// A lease store can forget what it acknowledged: Redis restarted without persistence, a
-    /// database restored from a backup or failed over to a lagging replica, a volume lost and
-    /// the database back empty. Its rows then cannot tell that a node ID is free; time can. A
-    /// holder issues only up to the fence deadline of its last acknowledged renewal, which it
-    /// computed before sending it, as its clock + TTL − safety margin; and the store forgot that
-    /// renewal only after acknowledging it, so before this claim returned. So when the claim
-    /// finds no record of a release (no row or key, a lease taken over after expiry), the lease
-    /// issues only at ticks after this host's clock at the claim's return + TTL + this
-    /// allowance: after every tick a forgotten holder can issue, as long as no holder's clock
-    /// runs ahead of this host's by more than the allowance plus the safety margin. By default
-    /// the generator starts at those ticks at once, ahead of the clock (a `lease_takeover_lead`
-    /// event); with [`takeover_wait(true)`](LeaseOptions::takeover_wait), `acquire` waits until
-    /// the clock has passed them (a `lease_takeover_wait` event), renewing meanwhile.
+    /// **The check.** Before a claim and before each renewal the lease reads the store's clock
+    /// ([`LeaseStore::clock_ms`]: PostgreSQL `now()`, MariaDB/MySQL `UTC_TIMESTAMP(6)`, SQLite
+    /// the host's clock, Redis `TIME`, the memory store's clock) between two readings of its
+    /// own clock (the one [`clock`](Self::clock) sets, which the generator issues from), one
+    /// at the send and one at the answer. The store read its clock somewhere in that round
+    /// trip, so the lease takes the worst case: it may lead the store by the answer's reading
+    /// minus the store's, and lag it by the store's minus the send's reading; both must be
+    /// within the allowance. So a difference beyond the allowance is never accepted, and a
+    /// slow round trip only refuses more (one longer than twice the allowance is always
+    /// refused). A claim that fails the check is refused with [`Error::ClockSkew`] before
+    /// anything is claimed. A renewal that fails it is not sent: when even the best case
+    /// exceeds the allowance the generator is fenced at once; when only a slow round trip
+    /// leaves it unsure, it counts as a failed renewal (the generator fences at its deadline
+    /// if that goes on). The generator issues again once a renewal finds the clocks within the
+    /// allowance, unless another holder took the node ID meanwhile. Both show in
+    /// [`LeaseHandle::status`] (`last_error`). **etcd reports no clock: there is no check**,
+    /// and the rule below rests on the hosts' clocks being kept within the allowance of true
+    /// time (NTP) and on etcd not forgetting what it acknowledged.
+    ///
+    /// **The takeover bound.** A lease store can forget what it acknowledged: Redis restarted
+    /// without persistence, a database restored from a backup or failed over to a lagging
+    /// replica, a volume lost and the database back empty. Its rows then cannot tell that a
+    /// node ID is free; time can. A holder issues only up to the fence deadline of its last
+    /// acknowledged renewal, which it computed before sending it, as its clock + TTL − safety
+    /// margin; and the store forgot that renewal only after acknowledging it, so before this
+    /// claim returned. That holder's clock was within the allowance of the store's at that
+    /// renewal (checked), and this host's is within it at this claim (checked), so the two
+    /// differ by at most twice the allowance (the safety margin covers the clocks' rates
+    /// over one TTL). So when the claim finds no record of a release (no row or key, a lease
+    /// taken over after expiry), the lease issues only at ticks after this host's clock at
+    /// the claim's return + TTL + **twice** this allowance: after every tick a forgotten
+    /// holder can issue. By default the generator starts at those ticks at once, ahead of the
+    /// clock (a `lease_takeover_lead` event); with [`takeover_wait(true)`](LeaseOptions::takeover_wait),
+    /// `acquire` waits until the clock has passed them (a `lease_takeover_wait` event),
+    /// renewing meanwhile.
     ///
     /// ```
     /// use std::time::Duration;
@@ -298,16 +326,16 @@ impl LeaseOptions {
     /// (default `false`).
     ///
     /// A claim the store cannot prove free (a new row or key, a lease taken over after it
-    /// expired) must not issue at or below its claim time + TTL + [clock
+    /// expired) must not issue at or below its claim time + TTL + twice the [clock
     /// allowance](Self::clock_allowance); a node ID given back early may carry a bound ahead of
     /// the clock too. With `false`, `acquire` returns at once and the generator issues from
     /// that bound, ahead of the clock: IDs stay unique and increasing, and their time field
-    /// leads real time by at most TTL + allowance (31 s with the defaults), less as the clock
+    /// leads real time by at most TTL + 2 × allowance (32 s with the defaults), less as the clock
     /// catches up (reached after that long at the latest, sooner if the generator idles).
     /// Renewals store a bound that covers the ticks issued ahead, so the next holder starts
     /// above them.
     ///
-    /// With `true`, `acquire` waits until the clock has passed the bound (about 31 s after a
+    /// With `true`, `acquire` waits until the clock has passed the bound (about 32 s after a
     /// takeover with the defaults), renewing meanwhile: for applications that read the time
     /// field of an ID as its creation time. It is also the stronger choice against a store that
     /// forgets twice within one TTL (a Redis restarted without persistence twice in a row): a
@@ -332,7 +360,7 @@ impl LeaseOptions {
 
     /// **Tests and development only.** `true` puts no takeover bound on a claim the store
     /// cannot prove free: the generator starts at the clock (or the row's stored bound), not
-    /// at claim time + TTL + [clock allowance](Self::clock_allowance). With it, a database
+    /// at claim time + TTL + twice the [clock allowance](Self::clock_allowance). With it, a database
     /// restored from a backup, a Redis restarted without persistence, or a table recreated
     /// empty while old holders still run can give one node ID to two processes, and so
     /// duplicate IDs. Since a takeover no longer waits by default (see
@@ -370,7 +398,7 @@ impl LeaseOptions {
     /// an empty database and on every restart, like `HiLo::new(pool, 1000)`.
     ///
     /// Unlike a hi-lo counter, a lease table created again after a store lost it is safe:
-    /// a claim of a new row issues only above its claim time + one TTL + the clock allowance. With
+    /// a claim of a new row issues only above its claim time + one TTL + twice the clock allowance. With
     /// `false` (migrations own the schema), a missing table fails the claim with an error
     /// that gives the DDL to run.
     ///
@@ -451,7 +479,9 @@ impl LeaseOptions {
     /// store fails or times out, [`Error::LeaseOptionOutOfRange`] for a timing outside its
     /// range and [`Error::InvalidOptions`] for inconsistent timings (both before any store
     /// call), [`Error::LeaseLostDuringTakeover`] when another holder took the node ID while
-    /// `acquire` waited for its bound ([`takeover_wait`](LeaseOptions::takeover_wait)).
+    /// `acquire` waited for its bound ([`takeover_wait`](LeaseOptions::takeover_wait)),
+    /// [`Error::ClockSkew`] when this clock and the store's differ by more than the
+    /// [clock allowance](LeaseOptions::clock_allowance) (nothing is claimed).
     pub async fn acquire<M>(
         self,
         store: impl IntoLeaseStore<M>,
@@ -502,6 +532,8 @@ impl LeaseOptions {
                 requested,
             });
         }
+        // Before the claim: a clock too far from the store's claims nothing.
+        check_clock(&store, &*self.clock, t, "claim").await?;
         let namespace = self.namespace.clone();
         let task = ClaimTask {
             store: Arc::new(store),
@@ -527,7 +559,7 @@ impl LeaseOptions {
         // a host whose clock ran far ahead) is waited down to it.
         let max_lead = millis(t.ttl)
             .saturating_mul(2)
-            .saturating_add(millis(t.clock_allowance));
+            .saturating_add(millis(t.clock_allowance).saturating_mul(2));
         let wait_until = shared.floor_ms.and_then(|floor| {
             let now = shared.clock.now_ms();
             // With the wait, a floor in this very millisecond is the generator's to wait for
@@ -697,8 +729,8 @@ impl WorkerLease {
     }
 
     /// The bound the generator issues after: the largest last timestamp an earlier holder
-    /// stored, or, after a claim the store could not prove free, the claim time + TTL + clock
-    /// allowance if later (see [`LeaseOptions::clock_allowance`]).
+    /// stored, or, after a claim the store could not prove free, the claim time + TTL + twice
+    /// the clock allowance if later (see [`LeaseOptions::clock_allowance`]).
     pub fn previous_timestamp_ms(&self) -> Option<i64> {
         self.shared.floor_ms
     }
@@ -909,7 +941,7 @@ fn claim_floor(claim: &Claim, skip_bound: bool, t: Timing, clock: &dyn Clock) ->
     // The store cannot prove the node ID free: no row or key for it, or a lease taken
     // over after it expired. It may have forgotten a holder that still issues (a
     // restart without persistence, a restore, a failover to a lagging replica, a
-    // database back empty). Why waiting until `now + ttl + allowance` is enough:
+    // database back empty). Why waiting until `now + ttl + 2 × allowance` is enough:
     //
     // * A holder H issues only ticks up to the fence deadline of its last renewal the
     //   store acknowledged (the fence refuses later ticks, whatever the clock policy;
@@ -918,12 +950,14 @@ fn claim_floor(claim: &Claim, skip_bound: bool, t: Timing, clock: &dyn Clock) ->
     // * The store acknowledged that renewal before it forgot it, and this claim
     //   returned after the store forgot: so H read its clock before this host reads
     //   `now` below (real time), and a host's clock does not step back (`Clock`).
-    // * Assumption: at any moment, H's clock is at most `clock_allowance` +
-    //   `safety_margin` ahead of this host's (clocks synchronised, e.g. by NTP, to
-    //   within the allowance; the margin also covers the clock-rate difference over
-    //   one TTL). Then H's deadline ≤ H's clock at the renewal + TTL − margin ≤ this
-    //   host's `now` + allowance + TTL: every tick H can issue is at or below the
-    //   bound, and this lease issues only after it.
+    // * Checked (`check_clock`, on stores that report their clock): H's clock was within
+    //   `clock_allowance` of the store's at that renewal, and this host's is within it at
+    //   this claim; the store's clock does not step back. So H's clock then was at most
+    //   2 × allowance ahead of this host's now (the safety margin covers the clocks'
+    //   rate difference over one TTL). On a store without a clock (etcd) that is the
+    //   assumption: every host within the allowance of true time (NTP). Then H's
+    //   deadline ≤ this host's `now` + 2 × allowance + TTL: every tick H can issue is at
+    //   or below the bound, and this lease issues only after it.
     // * A row's stored last timestamp is kept too (`max`): a previous holder whose
     //   clock ran far ahead, or that issued ahead of its clock after a takeover, is still
     //   never reissued.
@@ -936,7 +970,7 @@ fn claim_floor(claim: &Claim, skip_bound: bool, t: Timing, clock: &dyn Clock) ->
     let bound = clock
         .now_ms()
         .saturating_add(millis(t.ttl))
-        .saturating_add(millis(t.clock_allowance));
+        .saturating_add(millis(t.clock_allowance).saturating_mul(2));
     Some(
         claim
             .last_timestamp_ms
@@ -1201,13 +1235,32 @@ impl Shared {
     /// generator issues at most the lead ahead of the clock, and only while the clock reads
     /// before the deadline now + TTL − safety margin). The store's answer (`false`: another
     /// holder has the node ID) and what to grant the fence.
+    ///
+    /// The store's clock is checked first ([`check_clock`]): a clock too far from it sends no
+    /// renewal and answers [`Error::ClockSkew`].
     async fn renew(&self) -> (Result<bool>, Grant) {
         let t = self.options;
+        if let Err(skew) = check_clock(&*self.store, &*self.clock, t, "renew").await {
+            let never = Grant {
+                deadline: i64::MIN + 1,
+                ceiling: i64::MIN + 1,
+            };
+            return (Err(skew), never);
+        }
         let deadline = self.clock.now_ms() + millis(t.ttl - t.safety_margin);
         let ceiling = deadline.saturating_add(self.lead_ms.load(Ordering::SeqCst).max(0));
         let request = self.request(t.ttl, Some(ceiling));
         let renewed = timed("renew", t.store_timeout, self.store.renew(request)).await;
         (renewed, Grant { deadline, ceiling })
+    }
+
+    /// Stops the generator now, until a renewal extends the fence again: the clock is
+    /// certainly too far from the store's ([`Error::ClockSkew`]), so the ticks it would issue
+    /// until its deadline are not the ones a later holder's bound covers.
+    fn fence_now(&self) {
+        if self.fence.extend(i64::MIN + 1, i64::MIN + 1) {
+            self.update(|s| s.valid_until_ms = i64::MIN + 1);
+        }
     }
 
     /// Another holder has the node ID: marked lost before the fence is revoked, so whoever
@@ -1268,6 +1321,9 @@ async fn heartbeat(shared: Arc<Shared>) {
                 return;
             }
             Err(e) => {
+                if matches!(e, Error::ClockSkew { certain: true, .. }) {
+                    shared.fence_now();
+                }
                 shared.update(|s| {
                     s.failed_renewals += 1;
                     s.last_error = Some(e.to_string());
@@ -1304,6 +1360,58 @@ impl Outage {
         }
         *self = Outage::default();
     }
+}
+
+/// Reads the store's clock ([`LeaseStore::clock_ms`]) between two readings of `clock` and
+/// compares them ([`compare_clocks`]); nothing to compare when the store reports no clock.
+async fn check_clock<S: DynLeaseStore + ?Sized>(
+    store: &S,
+    clock: &dyn Clock,
+    t: Timing,
+    operation: &'static str,
+) -> Result<()> {
+    let sent = clock.now_ms();
+    let store_ms = timed("read the clock", t.store_timeout, store.clock_ms()).await?;
+    let received = clock.now_ms();
+    match store_ms {
+        Some(store_ms) => compare_clocks(sent, store_ms, received, t.clock_allowance, operation),
+        None => Ok(()),
+    }
+}
+
+/// The check of [`LeaseOptions::clock_allowance`]: the store read its clock (`store_ms`) at
+/// some moment between `sent` and `received` (this clock), so this clock may lead it by up to
+/// `received − store_ms` and lag it by up to `store_ms − sent`; both must be within the
+/// allowance. [`Error::ClockSkew`] names the worst case, and whether even the best case
+/// (`sent − store_ms`, `store_ms − received`) exceeds it.
+pub(crate) fn compare_clocks(
+    sent: i64,
+    store_ms: i64,
+    received: i64,
+    allowance: Duration,
+    operation: &'static str,
+) -> Result<()> {
+    let allowed = millis(allowance);
+    let most_ahead = received.saturating_sub(store_ms);
+    let most_behind = store_ms.saturating_sub(sent);
+    if most_ahead <= allowed && most_behind <= allowed {
+        return Ok(());
+    }
+    let (lead_ms, certain) = if most_ahead >= most_behind {
+        (most_ahead, sent.saturating_sub(store_ms) > allowed)
+    } else {
+        (
+            most_behind.saturating_neg(),
+            store_ms.saturating_sub(received) > allowed,
+        )
+    };
+    Err(Error::ClockSkew {
+        operation,
+        lead_ms,
+        round_trip_ms: received.saturating_sub(sent),
+        allowance,
+        certain,
+    })
 }
 
 async fn timed<T>(

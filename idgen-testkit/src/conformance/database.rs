@@ -49,6 +49,18 @@ impl DbKind {
         !matches!(self, DbKind::Etcd | DbKind::Redis)
     }
 
+    /// Whether its lease store reports the server's clock (`LeaseStore::clock_ms`), so that a
+    /// lease checks a holder's clock against it: all but etcd, which puts no wall-clock time
+    /// in its answers.
+    ///
+    /// ```
+    /// use idgen_testkit::conformance::DbKind;
+    /// assert!(DbKind::Redis.reports_clock() && !DbKind::Etcd.reports_clock());
+    /// ```
+    pub fn reports_clock(self) -> bool {
+        !matches!(self, DbKind::Etcd)
+    }
+
     /// How the database quotes an identifier part.
     pub(crate) fn quote(self) -> char {
         match self {

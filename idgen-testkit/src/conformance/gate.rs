@@ -110,4 +110,8 @@ impl<S: LeaseStore + Clone> LeaseStore for GatedStore<S> {
     async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
         self.inner.release(req).await
     }
+
+    async fn clock_ms(&self) -> Result<Option<i64>, BoxError> {
+        self.inner.clock_ms().await
+    }
 }

@@ -6,6 +6,8 @@
 
 use std::collections::HashSet;
 use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use idgen_core::{Clock, ClockPolicy, Layout, Snowflake, SystemClock};
@@ -591,4 +593,228 @@ pub async fn a_custom_table_in_a_schema_and_a_refused_name<S: LeaseSubject>() {
     let refused = "leases; DROP TABLE x";
     let err = S::store(db.url(), refused).await.err().expect("refused");
     assert!(err.to_string().contains(&format!("{refused:?}")), "{err}");
+}
+
+/// The system clock plus an offset the case sets: a host whose clock is that far from true
+/// time (stepped by hand, or by a bad time source), for the cases about the clock check. A
+/// lease and its generator are both given it (`LeaseOptions::clock`, `SnowflakeBuilder::clock`).
+///
+/// ```
+/// use idgen_core::{Clock, SystemClock};
+/// use idgen_testkit::conformance::lease::OffsetClock;
+/// let clock = OffsetClock::new(20_000);
+/// assert!(clock.now_ms() - SystemClock::new().now_ms() >= 19_000);
+/// clock.set_offset(0);
+/// assert!(clock.now_ms() - SystemClock::new().now_ms() < 1_000);
+/// ```
+#[derive(Clone, Debug)]
+pub struct OffsetClock {
+    system: SystemClock,
+    offset_ms: Arc<AtomicI64>,
+}
+
+impl OffsetClock {
+    /// The system clock `offset_ms` ahead (negative: behind).
+    pub fn new(offset_ms: i64) -> Self {
+        OffsetClock {
+            system: SystemClock::new(),
+            offset_ms: Arc::new(AtomicI64::new(offset_ms)),
+        }
+    }
+
+    /// Steps the clock to `offset_ms` from the system clock, for every copy of it.
+    pub fn set_offset(&self, offset_ms: i64) {
+        self.offset_ms.store(offset_ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for OffsetClock {
+    fn now_ms(&self) -> i64 {
+        self.system.now_ms() + self.offset_ms.load(Ordering::SeqCst)
+    }
+}
+
+/// The clock allowance of the clock cases: large next to a store call's round trip on a loaded
+/// machine, so a right clock is never refused for a slow answer.
+const CLOCK_ALLOWANCE: Duration = Duration::from_secs(2);
+/// How far the wrong clocks of the clock cases are off: ten times the allowance.
+const CLOCK_OFF_MS: i64 = 20_000;
+
+/// The store reports its clock, except etcd (no wall-clock time in its answers), and the
+/// clock it reports is this host's (the test servers run on this host or in its containers).
+async fn stores_clock<S: LeaseSubject>(store: &S::Store) -> Option<i64> {
+    let before = now_ms();
+    let reported = store.clock_ms().await.expect("the store's clock");
+    let after = now_ms();
+    assert_eq!(
+        reported.is_some(),
+        S::DATABASE.reports_clock(),
+        "{} reported {reported:?} as its clock",
+        S::DATABASE.name()
+    );
+    if let Some(ms) = reported {
+        assert!(
+            ms >= before - 1_000 && ms <= after + 1_000,
+            "{}'s clock {ms} is not this host's ({before}..{after})",
+            S::DATABASE.name()
+        );
+    }
+    reported
+}
+
+/// Issue 40 (the soak's seed 7): a claim from a clock that leads or lags the store's by more
+/// than the clock allowance is refused with `ClockSkew`, naming the lead or lag and the
+/// allowance, and claims nothing; a clock within the allowance either way is served and
+/// issues. On etcd, which reports no clock, there is no check: the same claims are served
+/// (documented on `EtcdLeaseStore`).
+pub async fn a_claim_from_a_clock_beyond_the_allowance_of_the_stores_is_refused<S: LeaseSubject>() {
+    let (db, store) = setup::<S>().await;
+    let checked = stores_clock::<S>(&store).await.is_some();
+    let clock = OffsetClock::new(0);
+    let options = || {
+        no_wait()
+            .clock(clock.clone())
+            .clock_allowance(CLOCK_ALLOWANCE)
+    };
+    let two = layout(1);
+    for offset in [CLOCK_OFF_MS, -CLOCK_OFF_MS] {
+        clock.set_offset(offset);
+        let result = options()
+            .holder("skewed")
+            .acquire(store.clone(), &two)
+            .await;
+        if !checked {
+            let lease = result.unwrap_or_else(|e| panic!("offset {offset} ms, no check: {e}"));
+            lease.handle().release().await.unwrap();
+            continue;
+        }
+        let err = result.expect_err("a clock far from the store's is refused");
+        let Error::ClockSkew {
+            operation,
+            lead_ms,
+            allowance,
+            ..
+        } = &err
+        else {
+            panic!("offset {offset} ms: expected ClockSkew, got {err:?}");
+        };
+        assert_eq!((*operation, *allowance), ("claim", CLOCK_ALLOWANCE));
+        assert!(
+            lead_ms.signum() == offset.signum() && (lead_ms - offset).abs() < 5_000,
+            "offset {offset} ms measured as {lead_ms} ms"
+        );
+        let text = err.to_string();
+        let way = if offset > 0 { "leads" } else { "lags" };
+        assert!(
+            text.contains(way) && text.contains("allowance of 2s"),
+            "{text}"
+        );
+        let rows = db.lease_rows(TABLE, "default").await;
+        assert!(
+            rows.iter().all(|r| !r
+                .holder
+                .as_deref()
+                .is_some_and(|h| h.starts_with("skewed:"))),
+            "a refused claim holds a node ID: {rows:?}"
+        );
+    }
+    let quarter = i64::try_from(CLOCK_ALLOWANCE.as_millis() / 4).unwrap();
+    for offset in [quarter, -quarter] {
+        clock.set_offset(offset);
+        let lease = options().acquire(store.clone(), &two).await;
+        let lease = lease.unwrap_or_else(|e| panic!("offset {offset} ms is within: {e}"));
+        let handle = lease.handle();
+        let ids = Snowflake::builder()
+            .layout(two)
+            .clock(clock.clone())
+            .lease(lease)
+            .build()
+            .expect("a generator on the lease");
+        ids.next_id_async()
+            .await
+            .unwrap_or_else(|e| panic!("offset {offset} ms: {e}"));
+        handle.release().await.unwrap();
+    }
+}
+
+/// Issue 40: a holder whose clock moves past the allowance while it holds its node ID (stepped
+/// 20 s ahead; its fence deadline still lies 25 s beyond that) is fenced by its next renewal,
+/// which it does not send, and is not lost; once its clock is back within the allowance a
+/// renewal goes through and it issues again. On etcd (no clock) renewals go on and it issues
+/// at the stepped clock.
+pub async fn a_holder_whose_clock_moves_past_the_allowance_is_fenced_at_its_next_renewal<
+    S: LeaseSubject,
+>() {
+    let (_db, store) = setup::<S>().await;
+    let checked = stores_clock::<S>(&store).await.is_some();
+    let clock = OffsetClock::new(0);
+    let one = layout(0);
+    let lease = no_wait()
+        .ttl(Duration::from_secs(60))
+        .renew_every(Duration::from_millis(200))
+        .safety_margin(Duration::from_secs(15))
+        .clock(clock.clone())
+        .clock_allowance(CLOCK_ALLOWANCE)
+        .acquire(store.clone(), &one)
+        .await
+        .expect("a clock within the allowance is served");
+    let handle = lease.handle();
+    let ids = Snowflake::builder()
+        .layout(one)
+        .clock(clock.clone())
+        .lease(lease)
+        .build()
+        .expect("a generator on the lease");
+    ids.next_id().unwrap();
+
+    clock.set_offset(CLOCK_OFF_MS);
+    let renewals = handle.status().renewals;
+    let waited = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let status = handle.status();
+            if status.last_error.is_some() || status.renewals >= renewals + 2 {
+                return status;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+    let status = waited.await.expect("a renewal after the step");
+    if !checked {
+        assert_eq!(status.last_error, None, "etcd has no check: {status:?}");
+        ids.next_id_async()
+            .await
+            .expect("etcd: issues at the stepped clock");
+        handle.release().await.unwrap();
+        return;
+    }
+    let error = status.last_error.clone().expect("the renewal's refusal");
+    assert!(
+        error.starts_with(
+            "renew refused: the clock this process issues IDs from leads the lease store's clock by"
+        ),
+        "{error}"
+    );
+    assert!(
+        matches!(ids.next_id(), Err(idgen_core::Error::Fenced { .. })),
+        "not fenced at once: {status:?}"
+    );
+    assert!(!status.lost, "{status:?}");
+
+    clock.set_offset(0);
+    let resumed = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            if ids.next_id().is_ok() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+    resumed.await.unwrap_or_else(|_| {
+        panic!(
+            "no ID after the clock came back within the allowance: {:?}",
+            handle.status()
+        )
+    });
+    assert!(!handle.status().lost);
+    handle.release().await.unwrap();
 }

@@ -157,6 +157,10 @@ impl<S: LeaseStore + Clone> LeaseStore for Abandoning<S> {
         self.inner.release(req).await
     }
 
+    async fn clock_ms(&self) -> Result<Option<i64>, BoxError> {
+        self.inner.clock_ms().await
+    }
+
     fn detached(&self) -> Option<Self> {
         let inner = self.inner.detached()?;
         Some(Abandoning::new(inner))

@@ -44,6 +44,8 @@ macro_rules! lease_suite {
                 a_renewal_answered_after_release_leaves_the_node_id_free,
                 a_released_node_id_is_free_at_once_and_keeps_its_last_timestamp,
                 a_new_holder_never_issues_at_or_below_the_rows_last_timestamp,
+                a_claim_from_a_clock_beyond_the_allowance_of_the_stores_is_refused,
+                a_holder_whose_clock_moves_past_the_allowance_is_fenced_at_its_next_renewal,
             );
             $crate::__conformance_cases!(lease_forgetting<$subject>:
                 a_new_row_waits_one_ttl_and_the_allowance_a_released_one_does_not,

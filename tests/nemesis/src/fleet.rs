@@ -320,17 +320,29 @@ impl Fleet {
     }
 
     /// Reports a fault that could not be applied, with the end of its target's log (errors
-    /// included): a process that is not running has exited on its own.
+    /// included) and the container's state (how its process ended: exit code, killed for
+    /// memory, when): a process that is not running has exited on its own.
     fn say_failed(&self, fault: &Fault, err: &str) {
-        let tail = self.process(&fault.target).ok().map(|p| {
+        let process = self.process(&fault.target).ok();
+        let tail = process.map(|p| {
             Command::new("sh")
                 .args(["-c", "docker logs --tail 6 \"$1\" 2>&1", "sh", &p.container])
                 .output()
                 .map(|o| String::from_utf8_lossy(&o.stdout).replace('\n', " | "))
                 .unwrap_or_default()
         });
+        let state = process.map(|p| {
+            docker(&[
+                "inspect",
+                "--format",
+                "status {{.State.Status}}, exit code {{.State.ExitCode}}, OOM-killed {{.State.OOMKilled}}, started {{.State.StartedAt}}, finished {{.State.FinishedAt}}, restarts {{.RestartCount}} {{.State.Error}}",
+                &p.container,
+            ])
+            .unwrap_or_else(|e| e)
+        });
         say(&format!(
-            "FAULT NOT APPLIED: {fault}: {err}; log ends: {}",
+            "FAULT NOT APPLIED: {fault}: {err}; container: {}; log ends: {}",
+            state.unwrap_or_default(),
             tail.unwrap_or_default()
         ));
     }
@@ -382,6 +394,18 @@ impl Fleet {
                 && ids.load(Ordering::SeqCst) >= target
             {
                 break;
+            }
+            // The schedule keeps a target clear for its fault's hold and a second, but a fault
+            // ends `hold` after its begin *returned*, and a begin (`docker kill` and `docker
+            // wait`, `docker exec`) can take many seconds on a loaded machine: a fault still in
+            // force on this target ends first, when it is due. (Without this, the next fault
+            // met a process still killed or paused, was "not applied", and a pause's end then
+            // found its process killed.)
+            while let Some(k) = open.iter().position(|(_, f, _)| f.target == fault.target) {
+                let (at, done, i) = open.remove(k);
+                std::thread::sleep(at.saturating_duration_since(Instant::now()));
+                self.end_or_say(&done);
+                applied[i].end_ms = now_ms();
             }
             std::thread::sleep(due.saturating_duration_since(Instant::now()));
             say(&format!("{fault}"));
