@@ -1,5 +1,5 @@
-//! `idgen adopt plan|apply`: take over a table that already has rows (idgen-sql's
-//! [`idgen_sql::adopt`], on PostgreSQL and MariaDB).
+//! `idgen adopt plan|apply`: take over a table that already has rows (idgen-adopt, through
+//! [`idgen_sqlx::adopt`], on PostgreSQL and MariaDB).
 
 use std::io::Write;
 

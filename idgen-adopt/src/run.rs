@@ -4,15 +4,13 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use idgen_engine::SqlName;
+use idgen_sql::{Dialect, ErrorClass, QuotedName, Session, Statement, Value};
 
 use super::facts::{self, KeySource};
 use super::public_id::{self, Progress};
 use super::readback;
 use super::steps::{self, Action};
 use super::{AdoptError, AdoptOptions, AdoptionPlan, Step, Target};
-use crate::dialect::{Dialect, ErrorClass, QuotedName};
-use crate::session::Session;
-use crate::statement::{Statement, Value};
 
 /// Runs every unfinished step of the adoption `options` describes, in order, recording each
 /// in the progress table; returns the plan as it stands afterwards (every step done).
@@ -31,8 +29,8 @@ use crate::statement::{Statement, Value};
 /// # Examples
 ///
 /// ```no_run
-/// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_sql::adopt::AdoptError> {
-/// use idgen_sql::adopt::{apply, AdoptOptions};
+/// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_adopt::AdoptError> {
+/// use idgen_adopt::{apply, AdoptOptions};
 /// let options = AdoptOptions::snowflake("orders", idgen_core::Layout::TWITTER)?;
 /// let plan = apply(session, &options).await?;
 /// assert!(plan.finished());
@@ -57,8 +55,8 @@ pub async fn apply<S: Session>(
 /// # Examples
 ///
 /// ```no_run
-/// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_sql::adopt::AdoptError> {
-/// use idgen_sql::adopt::{apply, apply_first, AdoptOptions};
+/// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_adopt::AdoptError> {
+/// use idgen_adopt::{apply, apply_first, AdoptOptions};
 /// let options = AdoptOptions::hilo("order_lines", 1000)?;
 /// let partly = apply_first(session, &options, 1).await?;
 /// assert_eq!(partly.steps.iter().filter(|s| s.done).count(), 1);
@@ -83,8 +81,8 @@ pub async fn apply_first<S: Session>(
 /// # Examples
 ///
 /// ```no_run
-/// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_sql::adopt::AdoptError> {
-/// use idgen_sql::adopt::{apply_with_progress, AdoptOptions};
+/// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_adopt::AdoptError> {
+/// use idgen_adopt::{apply_with_progress, AdoptOptions};
 /// let options = AdoptOptions::keep_keys("customers")?.public_id("public_id")?;
 /// apply_with_progress(session, &options, |p| eprintln!("{p}")).await?;
 /// # Ok(()) }
@@ -299,12 +297,12 @@ async fn run_step<S: Session>(
                 generator: Some(g), ..
             } = &options.target
             {
-                crate::db_generator::install(session, g).await?;
+                idgen_db_generator::install(session, g).await?;
             }
             execute(session, options, step, record).await
         }
         Action::Sql { .. } if step.name == "progress-table" => {
-            crate::session::create_if_missing(session, &step.sql[0])
+            idgen_sql::create_if_missing(session, &step.sql[0])
                 .await
                 .map_err(failed(options, step))?;
             execute(session, options, step, record).await

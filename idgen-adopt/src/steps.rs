@@ -2,10 +2,10 @@
 //! description and its exact SQL.
 
 use idgen_engine::SqlName;
+use idgen_sql::{Dialect, QuotedName};
 
 use super::facts::{Facts, KeySource, SequenceFacts};
 use super::{AdoptError, AdoptOptions, Step, Target};
-use crate::dialect::{Dialect, QuotedName};
 
 /// How long one try of a PostgreSQL step waits for its lock (`lock_timeout`), in ms: other
 /// sessions' queries queue behind a waiting `ALTER`, so it waits briefly and tries again
@@ -18,7 +18,7 @@ pub(super) const LOCK_TRY_MS: u64 = 100;
 /// takes one value, a whole block of the key's range, and each hi-lo block one.
 ///
 /// ```
-/// assert_eq!(idgen_sql::adopt::MIN_SEQUENCE_VALUES_LEFT, 1_000_000);
+/// assert_eq!(idgen_adopt::MIN_SEQUENCE_VALUES_LEFT, 1_000_000);
 /// ```
 pub const MIN_SEQUENCE_VALUES_LEFT: i64 = 1_000_000;
 
@@ -57,7 +57,7 @@ pub(super) fn progress_table_sql(dialect: Dialect, progress: &SqlName) -> String
         _ => format!(
             "{};\nCREATE TABLE IF NOT EXISTS {t} (\n    table_name  VARCHAR(255) NOT NULL,\n    step        VARCHAR(64)  NOT NULL,\n    \
              finished_at TIMESTAMPTZ  NOT NULL DEFAULT now(),\n    PRIMARY KEY (table_name, step)\n)",
-            crate::PG_DDL_LOCK
+            idgen_sql::PG_DDL_LOCK
         ),
     }
 }

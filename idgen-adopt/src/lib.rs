@@ -1,7 +1,8 @@
 //! Adopting idgen on a table that already has rows: [`plan`] reads the table and writes the
 //! steps (changing nothing), [`apply`] runs them, resumably, over any adapter's [`Session`]
 //! on PostgreSQL and MariaDB (`idgen_sqlx::adopt` runs them on a pool; `idgen adopt` is the
-//! command).
+//! command). Applications do not depend on this crate: they use their driver's adapter, which
+//! re-exports it (`idgen_sqlx::adopt`).
 //!
 //! Two ways to take over a table keyed by one integer column (`IDENTITY`, `BIGSERIAL`,
 //! `AUTO_INCREMENT`, or keys the application writes):
@@ -23,7 +24,7 @@
 //!   step (below). Old writers that call `nextval` keep working.
 //!
 //! ```
-//! use idgen_sql::adopt::AdoptOptions;
+//! use idgen_adopt::AdoptOptions;
 //! use idgen_core::Layout;
 //!
 //! let orders = AdoptOptions::snowflake("orders", Layout::TWITTER)?;
@@ -31,7 +32,7 @@
 //! let lines = AdoptOptions::hilo("order_lines", 1000)?.sequence("order_lines_id_seq")?;
 //! assert_eq!(lines.table(), "order_lines");
 //! assert!(AdoptOptions::hilo("lines; DROP TABLE x", 1000).is_err());
-//! # Ok::<(), idgen_sql::adopt::AdoptError>(())
+//! # Ok::<(), idgen_adopt::AdoptError>(())
 //! ```
 //!
 //! # Public IDs for existing rows
@@ -87,7 +88,7 @@
 //! # Hi-lo on an existing sequence: why no value is handed out twice
 //!
 //! idgen's hi-lo counters are pooled-lo: a sequence value `v` is the block `[v, v + block)`
-//! (see [`CounterSql`](crate::CounterSql)), and a hi-lo source refuses to start unless the
+//! (see [`CounterSql`](idgen_sql::CounterSql)), and a hi-lo source refuses to start unless the
 //! sequence's increment equals its block. The step sets `INCREMENT BY block` and then the
 //! value to `max(MAX(key), last value)`:
 //!
@@ -134,14 +135,17 @@ mod readback;
 mod run;
 mod steps;
 
+/// The README's example, compiled and run as a doctest so it cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 use std::time::Duration;
 
 use idgen_core::Layout;
+use idgen_db_generator::DbGenerator;
 use idgen_engine::SqlName;
-
-use crate::db_generator::DbGenerator;
-use crate::dialect::Dialect;
-use crate::session::Session;
+use idgen_sql::{Dialect, Session};
 
 pub use error::AdoptError;
 pub use public_id::{DEFAULT_BACKFILL_BATCH, MAX_BACKFILL_BATCH, Progress};
@@ -154,7 +158,7 @@ use public_id::PublicIdOptions;
 /// The default name of the progress table.
 ///
 /// ```
-/// assert_eq!(idgen_sql::adopt::DEFAULT_PROGRESS_TABLE, "idgen_adoption");
+/// assert_eq!(idgen_adopt::DEFAULT_PROGRESS_TABLE, "idgen_adoption");
 /// ```
 pub const DEFAULT_PROGRESS_TABLE: &str = "idgen_adoption";
 
@@ -163,14 +167,14 @@ pub const DEFAULT_PROGRESS_TABLE: &str = "idgen_adoption";
 /// (and the database-side generator, which starts 20 s behind).
 ///
 /// ```
-/// assert_eq!(idgen_sql::adopt::DEFAULT_CLOCK_ALLOWANCE.as_secs(), 60);
+/// assert_eq!(idgen_adopt::DEFAULT_CLOCK_ALLOWANCE.as_secs(), 60);
 /// ```
 pub const DEFAULT_CLOCK_ALLOWANCE: Duration = Duration::from_secs(60);
 
 /// How long a step keeps trying to get its lock by default (see [`AdoptOptions::lock_wait`]).
 ///
 /// ```
-/// assert_eq!(idgen_sql::adopt::DEFAULT_LOCK_WAIT.as_secs(), 10);
+/// assert_eq!(idgen_adopt::DEFAULT_LOCK_WAIT.as_secs(), 10);
 /// ```
 pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(10);
 
@@ -195,12 +199,12 @@ enum Target {
 }
 
 /// What to adopt and how: the table, Snowflake keys or hi-lo blocks, and the progress
-/// table. See the [module documentation](self).
+/// table. See the [crate documentation](crate).
 ///
 /// ```
 /// use std::time::Duration;
-/// use idgen_sql::adopt::AdoptOptions;
-/// use idgen_sql::db_generator::DbGenerator;
+/// use idgen_adopt::AdoptOptions;
+/// use idgen_db_generator::DbGenerator;
 /// use idgen_core::Layout;
 ///
 /// let options = AdoptOptions::snowflake("shop.orders", Layout::TWITTER)?
@@ -208,7 +212,7 @@ enum Target {
 ///     .clock_allowance(Duration::from_secs(300))
 ///     .progress_table("ops.adoption")?;
 /// assert_eq!(options.table(), "shop.orders");
-/// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+/// # Ok::<(), idgen_adopt::AdoptError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AdoptOptions {
@@ -230,9 +234,9 @@ impl AdoptOptions {
     /// # Examples
     ///
     /// ```
-    /// let options = idgen_sql::adopt::AdoptOptions::snowflake("orders", idgen_core::Layout::TWITTER)?;
+    /// let options = idgen_adopt::AdoptOptions::snowflake("orders", idgen_core::Layout::TWITTER)?;
     /// assert_eq!(options.table(), "orders");
-    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// # Ok::<(), idgen_adopt::AdoptError>(())
     /// ```
     pub fn snowflake(table: &str, layout: Layout) -> Result<Self, AdoptError> {
         Self::new(
@@ -255,9 +259,9 @@ impl AdoptOptions {
     /// # Examples
     ///
     /// ```
-    /// let options = idgen_sql::adopt::AdoptOptions::hilo("order_lines", 1000)?;
+    /// let options = idgen_adopt::AdoptOptions::hilo("order_lines", 1000)?;
     /// assert_eq!(options.table(), "order_lines");
-    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// # Ok::<(), idgen_adopt::AdoptError>(())
     /// ```
     pub fn hilo(table: &str, block: u64) -> Result<Self, AdoptError> {
         Self::new(
@@ -293,9 +297,9 @@ impl AdoptOptions {
     /// # Examples
     ///
     /// ```
-    /// let options = idgen_sql::adopt::AdoptOptions::keep_keys("customers")?.public_id("public_id")?;
+    /// let options = idgen_adopt::AdoptOptions::keep_keys("customers")?.public_id("public_id")?;
     /// assert_eq!(options.table(), "customers");
-    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// # Ok::<(), idgen_adopt::AdoptError>(())
     /// ```
     pub fn keep_keys(table: &str) -> Result<Self, AdoptError> {
         Self::new(table, Target::KeepKeys)
@@ -304,7 +308,7 @@ impl AdoptOptions {
     /// Also give every row a public ID in `column` (PostgreSQL `uuid`, MariaDB `BINARY(16)`:
     /// what [`PublicId`](idgen_core::PublicId) maps to), online: the column with a random
     /// default, a backfill of the existing rows in batches, then a unique index and `NOT
-    /// NULL`, none of which blocks writers (see the [module documentation](self)). The
+    /// NULL`, none of which blocks writers (see the [crate documentation](crate)). The
     /// application can write public IDs from the moment the column exists; the backfill never
     /// overwrites one.
     ///
@@ -316,13 +320,13 @@ impl AdoptOptions {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use idgen_sql::adopt::AdoptOptions;
+    /// use idgen_adopt::AdoptOptions;
     /// let options = AdoptOptions::snowflake("orders", idgen_core::Layout::TWITTER)?
     ///     .public_id("public_id")?
     ///     .backfill_batch(5000)?
     ///     .backfill_pause(Duration::from_millis(10));
     /// # let _ = options;
-    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// # Ok::<(), idgen_adopt::AdoptError>(())
     /// ```
     pub fn public_id(mut self, column: &str) -> Result<Self, AdoptError> {
         let column = SqlName::parse("public-ID column", column)?;
@@ -352,7 +356,7 @@ impl AdoptOptions {
     /// # Examples
     ///
     /// ```
-    /// use idgen_sql::adopt::{AdoptError, AdoptOptions};
+    /// use idgen_adopt::{AdoptError, AdoptOptions};
     /// let options = AdoptOptions::keep_keys("t")?.public_id("public_id")?;
     /// assert!(options.clone().backfill_batch(10_000).is_ok());
     /// assert!(matches!(options.backfill_batch(0), Err(AdoptError::BackfillBatch { batch: 0, .. })));
@@ -376,11 +380,11 @@ impl AdoptOptions {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let options = idgen_sql::adopt::AdoptOptions::keep_keys("t")?
+    /// let options = idgen_adopt::AdoptOptions::keep_keys("t")?
     ///     .public_id("public_id")?
     ///     .backfill_pause(Duration::from_millis(20));
     /// # let _ = options;
-    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// # Ok::<(), idgen_adopt::AdoptError>(())
     /// ```
     pub fn backfill_pause(mut self, pause: Duration) -> Self {
         if let Some(p) = &mut self.public_id {
@@ -398,10 +402,10 @@ impl AdoptOptions {
     /// # Examples
     ///
     /// ```
-    /// use idgen_sql::adopt::AdoptOptions;
+    /// use idgen_adopt::AdoptOptions;
     /// assert!(AdoptOptions::hilo("t", 100)?.sequence("t_id_seq").is_ok());
     /// assert!(AdoptOptions::hilo("t", 100)?.sequence("t id seq").is_err());
-    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// # Ok::<(), idgen_adopt::AdoptError>(())
     /// ```
     pub fn sequence(mut self, name: &str) -> Result<Self, AdoptError> {
         if let Target::HiLo { sequence, .. } = &mut self.target {
@@ -418,11 +422,11 @@ impl AdoptOptions {
     /// Ignored for Snowflake keys.
     ///
     /// ```
-    /// let options = idgen_sql::adopt::AdoptOptions::hilo("order_lines", 1000)?
+    /// let options = idgen_adopt::AdoptOptions::hilo("order_lines", 1000)?
     ///     .sequence("shared_ids")?
     ///     .writers_use_sequence();
     /// # let _ = options;
-    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// # Ok::<(), idgen_adopt::AdoptError>(())
     /// ```
     pub fn writers_use_sequence(mut self) -> Self {
         if let Target::HiLo {
@@ -443,9 +447,9 @@ impl AdoptOptions {
     /// ([`AdoptError::KeyCapacity`]). Ignored for Snowflake keys.
     ///
     /// ```
-    /// let options = idgen_sql::adopt::AdoptOptions::hilo("order_lines", 100_000)?.accept_key_capacity();
+    /// let options = idgen_adopt::AdoptOptions::hilo("order_lines", 100_000)?.accept_key_capacity();
     /// # let _ = options;
-    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// # Ok::<(), idgen_adopt::AdoptError>(())
     /// ```
     pub fn accept_key_capacity(mut self) -> Self {
         if let Target::HiLo {
@@ -459,16 +463,16 @@ impl AdoptOptions {
     }
 
     /// Snowflake keys: make the database-side generator the column's default (installed by
-    /// `apply`; see [`db_generator`](crate::db_generator)). Its layout should be the one
+    /// `apply`; see [`idgen_db_generator`]). Its layout should be the one
     /// given to [`snowflake`](Self::snowflake). Ignored for hi-lo.
     ///
     /// ```
     /// use idgen_core::Layout;
-    /// use idgen_sql::adopt::AdoptOptions;
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_adopt::AdoptOptions;
+    /// use idgen_db_generator::DbGenerator;
     /// let options = AdoptOptions::snowflake("orders", Layout::TWITTER)?.db_generator(DbGenerator::new(Layout::TWITTER));
     /// # let _ = options;
-    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// # Ok::<(), idgen_adopt::AdoptError>(())
     /// ```
     pub fn db_generator(mut self, generator: DbGenerator) -> Self {
         if let Target::Snowflake { generator: g, .. } = &mut self.target {
@@ -482,10 +486,10 @@ impl AdoptOptions {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let options = idgen_sql::adopt::AdoptOptions::snowflake("orders", idgen_core::Layout::TWITTER)?
+    /// let options = idgen_adopt::AdoptOptions::snowflake("orders", idgen_core::Layout::TWITTER)?
     ///     .clock_allowance(Duration::ZERO);
     /// # let _ = options;
-    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// # Ok::<(), idgen_adopt::AdoptError>(())
     /// ```
     pub fn clock_allowance(mut self, allowance: Duration) -> Self {
         if let Target::Snowflake {
@@ -506,9 +510,9 @@ impl AdoptOptions {
     /// # Examples
     ///
     /// ```
-    /// let options = idgen_sql::adopt::AdoptOptions::hilo("t", 10)?.progress_table("ops.adoption")?;
+    /// let options = idgen_adopt::AdoptOptions::hilo("t", 10)?.progress_table("ops.adoption")?;
     /// # let _ = options;
-    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// # Ok::<(), idgen_adopt::AdoptError>(())
     /// ```
     pub fn progress_table(mut self, name: &str) -> Result<Self, AdoptError> {
         self.progress_table = SqlName::parse("progress table", name)?;
@@ -525,9 +529,9 @@ impl AdoptOptions {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let options = idgen_sql::adopt::AdoptOptions::hilo("t", 10)?.lock_wait(Duration::from_secs(60));
+    /// let options = idgen_adopt::AdoptOptions::hilo("t", 10)?.lock_wait(Duration::from_secs(60));
     /// # let _ = options;
-    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// # Ok::<(), idgen_adopt::AdoptError>(())
     /// ```
     pub fn lock_wait(mut self, wait: Duration) -> Self {
         self.lock_wait = wait;
@@ -541,13 +545,13 @@ impl AdoptOptions {
     ///
     /// ```
     /// use idgen_core::Layout;
-    /// use idgen_sql::adopt::AdoptOptions;
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_adopt::AdoptOptions;
+    /// use idgen_db_generator::DbGenerator;
     /// let options = AdoptOptions::snowflake("orders", Layout::TWITTER)?
     ///     .db_generator(DbGenerator::new(Layout::TWITTER))
     ///     .accept_lost_key_readback();
     /// # let _ = options;
-    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// # Ok::<(), idgen_adopt::AdoptError>(())
     /// ```
     pub fn accept_lost_key_readback(mut self) -> Self {
         self.accept_lost_key_readback = true;
@@ -557,9 +561,9 @@ impl AdoptOptions {
     /// The table, as given.
     ///
     /// ```
-    /// let options = idgen_sql::adopt::AdoptOptions::hilo("shop.lines", 10)?;
+    /// let options = idgen_adopt::AdoptOptions::hilo("shop.lines", 10)?;
     /// assert_eq!(options.table(), "shop.lines");
-    /// # Ok::<(), idgen_sql::adopt::AdoptError>(())
+    /// # Ok::<(), idgen_adopt::AdoptError>(())
     /// ```
     pub fn table(&self) -> &str {
         self.table.as_str()
@@ -570,7 +574,7 @@ impl AdoptOptions {
 /// does and why it is safe, and its exact SQL in order.
 ///
 /// ```
-/// # fn show(plan: &idgen_sql::adopt::AdoptionPlan) {
+/// # fn show(plan: &idgen_adopt::AdoptionPlan) {
 /// for step in &plan.steps {
 ///     println!("{} ({}): {}", step.name, if step.done { "done" } else { "to do" }, step.description);
 ///     for sql in &step.sql {
@@ -590,7 +594,7 @@ pub struct Step {
     pub description: String,
     /// Its SQL, in order. A PostgreSQL step is one text: one transaction ending with the
     /// progress record. `check-keys` reads only; `install-generator` runs
-    /// [`db_generator::install`](crate::db_generator::install), whose first statements these are.
+    /// [`db_generator::install`](idgen_db_generator::install), whose first statements these are.
     pub sql: Vec<String>,
     /// Whether the progress table records it as finished (`apply` skips it).
     pub done: bool,
@@ -610,8 +614,8 @@ impl Step {
 /// What [`plan`] found and the steps [`apply`] would run. `Display` prints it for an operator.
 ///
 /// ```no_run
-/// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_sql::adopt::AdoptError> {
-/// use idgen_sql::adopt::{plan, AdoptOptions};
+/// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_adopt::AdoptError> {
+/// use idgen_adopt::{plan, AdoptOptions};
 /// let plan = plan(session, &AdoptOptions::snowflake("orders", idgen_core::Layout::TWITTER)?).await?;
 /// println!("{plan}");
 /// assert!(plan.steps.iter().any(|s| s.name == "retire-default"));
@@ -646,8 +650,8 @@ impl AdoptionPlan {
     /// Whether every step is done.
     ///
     /// ```no_run
-    /// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_sql::adopt::AdoptError> {
-    /// use idgen_sql::adopt::{apply, plan, AdoptOptions};
+    /// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_adopt::AdoptError> {
+    /// use idgen_adopt::{apply, plan, AdoptOptions};
     /// let options = AdoptOptions::hilo("order_lines", 1000)?;
     /// apply(session, &options).await?;
     /// assert!(plan(session, &options).await?.finished());
@@ -660,8 +664,8 @@ impl AdoptionPlan {
     /// The ways of reading a new key back that the switch does not keep on this server.
     ///
     /// ```no_run
-    /// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_sql::adopt::AdoptError> {
-    /// use idgen_sql::adopt::{plan, AdoptOptions};
+    /// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_adopt::AdoptError> {
+    /// use idgen_adopt::{plan, AdoptOptions};
     /// let options = AdoptOptions::hilo("order_lines", 1000)?;
     /// assert!(plan(session, &options).await?.lost_key_readback().is_empty());
     /// # Ok(()) }
@@ -720,7 +724,7 @@ impl std::fmt::Display for AdoptionPlan {
 ///
 /// # Errors
 ///
-/// An [`AdoptError`] naming why the table cannot be adopted (see the module documentation),
+/// An [`AdoptError`] naming why the table cannot be adopted (see the crate documentation),
 /// or [`AdoptError::Database`] with the database's error.
 ///
 /// # Examples
@@ -729,8 +733,8 @@ impl std::fmt::Display for AdoptionPlan {
 /// real servers.
 ///
 /// ```no_run
-/// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_sql::adopt::AdoptError> {
-/// use idgen_sql::adopt::{plan, AdoptError, AdoptOptions};
+/// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_adopt::AdoptError> {
+/// use idgen_adopt::{plan, AdoptError, AdoptOptions};
 /// match plan(session, &AdoptOptions::hilo("order_lines", 1000)?).await {
 ///     Ok(plan) => println!("{plan}"),
 ///     Err(AdoptError::CompositeKey { columns, .. }) => println!("keyed by {columns:?}: not adoptable"),

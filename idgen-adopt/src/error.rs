@@ -6,7 +6,7 @@ use std::sync::Arc;
 /// refusal names the table, column or value and what to do; a refusal changes nothing.
 ///
 /// ```
-/// use idgen_sql::adopt::AdoptError;
+/// use idgen_adopt::AdoptError;
 /// let err = AdoptError::CompositeKey { table: "order_lines".into(), columns: vec!["order_id".into(), "line".into()] };
 /// assert_eq!(
 ///     err.to_string(),

@@ -1,22 +1,20 @@
 //! Public IDs for a table's existing rows, online ([`AdoptOptions::public_id`](super::AdoptOptions::public_id)):
 //! the column, its backfill in batches, its unique index and `NOT NULL`. What each step does
-//! and why writers keep writing is in the [parent module's documentation](super).
+//! and why writers keep writing is in the [crate documentation](crate).
 
 use std::time::{Duration, Instant};
 
 use idgen_engine::SqlName;
+use idgen_sql::{Dialect, QuotedName, Session, Statement, Value};
 
 use super::facts::read_failed;
 use super::steps::{LOCK_TRY_MS, pg_locked, pg_transaction};
 use super::{AdoptError, AdoptOptions, Step};
-use crate::dialect::{Dialect, QuotedName};
-use crate::session::Session;
-use crate::statement::{Statement, Value};
 
 /// The default number of rows a backfill batch updates.
 ///
 /// ```
-/// assert_eq!(idgen_sql::adopt::DEFAULT_BACKFILL_BATCH, 1000);
+/// assert_eq!(idgen_adopt::DEFAULT_BACKFILL_BATCH, 1000);
 /// ```
 pub const DEFAULT_BACKFILL_BATCH: u32 = 1000;
 
@@ -24,7 +22,7 @@ pub const DEFAULT_BACKFILL_BATCH: u32 = 1000;
 /// commits.
 ///
 /// ```
-/// assert_eq!(idgen_sql::adopt::MAX_BACKFILL_BATCH, 100_000);
+/// assert_eq!(idgen_adopt::MAX_BACKFILL_BATCH, 100_000);
 /// ```
 pub const MAX_BACKFILL_BATCH: u32 = 100_000;
 
@@ -56,7 +54,7 @@ pub(super) struct PublicIdOptions {
 ///
 /// ```
 /// use std::time::Duration;
-/// use idgen_sql::adopt::Progress;
+/// use idgen_adopt::Progress;
 ///
 /// let p = Progress::new("public-id-backfill", 250_000, 1_000_000, Duration::from_secs(5));
 /// assert_eq!(p.rows_per_second(), 50_000.0);
@@ -81,7 +79,7 @@ impl Progress {
     /// A progress report (for tests of a callback).
     ///
     /// ```
-    /// let p = idgen_sql::adopt::Progress::new("public-id-backfill", 0, 10, std::time::Duration::ZERO);
+    /// let p = idgen_adopt::Progress::new("public-id-backfill", 0, 10, std::time::Duration::ZERO);
     /// assert_eq!(p.eta(), None);
     /// ```
     pub fn new(step: &'static str, rows: u64, rows_expected: u64, elapsed: Duration) -> Self {
@@ -96,7 +94,7 @@ impl Progress {
     /// Rows per second so far (0 before the first batch).
     ///
     /// ```
-    /// let p = idgen_sql::adopt::Progress::new("public-id-backfill", 10, 10, std::time::Duration::from_secs(2));
+    /// let p = idgen_adopt::Progress::new("public-id-backfill", 10, 10, std::time::Duration::from_secs(2));
     /// assert_eq!(p.rows_per_second(), 5.0);
     /// ```
     pub fn rows_per_second(&self) -> f64 {
@@ -111,7 +109,7 @@ impl Progress {
     /// The time left at the rate so far; `None` before the first row.
     ///
     /// ```
-    /// let p = idgen_sql::adopt::Progress::new("public-id-backfill", 10, 10, std::time::Duration::from_secs(2));
+    /// let p = idgen_adopt::Progress::new("public-id-backfill", 10, 10, std::time::Duration::from_secs(2));
     /// assert_eq!(p.eta(), Some(std::time::Duration::ZERO));
     /// ```
     pub fn eta(&self) -> Option<Duration> {
