@@ -7,7 +7,7 @@ use std::sync::Arc;
 use idgen_engine::SqlName;
 use idgen_sql::{Dialect, QuotedName, Session, Statement, Value};
 
-use super::AdoptError;
+use crate::error::AdoptError;
 
 /// Separates the columns of the one text a catalog query returns.
 const SEP: char = '\u{1f}';

@@ -7,24 +7,12 @@ use std::time::{Duration, Instant};
 use idgen_engine::SqlName;
 use idgen_sql::{Dialect, QuotedName, Session, Statement, Value};
 
-use super::facts::read_failed;
-use super::steps::{LOCK_TRY_MS, pg_locked, pg_transaction};
-use super::{AdoptError, AdoptOptions, Step};
-
-/// The default number of rows a backfill batch updates.
-///
-/// ```
-/// assert_eq!(idgen_adopt::DEFAULT_BACKFILL_BATCH, 1000);
-/// ```
-pub const DEFAULT_BACKFILL_BATCH: u32 = 1000;
-
-/// The largest backfill batch: a batch is one transaction, holding its rows' locks until it
-/// commits.
-///
-/// ```
-/// assert_eq!(idgen_adopt::MAX_BACKFILL_BATCH, 100_000);
-/// ```
-pub const MAX_BACKFILL_BATCH: u32 = 100_000;
+use crate::error::AdoptError;
+use crate::facts::{self, read_failed};
+use crate::limits::LOCK_TRY_MS;
+use crate::options::{AdoptOptions, PublicIdOptions};
+use crate::plan::Step;
+use crate::transaction::{pg_locked, pg_transaction};
 
 /// How long (seconds; MariaDB takes whole seconds) a MariaDB rebuild (the unique index, `NOT
 /// NULL`) waits for the transactions using the table at its start and end. Not 0, as the
@@ -40,14 +28,6 @@ const ROUNDS: u32 = 5;
 /// cryptographic generator), with the version and variant bits of RFC 9562.
 const MARIADB_UUID_V4: &str = "CONCAT(RANDOM_BYTES(6), CHAR(0x40 | (ASCII(RANDOM_BYTES(1)) & 15)), RANDOM_BYTES(1), \
                                CHAR(0x80 | (ASCII(RANDOM_BYTES(1)) & 63)), RANDOM_BYTES(7))";
-
-/// What a public-ID adoption is asked for.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct PublicIdOptions {
-    pub(super) column: SqlName,
-    pub(super) batch: u32,
-    pub(super) pause: Duration,
-}
 
 /// How far a backfill has come, given to the callback of
 /// [`apply_with_progress`](super::apply_with_progress) after every batch.
@@ -158,7 +138,7 @@ pub(super) async fn read_column<S: Session>(
     let quoted = table.quoted(dialect);
     let (sql, params) = match dialect {
         Dialect::MySql => {
-            let (schema, base) = super::facts::mariadb_names(session, table).await?;
+            let (schema, base) = facts::mariadb_names(session, table).await?;
             return mariadb_column(session, table, column, schema, base).await;
         }
         _ => (

@@ -3,8 +3,9 @@
 
 use idgen_sql::{Dialect, Session, Statement};
 
-use super::facts::KeySource;
-use super::{AdoptError, AdoptOptions, Target};
+use crate::error::AdoptError;
+use crate::facts::KeySource;
+use crate::options::{AdoptOptions, Target};
 
 /// One way writers read the key of the row they just inserted, and whether it still gives
 /// the row's key once the database-side generator makes the keys: part of an

@@ -6,11 +6,14 @@ use std::sync::Arc;
 use idgen_engine::SqlName;
 use idgen_sql::{Dialect, ErrorClass, QuotedName, Session, Statement, Value};
 
-use super::facts::{self, KeySource};
-use super::public_id::{self, Progress};
-use super::readback;
-use super::steps::{self, Action};
-use super::{AdoptError, AdoptOptions, AdoptionPlan, Step, Target};
+use crate::error::AdoptError;
+use crate::facts::{self, KeySource};
+use crate::options::{AdoptOptions, Target};
+use crate::plan::{AdoptionPlan, Step};
+use crate::public_id::{self, Progress};
+use crate::readback;
+use crate::steps::{self, Action};
+use crate::transaction;
 
 /// Runs every unfinished step of the adoption `options` describes, in order, recording each
 /// in the progress table; returns the plan as it stands afterwards (every step done).
@@ -262,7 +265,8 @@ async fn run_step<S: Session>(
     progress: &mut (dyn FnMut(&Progress) + Send),
 ) -> Result<(), AdoptError> {
     let dialect = session.dialect();
-    let record = steps::record_sql(dialect, &options.progress_table, &options.table, step.name);
+    let record =
+        transaction::record_sql(dialect, &options.progress_table, &options.table, step.name);
     match action {
         Action::CheckKeys { smallest, refusal } => {
             let max_key = session
