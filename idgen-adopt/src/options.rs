@@ -373,7 +373,7 @@ impl AdoptOptions {
     }
 
     /// Acknowledge that some way writers read their new key back is not kept on this server
-    /// (the plan's [`key_readback`](AdoptionPlan::key_readback) entries that are not `kept`,
+    /// (the plan's [`key_readback`](crate::AdoptionPlan::key_readback) entries that are not `kept`,
     /// e.g. MariaDB's consecutive keys of a multi-row insert): without it, `apply` refuses
     /// such an adoption with [`AdoptError::KeyReadbackLost`] before changing anything.
     ///
