@@ -1,11 +1,11 @@
-//! The adopt module's identifier checks (`SqlName::parse`, which `AdoptOptions` runs on every
+//! idgen-adopt's identifier checks (`SqlName::parse`, which `AdoptOptions` runs on every
 //! table, column, sequence and progress-table name): never panics; a name that passes is kept
 //! exactly, quotes back to itself for each dialect with no quote character inside a part, and
 //! is accepted by exactly the `AdoptOptions` setters whose rule it meets.
 #![no_main]
 
 use idgen_core::Layout;
-use idgen_sql::adopt::AdoptOptions;
+use idgen_adopt::AdoptOptions;
 use idgen_sql::{Dialect, QuotedName, SqlName};
 use libfuzzer_sys::fuzz_target;
 

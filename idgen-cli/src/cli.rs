@@ -7,7 +7,6 @@ use crate::commands::{
     compose::ComposeArgs, inspect::InspectArgs, new::NewArgs, public_id::PublicIdArgs,
     uuid7::Uuid7Args,
 };
-use crate::layout_arg::{self, LayoutArg};
 
 /// Inspect, compose and generate Snowflake IDs; generate public IDs and UUIDv7.
 #[derive(Debug, Parser)]
@@ -57,16 +56,4 @@ pub(crate) enum Command {
     #[cfg(feature = "adopt")]
     #[command(subcommand)]
     Adopt(crate::commands::adopt::AdoptCommand),
-}
-
-/// `--layout`, shared by the Snowflake commands.
-#[derive(Clone, Debug, clap::Args)]
-pub(crate) struct LayoutOpt {
-    /// The layout: twitter, sonyflake, instagram, js-safe (53 bits, exact in JavaScript), or
-    /// custom:KEY=VALUE,… with the keys base=PRESET, epoch=RFC3339|UNIX_MS, unit=Nms|Ns,
-    /// time=BITS, node=BITS|NAME:BITS+NAME:BITS…, seq=BITS, order=tns|tsn; for example
-    /// custom:epoch=2026-01-01T00:00:00Z,unit=1ms,time=41,node=dc:5+worker:5,seq=12
-    #[arg(long, value_name = "LAYOUT", env = "IDGEN_LAYOUT", default_value = "twitter",
-          value_parser = layout_arg::parse)]
-    pub(crate) layout: LayoutArg,
 }

@@ -212,7 +212,7 @@ pub(crate) struct Lease {
     pub(crate) node: u64,
     pub(crate) holder: String,
     /// The database-side generator holding it (`public.idgen_next_id, install 1f`), if it is
-    /// one: its lease has no expiry (idgen-sql's `DATABASE_LEASE_TTL`, 100 years).
+    /// one: its lease has no expiry (idgen-db-generator's `DATABASE_LEASE_TTL`, 100 years).
     pub(crate) database_generator: Option<String>,
     /// What the text's "expires in" column shows: `12.3 s`, `expired 4.0 s ago`, `expired`,
     /// or `held by the database generator …, no expiry`.
@@ -281,11 +281,11 @@ impl Lease {
 
 /// The database-side generator holding a lease of `holder` that ends `expires_in_ms` from
 /// now, as `schema.function, install ID`: a holder label `database:<function>[:<install ID>]`
-/// (idgen-sql's `HOLDER_PREFIX`) on a lease that ends more than half of
+/// (idgen-db-generator's `HOLDER_PREFIX`) on a lease that ends more than half of
 /// `DATABASE_LEASE_TTL` from now (a process that merely named itself `database:…` renews a
 /// lease of seconds).
 fn database_generator(holder: &str, expires_in_ms: Option<i64>) -> Option<String> {
-    use idgen_sql::db_generator::{DATABASE_LEASE_TTL, HOLDER_PREFIX};
+    use idgen_sqlx::db_generator::{DATABASE_LEASE_TTL, HOLDER_PREFIX};
     let label = holder.strip_prefix(HOLDER_PREFIX)?;
     let half_ttl = i64::try_from(DATABASE_LEASE_TTL.as_millis() / 2).unwrap_or(i64::MAX);
     if expires_in_ms? < half_ttl {

@@ -12,7 +12,9 @@ mod commands;
 mod describe;
 mod describe_uuid;
 mod error;
+mod json;
 mod layout_arg;
+mod layout_opt;
 #[cfg(feature = "leases")]
 mod leases;
 mod node_arg;

@@ -322,8 +322,8 @@ pub enum Error {
         remedy: String,
     },
 
-    // ---- database-side generators (idgen-sql's db_generator) ----
-    /// A database-side generator (`idgen_sql::db_generator`) could not be
+    // ---- database-side generators (idgen-db-generator) ----
+    /// A database-side generator (`idgen_db_generator`) could not be
     /// installed, uninstalled or called: the database's error is the source.
     #[error("database ID generator {function} failed to {operation}: {source}")]
     DbGenerator {

@@ -110,11 +110,6 @@ impl CounterSql {
         self.name.as_str()
     }
 
-    /// The counter table's name (used by table counters).
-    pub fn table_name(&self) -> &str {
-        self.table.as_str()
-    }
-
     /// The idempotent DDL that creates the counter (a sequence with `INCREMENT BY block`, or
     /// the table and the counter's row starting at 1), one statement per element. Existing
     /// ones are left as they are.
@@ -213,13 +208,13 @@ impl CounterSql {
     }
 
     /// The most blocks [`allocate_blocks`](Self::allocate_blocks) takes in one statement.
-    pub const MAX_BLOCKS_PER_CALL: u64 = 1024;
+    pub(crate) const MAX_BLOCKS_PER_CALL: u64 = 1024;
 
     /// Takes up to `count` blocks of a PostgreSQL sequence in **one statement**, their first
     /// IDs as one text column `value` (decimal numbers separated by commas, in the order the
     /// sequence gave them). `None` for the other counters: the engine then takes one block per
-    /// round trip (or runs several fetches at once). `count` is capped at
-    /// [`MAX_BLOCKS_PER_CALL`](Self::MAX_BLOCKS_PER_CALL) and raised to 1.
+    /// round trip (or runs several fetches at once). `count` is capped at 1024 and raised
+    /// to 1.
     ///
     /// ```
     /// use idgen_sql::{CounterSql, Dialect};
@@ -306,7 +301,7 @@ impl CounterSql {
     /// Reads, as column `value`, a sequence's increment (PostgreSQL from `pg_catalog.pg_sequence`,
     /// MariaDB from the sequence itself), or a table counter's current value (only to see that
     /// the row exists: a table counter takes any step). No row, or a missing relation: the
-    /// counter is missing ([`missing`](Self::missing)).
+    /// counter is missing ([`HiLoCounterMissing`](Error::HiLoCounterMissing)).
     pub fn increment(&self) -> Statement<'_> {
         let name = self.name.as_str();
         match (self.dialect, self.kind) {
@@ -333,16 +328,7 @@ impl CounterSql {
     /// sees as its current value): a PostgreSQL sequence's `last_value` plus its increment once
     /// it has been called, a MariaDB sequence's `next_not_cached_value`, a table counter's
     /// `next_val`.
-    ///
-    /// ```
-    /// use idgen_sql::{CounterSql, Dialect};
-    /// let pg = CounterSql::sequence(Dialect::Postgres, "orders")?;
-    /// assert!(pg.next_value().sql.contains("WHEN is_called THEN last_value +"));
-    /// let lite = CounterSql::table(Dialect::Sqlite, "orders", "idgen_hilo")?;
-    /// assert_eq!(lite.next_value().sql, "SELECT next_val AS value FROM idgen_hilo WHERE name = ?");
-    /// # Ok::<(), idgen_engine::Error>(())
-    /// ```
-    pub fn next_value(&self) -> Statement<'_> {
+    pub(crate) fn next_value(&self) -> Statement<'_> {
         let name = self.name.as_str();
         match (self.dialect, self.kind) {
             (Dialect::Postgres, _) => Statement::new(
@@ -362,15 +348,7 @@ impl CounterSql {
     }
 
     /// A sequence's increment as the block size, or the refusal of a non-positive one.
-    ///
-    /// ```
-    /// use idgen_sql::{CounterSql, Dialect};
-    /// let orders = CounterSql::sequence(Dialect::Postgres, "orders")?;
-    /// assert_eq!(orders.step(1000)?, 1000);
-    /// assert!(orders.step(-1).unwrap_err().to_string().contains("must count upwards"));
-    /// # Ok::<(), idgen_engine::Error>(())
-    /// ```
-    pub fn step(&self, increment: i64) -> Result<u64, Error> {
+    pub(crate) fn step(&self, increment: i64) -> Result<u64, Error> {
         u64::try_from(increment)
             .ok()
             .filter(|&s| s > 0)
@@ -382,14 +360,7 @@ impl CounterSql {
     }
 
     /// The error for a counter whose sequence, table or row does not exist.
-    ///
-    /// ```
-    /// use idgen_sql::{CounterSql, Dialect};
-    /// let err = CounterSql::table(Dialect::Sqlite, "orders", "idgen_hilo")?.missing();
-    /// assert!(err.to_string().contains("no row 'orders' in table idgen_hilo"));
-    /// # Ok::<(), idgen_engine::Error>(())
-    /// ```
-    pub fn missing(&self) -> Error {
+    pub(crate) fn missing(&self) -> Error {
         let missing = match self.kind {
             CounterKind::Sequence => format!("no sequence named {}", self.name),
             CounterKind::Table => format!("no row '{}' in table {}", self.name, self.table),
@@ -406,7 +377,7 @@ impl CounterSql {
 /// commits whatever the connection's autocommit setting, which idgen never changes.
 impl CounterSql {
     /// Takes one block of `size` IDs and returns its first ID. A missing sequence, table or
-    /// row is [`missing`](Self::missing); other errors are the driver's.
+    /// row is [`HiLoCounterMissing`](Error::HiLoCounterMissing); other errors are the driver's.
     pub async fn allocate_on<S: Session>(
         &self,
         session: &mut S,
@@ -440,7 +411,7 @@ impl CounterSql {
     /// Takes up to `count` blocks of `size` IDs in one round trip where the counter can
     /// ([`allocate_blocks`](Self::allocate_blocks): a PostgreSQL sequence), else one block
     /// ([`allocate_on`](Self::allocate_on)); returns their first IDs, at least one. A missing
-    /// sequence is [`missing`](Self::missing); a value that is not a number is an error naming it.
+    /// sequence is [`HiLoCounterMissing`](Error::HiLoCounterMissing); a value that is not a number is an error naming it.
     pub async fn allocate_blocks_on<S: Session>(
         &self,
         session: &mut S,
@@ -462,7 +433,7 @@ impl CounterSql {
     /// ([`raise_above`](Self::raise_above)); on a MariaDB sequence, reads its increment and next
     /// value, then `SELECT SETVAL(s, target, 0)` to the first value above `floor` on its grid,
     /// which MariaDB ignores when the sequence is already past it (never backwards). A missing
-    /// counter is [`missing`](Self::missing); other errors are the driver's (a user without
+    /// counter is [`HiLoCounterMissing`](Error::HiLoCounterMissing); other errors are the driver's (a user without
     /// the right to alter a PostgreSQL sequence among them).
     pub async fn raise_on<S: Session>(&self, session: &mut S, floor: i64) -> Result<(), BoxError> {
         check_outside_transaction(session).await?;
@@ -505,7 +476,7 @@ impl CounterSql {
         }
     }
 
-    /// The counter's fixed step (a sequence's increment, checked by [`step`](Self::step)), or
+    /// The counter's fixed step (a sequence's increment, which must be at least 1), or
     /// `None` for a table counter, which takes any step per call.
     pub async fn increment_on<S: Session>(&self, session: &mut S) -> Result<Option<u64>, BoxError> {
         check_outside_transaction(session).await?;
@@ -553,8 +524,9 @@ pub async fn detect_mysql_kind<S: Session>(session: &mut S) -> Result<CounterKin
     )
 }
 
-/// Where the counter's next block starts ([`CounterSql::next_value`]), or `None` when the
-/// counter is missing (no sequence, table or row).
+/// Where the counter's next block starts (a PostgreSQL sequence's `last_value` plus its
+/// increment once called, a MariaDB sequence's `next_not_cached_value`, a table counter's
+/// `next_val`), or `None` when the counter is missing (no sequence, table or row).
 ///
 /// # Errors
 ///
@@ -618,5 +590,34 @@ mod allocate_blocks_tests {
         }
         let lite = CounterSql::table(Dialect::Sqlite, "s", "idgen_hilo").unwrap();
         assert!(lite.allocate_blocks(3).is_none());
+    }
+
+    #[test]
+    fn the_next_value_statement_reads_where_the_next_block_starts() {
+        let pg = CounterSql::sequence(Dialect::Postgres, "orders").unwrap();
+        assert!(
+            pg.next_value()
+                .sql
+                .contains("WHEN is_called THEN last_value +")
+        );
+        let lite = CounterSql::table(Dialect::Sqlite, "orders", "idgen_hilo").unwrap();
+        assert_eq!(
+            lite.next_value().sql,
+            "SELECT next_val AS value FROM idgen_hilo WHERE name = ?"
+        );
+    }
+
+    #[test]
+    fn a_step_must_count_upwards_and_a_missing_counter_is_named() {
+        let orders = CounterSql::sequence(Dialect::Postgres, "orders").unwrap();
+        assert_eq!(orders.step(1000).unwrap(), 1000);
+        let err = orders.step(-1).unwrap_err().to_string();
+        assert!(err.contains("must count upwards"), "{err}");
+        assert!(orders.step(0).is_err());
+        let err = CounterSql::table(Dialect::Sqlite, "orders", "idgen_hilo")
+            .unwrap()
+            .missing()
+            .to_string();
+        assert!(err.contains("no row 'orders' in table idgen_hilo"), "{err}");
     }
 }

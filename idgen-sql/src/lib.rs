@@ -13,13 +13,15 @@
 //! - [`LeaseSql`]: the lease table's DDL and statements.
 //! - [`CounterSql`]: a hi-lo counter's DDL and statements (a sequence, or a row of a table).
 //! - [`Session`]: the primitives an adapter implements on one connection (run a statement,
-//!   read a value), over which the lease procedure (`lease::steps`) and the hi-lo counter
+//!   read a value), over which the lease procedure ([`procedure`]) and the hi-lo counter
 //!   procedure ([`CounterSql::allocate_on`] and friends) are written once.
 //! - [`CallError`]: a failed call of any adapter's store or counter (SQL, etcd, Redis), the
 //!   driver's error kept as its source.
-//! - [`adopt`]: taking over a table that already has rows (Snowflake keys above the old ones,
-//!   or hi-lo on its sequence), planned and applied resumably over a [`Session`].
 //! - The default names: [`DEFAULT_LEASE_TABLE`], [`DEFAULT_COUNTER_TABLE`], [`DEFAULT_COUNTER`].
+//!
+//! Two products are written over the same [`Session`] in crates of their own: the
+//! database-side generator (`idgen-db-generator`) and taking over a table that already has
+//! rows (`idgen-adopt`).
 //!
 //! ```
 //! use idgen_sql::{Dialect, LeaseSql, DEFAULT_LEASE_TABLE};
@@ -32,9 +34,7 @@
 //! # Ok::<(), idgen_engine::Error>(())
 //! ```
 
-pub mod adopt;
 mod counter;
-pub mod db_generator;
 mod dialect;
 mod lease;
 mod lease_store;

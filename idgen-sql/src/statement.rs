@@ -33,7 +33,15 @@ pub struct Statement<'a> {
 }
 
 impl<'a> Statement<'a> {
-    pub(crate) fn new(sql: String, params: Vec<Value<'a>>) -> Self {
+    /// A statement of `sql` with `params` bound in order.
+    ///
+    /// ```
+    /// use idgen_sql::{Statement, Value};
+    ///
+    /// let statement = Statement::new("SELECT ? AS value".to_owned(), vec![Value::BigInt(7)]);
+    /// assert_eq!(statement.params, [Value::BigInt(7)]);
+    /// ```
+    pub fn new(sql: String, params: Vec<Value<'a>>) -> Self {
         Statement { sql, params }
     }
 }

@@ -3,7 +3,7 @@
 //! changing nothing; [`apply`] runs them, recording each in a progress table, so that a second
 //! run after an interruption finishes the job and a run after completion changes nothing.
 //!
-//! The procedure is idgen-sql's [`idgen_sql::adopt`] (re-exported here), written once over a
+//! The procedure is idgen-adopt's [`idgen_adopt`] (re-exported here), written once over a
 //! session; this module opens one connection of the pool for it and closes it afterwards (or
 //! when the call is cancelled), so nothing it set goes back to the pool. What each step does
 //! and why it is safe online is described there.
@@ -30,10 +30,10 @@ use std::sync::Arc;
 use sqlx::Pool;
 
 use crate::db_generator::DbGeneratorDialect;
-pub use idgen_sql::adopt::*;
+pub use idgen_adopt::*;
 
 /// Reads `options`' table on one connection of `pool` and returns the steps that adopt it
-/// ([`idgen_sql::adopt::plan`]). Changes nothing.
+/// ([`idgen_adopt::plan`]). Changes nothing.
 ///
 /// # Errors
 ///
@@ -57,11 +57,11 @@ pub async fn plan<DB: DbGeneratorDialect>(
     pool: &Pool<DB>,
     options: &AdoptOptions,
 ) -> Result<AdoptionPlan, AdoptError> {
-    idgen_sql::adopt::plan(&mut session(pool, options).await?, options).await
+    idgen_adopt::plan(&mut session(pool, options).await?, options).await
 }
 
 /// Runs every unfinished step of the adoption on one connection of `pool`
-/// ([`idgen_sql::adopt::apply`]) and returns the plan as it stands afterwards.
+/// ([`idgen_adopt::apply`]) and returns the plan as it stands afterwards.
 ///
 /// # Errors
 ///
@@ -83,11 +83,11 @@ pub async fn apply<DB: DbGeneratorDialect>(
     pool: &Pool<DB>,
     options: &AdoptOptions,
 ) -> Result<AdoptionPlan, AdoptError> {
-    idgen_sql::adopt::apply(&mut session(pool, options).await?, options).await
+    idgen_adopt::apply(&mut session(pool, options).await?, options).await
 }
 
 /// Like [`apply`], calling `progress` after every batch of a public-ID backfill
-/// ([`idgen_sql::adopt::apply_with_progress`]): rows done, rows expected, rate and time left.
+/// ([`idgen_adopt::apply_with_progress`]): rows done, rows expected, rate and time left.
 ///
 /// # Errors
 ///
@@ -112,11 +112,10 @@ where
     DB: DbGeneratorDialect,
     F: FnMut(&Progress) + Send,
 {
-    idgen_sql::adopt::apply_with_progress(&mut session(pool, options).await?, options, progress)
-        .await
+    idgen_adopt::apply_with_progress(&mut session(pool, options).await?, options, progress).await
 }
 
-/// Like [`apply`], but runs at most `steps` unfinished steps ([`idgen_sql::adopt::apply_first`]).
+/// Like [`apply`], but runs at most `steps` unfinished steps ([`idgen_adopt::apply_first`]).
 ///
 /// # Errors
 ///
@@ -138,7 +137,7 @@ pub async fn apply_first<DB: DbGeneratorDialect>(
     options: &AdoptOptions,
     steps: usize,
 ) -> Result<AdoptionPlan, AdoptError> {
-    idgen_sql::adopt::apply_first(&mut session(pool, options).await?, options, steps).await
+    idgen_adopt::apply_first(&mut session(pool, options).await?, options, steps).await
 }
 
 async fn session<DB: DbGeneratorDialect>(

@@ -1,13 +1,13 @@
-//! `idgen adopt plan|apply`: take over a table that already has rows (idgen-sql's
-//! [`idgen_sql::adopt`], on PostgreSQL and MariaDB).
+//! `idgen adopt plan|apply`: take over a table that already has rows (idgen-adopt, through
+//! [`idgen_sqlx::adopt`], on PostgreSQL and MariaDB).
 
 use std::io::Write;
 
 use idgen_sqlx::adopt::{self, AdoptOptions, AdoptionPlan, DEFAULT_PROGRESS_TABLE};
 use idgen_sqlx::db_generator::DbGenerator;
 
-use crate::cli::LayoutOpt;
 use crate::error::CliError;
+use crate::layout_opt::LayoutOpt;
 
 /// The subcommands of `adopt`.
 #[derive(Debug, clap::Subcommand)]
@@ -180,7 +180,7 @@ pub(crate) fn run(command: &AdoptCommand, json: bool, out: &mut dyn Write) -> Re
         }
     })?;
     if json {
-        super::write_json(out, &to_json(&plan))
+        crate::json::write_json(out, &to_json(&plan))
     } else {
         write!(out, "{plan}")?;
         if apply {

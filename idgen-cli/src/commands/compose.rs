@@ -4,9 +4,9 @@ use std::io::Write;
 
 use clap::ArgGroup;
 
-use crate::cli::LayoutOpt;
 use crate::describe::Described;
 use crate::error::CliError;
+use crate::layout_opt::LayoutOpt;
 use crate::node_arg::NodeArgs;
 use crate::time_arg;
 
@@ -54,7 +54,7 @@ pub(crate) fn run(args: &ComposeArgs, json: bool, out: &mut dyn Write) -> Result
     let node = args.node.resolve(layout)?;
     let id = layout.layout.compose_at(args.time, node, args.seq)?;
     if json {
-        super::write_json(out, &Described::new(id, layout)?.to_json())
+        crate::json::write_json(out, &Described::new(id, layout)?.to_json())
     } else {
         writeln!(out, "{id}")?;
         Ok(())

@@ -2,10 +2,10 @@
 
 use std::io::Write;
 
-use crate::cli::LayoutOpt;
 use crate::describe::Described;
 use crate::describe_uuid::DescribedUuid;
 use crate::error::CliError;
+use crate::layout_opt::LayoutOpt;
 pub(crate) use crate::subject::{Subject, parse_subject};
 
 /// Arguments of `inspect`.
@@ -34,7 +34,7 @@ pub(crate) fn run(
         Subject::Snowflake(id) => {
             let described = Described::new(*id, &args.layout.layout)?;
             return if json {
-                super::write_json(out, &described.to_json())
+                crate::json::write_json(out, &described.to_json())
             } else {
                 out.write_all(described.to_text(colour).as_bytes())?;
                 Ok(())
@@ -44,7 +44,7 @@ pub(crate) fn run(
         Subject::Uuid(uuid) => DescribedUuid::uuid(*uuid),
     };
     if json {
-        super::write_json(out, &uuid.to_json())
+        crate::json::write_json(out, &uuid.to_json())
     } else {
         out.write_all(uuid.to_text().as_bytes())?;
         Ok(())

@@ -6,8 +6,8 @@ use std::io::Write;
 
 use idgen_sql::procedure::FreeRequest;
 
-use crate::cli::LayoutOpt;
 use crate::error::CliError;
+use crate::layout_opt::LayoutOpt;
 use crate::leases::{AnyStore, FreeOutcome, KvArgs, LeaseTable, StoreArgs};
 
 /// The subcommands of `leases`.
@@ -73,7 +73,7 @@ pub(crate) fn run(
                 let store = AnyStore::connect(&args.store, &args.kv).await?;
                 let table = store.leases(&args.store.namespace).await?;
                 if json {
-                    super::write_json(out, &table)
+                    crate::json::write_json(out, &table)
                 } else {
                     out.write_all(render(&table, &args.layout).as_bytes())?;
                     Ok(())

@@ -33,13 +33,3 @@ pub(crate) fn run(cli: &Cli, colour: bool, out: &mut dyn Write) -> Result<(), Cl
         Command::Adopt(command) => adopt::run(command, cli.json, out),
     }
 }
-
-/// Writes `value` as pretty JSON and a newline.
-pub(crate) fn write_json(
-    out: &mut dyn Write,
-    value: &impl serde::Serialize,
-) -> Result<(), CliError> {
-    serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::from)?;
-    writeln!(out)?;
-    Ok(())
-}

@@ -5,9 +5,9 @@ use std::io::{IsTerminal, Write};
 use idgen_core::{Snowflake, SnowflakeId};
 use serde::Serialize;
 
-use crate::cli::LayoutOpt;
 use crate::describe::LayoutJson;
 use crate::error::CliError;
+use crate::layout_opt::LayoutOpt;
 use crate::node_arg::NodeArgs;
 use crate::pace::{self, Progress};
 
@@ -78,7 +78,7 @@ pub(crate) fn run(args: &NewArgs, json: bool, out: &mut dyn Write) -> Result<(),
             layout: LayoutJson::new(layout),
             node,
         };
-        return super::write_json(out, &value);
+        return crate::json::write_json(out, &value);
     }
     Ok(())
 }

@@ -118,7 +118,7 @@ pub(crate) fn run(args: &PlanArgs, json: bool, out: &mut dyn Write) -> Result<()
             lifetime_years: layout.lifetime_years(),
             until: layout.last_rfc3339(),
         };
-        return super::write_json(out, &report);
+        return crate::json::write_json(out, &report);
     }
     for (name, value) in lines(&needs, &plan, &spec, &arg) {
         writeln!(out, "{name:<10} {value}")?;

@@ -64,7 +64,7 @@ pub(crate) fn run(args: &PublicIdArgs, json: bool, out: &mut dyn Write) -> Resul
         }
     }
     if json {
-        super::write_json(out, &PublicIdsJson { prefix, ids })?;
+        crate::json::write_json(out, &PublicIdsJson { prefix, ids })?;
     }
     Ok(())
 }

@@ -50,7 +50,7 @@ pub(crate) fn run(args: &Uuid7Args, json: bool, out: &mut dyn Write) -> Result<(
         }
     }
     if json {
-        super::write_json(out, &Uuid7sJson { uuids })?;
+        crate::json::write_json(out, &Uuid7sJson { uuids })?;
     }
     Ok(())
 }

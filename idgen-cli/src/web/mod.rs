@@ -43,7 +43,7 @@ pub(crate) struct WebArgs {
 
     /// The layout the page starts with (and the operator view shows)
     #[command(flatten)]
-    pub(crate) layout: crate::cli::LayoutOpt,
+    pub(crate) layout: crate::layout_opt::LayoutOpt,
 
     /// The operator view: the lease table of this database
     #[cfg(feature = "leases")]

@@ -13,7 +13,7 @@ pub type DialectFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, sqlx::Erro
 /// A database that can run a database-side generator: `sqlx::Postgres` and `sqlx::MySql`
 /// (MariaDB 10.3 or later: the generator keeps its state in sequences, which MySQL lacks),
 /// with the crate features of the same names. Sealed (through [`SqlxDatabase`], which only
-/// sqlx's database types implement); the installer itself is idgen-sql's, written once over a
+/// sqlx's database types implement); the installer itself is idgen-db-generator's, written once over a
 /// session.
 ///
 /// ```

@@ -1,12 +1,12 @@
 //! Snowflake IDs made inside PostgreSQL or MariaDB under the application's layout: installing
-//! idgen-sql's [`DbGenerator`] function with a node ID leased from the lease table (features
-//! `lease` and `postgres` or `mysql`).
+//! idgen-db-generator's [`DbGenerator`] function with a node ID leased from the lease table
+//! (features `lease` and `postgres` or `mysql`).
 //!
 //! [`install`] creates the state table, gives the database a node ID through the same lease
 //! table and claim procedure the applications' [`WorkerLease`](crate::lease::WorkerLease)s use
 //! (so the two never share a node ID), and creates the function, its fence and its helpers
 //! (`idgen_decode`, `idgen_min_id_at`, `idgen_max_id_at`). The SQL and what it does are
-//! described in [`idgen_sql::db_generator`], re-exported here.
+//! described in [`idgen_db_generator`], re-exported here.
 //!
 //! ```no_run
 //! # #[cfg(feature = "postgres")]
@@ -41,7 +41,7 @@ use sqlx::Pool;
 pub use dialect::DbGeneratorDialect;
 #[doc(hidden)]
 pub use dialect::DialectFuture;
-pub use idgen_sql::db_generator::*;
+pub use idgen_db_generator::*;
 
 use idgen_engine::Error;
 use idgen_engine::SnowflakeId;
@@ -53,8 +53,8 @@ use idgen_engine::SnowflakeId;
 /// Returns the database's node ID. A claim that cannot prove the node ID was given back (a
 /// fresh database, a lease taken over after it expired) returns only once the database's clock
 /// has passed claim time + TTL + allowance (default 31 s; see
-/// [`DbGenerator::takeover_wait`]). The steps are idgen-sql's
-/// [`install`](idgen_sql::db_generator::install); the connection is closed afterwards (and if
+/// [`DbGenerator::takeover_wait`]). The steps are idgen-db-generator's
+/// [`install`](idgen_db_generator::install); the connection is closed afterwards (and if
 /// the install is cancelled), so its session lock never goes back to the pool.
 ///
 /// Installs from several processes at once are serialised by a lock (`pg_advisory_lock`,
@@ -83,7 +83,7 @@ pub async fn install<DB: DbGeneratorDialect>(
     generator: &DbGenerator,
 ) -> Result<u64, Error> {
     let mut session = installer_session(pool, generator, "install").await?;
-    idgen_sql::db_generator::install(&mut session, generator).await
+    idgen_db_generator::install(&mut session, generator).await
 }
 
 /// Gives `generator`'s node ID back to the lease table with the last timestamp it issued (so
@@ -114,7 +114,7 @@ pub async fn uninstall<DB: DbGeneratorDialect>(
     pool: &Pool<DB>,
     generator: &DbGenerator,
 ) -> Result<(), Error> {
-    idgen_sql::db_generator::uninstall(
+    idgen_db_generator::uninstall(
         &mut installer_session(pool, generator, "uninstall").await?,
         generator,
     )

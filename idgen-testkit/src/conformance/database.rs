@@ -7,6 +7,8 @@ use sqlx::{AssertSqlSafe, Connection, Executor, MySql, Postgres, Sqlite};
 
 use idgen_testdb::{TcpProxy, TestDb};
 
+use super::lease_row::LeaseRow;
+
 /// A database the suites run on.
 ///
 /// ```
@@ -68,19 +70,6 @@ impl DbKind {
             DbKind::Postgres | DbKind::Sqlite | DbKind::Etcd | DbKind::Redis => '"',
         }
     }
-}
-
-/// One row of the lease table, as the suites read it (with their own SQL).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LeaseRow {
-    /// The node ID.
-    pub node: u64,
-    /// Who holds it; `None` when free.
-    pub holder: Option<String>,
-    /// When the lease ends (ended), Unix ms on the database's clock.
-    pub expires_at_ms: i64,
-    /// The stored last timestamp.
-    pub last_timestamp_ms: Option<i64>,
 }
 
 /// A fresh database for one case (dropped with it), from idgen-testkit's discovery order, and

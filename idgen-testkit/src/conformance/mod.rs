@@ -54,6 +54,7 @@
 //! # fn main() {}
 //! ```
 
+mod app_pool;
 mod child;
 pub mod connections;
 mod database;
@@ -66,16 +67,18 @@ pub mod lease_abandoned;
 pub mod lease_forgetting;
 pub mod lease_lifecycle;
 pub mod lease_processes;
+mod lease_row;
 mod macros;
 pub mod operator;
 mod sql_suites;
 pub mod startup;
 
+pub use app_pool::{AppFuture, AppPool, AppPoolSpec};
 pub use child::Children;
-pub use connections::{AppFuture, AppPool, AppPoolSpec};
-pub use database::{Database, DbKind, LeaseRow, OpenTransaction, Outage};
+pub use database::{Database, DbKind, OpenTransaction, Outage};
 pub use hilo::{CounterUnderTest, HiLoSubject};
 pub use lease::LeaseSubject;
+pub use lease_row::LeaseRow;
 pub use operator::OperatorSubject;
 
 /// Runs one case on a multi-thread runtime with two workers, as each generated test does.

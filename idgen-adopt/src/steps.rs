@@ -2,25 +2,15 @@
 //! description and its exact SQL.
 
 use idgen_engine::SqlName;
+use idgen_sql::{Dialect, QuotedName};
 
-use super::facts::{Facts, KeySource, SequenceFacts};
-use super::{AdoptError, AdoptOptions, Step, Target};
-use crate::dialect::{Dialect, QuotedName};
-
-/// How long one try of a PostgreSQL step waits for its lock (`lock_timeout`), in ms: other
-/// sessions' queries queue behind a waiting `ALTER`, so it waits briefly and tries again
-/// (MariaDB steps do not wait at all: `lock_wait_timeout = 0`).
-pub(super) const LOCK_TRY_MS: u64 = 100;
-
-/// The fewest values a hi-lo adoption leaves its sequence below the key type's largest value
-/// (and at least as many as the largest key so far), unless the user accepts fewer
-/// ([`AdoptOptions::accept_key_capacity`]): with `INCREMENT BY block` each old writer's row
-/// takes one value, a whole block of the key's range, and each hi-lo block one.
-///
-/// ```
-/// assert_eq!(idgen_sql::adopt::MIN_SEQUENCE_VALUES_LEFT, 1_000_000);
-/// ```
-pub const MIN_SEQUENCE_VALUES_LEFT: i64 = 1_000_000;
+use crate::error::AdoptError;
+use crate::facts::{self, Facts, KeySource, SequenceFacts};
+use crate::limits::MIN_SEQUENCE_VALUES_LEFT;
+use crate::options::{AdoptOptions, Target};
+use crate::plan::Step;
+use crate::public_id::{self, ColumnState, PublicIdAction};
+use crate::transaction::{pg_transaction, progress_table_sql, record_sql};
 
 /// How a step takes its lock, for the descriptions.
 const LOCK_NOTE: &str = "each try waits at most 100 ms for its lock (0 on MariaDB), so other sessions never queue behind it for longer, \
@@ -40,61 +30,10 @@ pub(super) enum Action {
     /// counts the pauses between tries, not the tries themselves.
     LongSql { object: String },
     /// Fill the public-ID column in batches, then record the step.
-    Backfill(super::public_id::Backfill),
+    Backfill(public_id::Backfill),
     /// PostgreSQL: drop an invalid index of this name (after waiting for a build of it still
     /// running), then run the SQL from the second statement on.
     UniqueIndex { index: String },
-}
-
-/// `CREATE TABLE IF NOT EXISTS` for the progress table.
-pub(super) fn progress_table_sql(dialect: Dialect, progress: &SqlName) -> String {
-    let t = progress.quoted(dialect);
-    match dialect {
-        Dialect::MySql => format!(
-            "CREATE TABLE IF NOT EXISTS {t} (\n    table_name  VARCHAR(255) NOT NULL,\n    step        VARCHAR(64)  NOT NULL,\n    \
-             finished_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),\n    PRIMARY KEY (table_name, step)\n) ENGINE = InnoDB"
-        ),
-        _ => format!(
-            "{};\nCREATE TABLE IF NOT EXISTS {t} (\n    table_name  VARCHAR(255) NOT NULL,\n    step        VARCHAR(64)  NOT NULL,\n    \
-             finished_at TIMESTAMPTZ  NOT NULL DEFAULT now(),\n    PRIMARY KEY (table_name, step)\n)",
-            crate::PG_DDL_LOCK
-        ),
-    }
-}
-
-/// The statement that records `step` of `table` as finished (idempotent).
-pub(super) fn record_sql(
-    dialect: Dialect,
-    progress: &SqlName,
-    table: &SqlName,
-    step: &str,
-) -> String {
-    let t = progress.quoted(dialect);
-    let (table, values) = (table.as_str(), "(table_name, step)");
-    match dialect {
-        Dialect::MySql => format!("INSERT IGNORE INTO {t} {values} VALUES ('{table}', '{step}')"),
-        _ => {
-            format!("INSERT INTO {t} {values} VALUES ('{table}', '{step}') ON CONFLICT DO NOTHING")
-        }
-    }
-}
-
-/// One PostgreSQL transaction: a lock time-out, `statements`, the progress record.
-pub(super) fn pg_transaction(statements: &[String], record: String) -> Vec<String> {
-    let mut statements = statements.to_vec();
-    statements.push(record);
-    pg_locked(&statements)
-}
-
-/// One PostgreSQL transaction: a lock time-out, then `statements`.
-pub(super) fn pg_locked(statements: &[String]) -> Vec<String> {
-    let mut sql = vec![
-        "BEGIN".to_owned(),
-        format!("SET LOCAL lock_timeout = '{LOCK_TRY_MS}ms'"),
-    ];
-    sql.extend(statements.iter().cloned());
-    sql.push("COMMIT".to_owned());
-    vec![sql.join(";\n")]
 }
 
 /// The steps for `options` on a table described by `facts`.
@@ -103,7 +42,7 @@ pub(super) fn build(
     options: &AdoptOptions,
     facts: &Facts,
     sequence: Option<&SequenceFacts>,
-    public_column: Option<&super::public_id::ColumnState>,
+    public_column: Option<&ColumnState>,
     now_ms: i64,
     keys_checked: bool,
 ) -> Result<Vec<(Step, Action)>, AdoptError> {
@@ -162,7 +101,7 @@ pub(super) fn build(
                          the smallest ID the layout can issue from {from} on is {smallest}",
                         facts.max_key
                     ),
-                    vec![super::facts::max_key_sql(dialect, table, &column)],
+                    vec![facts::max_key_sql(dialect, table, &column)],
                 ),
                 Action::CheckKeys {
                     smallest,
@@ -283,15 +222,11 @@ pub(super) fn build(
     }
     if let (Some(public), Some(state)) = (&options.public_id, public_column) {
         let record = |step: &str| record(step);
-        for (step, action) in
-            super::public_id::build(dialect, options, public, &column, state, &record)?
-        {
+        for (step, action) in public_id::build(dialect, options, public, &column, state, &record)? {
             let object = table.as_str().to_owned();
             let action = match action {
-                Some(super::public_id::PublicIdAction::Backfill(b)) => Action::Backfill(b),
-                Some(super::public_id::PublicIdAction::UniqueIndex { index }) => {
-                    Action::UniqueIndex { index }
-                }
+                Some(PublicIdAction::Backfill(b)) => Action::Backfill(b),
+                Some(PublicIdAction::UniqueIndex { index }) => Action::UniqueIndex { index },
                 None if step.name == "public-id-column" => Action::Sql { object },
                 None => Action::LongSql { object },
             };
@@ -601,7 +536,7 @@ mod tests {
             column: "id".into(),
             data_type: data_type.into(),
             int_bytes,
-            key_max: super::super::facts::key_max(data_type),
+            key_max: crate::facts::key_max(data_type),
             source,
             max_key,
             comment: String::new(),

@@ -5,11 +5,9 @@
 use std::sync::Arc;
 
 use idgen_engine::SqlName;
+use idgen_sql::{Dialect, QuotedName, Session, Statement, Value};
 
-use super::AdoptError;
-use crate::dialect::{Dialect, QuotedName};
-use crate::session::Session;
-use crate::statement::{Statement, Value};
+use crate::error::AdoptError;
 
 /// Separates the columns of the one text a catalog query returns.
 const SEP: char = '\u{1f}';
@@ -509,7 +507,7 @@ pub(super) async fn read_sequence<S: Session>(
     };
     let read = session.fetch_text(Statement::new(sql, Vec::new())).await;
     let read = match read {
-        Err(e) if session.classify(&e) == crate::dialect::ErrorClass::MissingRelation => {
+        Err(e) if session.classify(&e) == idgen_sql::ErrorClass::MissingRelation => {
             return Err(missing());
         }
         other => other.map_err(read_failed(table, "the sequence"))?,

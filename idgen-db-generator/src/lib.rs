@@ -2,13 +2,15 @@
 //!
 //! Rows inserted by SQL scripts, other languages, triggers or bulk loads can take their IDs
 //! from an SQL function, `idgen_next_id()`, that issues IDs which sort and decode exactly like
-//! the application's: the same epoch, time unit, field widths and order. This module writes
+//! the application's: the same epoch, time unit, field widths and order. This crate writes
 //! that function's SQL for PostgreSQL (PL/pgSQL) and MariaDB (a stored function), as text, and
-//! runs the installer over any adapter's [`Session`](crate::Session) ([`install`],
+//! runs the installer over any adapter's [`Session`](idgen_sql::Session) ([`install`],
 //! [`uninstall`]); the adapter crates call them (`idgen_sqlx::db_generator::install`).
+//! Applications do not depend on this crate: they use their driver's adapter, which
+//! re-exports it (`idgen_sqlx::db_generator`).
 //!
 //! ```
-//! use idgen_sql::db_generator::DbGenerator;
+//! use idgen_db_generator::DbGenerator;
 //! use idgen_sql::Dialect;
 //! use idgen_core::Layout;
 //!
@@ -191,13 +193,17 @@ mod postgres;
 #[cfg(test)]
 mod tests;
 
+/// The README's example, compiled and run as a doctest so it cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 use std::time::Duration;
 
 use idgen_core::{ClockPolicy, Layout};
 use idgen_engine::Error;
 use idgen_engine::SqlName;
-
-use crate::dialect::Dialect;
+use idgen_sql::Dialect;
 
 pub use install::{install, uninstall};
 
@@ -205,7 +211,7 @@ pub use install::{install, uninstall};
 /// while the function is installed; the adapters' `uninstall` gives it back.
 ///
 /// ```
-/// assert_eq!(idgen_sql::db_generator::DATABASE_LEASE_TTL.as_secs(), 100 * 365 * 24 * 3600);
+/// assert_eq!(idgen_db_generator::DATABASE_LEASE_TTL.as_secs(), 100 * 365 * 24 * 3600);
 /// ```
 pub const DATABASE_LEASE_TTL: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 
@@ -258,8 +264,8 @@ impl Host {
 }
 
 /// The SQL of a database-side Snowflake generator: an SQL function issuing IDs under `layout`
-/// with a node ID the database leases from the lease table. See the [module
-/// documentation](self).
+/// with a node ID the database leases from the lease table. See the [crate
+/// documentation](crate).
 ///
 /// Defaults: function `idgen_next_id`, state table `idgen_db_generator`, lease table
 /// `idgen_worker_lease`, lease namespace `default`, clock policy `Wait { max: 10 ms }` (the Rust
@@ -267,7 +273,7 @@ impl Host {
 ///
 /// ```
 /// use std::time::Duration;
-/// use idgen_sql::db_generator::DbGenerator;
+/// use idgen_db_generator::DbGenerator;
 /// use idgen_sql::Dialect;
 /// use idgen_core::{ClockPolicy, Layout};
 ///
@@ -334,7 +340,7 @@ impl DbGenerator {
     /// The SQL for `layout`, with the defaults above.
     ///
     /// ```
-    /// let generator = idgen_sql::db_generator::DbGenerator::new(idgen_core::Layout::TWITTER);
+    /// let generator = idgen_db_generator::DbGenerator::new(idgen_core::Layout::TWITTER);
     /// assert_eq!(generator.function_name(), "idgen_next_id");
     /// ```
     pub fn new(layout: Layout) -> Self {
@@ -365,7 +371,7 @@ impl DbGenerator {
     /// # Examples
     ///
     /// ```
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER).function("ops.next_id")?;
     /// assert_eq!(g.function_name(), "ops.next_id");
     /// assert!(DbGenerator::new(idgen_core::Layout::TWITTER).function("1x").is_err());
@@ -389,7 +395,7 @@ impl DbGenerator {
     /// The state table's name (same rules as [`function`](DbGenerator::function)).
     ///
     /// ```
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// use idgen_sql::Dialect;
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER).state_table("ops.id_state")?;
     /// assert!(g.migration_sql(Dialect::Postgres)?[0].contains("\"ops\".\"id_state\""));
@@ -404,7 +410,7 @@ impl DbGenerator {
     /// (`LeaseOptions::table`; default `idgen_worker_lease`).
     ///
     /// ```
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER).lease_table("leases")?;
     /// assert_eq!(g.lease_table_name(), "leases");
     /// # Ok::<(), idgen_engine::Error>(())
@@ -421,7 +427,7 @@ impl DbGenerator {
     /// says; a hexadecimal `_utf8mb4 X'…'` on MariaDB, whatever `NO_BACKSLASH_ESCAPES` says).
     ///
     /// ```
-    /// let g = idgen_sql::db_generator::DbGenerator::new(idgen_core::Layout::TWITTER).namespace("orders");
+    /// let g = idgen_db_generator::DbGenerator::new(idgen_core::Layout::TWITTER).namespace("orders");
     /// assert_eq!(g.lease_namespace(), "orders");
     /// ```
     pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
@@ -433,7 +439,7 @@ impl DbGenerator {
     ///
     /// ```
     /// use idgen_core::{ClockPolicy, Layout};
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// let g = DbGenerator::new(Layout::TWITTER).clock_policy(ClockPolicy::Refuse);
     /// assert_eq!(g.policy(), ClockPolicy::Refuse);
     /// ```
@@ -452,7 +458,7 @@ impl DbGenerator {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER)
     ///     .takeover_wait(Duration::from_secs(10), Duration::from_secs(1));
     /// assert_eq!(g.takeover_floor_ms(1_000, None), Some(12_000));
@@ -472,7 +478,7 @@ impl DbGenerator {
     /// ID to two issuers.
     ///
     /// ```
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER)
     ///     .skip_takeover_wait_for_tests_and_development(true);
     /// assert_eq!(g.takeover_floor_ms(1_000, Some(500)), Some(500));
@@ -488,7 +494,7 @@ impl DbGenerator {
     /// [`takeover_wait`](Self::takeover_wait)).
     ///
     /// ```
-    /// let g = idgen_sql::db_generator::DbGenerator::new(idgen_core::Layout::TWITTER);
+    /// let g = idgen_db_generator::DbGenerator::new(idgen_core::Layout::TWITTER);
     /// assert_eq!(g.takeover_floor_ms(1_000, Some(99_000)), Some(99_000));
     /// assert_eq!(g.takeover_floor_ms(1_000, None), Some(32_000));
     /// ```
@@ -517,7 +523,7 @@ impl DbGenerator {
     /// # Examples
     ///
     /// ```
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER).install_id("00c0ffee00c0ffee")?;
     /// assert_eq!(g.holder(), "database:idgen_next_id:00c0ffee00c0ffee");
     /// assert!(DbGenerator::new(idgen_core::Layout::TWITTER).install_id("x'").is_err());
@@ -538,7 +544,7 @@ impl DbGenerator {
     /// The install's identity, if set (see [`install_id`](Self::install_id)).
     ///
     /// ```
-    /// let g = idgen_sql::db_generator::DbGenerator::new(idgen_core::Layout::TWITTER);
+    /// let g = idgen_db_generator::DbGenerator::new(idgen_core::Layout::TWITTER);
     /// assert_eq!(g.installed_id(), None);
     /// ```
     pub fn installed_id(&self) -> Option<&str> {
@@ -549,7 +555,7 @@ impl DbGenerator {
     ///
     /// ```
     /// use idgen_core::Layout;
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// assert_eq!(DbGenerator::new(Layout::SONYFLAKE).layout(), &Layout::SONYFLAKE);
     /// ```
     pub fn layout(&self) -> &Layout {
@@ -560,7 +566,7 @@ impl DbGenerator {
     ///
     /// ```
     /// use idgen_core::{ClockPolicy, Layout};
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// assert_eq!(DbGenerator::new(Layout::TWITTER).policy(), ClockPolicy::default());
     /// ```
     pub fn policy(&self) -> ClockPolicy {
@@ -571,7 +577,7 @@ impl DbGenerator {
     ///
     /// ```
     /// use idgen_core::Layout;
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// assert_eq!(DbGenerator::new(Layout::TWITTER).function_name(), "idgen_next_id");
     /// ```
     pub fn function_name(&self) -> String {
@@ -582,7 +588,7 @@ impl DbGenerator {
     ///
     /// ```
     /// use idgen_core::Layout;
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// assert_eq!(DbGenerator::new(Layout::TWITTER).lease_table_name(), "idgen_worker_lease");
     /// ```
     pub fn lease_table_name(&self) -> String {
@@ -593,7 +599,7 @@ impl DbGenerator {
     ///
     /// ```
     /// use idgen_core::Layout;
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// assert_eq!(DbGenerator::new(Layout::TWITTER).lease_namespace(), "default");
     /// ```
     pub fn lease_namespace(&self) -> &str {
@@ -607,7 +613,7 @@ impl DbGenerator {
     ///
     /// ```
     /// use idgen_core::Layout;
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// let g = DbGenerator::new(Layout::TWITTER).function("ops.next_id")?;
     /// assert_eq!(g.holder(), "database:ops.next_id");
     /// assert_eq!(g.install_id("1f")?.holder(), "database:ops.next_id:1f");
@@ -669,7 +675,7 @@ impl DbGenerator {
     ///
     /// ```
     /// use idgen_core::Layout;
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// assert_eq!(
     ///     DbGenerator::new(Layout::TWITTER).layout_key(),
     ///     "epoch_ms=1288834974657 unit_ms=1 time=41 node=10 sequence=12 order=time-node-sequence"
@@ -691,7 +697,7 @@ impl DbGenerator {
     /// # Examples
     ///
     /// ```
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// use idgen_sql::Dialect;
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER);
     /// let sql = g.migration_sql(Dialect::MySql)?;
@@ -727,7 +733,7 @@ impl DbGenerator {
     /// # Examples
     ///
     /// ```
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// use idgen_sql::Dialect;
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER);
     /// assert!(g.function_sql(Dialect::Postgres, 3)?.starts_with(
@@ -754,7 +760,7 @@ impl DbGenerator {
 
     /// Every statement that creates (or replaces) the function issuing on node ID `node`, in
     /// order: on MariaDB the refill routine it calls when its session's block is used up
-    /// (`<function>_refill()`, see the module documentation's "A block per session"), then
+    /// (`<function>_refill()`, see the crate documentation's "A block per session"), then
     /// [`function_sql`](Self::function_sql); on PostgreSQL that one statement.
     ///
     /// # Errors
@@ -764,7 +770,7 @@ impl DbGenerator {
     /// # Examples
     ///
     /// ```
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// use idgen_sql::Dialect;
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER);
     /// let sql = g.routine_sql(Dialect::MySql, 3)?;
@@ -782,7 +788,7 @@ impl DbGenerator {
     }
 
     /// The statements that fence the function when its lease row (node `node`) is freed,
-    /// taken or deleted: a trigger on the lease table (see the module documentation).
+    /// taken or deleted: a trigger on the lease table (see the crate documentation).
     ///
     /// # Errors
     ///
@@ -791,7 +797,7 @@ impl DbGenerator {
     /// # Examples
     ///
     /// ```
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// use idgen_sql::Dialect;
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER);
     /// let sql = g.fence_sql(Dialect::Postgres, 3)?.join("\n");
@@ -817,7 +823,7 @@ impl DbGenerator {
     /// # Examples
     ///
     /// ```
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// use idgen_sql::Dialect;
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER);
     /// let sql = g.drop_sql(Dialect::Postgres)?;
@@ -849,7 +855,7 @@ impl DbGenerator {
     /// # Examples
     ///
     /// ```
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// use idgen_sql::Dialect;
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER);
     /// let pg = g.column_default_sql(Dialect::Postgres, "orders", "id")?;
@@ -896,7 +902,7 @@ impl DbGenerator {
     /// # Examples
     ///
     /// ```
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// use idgen_sql::Dialect;
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER);
     /// let sql = g.auto_increment_trigger_sql(Dialect::MySql, "orders", "id")?;
@@ -932,7 +938,7 @@ impl DbGenerator {
     /// # Examples
     ///
     /// ```
-    /// let g = idgen_sql::db_generator::DbGenerator::new(idgen_core::Layout::TWITTER);
+    /// let g = idgen_db_generator::DbGenerator::new(idgen_core::Layout::TWITTER);
     /// assert_eq!(g.key_sequence_name("shop.orders", "id")?, "\"shop\".\"orders_id_idgen_seq\"");
     /// # Ok::<(), idgen_engine::Error>(())
     /// ```
@@ -949,7 +955,7 @@ impl DbGenerator {
     /// # Examples
     ///
     /// ```
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// use idgen_sql::Dialect;
     /// let g = DbGenerator::new(idgen_core::Layout::TWITTER);
     /// assert_eq!(g.next_id_sql(Dialect::MySql)?, "SELECT `idgen_next_id`()");
@@ -967,7 +973,7 @@ impl DbGenerator {
     ///
     /// ```
     /// use idgen_core::Layout;
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// let names = DbGenerator::new(Layout::TWITTER).helper_names();
     /// assert_eq!(names, ["idgen_decode", "idgen_min_id_at", "idgen_max_id_at"].map(String::from));
     /// let names = DbGenerator::new(Layout::TWITTER).function("ops.order_key")?.helper_names();
@@ -1026,7 +1032,7 @@ impl DbGenerator {
     ///
     /// ```
     /// use idgen_core::Layout;
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// assert_eq!(DbGenerator::new(Layout::TWITTER).block_len(), 256);
     /// assert_eq!(DbGenerator::new(Layout::SONYFLAKE).block_len(), 16);
     /// ```
@@ -1068,7 +1074,7 @@ impl DbGenerator {
     ///
     /// ```
     /// use idgen_core::Layout;
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// let g = DbGenerator::new(Layout::TWITTER);
     /// assert_eq!(g.initial_word(None)?, 0);
     /// assert_eq!(g.initial_word(Some(Layout::TWITTER.epoch_ms() + 5))?, (5 << 12) | 4095);
@@ -1091,7 +1097,7 @@ impl DbGenerator {
     ///
     /// ```
     /// use idgen_core::Layout;
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// let g = DbGenerator::new(Layout::TWITTER);
     /// assert_eq!(g.last_timestamp_ms(0), None);
     /// assert_eq!(g.last_timestamp_ms((5 << 12) | 7), Some(Layout::TWITTER.epoch_ms() + 5));
@@ -1112,7 +1118,7 @@ impl DbGenerator {
     ///
     /// ```
     /// use idgen_core::{Error, Layout};
-    /// use idgen_sql::db_generator::DbGenerator;
+    /// use idgen_db_generator::DbGenerator;
     /// let g = DbGenerator::new(Layout::TWITTER);
     /// let err = g.error_from_database("IDG01",
     ///     "idgen: the clock moved backwards by 5000 ms (policy wait allows 10 ms); no ID was issued").unwrap();

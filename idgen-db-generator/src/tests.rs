@@ -1,7 +1,7 @@
 use std::time::Duration;
 
 use super::*;
-use crate::dialect::Dialect;
+use idgen_sql::Dialect;
 
 fn all_policies() -> [ClockPolicy; 3] {
     [

@@ -1,11 +1,11 @@
 //! How writers read their new row's key back, and which of those ways a Snowflake adoption
 //! with the database-side generator keeps, per database and key source ([`KeyReadback`]).
 
-use super::facts::KeySource;
-use super::{AdoptError, AdoptOptions, Target};
-use crate::dialect::Dialect;
-use crate::session::Session;
-use crate::statement::Statement;
+use idgen_sql::{Dialect, Session, Statement};
+
+use crate::error::AdoptError;
+use crate::facts::KeySource;
+use crate::options::{AdoptOptions, Target};
 
 /// One way writers read the key of the row they just inserted, and whether it still gives
 /// the row's key once the database-side generator makes the keys: part of an
@@ -13,7 +13,7 @@ use crate::statement::Statement;
 /// [`AdoptOptions::accept_lost_key_readback`] acknowledges it.
 ///
 /// ```
-/// # fn show(plan: &idgen_sql::adopt::AdoptionPlan) {
+/// # fn show(plan: &idgen_adopt::AdoptionPlan) {
 /// for r in &plan.key_readback {
 ///     println!("{}: {} ({})", r.means, if r.kept { "kept" } else { "NOT kept" }, r.how);
 /// }

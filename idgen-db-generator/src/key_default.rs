@@ -110,7 +110,7 @@ pub(super) fn mariadb(g: &DbGenerator, table: &str, column: &str) -> Result<Stri
     ))
 }
 
-/// MariaDB: the trigger for a column that keeps `AUTO_INCREMENT` (see the module documentation).
+/// MariaDB: the trigger for a column that keeps `AUTO_INCREMENT` (see the crate documentation).
 pub(super) fn mariadb_auto_increment(
     g: &DbGenerator,
     table: &str,

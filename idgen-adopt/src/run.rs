@@ -4,15 +4,16 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use idgen_engine::SqlName;
+use idgen_sql::{Dialect, ErrorClass, QuotedName, Session, Statement, Value};
 
-use super::facts::{self, KeySource};
-use super::public_id::{self, Progress};
-use super::readback;
-use super::steps::{self, Action};
-use super::{AdoptError, AdoptOptions, AdoptionPlan, Step, Target};
-use crate::dialect::{Dialect, ErrorClass, QuotedName};
-use crate::session::Session;
-use crate::statement::{Statement, Value};
+use crate::error::AdoptError;
+use crate::facts::{self, KeySource};
+use crate::options::{AdoptOptions, Target};
+use crate::plan::{AdoptionPlan, Step};
+use crate::public_id::{self, Progress};
+use crate::readback;
+use crate::steps::{self, Action};
+use crate::transaction;
 
 /// Runs every unfinished step of the adoption `options` describes, in order, recording each
 /// in the progress table; returns the plan as it stands afterwards (every step done).
@@ -31,8 +32,8 @@ use crate::statement::{Statement, Value};
 /// # Examples
 ///
 /// ```no_run
-/// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_sql::adopt::AdoptError> {
-/// use idgen_sql::adopt::{apply, AdoptOptions};
+/// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_adopt::AdoptError> {
+/// use idgen_adopt::{apply, AdoptOptions};
 /// let options = AdoptOptions::snowflake("orders", idgen_core::Layout::TWITTER)?;
 /// let plan = apply(session, &options).await?;
 /// assert!(plan.finished());
@@ -57,8 +58,8 @@ pub async fn apply<S: Session>(
 /// # Examples
 ///
 /// ```no_run
-/// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_sql::adopt::AdoptError> {
-/// use idgen_sql::adopt::{apply, apply_first, AdoptOptions};
+/// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_adopt::AdoptError> {
+/// use idgen_adopt::{apply, apply_first, AdoptOptions};
 /// let options = AdoptOptions::hilo("order_lines", 1000)?;
 /// let partly = apply_first(session, &options, 1).await?;
 /// assert_eq!(partly.steps.iter().filter(|s| s.done).count(), 1);
@@ -83,8 +84,8 @@ pub async fn apply_first<S: Session>(
 /// # Examples
 ///
 /// ```no_run
-/// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_sql::adopt::AdoptError> {
-/// use idgen_sql::adopt::{apply_with_progress, AdoptOptions};
+/// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_adopt::AdoptError> {
+/// use idgen_adopt::{apply_with_progress, AdoptOptions};
 /// let options = AdoptOptions::keep_keys("customers")?.public_id("public_id")?;
 /// apply_with_progress(session, &options, |p| eprintln!("{p}")).await?;
 /// # Ok(()) }
@@ -264,7 +265,8 @@ async fn run_step<S: Session>(
     progress: &mut (dyn FnMut(&Progress) + Send),
 ) -> Result<(), AdoptError> {
     let dialect = session.dialect();
-    let record = steps::record_sql(dialect, &options.progress_table, &options.table, step.name);
+    let record =
+        transaction::record_sql(dialect, &options.progress_table, &options.table, step.name);
     match action {
         Action::CheckKeys { smallest, refusal } => {
             let max_key = session
@@ -299,12 +301,12 @@ async fn run_step<S: Session>(
                 generator: Some(g), ..
             } = &options.target
             {
-                crate::db_generator::install(session, g).await?;
+                idgen_db_generator::install(session, g).await?;
             }
             execute(session, options, step, record).await
         }
         Action::Sql { .. } if step.name == "progress-table" => {
-            crate::session::create_if_missing(session, &step.sql[0])
+            idgen_sql::create_if_missing(session, &step.sql[0])
                 .await
                 .map_err(failed(options, step))?;
             execute(session, options, step, record).await

@@ -137,7 +137,7 @@ pub(super) fn last_word_sql(g: &DbGenerator) -> String {
     )
 }
 
-/// `CREATE OR REPLACE FUNCTION … RETURNS bigint`: see the module documentation for what it
+/// `CREATE OR REPLACE FUNCTION … RETURNS bigint`: see the crate documentation for what it
 /// does.
 pub(super) fn function_sql(g: &DbGenerator, node: u64) -> String {
     let n = names(g);
@@ -342,7 +342,7 @@ fn fast_compose(g: &DbGenerator, node: u64) -> String {
 }
 
 /// The trigger that fences the function when its lease row is freed, taken or deleted, or the
-/// lease table truncated (module documentation, "The database's node ID").
+/// lease table truncated (crate documentation, "The database's node ID").
 pub(super) fn fence_sql(g: &DbGenerator, node: u64) -> Vec<String> {
     let n = names(g);
     let c = g.constants();
@@ -463,7 +463,7 @@ pub(super) fn fence_drop_sql(g: &DbGenerator) -> Vec<String> {
         .into()
 }
 
-/// `decode(id)`, `min_id_at(t)`, `max_id_at(t)` for the layout (module documentation).
+/// `decode(id)`, `min_id_at(t)`, `max_id_at(t)` for the layout (crate documentation).
 pub(super) fn helpers_sql(g: &DbGenerator) -> Vec<String> {
     let q = |i| g.helper(i).quoted_with('"');
     let c = g.constants();

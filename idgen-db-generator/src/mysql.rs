@@ -208,7 +208,7 @@ fn liveness_check(g: &DbGenerator, node: u64) -> String {
 
 /// The server's time in Unix ms, whatever the session's time zone: the 100 ns intervals since
 /// 1582-10-15 inside a version-1 `UUID()` (the wall clock at server start-up plus the
-/// monotonic clock since; see the module documentation of `db_generator`).
+/// monotonic clock since; see the crate documentation).
 const NOW_MS: &str = "(CAST(CONV(CONCAT(SUBSTR(v_uuid, 16, 3), SUBSTR(v_uuid, 10, 4), SUBSTR(v_uuid, 1, 8)), 16, 10) AS SIGNED) - 122192928000000000) DIV 10000";
 
 /// `CREATE OR REPLACE FUNCTION … RETURNS BIGINT`: the next ID of the session's block, else
@@ -237,7 +237,7 @@ END",
 }
 
 /// The refill routine: draws a word (jumping to the current tick when the clock moved on,
-/// checking the fence and the lease row as the module documentation says), returns its ID and
+/// checking the fence and the lease row as the crate documentation says), returns its ID and
 /// makes the rest of its block the session's.
 pub(super) fn refill_sql(g: &DbGenerator, node: u64) -> String {
     let n = names(g);
@@ -479,7 +479,7 @@ fn session_variables(g: &DbGenerator, node: u64) -> [String; 4] {
     ["n", "e", "s", "x"].map(|part| format!("@idgen_{key:016x}_{part}"))
 }
 
-/// The triggers that fence the function when its lease row is freed, taken or deleted (module
+/// The triggers that fence the function when its lease row is freed, taken or deleted (crate
 /// documentation, "The database's node ID"). MariaDB has no `TRUNCATE` trigger.
 pub(super) fn fence_sql(g: &DbGenerator, node: u64) -> Vec<String> {
     let n = names(g);

@@ -6,7 +6,7 @@ use std::sync::Arc;
 /// refusal names the table, column or value and what to do; a refusal changes nothing.
 ///
 /// ```
-/// use idgen_sql::adopt::AdoptError;
+/// use idgen_adopt::AdoptError;
 /// let err = AdoptError::CompositeKey { table: "order_lines".into(), columns: vec!["order_id".into(), "line".into()] };
 /// assert_eq!(
 ///     err.to_string(),
@@ -155,7 +155,7 @@ pub enum AdoptError {
          only {capacity} more values (each old writer's row takes one, a whole block of {block} keys, and each hi-lo block one); idgen asks \
          for at least {min} and at least the largest key so far: widen the key to bigint, use a smaller block, or accept it \
          (AdoptOptions::accept_key_capacity, idgen adopt --accept-key-capacity)",
-        min = super::MIN_SEQUENCE_VALUES_LEFT
+        min = crate::limits::MIN_SEQUENCE_VALUES_LEFT
     )]
     KeyCapacity {
         /// The table.

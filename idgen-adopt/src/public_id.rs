@@ -1,32 +1,18 @@
 //! Public IDs for a table's existing rows, online ([`AdoptOptions::public_id`](super::AdoptOptions::public_id)):
 //! the column, its backfill in batches, its unique index and `NOT NULL`. What each step does
-//! and why writers keep writing is in the [parent module's documentation](super).
+//! and why writers keep writing is in the [crate documentation](crate).
 
 use std::time::{Duration, Instant};
 
 use idgen_engine::SqlName;
+use idgen_sql::{Dialect, QuotedName, Session, Statement, Value};
 
-use super::facts::read_failed;
-use super::steps::{LOCK_TRY_MS, pg_locked, pg_transaction};
-use super::{AdoptError, AdoptOptions, Step};
-use crate::dialect::{Dialect, QuotedName};
-use crate::session::Session;
-use crate::statement::{Statement, Value};
-
-/// The default number of rows a backfill batch updates.
-///
-/// ```
-/// assert_eq!(idgen_sql::adopt::DEFAULT_BACKFILL_BATCH, 1000);
-/// ```
-pub const DEFAULT_BACKFILL_BATCH: u32 = 1000;
-
-/// The largest backfill batch: a batch is one transaction, holding its rows' locks until it
-/// commits.
-///
-/// ```
-/// assert_eq!(idgen_sql::adopt::MAX_BACKFILL_BATCH, 100_000);
-/// ```
-pub const MAX_BACKFILL_BATCH: u32 = 100_000;
+use crate::error::AdoptError;
+use crate::facts::{self, read_failed};
+use crate::limits::LOCK_TRY_MS;
+use crate::options::{AdoptOptions, PublicIdOptions};
+use crate::plan::Step;
+use crate::transaction::{pg_locked, pg_transaction};
 
 /// How long (seconds; MariaDB takes whole seconds) a MariaDB rebuild (the unique index, `NOT
 /// NULL`) waits for the transactions using the table at its start and end. Not 0, as the
@@ -43,20 +29,12 @@ const ROUNDS: u32 = 5;
 const MARIADB_UUID_V4: &str = "CONCAT(RANDOM_BYTES(6), CHAR(0x40 | (ASCII(RANDOM_BYTES(1)) & 15)), RANDOM_BYTES(1), \
                                CHAR(0x80 | (ASCII(RANDOM_BYTES(1)) & 63)), RANDOM_BYTES(7))";
 
-/// What a public-ID adoption is asked for.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct PublicIdOptions {
-    pub(super) column: SqlName,
-    pub(super) batch: u32,
-    pub(super) pause: Duration,
-}
-
 /// How far a backfill has come, given to the callback of
 /// [`apply_with_progress`](super::apply_with_progress) after every batch.
 ///
 /// ```
 /// use std::time::Duration;
-/// use idgen_sql::adopt::Progress;
+/// use idgen_adopt::Progress;
 ///
 /// let p = Progress::new("public-id-backfill", 250_000, 1_000_000, Duration::from_secs(5));
 /// assert_eq!(p.rows_per_second(), 50_000.0);
@@ -81,7 +59,7 @@ impl Progress {
     /// A progress report (for tests of a callback).
     ///
     /// ```
-    /// let p = idgen_sql::adopt::Progress::new("public-id-backfill", 0, 10, std::time::Duration::ZERO);
+    /// let p = idgen_adopt::Progress::new("public-id-backfill", 0, 10, std::time::Duration::ZERO);
     /// assert_eq!(p.eta(), None);
     /// ```
     pub fn new(step: &'static str, rows: u64, rows_expected: u64, elapsed: Duration) -> Self {
@@ -96,7 +74,7 @@ impl Progress {
     /// Rows per second so far (0 before the first batch).
     ///
     /// ```
-    /// let p = idgen_sql::adopt::Progress::new("public-id-backfill", 10, 10, std::time::Duration::from_secs(2));
+    /// let p = idgen_adopt::Progress::new("public-id-backfill", 10, 10, std::time::Duration::from_secs(2));
     /// assert_eq!(p.rows_per_second(), 5.0);
     /// ```
     pub fn rows_per_second(&self) -> f64 {
@@ -111,7 +89,7 @@ impl Progress {
     /// The time left at the rate so far; `None` before the first row.
     ///
     /// ```
-    /// let p = idgen_sql::adopt::Progress::new("public-id-backfill", 10, 10, std::time::Duration::from_secs(2));
+    /// let p = idgen_adopt::Progress::new("public-id-backfill", 10, 10, std::time::Duration::from_secs(2));
     /// assert_eq!(p.eta(), Some(std::time::Duration::ZERO));
     /// ```
     pub fn eta(&self) -> Option<Duration> {
@@ -160,7 +138,7 @@ pub(super) async fn read_column<S: Session>(
     let quoted = table.quoted(dialect);
     let (sql, params) = match dialect {
         Dialect::MySql => {
-            let (schema, base) = super::facts::mariadb_names(session, table).await?;
+            let (schema, base) = facts::mariadb_names(session, table).await?;
             return mariadb_column(session, table, column, schema, base).await;
         }
         _ => (

@@ -5,13 +5,9 @@ use std::sync::Arc;
 
 use idgen_engine::Error;
 use idgen_engine::lease::{BoxError, ClaimRequest, RenewRequest};
+use idgen_sql::{Dialect, LeaseSql, Session, Statement, Value, procedure};
 
 use super::{DATABASE_LEASE_TTL, DbGenerator, Host, StateRow, mysql, postgres, random_install_id};
-use crate::dialect::Dialect;
-use crate::lease::LeaseSql;
-use crate::procedure;
-use crate::session::Session;
-use crate::statement::{Statement, Value};
 
 /// The installers' session lock on PostgreSQL, `"idgenGEN"` in ASCII.
 const PG_LOCK_KEY: i64 = 0x6964_6765_6e47_454e;
@@ -27,8 +23,8 @@ const UNIT_SEPARATOR: char = '\u{1f}';
 /// second install), and creates or replaces the function and its fence. Returns the node ID.
 ///
 /// The install has an identity of its own (see [`DbGenerator::install_id`]) and names every
-/// object with the schema it resolves from the session (see the module documentation of
-/// [`db_generator`](super)). When its claim cannot prove that the node ID was given back (a
+/// object with the schema it resolves from the session (see the [crate
+/// documentation](crate)). When its claim cannot prove that the node ID was given back (a
 /// fresh row, or a lease taken over after it expired), it follows the applications' takeover
 /// rule: it returns once the database's clock has passed the claim time + TTL + allowance
 /// ([`DbGenerator::takeover_wait`], default 31 s), and the function issues nothing below that.
@@ -52,7 +48,7 @@ const UNIT_SEPARATOR: char = '\u{1f}';
 ///
 /// ```no_run
 /// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_engine::Error> {
-/// use idgen_sql::db_generator::{install, DbGenerator};
+/// use idgen_db_generator::{install, DbGenerator};
 /// let node = install(session, &DbGenerator::new(idgen_core::Layout::TWITTER)).await?;
 /// # let _ = node; Ok(()) }
 /// ```
@@ -94,7 +90,7 @@ pub async fn install<S: Session>(session: &mut S, generator: &DbGenerator) -> Re
 ///
 /// ```no_run
 /// # async fn demo<S: idgen_sql::Session>(session: &mut S) -> Result<(), idgen_engine::Error> {
-/// use idgen_sql::db_generator::{uninstall, DbGenerator};
+/// use idgen_db_generator::{uninstall, DbGenerator};
 /// uninstall(session, &DbGenerator::new(idgen_core::Layout::TWITTER)).await?;
 /// # Ok(()) }
 /// ```
