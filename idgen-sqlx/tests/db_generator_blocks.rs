@@ -136,6 +136,7 @@ async fn reservations_racing_a_held_up_jump_never_repeat_an_id() {
         "CONCAT('idgen_jump:', DATABASE(), '.{}:0')",
         generator.function_name()
     );
+    let lock_name = lock.clone();
     let gate = tokio::spawn(async move {
         let sql = format!("SELECT GET_LOCK({lock}, 0) + SLEEP(1.5) * 0 + RELEASE_LOCK({lock}) * 0");
         let got: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
@@ -145,9 +146,28 @@ async fn reservations_racing_a_held_up_jump_never_repeat_an_id() {
         assert_eq!(got, 1, "the premise: the gate took the jump lock");
         Instant::now()
     });
-    // The gate holds the lock from here on (a jump would have taken it already: the tick moves
-    // every ms, and each warm block was reserved before the gate).
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Wait until the gate holds the lock (a loaded machine may start its statement late; a
+    // session served before that is no proof of anything), read from another session.
+    let mut watch = pool.acquire().await.unwrap();
+    let held = format!("SELECT IS_USED_LOCK({lock_name}) IS NOT NULL");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let in_use: bool = sqlx::query_scalar(sqlx::AssertSqlSafe(held.clone()))
+            .fetch_one(&mut *watch)
+            .await
+            .unwrap();
+        if in_use {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the gate never took the jump lock"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // And let the clock pass the 100 ms a word may trail it without a jump, so that a session
+    // without a block needs one.
+    tokio::time::sleep(Duration::from_millis(200)).await;
     let until = Instant::now() + Duration::from_millis(2_500);
     let mut tasks = Vec::new();
     for (i, mut conn) in warm.into_iter().chain(cold).enumerate() {
