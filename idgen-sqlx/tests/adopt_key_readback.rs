@@ -9,7 +9,12 @@ use idgen_sqlx::adopt::{self, AdoptError, AdoptOptions};
 use idgen_sqlx::db_generator::DbGenerator;
 
 fn options() -> AdoptOptions {
-    AdoptOptions::snowflake("orders", Layout::TWITTER)
+    options_for("orders")
+}
+
+/// The switch of `table`'s key to the database generator (no takeover wait: a test database).
+fn options_for(table: &str) -> AdoptOptions {
+    AdoptOptions::snowflake(table, Layout::TWITTER)
         .unwrap()
         .db_generator(
             DbGenerator::new(Layout::TWITTER).skip_takeover_wait_for_tests_and_development(true),
@@ -24,6 +29,17 @@ where
         .execute(pool)
         .await
         .unwrap_or_else(|e| panic!("{sql}: {e}"));
+}
+
+/// A MariaDB test database and a pool of `sessions` connections to it.
+async fn mariadb(sessions: u32) -> (idgen_testkit::TestDb<sqlx::MySql>, sqlx::MySqlPool) {
+    let db = idgen_testkit::mysql().await.expect("a database");
+    let pool = sqlx::mysql::MySqlPoolOptions::new()
+        .max_connections(sessions)
+        .connect(db.url())
+        .await
+        .unwrap();
+    (db, pool)
 }
 
 /// A key idgen issued (identity keys here stay far below 2^32).
@@ -159,12 +175,7 @@ async fn postgres_serial_currval_by_name_is_named_and_needs_acknowledging() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mariadb_ok_packet_and_last_insert_id_give_the_rows_key() {
-    let db = idgen_testkit::mysql().await.expect("a database");
-    let pool = sqlx::mysql::MySqlPoolOptions::new()
-        .max_connections(1)
-        .connect(db.url())
-        .await
-        .unwrap();
+    let (_db, pool) = mariadb(1).await;
     run(&pool, "CREATE TABLE orders (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, customer BIGINT NOT NULL) ENGINE = InnoDB").await;
     run(&pool, "CREATE TABLE order_lines (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, order_id BIGINT NOT NULL) ENGINE = InnoDB").await;
     run(
@@ -294,12 +305,7 @@ async fn reported_row(c: &mut sqlx::MySqlConnection, table: &str, key: u64) -> O
 /// `INSERT IGNORE (dup), (new)` left `LAST_INSERT_ID()` on the session's previous row.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mariadb_ignored_and_upserted_first_rows_read_back_as_auto_increment_does() {
-    let db = idgen_testkit::mysql().await.expect("a database");
-    let pool = sqlx::mysql::MySqlPoolOptions::new()
-        .max_connections(2)
-        .connect(db.url())
-        .await
-        .unwrap();
+    let (_db, pool) = mariadb(2).await;
     for t in ["orders", "plain"] {
         run(&pool, &format!("CREATE TABLE {t} (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, u INT NOT NULL UNIQUE, v VARCHAR(8) NOT NULL) ENGINE = InnoDB")).await;
         run(
@@ -377,24 +383,13 @@ async fn mariadb_ignored_and_upserted_first_rows_read_back_as_auto_increment_doe
 /// run of the first goes on), and the statement's `LAST_INSERT_ID()` is its first row's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mariadb_an_application_trigger_into_a_second_adopted_table_takes_no_key_twice() {
-    let db = idgen_testkit::mysql().await.expect("a database");
-    let pool = sqlx::mysql::MySqlPoolOptions::new()
-        .max_connections(1)
-        .connect(db.url())
-        .await
-        .unwrap();
+    let (_db, pool) = mariadb(1).await;
     run(&pool, "CREATE TABLE orders (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, u INT NOT NULL UNIQUE) ENGINE = InnoDB").await;
     run(&pool, "CREATE TABLE audit (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, order_id BIGINT NOT NULL, u INT NOT NULL UNIQUE) ENGINE = InnoDB").await;
     run(&pool, "INSERT INTO orders (u) VALUES (0)").await;
     run(&pool, "INSERT INTO audit (order_id, u) VALUES (0, 0)").await;
     for table in ["orders", "audit"] {
-        let options = AdoptOptions::snowflake(table, Layout::TWITTER)
-            .unwrap()
-            .db_generator(
-                DbGenerator::new(Layout::TWITTER)
-                    .skip_takeover_wait_for_tests_and_development(true),
-            )
-            .accept_lost_key_readback();
+        let options = options_for(table).accept_lost_key_readback();
         assert!(adopt::apply(&pool, &options).await.unwrap().finished());
     }
     run(&pool, "CREATE TRIGGER orders_audit AFTER INSERT ON orders FOR EACH ROW INSERT INTO audit (order_id, u) VALUES (NEW.id, NEW.u)").await;
