@@ -42,15 +42,17 @@
 //! writers:
 //!
 //! - **`public-id-column`** adds the column (PostgreSQL `uuid`, MariaDB `BINARY(16)`, what
-//!   [`PublicId`](idgen_core::PublicId) maps to) without a value, which touches no row, and
-//!   gives it a random version-4 default (PostgreSQL `gen_random_uuid()`, MariaDB
+//!   [`PublicId`](idgen_core::PublicId) maps to) without a value, which touches no row (on
+//!   MariaDB the column is `NOT NULL` and the rows already there read 16 zero bytes, the nil
+//!   UUID, until the backfill reaches them, so that `NOT NULL` needs no rebuild of the table),
+//!   and gives it a random version-4 default (PostgreSQL `gen_random_uuid()`, MariaDB
 //!   `RANDOM_BYTES`, both from the server's cryptographic generator) for rows inserted from
 //!   then on. A writer that gives a public ID keeps its own; one that does not yet know the
 //!   column (an old version still running) gets the default. So every row inserted after the
 //!   step has a public ID, from one of the two.
 //! - **`public-id-backfill`** gives one to every row that has none, in batches of consecutive
 //!   keys, each its own short transaction (`UPDATE … WHERE key BETWEEN … AND public_id IS
-//!   NULL`): a row that a writer gave a public ID meanwhile is skipped (PostgreSQL re-checks
+//!   NULL`, on MariaDB also the nil UUID): a row that a writer gave a public ID meanwhile is skipped (PostgreSQL re-checks
 //!   the condition on the row it waited for; MariaDB reads the latest version in an
 //!   `UPDATE`), so no row gets two. It reads the rows still without one first (their count, the
 //!   smallest and largest key), walks that range, then looks again, until none is left; killed,
@@ -62,8 +64,9 @@
 //! - **`public-id-not-null`**: PostgreSQL adds `CHECK (… IS NOT NULL) NOT VALID`, validates it
 //!   (a scan that does not block writers), then sets `NOT NULL` (which the valid check makes a
 //!   catalog change) and turns the index into a `UNIQUE` constraint, under a lock taken in short
-//!   tries; MariaDB `MODIFY … NOT NULL` in place without a lock, in strict mode (a row still
-//!   without a public ID fails the step rather than get zeros).
+//!   tries. On MariaDB the column is `NOT NULL` from the first step; a column an earlier
+//!   version added nullable gets `MODIFY … NOT NULL` in place without a lock, in strict mode (a
+//!   row still without a public ID fails the step rather than get zeros).
 //!
 //! [`apply_with_progress`] reports the backfill after every batch ([`Progress`]: rows done,
 //! rows expected, rate, time left).

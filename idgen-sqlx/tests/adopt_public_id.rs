@@ -34,6 +34,7 @@ macro_rules! public_id_cases {
         has_column: $has_column:expr,
         digest: $digest:expr,
         pid_text: $pid:expr,
+        not_yet: $not_yet:expr,
         not_v4: $not_v4:expr,
         wrong_type: $wrong:expr $(,)?
     ) => {
@@ -199,10 +200,13 @@ macro_rules! public_id_cases {
                 rows.wait_for(|r| *r >= ROWS as u64 / 3).await.unwrap();
                 running.abort();
                 assert!(running.await.unwrap_err().is_cancelled());
-                let given = number(&pool, "SELECT COUNT(*) FROM orders WHERE public_id IS NOT NULL").await;
+                // A row the backfill has not reached reads as `not_yet` (PostgreSQL NULL, MariaDB
+                // the nil UUID, the column being NOT NULL from the start there).
+                let given = number(&pool, &format!("SELECT COUNT(*) FROM orders WHERE NOT ({})", $not_yet)).await;
                 assert!((ROWS / 3..ROWS).contains(&given), "{given} rows had a public ID when stopped");
+                assert_eq!(number(&pool, &format!("SELECT COUNT(*) FROM orders WHERE {}", $not_yet)).await, ROWS - given);
                 let before: Vec<(i64, String)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                    "SELECT id, {} FROM orders WHERE public_id IS NOT NULL ORDER BY id", $pid
+                    "SELECT id, {} FROM orders WHERE NOT ({}) ORDER BY id", $pid, $not_yet
                 ))).fetch_all(&pool).await.unwrap();
                 assert_eq!(before.len() as i64, given);
                 let plan = adopt::plan(&pool, &options).await.unwrap();
@@ -248,6 +252,7 @@ public_id_cases!(
     has_column: "SELECT COUNT(*) FROM information_schema.columns WHERE table_name = 'orders' AND column_name = 'public_id'",
     digest: "SELECT string_agg(public_id::text, ',' ORDER BY id) FROM orders",
     pid_text: "public_id::text",
+    not_yet: "public_id IS NULL",
     not_v4: "SELECT COUNT(*) FROM orders WHERE substr(public_id::text, 15, 1) <> '4' OR substr(public_id::text, 20, 1) NOT IN ('8', '9', 'a', 'b')",
     wrong_type: "ALTER TABLE orders ADD COLUMN public_id TEXT",
 );
@@ -263,6 +268,7 @@ public_id_cases!(
     has_column: "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders' AND COLUMN_NAME = 'public_id'",
     digest: "SELECT GROUP_CONCAT(HEX(public_id) ORDER BY id SEPARATOR ',') FROM orders",
     pid_text: "HEX(public_id)",
+    not_yet: "public_id = 0x00000000000000000000000000000000",
     not_v4: "SELECT COUNT(*) FROM orders WHERE SUBSTR(HEX(public_id), 13, 1) <> '4' OR SUBSTR(HEX(public_id), 17, 1) NOT IN ('8', '9', 'A', 'B')",
     wrong_type: "ALTER TABLE orders ADD COLUMN public_id VARCHAR(36)",
 );
@@ -331,5 +337,94 @@ async fn postgres_an_invalid_index_left_by_a_failed_build_is_rebuilt() {
             .await,
         0,
         "the helper check is gone"
+    );
+}
+
+/// MariaDB: the column is `NOT NULL` from its first step (rows already there read the nil UUID
+/// until the backfill reaches them), so that `NOT NULL` costs no rebuild of the table: the
+/// table's InnoDB id is the same after the adoption as before. A column an earlier version
+/// added nullable (a run stopped after its first steps) is still filled and made `NOT NULL`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mariadb_the_column_is_not_null_from_its_first_step_and_no_step_rebuilds_the_table() {
+    let db = idgen_testkit::mysql().await.expect("a database");
+    let pool = sqlx::MySqlPool::connect(db.url()).await.unwrap();
+    let run = |sql: &'static str| {
+        let pool = pool.clone();
+        async move { sqlx::raw_sql(sql).execute(&pool).await.unwrap() }
+    };
+    let number = |sql: &'static str| {
+        let pool = pool.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>(sql)
+                .fetch_one(&pool)
+                .await
+                .unwrap()
+        }
+    };
+    let nullable = "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() \
+                    AND TABLE_NAME = 'orders' AND COLUMN_NAME = 'public_id' AND IS_NULLABLE = 'YES'";
+    let table_id = "SELECT CAST(TABLE_ID AS SIGNED) FROM information_schema.INNODB_SYS_TABLES WHERE NAME = CONCAT(DATABASE(), '/orders')";
+    let nil = "SELECT COUNT(*) FROM orders WHERE public_id = 0x00000000000000000000000000000000";
+    let not_v4 = "SELECT COUNT(*) FROM orders WHERE public_id IS NULL OR SUBSTR(HEX(public_id), 13, 1) <> '4' \
+                  OR SUBSTR(HEX(public_id), 17, 1) NOT IN ('8', '9', 'A', 'B')";
+    run("CREATE TABLE orders (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, customer BIGINT NOT NULL) ENGINE = InnoDB").await;
+    run("INSERT INTO orders (customer) SELECT 1 FROM seq_1_to_2000").await;
+    let options = AdoptOptions::keep_keys("orders")
+        .unwrap()
+        .public_id("public_id")
+        .unwrap();
+    let before = number(table_id).await;
+
+    // The progress table and the column.
+    adopt::apply_first(&pool, &options, 2).await.unwrap();
+    assert_eq!(
+        number(nullable).await,
+        0,
+        "the column is NOT NULL from the start"
+    );
+    assert_eq!(
+        number(nil).await,
+        2000,
+        "rows already there read the nil UUID"
+    );
+    run("INSERT INTO orders (customer) VALUES (2)").await;
+    assert_eq!(
+        number(nil).await,
+        2000,
+        "a new row takes the random default"
+    );
+
+    let applied = adopt::apply(&pool, &options).await.unwrap();
+    assert!(applied.finished(), "{applied}");
+    assert_eq!(number(nullable).await, 0);
+    assert_eq!(
+        number(not_v4).await,
+        0,
+        "every row has a version-4 public ID"
+    );
+    assert_eq!(
+        number(table_id).await,
+        before,
+        "no step rebuilt the table (a rebuild gives it a new InnoDB id)"
+    );
+
+    // A column an earlier version added: nullable, its default set, some rows still NULL.
+    run("DROP TABLE orders").await;
+    run("DELETE FROM idgen_adoption").await;
+    run("CREATE TABLE orders (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, customer BIGINT NOT NULL, public_id BINARY(16) NULL) ENGINE = InnoDB").await;
+    run("INSERT INTO orders (customer) SELECT 1 FROM seq_1_to_2000").await;
+    run("UPDATE orders SET public_id = CONCAT(RANDOM_BYTES(6), CHAR(0x40 | (ASCII(RANDOM_BYTES(1)) & 15)), RANDOM_BYTES(1), \
+         CHAR(0x80 | (ASCII(RANDOM_BYTES(1)) & 63)), RANDOM_BYTES(7)) WHERE id <= 10").await;
+    let applied = adopt::apply(&pool, &options).await.unwrap();
+    assert!(applied.finished(), "{applied}");
+    assert_eq!(
+        number(nullable).await,
+        0,
+        "the older nullable column was made NOT NULL"
+    );
+    assert_eq!(number(not_v4).await, 0);
+    assert_eq!(
+        number("SELECT COUNT(DISTINCT public_id) FROM orders").await,
+        2000
     );
 }
