@@ -8,8 +8,8 @@ use idgen_engine::SqlName;
 
 use crate::error::AdoptError;
 use crate::limits::{
-    DEFAULT_BACKFILL_BATCH, DEFAULT_CLOCK_ALLOWANCE, DEFAULT_LOCK_WAIT, DEFAULT_PROGRESS_TABLE,
-    MAX_BACKFILL_BATCH,
+    DEFAULT_BACKFILL_BATCH, DEFAULT_BACKFILL_PAUSE, DEFAULT_CLOCK_ALLOWANCE, DEFAULT_LOCK_WAIT,
+    DEFAULT_PROGRESS_TABLE, MAX_BACKFILL_BATCH,
 };
 
 /// What keys the table gets from idgen.
@@ -174,7 +174,7 @@ impl AdoptOptions {
         self.public_id = Some(PublicIdOptions {
             column,
             batch: DEFAULT_BACKFILL_BATCH,
-            pause: Duration::ZERO,
+            pause: DEFAULT_BACKFILL_PAUSE,
         });
         Ok(self)
     }
@@ -209,7 +209,7 @@ impl AdoptOptions {
         Ok(self)
     }
 
-    /// How long the backfill pauses between two batches (default none), to leave the server
+    /// How long the backfill pauses between two batches (default [`DEFAULT_BACKFILL_PAUSE`]; zero for none), to leave the server
     /// to the writers. Call it after [`public_id`](Self::public_id); before, it does nothing.
     ///
     /// ```

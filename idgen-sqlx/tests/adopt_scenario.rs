@@ -95,12 +95,20 @@ fn options(keep: bool) -> AdoptOptions {
             // relies on it).
             .accept_lost_key_readback()
     };
-    keys.public_id("public_id")
+    // The library's backfill batch and pause unless the bench run sets them.
+    let mut options = keys
+        .public_id("public_id")
         .unwrap()
-        .backfill_batch(knob("IDGEN_ADOPT_BATCH", 500) as u32)
-        .unwrap()
-        .backfill_pause(Duration::from_millis(knob("IDGEN_ADOPT_PAUSE_MS", 10)))
-        .lock_wait(Duration::from_secs(60))
+        .lock_wait(Duration::from_secs(60));
+    if std::env::var_os("IDGEN_ADOPT_BATCH").is_some() {
+        options = options
+            .backfill_batch(knob("IDGEN_ADOPT_BATCH", 0) as u32)
+            .unwrap();
+    }
+    if std::env::var_os("IDGEN_ADOPT_PAUSE_MS").is_some() {
+        options = options.backfill_pause(Duration::from_millis(knob("IDGEN_ADOPT_PAUSE_MS", 0)));
+    }
+    options
 }
 
 /// A small xorshift generator (the kill moments and the readers' keys), seeded and printed.
@@ -141,6 +149,9 @@ struct Load {
     timeline: std::sync::Mutex<Vec<(u64, u64)>>,
     /// When the adoption began.
     began: std::sync::OnceLock<Instant>,
+    /// Each step as the progress table recorded it: ms since the adoption began, and the
+    /// number of steps recorded by then (to place the slow writes among the steps).
+    steps: std::sync::Mutex<Vec<(u64, i64)>>,
     /// Each writer's keys, in the order it wrote them.
     keys: std::sync::Mutex<Vec<Vec<i64>>>,
     reads: AtomicU64,
@@ -255,6 +266,12 @@ macro_rules! scenario {
                 tokio::spawn(async move {
                     let sql = "SELECT COUNT(*) FROM idgen_adoption WHERE step IN ('public-id-column', 'public-id-backfill')";
                     while (1..=3).contains(&load.phase.load(Ordering::Relaxed)) {
+                        if let (Ok(all), Some(began)) = (sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM idgen_adoption").fetch_one(&pool).await, load.began.get()) {
+                            let mut steps = load.steps.lock().unwrap();
+                            if steps.last().map_or(true, |s| s.1 != all) {
+                                steps.push((began.elapsed().as_millis() as u64, all));
+                            }
+                        }
                         if let Ok(done) = sqlx::query_scalar::<_, i64>(sql).fetch_one(&pool).await {
                             let phase = 1 + done.clamp(0, 2) as u8;
                             let _ = load.phase.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |p| (p < phase && p >= 1).then_some(phase));
@@ -433,6 +450,20 @@ macro_rules! scenario {
                     .collect();
                 let p99 = |p: u8| phase(p).1.1;
                 let before = p99(0).max(0.001);
+                // Where the slow writes of the adoption fell among its steps.
+                let names: Vec<String> = sqlx::query_scalar("SELECT step FROM idgen_adoption ORDER BY finished_at, step").fetch_all(&pool).await.unwrap();
+                let steps = load_state.steps.lock().unwrap().clone();
+                let at_step = |ms: u64| {
+                    let done = steps.iter().take_while(|s| s.0 <= ms).last().map_or(0, |s| s.1) as usize;
+                    names.get(done).map_or("(the end)", |n| n.as_str()).to_owned()
+                };
+                let slow: Vec<String> = timeline
+                    .iter()
+                    .filter(|t| t.1 as f64 / 1000.0 > 1.5 * before)
+                    .map(|t| format!("{:.1} ms ending at {:.2} s in {}", t.1 as f64 / 1000.0, t.0 as f64 / 1000.0, at_step(t.0)))
+                    .collect();
+                eprintln!("{}: step timeline (s, steps recorded): {:?}", stringify!($module), steps.iter().map(|s| (s.0 as f64 / 1000.0, s.1)).collect::<Vec<_>>());
+                eprintln!("{}: {} writes above 1.5 x before ({before:.1} ms) during the adoption: {}", stringify!($module), slow.len(), slow.join("; "));
                 eprintln!(
                     "| {} | {keys} | {orders} orders | apply {:.1} s ({killed} killed runs first, {reports} batches in the last) | \
                      writes p50/p99/max ms (count): {} | p99 / before: switch {:.2}, backfill {:.2}, rebuild {:.2}, after {:.2} | reads {} |",

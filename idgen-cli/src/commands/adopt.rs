@@ -78,7 +78,7 @@ pub(crate) struct AdoptArgs {
     pub(crate) batch: u32,
 
     /// Pause between backfill batches, in milliseconds, to leave the server to the writers
-    #[arg(long, value_name = "MS", default_value_t = 0, requires = "public_id")]
+    #[arg(long, value_name = "MS", default_value_t = adopt::DEFAULT_BACKFILL_PAUSE.as_millis() as u64, requires = "public_id")]
     pub(crate) pause_ms: u64,
 
     /// The table where apply records its progress
