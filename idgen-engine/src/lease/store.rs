@@ -258,3 +258,25 @@ impl<S: LeaseStore> DynLeaseStore for S {
         LeaseStore::detached(self).map(|s| Box::new(s) as Box<dyn DynLeaseStore>)
     }
 }
+
+/// A store call within the store time-out: its error, or the time-out, as
+/// [`Error::LeaseStore`](crate::Error::LeaseStore) naming `operation`.
+pub(crate) async fn timed<T>(
+    operation: &'static str,
+    limit: Duration,
+    call: impl std::future::Future<Output = std::result::Result<T, crate::lease::BoxError>>,
+) -> crate::error::Result<T> {
+    match tokio::time::timeout(limit, call).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(e)) => Err(crate::error::Error::LeaseStore {
+            operation,
+            message: e.to_string(),
+            source: Some(std::sync::Arc::from(e)),
+        }),
+        Err(_) => Err(crate::error::Error::LeaseStore {
+            operation,
+            message: format!("no answer within {limit:?}"),
+            source: None,
+        }),
+    }
+}

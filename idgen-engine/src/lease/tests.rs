@@ -917,7 +917,7 @@ impl Clock for Skewed {
 /// send and the answer, so the worst case of both ends must be within the allowance.
 #[test]
 fn the_clock_check_takes_the_worst_case_of_the_round_trip() {
-    use crate::lease::worker::compare_clocks;
+    use crate::lease::fence::compare_clocks;
     let second = Duration::from_secs(1);
     let skew = |sent, store, received| match compare_clocks(sent, store, received, second, "claim")
     {
