@@ -44,10 +44,7 @@ impl LeaseOptions {
         let t = self.timing;
         let capacity = self.check(layout)?;
         let store = store.into_lease_store(&self.table);
-        let create = self
-            .create_if_missing
-            .unwrap_or_else(|| store.create_if_missing_by_default());
-        if create {
+        if self.create_if_missing {
             timed("create", t.store_timeout, store.create_if_missing()).await?;
         }
         // Before any claim: a namespace keeps the layout it was first used with.

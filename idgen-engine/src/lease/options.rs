@@ -80,8 +80,8 @@ pub struct LeaseOptions {
     pub(super) capacity: Option<u64>,
     pub(super) holder: Option<String>,
     pub(super) clock: Arc<dyn Clock>,
-    /// `None`: the store's own default ([`LeaseStore::create_if_missing_by_default`](crate::lease::LeaseStore::create_if_missing_by_default)).
-    pub(super) create_if_missing: Option<bool>,
+    /// Whether the claim calls [`LeaseStore::create_if_missing`](crate::lease::LeaseStore::create_if_missing) first.
+    pub(super) create_if_missing: bool,
     pub(super) takeover_wait: bool,
     /// No takeover bound at all (tests and development only).
     pub(super) skip_takeover_bound: bool,
@@ -117,7 +117,7 @@ impl Default for LeaseOptions {
             capacity: None,
             holder: None,
             clock: Arc::new(SystemClock::new()),
-            create_if_missing: None,
+            create_if_missing: true,
             takeover_wait: false,
             skip_takeover_bound: false,
         }
@@ -289,9 +289,8 @@ impl LeaseOptions {
     }
 
     /// Whether the claim creates what the store needs (the lease table of a database store)
-    /// when it is missing (default: the store's
-    /// [`create_if_missing_by_default`](crate::lease::LeaseStore::create_if_missing_by_default), `true` for
-    /// every store of the idgen crates): looked for first, created only when missing, and
+    /// when it is missing (default `true`; stores with nothing to create, such as memory, etcd
+    /// and Redis, do nothing): looked for first, created only when missing, and
     /// safe when many processes start at the same moment (see
     /// [`LeaseStore::create_if_missing`](crate::lease::LeaseStore::create_if_missing)). So `WorkerLease::acquire(&pool, &layout)` works on
     /// an empty database and on every restart, like `HiLo::new(pool, 1000)`.
@@ -314,7 +313,7 @@ impl LeaseOptions {
     /// # Ok(()) }
     /// ```
     pub fn create_if_missing(mut self, create: bool) -> Self {
-        self.create_if_missing = Some(create);
+        self.create_if_missing = create;
         self
     }
 

@@ -1066,3 +1066,59 @@ async fn a_holder_whose_clock_moves_past_the_allowance_is_fenced_at_its_next_ren
     assert!(store.rows("default")[0].expires_at_ms > expires);
     handle.release().await.unwrap();
 }
+
+/// A store over the memory store that counts the calls of `create_if_missing` it answers.
+#[derive(Clone)]
+struct Creating {
+    inner: MemoryLeaseStore,
+    creates: Arc<AtomicI64>,
+}
+
+impl LeaseStore for Creating {
+    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
+        self.inner.claim(req).await
+    }
+    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
+        self.inner.renew(req).await
+    }
+    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
+        self.inner.release(req).await
+    }
+    async fn create_if_missing(&self) -> Result<(), BoxError> {
+        self.creates.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+/// `LeaseStore::create_if_missing` is a store's one say about creation: every claim calls it
+/// first unless the options say `create_if_missing(false)`, and a store that keeps the default
+/// (nothing to create) is claimed from whichever the options say.
+#[tokio::test(start_paused = true)]
+async fn a_claim_calls_create_if_missing_unless_the_options_say_false() {
+    let clock = TokioClock::new();
+    let store = Creating {
+        inner: MemoryLeaseStore::with_clock(clock.clone()),
+        creates: Arc::default(),
+    };
+    let first = acquire(&clock, store.clone(), &Layout::TWITTER).await;
+    assert_eq!(store.creates.load(Ordering::SeqCst), 1);
+    let second = options(&clock)
+        .create_if_missing(false)
+        .acquire(store.clone(), &Layout::TWITTER)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.creates.load(Ordering::SeqCst),
+        1,
+        "called despite false"
+    );
+    assert_eq!((first.node(), second.node()), (0, 1));
+
+    for create in [true, false] {
+        let lease = options(&clock)
+            .create_if_missing(create)
+            .acquire(Flaky::on(&clock), &Layout::TWITTER)
+            .await;
+        assert!(lease.is_ok(), "create_if_missing({create}): {lease:?}");
+    }
+}
