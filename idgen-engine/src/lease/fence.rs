@@ -1,6 +1,6 @@
-//! The generator's fence, as the lease moves it: what a renewal grants it, fencing at once
-//! when the clock is certainly too far from the store's, revoking it when the node ID is lost,
-//! and the clock check ([`LeaseOptions::clock_allowance`](crate::lease::LeaseOptions::clock_allowance)).
+//! The generator's fence, as the lease moves it: what a renewal grants it, fencing at once when the
+//! clock is certainly too far from the store's, revoking it when the node ID is lost, and the clock
+//! check ([`LeaseOptions::clock_allowance`](crate::lease::LeaseOptions::clock_allowance)).
 
 use std::time::Duration;
 

@@ -24,7 +24,8 @@ pub(super) struct Timing {
     pub(super) clock_allowance: Duration,
 }
 
-/// Options for [`WorkerLease`](crate::lease::WorkerLease); start from [`WorkerLease::options`](crate::lease::WorkerLease::options).
+/// Options for [`WorkerLease`](crate::lease::WorkerLease); start from
+/// [`WorkerLease::options`](crate::lease::WorkerLease::options).
 ///
 /// **The clock is checked against the store's.** Before every claim and renewal the lease
 /// reads the store's clock and refuses a claim ([`Error::ClockSkew`]), or fences the
@@ -35,19 +36,21 @@ pub(super) struct Timing {
 /// safety margin 5 s, store calls time out after 5 s, clock allowance 1 s, capacity = the
 /// layout's node capacity, holder = host name, process ID and a random suffix.
 ///
-/// **A takeover issues at once, ahead of the clock.** A claim the store cannot prove free (no
-/// row or key for the node ID yet, a table just created, a lease taken over after it expired)
-/// issues only at ticks after its claim time + one TTL + twice the
-/// [clock allowance](LeaseOptions::clock_allowance), so that a holder the store forgot has
-/// issued below them. By default `acquire` returns at once and the generator starts at that
-/// bound: the time field of its IDs leads real time by at most TTL + 2 × allowance (32 s with
-/// the defaults), less as the clock catches up. [`takeover_wait(true)`](LeaseOptions::takeover_wait)
-/// waits for the clock instead (32 s at start-up with the defaults), for applications that read
-/// the time field as the creation time. A node ID given back with [`LeaseHandle::release`](crate::lease::LeaseHandle::release) is
-/// taken at once with its exact last timestamp.
+/// **A takeover issues at once, ahead of the clock.** A claim the store cannot prove free (no row
+/// or key for the node ID yet, a table just created, a lease taken over after it expired) issues
+/// only at ticks after its claim time + one TTL + twice the [clock
+/// allowance](LeaseOptions::clock_allowance), so that a holder the store forgot has issued below
+/// them. By default `acquire` returns at once and the generator starts at that bound: the time
+/// field of its IDs leads real time by at most TTL + 2 × allowance (32 s with the defaults), less
+/// as the clock catches up. [`takeover_wait(true)`](LeaseOptions::takeover_wait) waits for the
+/// clock instead (32 s at start-up with the defaults), for applications that read the time field as
+/// the creation time. A node ID given back with
+/// [`LeaseHandle::release`](crate::lease::LeaseHandle::release) is taken at once with its exact
+/// last timestamp.
 ///
-/// Timings are checked by [`acquire`](LeaseOptions::acquire) before any store call: each within
-/// its range ([`MAX_TTL`](LeaseOptions::MAX_TTL), [`MAX_STORE_TIMEOUT`](LeaseOptions::MAX_STORE_TIMEOUT),
+/// Timings are checked by [`acquire`](LeaseOptions::acquire) before any store call: each within its
+/// range ([`MAX_TTL`](LeaseOptions::MAX_TTL),
+/// [`MAX_STORE_TIMEOUT`](LeaseOptions::MAX_STORE_TIMEOUT),
 /// [`MAX_CLOCK_ALLOWANCE`](LeaseOptions::MAX_CLOCK_ALLOWANCE); [`Error::LeaseOptionOutOfRange`]),
 /// and consistent with each other ([`Error::InvalidOptions`]).
 ///
@@ -80,7 +83,8 @@ pub struct LeaseOptions {
     pub(super) capacity: Option<u64>,
     pub(super) holder: Option<String>,
     pub(super) clock: Arc<dyn Clock>,
-    /// Whether the claim calls [`LeaseStore::create_if_missing`](crate::lease::LeaseStore::create_if_missing) first.
+    /// Whether the claim calls
+    /// [`LeaseStore::create_if_missing`](crate::lease::LeaseStore::create_if_missing) first.
     pub(super) create_if_missing: bool,
     pub(super) takeover_wait: bool,
     /// No takeover bound at all (tests and development only).
@@ -163,9 +167,10 @@ impl LeaseOptions {
         self
     }
 
-    /// How long one store call may take before it counts as failed. A claim that answers after
-    /// it (or after the caller dropped [`acquire`](LeaseOptions::acquire)) is given back at
-    /// once; a release that timed out can be tried again (see [`LeaseHandle::release`](crate::lease::LeaseHandle::release)).
+    /// How long one store call may take before it counts as failed. A claim that answers after it
+    /// (or after the caller dropped [`acquire`](LeaseOptions::acquire)) is given back at once; a
+    /// release that timed out can be tried again (see
+    /// [`LeaseHandle::release`](crate::lease::LeaseHandle::release)).
     pub fn store_timeout(mut self, timeout: Duration) -> Self {
         self.timing.store_timeout = timeout;
         self
@@ -176,40 +181,39 @@ impl LeaseOptions {
     /// bound after a claim the store cannot prove free (Chubby's *lock-delay*).
     ///
     /// **The check.** Before a claim and before each renewal the lease reads the store's clock
-    /// ([`LeaseStore::clock_ms`](crate::lease::LeaseStore::clock_ms): PostgreSQL `now()`, MariaDB/MySQL `UTC_TIMESTAMP(6)`, SQLite
-    /// the host's clock, Redis `TIME`, the memory store's clock) between two readings of its
-    /// own clock (the one [`clock`](Self::clock) sets, which the generator issues from), one
-    /// at the send and one at the answer. The store read its clock somewhere in that round
-    /// trip, so the lease takes the worst case: it may lead the store by the answer's reading
-    /// minus the store's, and lag it by the store's minus the send's reading; both must be
-    /// within the allowance. So a difference beyond the allowance is never accepted, and a
-    /// slow round trip only refuses more (one longer than twice the allowance is always
-    /// refused). A claim that fails the check is refused with [`Error::ClockSkew`] before
-    /// anything is claimed. A renewal that fails it is not sent: when even the best case
-    /// exceeds the allowance the generator is fenced at once; when only a slow round trip
-    /// leaves it unsure, it counts as a failed renewal (the generator fences at its deadline
-    /// if that goes on). The generator issues again once a renewal finds the clocks within the
-    /// allowance, unless another holder took the node ID meanwhile. Both show in
-    /// [`LeaseHandle::status`](crate::lease::LeaseHandle::status) (`last_error`). **etcd reports no clock: there is no check**,
-    /// and the rule below rests on the hosts' clocks being kept within the allowance of true
-    /// time (NTP) and on etcd not forgetting what it acknowledged.
+    /// ([`LeaseStore::clock_ms`](crate::lease::LeaseStore::clock_ms): PostgreSQL `now()`,
+    /// MariaDB/MySQL `UTC_TIMESTAMP(6)`, SQLite the host's clock, Redis `TIME`, the memory store's
+    /// clock) between two readings of its own clock (the one [`clock`](Self::clock) sets, which the
+    /// generator issues from), one at the send and one at the answer. The store read its clock
+    /// somewhere in that round trip, so the lease takes the worst case: it may lead the store by
+    /// the answer's reading minus the store's, and lag it by the store's minus the send's reading;
+    /// both must be within the allowance. So a difference beyond the allowance is never accepted,
+    /// and a slow round trip only refuses more (one longer than twice the allowance is always
+    /// refused). A claim that fails the check is refused with [`Error::ClockSkew`] before anything
+    /// is claimed. A renewal that fails it is not sent: when even the best case exceeds the
+    /// allowance the generator is fenced at once; when only a slow round trip leaves it unsure, it
+    /// counts as a failed renewal (the generator fences at its deadline if that goes on). The
+    /// generator issues again once a renewal finds the clocks within the allowance, unless another
+    /// holder took the node ID meanwhile. Both show in
+    /// [`LeaseHandle::status`](crate::lease::LeaseHandle::status) (`last_error`). **etcd reports no
+    /// clock: there is no check**, and the rule below rests on the hosts' clocks being kept within
+    /// the allowance of true time (NTP) and on etcd not forgetting what it acknowledged.
     ///
     /// **The takeover bound.** A lease store can forget what it acknowledged: Redis restarted
-    /// without persistence, a database restored from a backup or failed over to a lagging
-    /// replica, a volume lost and the database back empty. Its rows then cannot tell that a
-    /// node ID is free; time can. A holder issues only up to the fence deadline of its last
-    /// acknowledged renewal, which it computed before sending it, as its clock + TTL − safety
-    /// margin; and the store forgot that renewal only after acknowledging it, so before this
-    /// claim returned. That holder's clock was within the allowance of the store's at that
-    /// renewal (checked), and this host's is within it at this claim (checked), so the two
-    /// differ by at most twice the allowance (the safety margin covers the clocks' rates
-    /// over one TTL). So when the claim finds no record of a release (no row or key, a lease
-    /// taken over after expiry), the lease issues only at ticks after this host's clock at
-    /// the claim's return + TTL + **twice** this allowance: after every tick a forgotten
-    /// holder can issue. By default the generator starts at those ticks at once, ahead of the
-    /// clock (a `lease_takeover_lead` event); with [`takeover_wait(true)`](LeaseOptions::takeover_wait),
-    /// `acquire` waits until the clock has passed them (a `lease_takeover_wait` event),
-    /// renewing meanwhile.
+    /// without persistence, a database restored from a backup or failed over to a lagging replica,
+    /// a volume lost and the database back empty. Its rows then cannot tell that a node ID is free;
+    /// time can. A holder issues only up to the fence deadline of its last acknowledged renewal,
+    /// which it computed before sending it, as its clock + TTL − safety margin; and the store
+    /// forgot that renewal only after acknowledging it, so before this claim returned. That
+    /// holder's clock was within the allowance of the store's at that renewal (checked), and this
+    /// host's is within it at this claim (checked), so the two differ by at most twice the
+    /// allowance (the safety margin covers the clocks' rates over one TTL). So when the claim finds
+    /// no record of a release (no row or key, a lease taken over after expiry), the lease issues
+    /// only at ticks after this host's clock at the claim's return + TTL + **twice** this
+    /// allowance: after every tick a forgotten holder can issue. By default the generator starts at
+    /// those ticks at once, ahead of the clock (a `lease_takeover_lead` event); with
+    /// [`takeover_wait(true)`](LeaseOptions::takeover_wait), `acquire` waits until the clock has
+    /// passed them (a `lease_takeover_wait` event), renewing meanwhile.
     ///
     /// ```
     /// use std::time::Duration;
@@ -257,14 +261,13 @@ impl LeaseOptions {
         self
     }
 
-    /// **Tests and development only.** `true` puts no takeover bound on a claim the store
-    /// cannot prove free: the generator starts at the clock (or the row's stored bound), not
-    /// at claim time + TTL + twice the [clock allowance](Self::clock_allowance). With it, a database
-    /// restored from a backup, a Redis restarted without persistence, or a table recreated
-    /// empty while old holders still run can give one node ID to two processes, and so
-    /// duplicate IDs. Since a takeover no longer waits by default (see
-    /// [`takeover_wait`](Self::takeover_wait)), only tests that check the time field of IDs
-    /// against the clock need it.
+    /// **Tests and development only.** `true` puts no takeover bound on a claim the store cannot
+    /// prove free: the generator starts at the clock (or the row's stored bound), not at claim
+    /// time + TTL + twice the [clock allowance](Self::clock_allowance). With it, a database restored
+    /// from a backup, a Redis restarted without persistence, or a table recreated empty while old
+    /// holders still run can give one node ID to two processes, and so duplicate IDs. Since a
+    /// takeover no longer waits by default (see [`takeover_wait`](Self::takeover_wait)), only tests
+    /// that check the time field of IDs against the clock need it.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -288,17 +291,18 @@ impl LeaseOptions {
         self
     }
 
-    /// Whether the claim creates what the store needs (the lease table of a database store)
-    /// when it is missing (default `true`; stores with nothing to create, such as memory, etcd
-    /// and Redis, do nothing): looked for first, created only when missing, and
-    /// safe when many processes start at the same moment (see
-    /// [`LeaseStore::create_if_missing`](crate::lease::LeaseStore::create_if_missing)). So `WorkerLease::acquire(&pool, &layout)` works on
-    /// an empty database and on every restart, like `HiLo::new(pool, 1000)`.
+    /// Whether the claim creates what the store needs (the lease table of a database store) when it
+    /// is missing (default `true`; stores with nothing to create, such as memory, etcd and Redis,
+    /// do nothing): looked for first, created only when missing, and safe when many processes start
+    /// at the same moment (see
+    /// [`LeaseStore::create_if_missing`](crate::lease::LeaseStore::create_if_missing)). So
+    /// `WorkerLease::acquire(&pool, &layout)` works on an empty database and on every restart, like
+    /// `HiLo::new(pool, 1000)`.
     ///
-    /// Unlike a hi-lo counter, a lease table created again after a store lost it is safe:
-    /// a claim of a new row issues only above its claim time + one TTL + twice the clock allowance. With
-    /// `false` (migrations own the schema), a missing table fails the claim with an error
-    /// that gives the DDL to run.
+    /// Unlike a hi-lo counter, a lease table created again after a store lost it is safe: a claim
+    /// of a new row issues only above its claim time + one TTL + twice the clock allowance. With
+    /// `false` (migrations own the schema), a missing table fails the claim with an error that
+    /// gives the DDL to run.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
