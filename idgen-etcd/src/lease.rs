@@ -293,16 +293,6 @@ fn node_of(key: &[u8], base: &str, kind: &str) -> Option<u64> {
 }
 
 impl LeaseStore for EtcdLeaseStore {
-    /// Nothing to create: keys are created by the claims.
-    async fn create_if_missing(&self) -> Result<(), BoxError> {
-        Ok(())
-    }
-
-    /// `true`: nothing to create, so nothing to refuse.
-    fn create_if_missing_by_default(&self) -> bool {
-        true
-    }
-
     /// In the key `<prefix>/<namespace>/layout` (no lease), put in a transaction that succeeds
     /// only if the key does not exist; then read.
     async fn record_layout(

@@ -172,16 +172,6 @@ fn parse_timestamp(text: &str) -> Result<Option<i64>, BoxError> {
 }
 
 impl LeaseStore for RedisLeaseStore {
-    /// Nothing to create: keys are created by the claims.
-    async fn create_if_missing(&self) -> Result<(), BoxError> {
-        Ok(())
-    }
-
-    /// `true`: nothing to create, so nothing to refuse.
-    fn create_if_missing_by_default(&self) -> bool {
-        true
-    }
-
     /// In the key `<prefix>:<namespace>:layout` (no expiry), `SET … NX`; then read.
     async fn record_layout(
         &self,

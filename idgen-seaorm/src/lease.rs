@@ -302,11 +302,6 @@ impl LeaseStore for SeaOrmLeaseStore {
         delegate!(&self.inner, store => store.create_if_missing().await, e => Err(e.clone().into()))
     }
 
-    /// `true`, as the sqlx stores underneath.
-    fn create_if_missing_by_default(&self) -> bool {
-        true
-    }
-
     async fn record_layout(
         &self,
         namespace: &str,

@@ -36,9 +36,6 @@ impl LeaseStore for Lease {
     async fn create_if_missing(&self) -> Result<(), BoxError> {
         self.store.create_if_missing().await
     }
-    fn create_if_missing_by_default(&self) -> bool {
-        self.store.create_if_missing_by_default()
-    }
     async fn record_layout(
         &self,
         namespace: &str,

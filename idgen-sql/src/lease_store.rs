@@ -222,13 +222,9 @@ impl<M: 'static, P: SqlPool<M>> LeaseStore for SqlLeaseStore<M, P> {
         self.call(ReleaseCall(RenewCall::from(req))).await
     }
 
+    /// The lease table, looked for first and created only when missing, safely.
     async fn create_if_missing(&self) -> Result<(), BoxError> {
         self.call(CreateTable).await
-    }
-
-    /// `true`: the table is looked for first and created only when missing, safely.
-    fn create_if_missing_by_default(&self) -> bool {
-        true
     }
 
     /// In a row of its own ([`LeaseSql::layout_namespace`]), inserted unless it exists.

@@ -9,8 +9,8 @@ use std::task::{Context, Poll};
 use tokio::runtime::Handle;
 use tokio::time::Instant;
 
-use super::builder::{HiLoBuilder, Options};
 use super::cursor::{MAX_BLOCK, Take};
+use super::options::Options;
 use super::planner::{Advance, Reserved, Shared, source_error};
 use super::refill;
 use super::runtime::{self, Caller};
@@ -33,7 +33,7 @@ use idgen_core::BoxError;
 /// * **Positive**: the counter starts at 1; a block outside `1..=i64::MAX` is an error.
 /// * **Fail closed**: a block at or below one already seen when its fetch was sent (restored
 ///   backup, lagging replica), overlapping one that arrived meanwhile, or at or below what a
-///   [`floor_from`](HiLoBuilder::floor_from) query returned just before it was taken (IDs other
+///   [`floor_from`](crate::hilo::HiLoBuilder::floor_from) query returned just before it was taken (IDs other
 ///   processes handed out and stored), stops the generator for good with
 ///   [`Error::HiLoCounterWentBackwards`]. Without a floor query, a counter set back to a point
 ///   above this generator's blocks (between its blocks and another process's) goes unnoticed
@@ -42,12 +42,12 @@ use idgen_core::BoxError;
 /// Taking an ID is one atomic `fetch_add`, without lock or allocation; moving to the next
 /// block is one compare-and-swap. Blocks are fetched in the background before the buffer runs
 /// out, looking as far ahead as the measured consumption rate and fetch latency need (see
-/// [`low_water_factor`](HiLoBuilder::low_water_factor)): several blocks per round trip from a
+/// [`low_water_factor`](crate::hilo::HiLoBuilder::low_water_factor)): several blocks per round trip from a
 /// source that can give them ([`HiLoSource::allocate_blocks`]), else several fetches at once
-/// ([`max_fetches_in_flight`](HiLoBuilder::max_fetches_in_flight)). No lock is held across a
+/// ([`max_fetches_in_flight`](crate::hilo::HiLoBuilder::max_fetches_in_flight)). No lock is held across a
 /// round trip, and a dropped `next_id()` future loses nothing, since fetches belong to their
 /// tasks. When the counter is down, buffered IDs keep coming; then `next_id()` returns
-/// [`Error::HiLoUnavailable`] after the [timeout](HiLoBuilder::timeout); a task retries with
+/// [`Error::HiLoUnavailable`] after the [timeout](crate::hilo::HiLoBuilder::timeout); a task retries with
 /// backoff and the generator recovers on its own.
 ///
 /// Fetches run on the tokio runtime of the caller that needs them, so a `HiLo` keeps working
@@ -137,20 +137,6 @@ impl HiLo {
     /// ```
     pub async fn new<M>(source: impl IntoHiLoSource<M>, block: u64) -> Result<HiLo> {
         HiLo::builder(source).block(block).build().await
-    }
-
-    /// A builder for the other options.
-    ///
-    /// ```
-    /// use idgen_engine::hilo::{HiLo, MemorySource};
-    ///
-    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-    /// let ids = HiLo::builder(MemorySource::new()).block(50).build().await?;
-    /// assert_eq!(ids.stats().block_size, 50);
-    /// # Ok::<(), idgen_engine::Error>(()) }).unwrap();
-    /// ```
-    pub fn builder<T: IntoHiLoSource<M>, M>(source: T) -> HiLoBuilder<T, M> {
-        HiLoBuilder::new(source)
     }
 
     /// Start-up, bounded as a whole by the builder's timeout: the counter's creation, the
@@ -257,7 +243,7 @@ impl HiLo {
     }
 
     /// The next ID. Waits only when the buffer is empty (a fetch is late or failing), at most
-    /// the [timeout](HiLoBuilder::timeout), then returns [`Error::HiLoUnavailable`]. Cancelling
+    /// the [timeout](crate::hilo::HiLoBuilder::timeout), then returns [`Error::HiLoUnavailable`]. Cancelling
     /// the future is safe: no ID or block is lost or handed out twice. Needs a tokio runtime
     /// (with its timer) only when it has to wait; without one, use
     /// [`next_id_blocking`](Self::next_id_blocking).
@@ -295,7 +281,7 @@ impl HiLo {
 
     /// The next ID, blocking this thread while the buffer is empty: for callers without an
     /// async runtime (a diesel application, a plain thread), at most the
-    /// [timeout](HiLoBuilder::timeout), then [`Error::HiLoUnavailable`].
+    /// [timeout](crate::hilo::HiLoBuilder::timeout), then [`Error::HiLoUnavailable`].
     ///
     /// Works on any thread: one with no runtime (the fetch then runs on a small background
     /// runtime of idgen's own), a multi-thread runtime's blocking section
@@ -478,7 +464,7 @@ async fn until_ready<T>(
     }
 }
 
-/// [`until_ready`] for at most the [timeout](HiLoBuilder::timeout), on the caller's runtime.
+/// [`until_ready`] for at most the [timeout](crate::hilo::HiLoBuilder::timeout), on the caller's runtime.
 async fn within_timeout<T>(
     shared: &Shared,
     attempt: impl FnMut() -> Result<Option<T>>,

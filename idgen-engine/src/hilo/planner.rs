@@ -41,8 +41,8 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::builder::{Floor, Options};
 use super::cursor::{Block, COMPACT_AT, Cursor, MAX_BLOCK};
+use super::options::{Floor, Options};
 use super::runtime::{self, Caller};
 use super::source::{BoxError, DynSource, Increment};
 use super::stats::HiLoStats;

@@ -189,16 +189,6 @@ impl std::fmt::Debug for MemoryLeaseStore {
 }
 
 impl LeaseStore for MemoryLeaseStore {
-    /// Nothing to create: the store is ready from [`MemoryLeaseStore::new`].
-    async fn create_if_missing(&self) -> Result<(), BoxError> {
-        Ok(())
-    }
-
-    /// `true`: nothing to create, so nothing to refuse.
-    fn create_if_missing_by_default(&self) -> bool {
-        true
-    }
-
     /// The store's clock ([`with_clock`](MemoryLeaseStore::with_clock)).
     async fn clock_ms(&self) -> Result<Option<i64>, BoxError> {
         Ok(Some(self.clock.now_ms()))

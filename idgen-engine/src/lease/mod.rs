@@ -11,20 +11,30 @@
 //! What an operator lists and frees of any store (`idgen leases list|free`) is typed here
 //! once: [`HeldLease`], [`Freed`], [`NotFreed`].
 
+mod claim;
+mod fence;
+mod heartbeat;
 mod layout_key;
 mod memory;
 mod operator;
+mod options;
+mod release;
+mod shared;
+mod status;
 mod store;
+mod takeover;
 mod worker;
 
 pub use crate::borrowed::Borrowed;
 pub use layout_key::layout_key;
 pub use memory::MemoryLeaseStore;
 pub use operator::{FREED_HOLDER, Freed, HeldLease, NotFreed};
+pub use options::{DEFAULT_LEASE_TABLE, LeaseOptions};
+pub use status::LeaseStatus;
 pub use store::{
     BoxError, Claim, ClaimRequest, IntoLeaseStore, LeaseStore, ReleaseRequest, RenewRequest,
 };
-pub use worker::{DEFAULT_LEASE_TABLE, LeaseHandle, LeaseOptions, LeaseStatus, WorkerLease};
+pub use worker::{LeaseHandle, WorkerLease};
 
 #[cfg(test)]
 mod tests;

@@ -109,15 +109,25 @@ pub trait LeaseStore: Send + Sync + 'static {
     -> impl Future<Output = Result<(), BoxError>> + Send;
 
     /// Creates what the store keeps its leases in (a database store's lease table) if it does
-    /// not exist, idempotently and safely when many processes do it at the same moment.
-    /// [`LeaseOptions::create_if_missing`](crate::lease::LeaseOptions::create_if_missing)
-    /// calls it before the claim.
+    /// not exist, idempotently and safely when many processes do it at the same moment: looked
+    /// for first, so that a restart needs no `CREATE` privilege. Every claim calls it first,
+    /// unless [`LeaseOptions::create_if_missing(false)`](crate::lease::LeaseOptions::create_if_missing)
+    /// says the schema is the migrations' own.
     ///
-    /// The default fails, so that a store (or a wrapper around one) that does not say what it
-    /// creates is never taken for one that did: stores with nothing to create (memory,
-    /// key-value stores) override it with `Ok(())`.
+    /// The default has nothing to create (`Ok(())`): for stores whose claims create the keys or
+    /// rows they need (memory, etcd, Redis). A database store overrides it; **a wrapper around
+    /// one forwards it**, or the table is never created (a claim on a database without it then
+    /// fails, naming the DDL to run).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), idgen_engine::lease::BoxError> {
+    /// use idgen_engine::lease::{LeaseStore, MemoryLeaseStore};
+    /// MemoryLeaseStore::new().create_if_missing().await?; // nothing to create
+    /// # Ok(()) }
+    /// ```
     fn create_if_missing(&self) -> impl Future<Output = Result<(), BoxError>> + Send {
-        async { Err("this lease store cannot create its table; create it before start-up".into()) }
+        async { Ok(()) }
     }
 
     /// Records `layout` (a [`layout_key`](crate::lease::layout_key)) as the layout of
@@ -149,19 +159,6 @@ pub trait LeaseStore: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Option<String>, BoxError>> + Send {
         let _ = (namespace, layout);
         async { Ok(None) }
-    }
-
-    /// Whether a claim calls [`create_if_missing`](LeaseStore::create_if_missing) first when
-    /// the options do not say ([`LeaseOptions::create_if_missing`](crate::lease::LeaseOptions::create_if_missing)):
-    /// `true` for the stores of the idgen crates, which create what they need safely; `false`
-    /// (the default) for a store that does not say, such as a wrapper around another store.
-    ///
-    /// ```
-    /// use idgen_engine::lease::{LeaseStore, MemoryLeaseStore};
-    /// assert!(MemoryLeaseStore::new().create_if_missing_by_default());
-    /// ```
-    fn create_if_missing_by_default(&self) -> bool {
-        false
     }
 
     /// The store's own clock now, in Unix ms (the database's `now()`, Redis `TIME`), or `None`
@@ -256,5 +253,27 @@ impl<S: LeaseStore> DynLeaseStore for S {
     }
     fn detached(&self) -> Option<Box<dyn DynLeaseStore>> {
         LeaseStore::detached(self).map(|s| Box::new(s) as Box<dyn DynLeaseStore>)
+    }
+}
+
+/// A store call within the store time-out: its error, or the time-out, as
+/// [`Error::LeaseStore`](crate::Error::LeaseStore) naming `operation`.
+pub(crate) async fn timed<T>(
+    operation: &'static str,
+    limit: Duration,
+    call: impl std::future::Future<Output = std::result::Result<T, crate::lease::BoxError>>,
+) -> crate::error::Result<T> {
+    match tokio::time::timeout(limit, call).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(e)) => Err(crate::error::Error::LeaseStore {
+            operation,
+            message: e.to_string(),
+            source: Some(std::sync::Arc::from(e)),
+        }),
+        Err(_) => Err(crate::error::Error::LeaseStore {
+            operation,
+            message: format!("no answer within {limit:?}"),
+            source: None,
+        }),
     }
 }

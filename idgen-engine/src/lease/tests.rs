@@ -62,6 +62,8 @@ impl Clock for TokioClock {
 struct Flaky {
     inner: MemoryLeaseStore,
     down: Arc<AtomicBool>,
+    /// The calls of `create_if_missing` it answered.
+    creates: Arc<AtomicI64>,
 }
 
 impl Flaky {
@@ -70,6 +72,7 @@ impl Flaky {
         Flaky {
             inner: MemoryLeaseStore::with_clock(clock.clone()),
             down: Arc::default(),
+            creates: Arc::default(),
         }
     }
 
@@ -94,6 +97,10 @@ impl LeaseStore for Flaky {
     async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
         self.reachable()?;
         self.inner.release(req).await
+    }
+    async fn create_if_missing(&self) -> Result<(), BoxError> {
+        self.creates.fetch_add(1, Ordering::SeqCst);
+        Ok(())
     }
 }
 
@@ -524,6 +531,7 @@ async fn one_time_base_across_a_wall_clock_step(forward: bool, lease_first: bool
     let store = Flaky {
         inner: MemoryLeaseStore::new(),
         down: Arc::default(),
+        creates: Arc::default(),
     };
     let one_node = Layout::builder().node_bits(0).build().unwrap();
     let (options, builder, _stepped) = if lease_first {
@@ -917,7 +925,7 @@ impl Clock for Skewed {
 /// send and the answer, so the worst case of both ends must be within the allowance.
 #[test]
 fn the_clock_check_takes_the_worst_case_of_the_round_trip() {
-    use crate::lease::worker::compare_clocks;
+    use crate::lease::fence::compare_clocks;
     let second = Duration::from_secs(1);
     let skew = |sent, store, received| match compare_clocks(sent, store, received, second, "claim")
     {
@@ -1065,4 +1073,37 @@ async fn a_holder_whose_clock_moves_past_the_allowance_is_fenced_at_its_next_ren
     assert!(status.last_error.is_none(), "{status:?}");
     assert!(store.rows("default")[0].expires_at_ms > expires);
     handle.release().await.unwrap();
+}
+
+/// `LeaseStore::create_if_missing` is a store's one say about creation: every claim calls it
+/// first unless the options say `create_if_missing(false)`, and a store that keeps the default
+/// (nothing to create) is claimed from whichever the options say.
+#[tokio::test(start_paused = true)]
+async fn a_claim_calls_create_if_missing_unless_the_options_say_false() {
+    let clock = TokioClock::new();
+    let store = Flaky::on(&clock);
+    let first = acquire(&clock, store.clone(), &Layout::TWITTER).await;
+    assert_eq!(store.creates.load(Ordering::SeqCst), 1);
+    let second = options(&clock)
+        .create_if_missing(false)
+        .acquire(store.clone(), &Layout::TWITTER)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.creates.load(Ordering::SeqCst),
+        1,
+        "called despite false"
+    );
+    assert_eq!((first.node(), second.node()), (0, 1));
+
+    for create in [true, false] {
+        let lease = options(&clock)
+            .create_if_missing(create)
+            .acquire(
+                MemoryLeaseStore::with_clock(clock.clone()),
+                &Layout::TWITTER,
+            )
+            .await;
+        assert!(lease.is_ok(), "create_if_missing({create}): {lease:?}");
+    }
 }

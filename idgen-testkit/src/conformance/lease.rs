@@ -510,7 +510,6 @@ pub async fn a_new_holder_never_issues_at_or_below_the_rows_last_timestamp<S: Le
 pub async fn a_missing_table_is_created_by_the_claim_or_refused_with_its_ddl<S: LeaseSubject>() {
     let db = Database::fresh(S::DATABASE).await;
     let store = open_store::<S>(db.url(), TABLE).await;
-    assert!(store.create_if_missing_by_default());
     let refused = || async {
         no_wait()
             .create_if_missing(false)
