@@ -248,7 +248,7 @@ pub enum Error {
     #[error(
         "{} cannot be a UUIDv7 timestamp: UUIDv7 holds 1970-01-01T00:00:00.000Z to {}",
         UnixMs(*.unix_ms),
-        UnixMs(crate::uuid7::MAX_UNIX_MS)
+        UnixMs(crate::uuid7::limits::MAX_UNIX_MS)
     )]
     Uuid7TimeOutOfRange {
         /// The instant, in milliseconds since the Unix epoch.
@@ -343,7 +343,7 @@ pub enum Error {
     /// [`Layout::plan`](crate::snowflake::Layout::plan) found no layout: bad requirements, or
     /// requirements that need more bits than allowed (the [`PlanError`](crate::snowflake::plan::PlanError) says how many).
     #[error(transparent)]
-    Plan(#[from] crate::snowflake::plan::PlanError),
+    Plan(#[from] crate::snowflake::plan::requirements::PlanError),
 }
 
 impl std::fmt::Debug for Error {

@@ -20,8 +20,9 @@ use crate::clock::{Clock, SystemClock};
 use crate::error::Error;
 use crate::public_id::random;
 
-/// The last millisecond a UUIDv7 can hold: 2⁴⁸ − 1 ms after the Unix epoch (year 10889).
-pub(crate) const MAX_UNIX_MS: i64 = (1 << 48) - 1;
+pub(crate) mod limits;
+
+use limits::MAX_UNIX_MS;
 
 /// Counter bits: the 12 bits of `rand_a` and the 4 top bits of `rand_b`.
 const COUNTER_BITS: u32 = 16;

@@ -576,7 +576,7 @@ impl Layout {
     /// assert!(years > 69.68 && years < 69.69);
     /// ```
     pub fn lifetime_years(&self) -> f64 {
-        self.lifetime_ms() as f64 / crate::snowflake::plan::YEAR_MS as f64
+        self.lifetime_ms() as f64 / crate::snowflake::plan::requirements::YEAR_MS as f64
     }
 
     /// [`last_unix_ms`](Layout::last_unix_ms) as RFC 3339 text in UTC with milliseconds; years
