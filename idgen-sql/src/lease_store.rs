@@ -10,10 +10,10 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use idgen_engine::Error;
 use idgen_engine::lease::{
     BoxError, Claim, ClaimRequest, DEFAULT_LEASE_TABLE, LeaseStore, RenewRequest,
 };
+use idgen_engine::{Error, ErrorKind};
 
 use crate::dialect::Dialect;
 use crate::lease::LeaseSql;
@@ -105,7 +105,7 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidSqlName`] when `table` breaks the name rule.
+    /// [`ErrorKind::InvalidSqlName`] when `table` breaks the name rule.
     pub fn with_table(pool: P, table: &str) -> Result<Self, Error> {
         let store = Self::named(pool, table);
         store.sql()?;
@@ -138,7 +138,7 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidSqlName`] when the table's name was refused.
+    /// [`ErrorKind::InvalidSqlName`] when the table's name was refused.
     pub fn migration_sql(&self) -> Result<String, Error> {
         Ok(self.sql()?.create_table())
     }
@@ -148,8 +148,8 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     ///
     /// # Errors
     ///
-    /// [`Error::LeaseStore`] when the database refuses or cannot be reached;
-    /// [`Error::InvalidSqlName`] when the table's name was refused.
+    /// [`ErrorKind::LeaseStore`] when the database refuses or cannot be reached;
+    /// [`ErrorKind::InvalidSqlName`] when the table's name was refused.
     pub async fn create_table(&self) -> Result<(), Error> {
         self.call(CreateTable).await.map_err(store_error("create"))
     }
@@ -158,7 +158,7 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     ///
     /// # Errors
     ///
-    /// [`Error::LeaseStore`] when the database refuses or cannot be reached.
+    /// [`ErrorKind::LeaseStore`] when the database refuses or cannot be reached.
     pub async fn rows(&self, namespace: &str) -> Result<Vec<LeaseRow>, Error> {
         self.call(RowsCall(namespace.to_owned()))
             .await
@@ -169,7 +169,7 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     ///
     /// # Errors
     ///
-    /// [`Error::LeaseStore`] when the database refuses or cannot be reached.
+    /// [`ErrorKind::LeaseStore`] when the database refuses or cannot be reached.
     pub async fn now_ms(&self) -> Result<i64, Error> {
         self.call(NowCall)
             .await
@@ -183,7 +183,7 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     ///
     /// # Errors
     ///
-    /// [`Error::LeaseStore`] when the database refuses or cannot be reached.
+    /// [`ErrorKind::LeaseStore`] when the database refuses or cannot be reached.
     pub async fn free(&self, req: FreeRequest<'_>) -> Result<Result<Freed, NotFreed>, Error> {
         self.call(FreeCall::from(req))
             .await
@@ -202,10 +202,13 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
 
 /// The store's error for a failed `operation`, the adapter's error kept as its source.
 fn store_error(operation: &'static str) -> impl Fn(BoxError) -> Error {
-    move |e| Error::LeaseStore {
-        operation,
-        message: e.to_string(),
-        source: Some(Arc::from(e)),
+    move |e| {
+        ErrorKind::LeaseStore {
+            operation,
+            message: e.to_string(),
+            source: Some(Arc::from(e)),
+        }
+        .into()
     }
 }
 

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use etcd_client::{Client, GetOptions, Txn, TxnOp};
-use idgen_engine::Error;
 use idgen_engine::lease::{FREED_HOLDER, Freed, HeldLease, NotFreed};
+use idgen_engine::{Error, ErrorKind};
 
 use super::{BoxError, EtcdLeaseStore, Keys, node_of};
 use crate::last::Last;
@@ -18,11 +18,12 @@ const FREE_ROUNDS: usize = 8;
 
 /// A failed operator call, typed as the lease store's failure.
 fn store_error(operation: &'static str, err: BoxError) -> Error {
-    Error::LeaseStore {
+    ErrorKind::LeaseStore {
         operation,
         message: err.to_string(),
         source: Some(Arc::from(err)),
     }
+    .into()
 }
 
 /// This host's clock, Unix ms.
@@ -68,7 +69,7 @@ impl EtcdLeaseStore {
     ///
     /// # Errors
     ///
-    /// [`Error::LeaseStore`] naming etcd's endpoints and the key read, or a `last` value that is
+    /// [`ErrorKind::LeaseStore`] naming etcd's endpoints and the key read, or a `last` value that is
     /// not idgen's.
     ///
     /// ```no_run
@@ -181,7 +182,7 @@ impl EtcdLeaseStore {
     ///
     /// # Errors
     ///
-    /// [`Error::LeaseStore`] naming etcd's endpoints and the key, or when the node ID's keys
+    /// [`ErrorKind::LeaseStore`] naming etcd's endpoints and the key, or when the node ID's keys
     /// kept changing under the free (a claim and renewals racing it) eight times in a row.
     ///
     /// ```no_run

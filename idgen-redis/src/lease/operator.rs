@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use idgen_engine::Error;
 use idgen_engine::lease::{FREED_HOLDER, Freed, HeldLease, NotFreed};
+use idgen_engine::{Error, ErrorKind};
 
 use super::{BoxError, RedisLeaseStore, parse_timestamp};
 use crate::scripts;
@@ -15,11 +15,12 @@ const SCAN_COUNT: u64 = 1000;
 
 /// A failed operator call, typed as the lease store's failure.
 fn store_error(operation: &'static str, err: BoxError) -> Error {
-    Error::LeaseStore {
+    ErrorKind::LeaseStore {
         operation,
         message: err.to_string(),
         source: Some(Arc::from(err)),
     }
+    .into()
 }
 
 /// `text` with the glob characters of `SCAN … MATCH` escaped.
@@ -40,7 +41,7 @@ impl RedisLeaseStore {
     ///
     /// # Errors
     ///
-    /// [`Error::LeaseStore`] naming the server.
+    /// [`ErrorKind::LeaseStore`] naming the server.
     ///
     /// ```no_run
     /// # #[tokio::main(flavor = "current_thread")]
@@ -68,7 +69,7 @@ impl RedisLeaseStore {
     ///
     /// # Errors
     ///
-    /// [`Error::LeaseStore`] naming the server and the node ID read, or a stored value that is
+    /// [`ErrorKind::LeaseStore`] naming the server and the node ID read, or a stored value that is
     /// not idgen's.
     ///
     /// ```no_run
@@ -192,7 +193,7 @@ impl RedisLeaseStore {
     ///
     /// # Errors
     ///
-    /// [`Error::LeaseStore`] naming the server and the node ID.
+    /// [`ErrorKind::LeaseStore`] naming the server and the node ID.
     ///
     /// ```no_run
     /// # #[tokio::main(flavor = "current_thread")]
