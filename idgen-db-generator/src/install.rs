@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use idgen_engine::lease::{BoxError, ClaimRequest, RenewRequest};
+use idgen_engine::lease::{ClaimRequest, RenewRequest};
 use idgen_engine::{Error, ErrorKind};
 use idgen_sql::{Dialect, LeaseSql, Session, Statement, Value, procedure};
 
@@ -64,7 +64,7 @@ pub async fn install<S: Session>(session: &mut S, generator: &DbGenerator) -> Re
     let lease_sql = LeaseSql::new(session.dialect(), generator.lease_table.as_str())?;
     procedure::create_table(session, &lease_sql)
         .await
-        .map_err(|e| store_error("create", e))?;
+        .map_err(|e| Error::lease_store("create", e))?;
     run.lock(session).await?;
     let node = run.install_locked(session, &lease_sql).await?;
     run.unlock(session).await?;
@@ -133,12 +133,12 @@ pub async fn uninstall<S: Session>(session: &mut S, generator: &DbGenerator) -> 
         // empty, as the first application would, so that the read below finds no row.
         procedure::create_table(session, &lease_sql)
             .await
-            .map_err(|e| store_error("create", e))?;
+            .map_err(|e| Error::lease_store("create", e))?;
         let last_word = run.last_word(session).await?;
         // Only our own row: a pending install's label may be on any node.
         let rows = procedure::rows(session, &lease_sql, &state.namespace)
             .await
-            .map_err(|e| store_error("read rows", e))?;
+            .map_err(|e| Error::lease_store("read rows", e))?;
         for row in rows
             .iter()
             .filter(|r| r.holder.as_deref() == Some(state.holder.as_str()))
@@ -155,7 +155,7 @@ pub async fn uninstall<S: Session>(session: &mut S, generator: &DbGenerator) -> 
                 },
             )
             .await
-            .map_err(|e| store_error("release", e))?;
+            .map_err(|e| Error::lease_store("release", e))?;
         }
     }
     for statement in generator.drop_sql(session.dialect())? {
@@ -417,7 +417,7 @@ impl Runner<'_> {
         let requested = g.layout_key();
         let recorded = procedure::record_layout(session, lease_sql, namespace, &requested)
             .await
-            .map_err(|e| store_error("record the layout", e))?;
+            .map_err(|e| Error::lease_store("record the layout", e))?;
         if let Some(recorded) = recorded.filter(|recorded| *recorded != requested) {
             return Err(ErrorKind::LayoutMismatch {
                 namespace: namespace.to_owned(),
@@ -428,7 +428,7 @@ impl Runner<'_> {
         }
         let rows = procedure::rows(session, lease_sql, namespace)
             .await
-            .map_err(|e| store_error("read rows", e))?;
+            .map_err(|e| Error::lease_store("read rows", e))?;
         let held = |holder: &str, node: Option<u64>| {
             rows.iter()
                 .find(|r| r.holder.as_deref() == Some(holder) && node.is_none_or(|n| n == r.node))
@@ -502,7 +502,7 @@ impl Runner<'_> {
                             },
                         )
                         .await
-                        .map_err(|e| store_error("claim", e))?
+                        .map_err(|e| Error::lease_store("claim", e))?
                         .ok_or_else(|| ErrorKind::NoFreeNode {
                             namespace: namespace.to_owned(),
                             capacity: g.layout().node_capacity(),
@@ -562,7 +562,7 @@ impl Runner<'_> {
     ) -> Result<Option<i64>, Error> {
         let now = procedure::now_ms(session, lease_sql)
             .await
-            .map_err(|e| store_error("read the clock", e))?;
+            .map_err(|e| Error::lease_store("read the clock", e))?;
         let floor = self.generator.takeover_floor_ms(now, last_timestamp_ms);
         if let Some(floor) = floor {
             let mut now = now;
@@ -571,7 +571,7 @@ impl Runner<'_> {
                 session.pause(std::time::Duration::from_millis(left)).await;
                 now = procedure::now_ms(session, lease_sql)
                     .await
-                    .map_err(|e| store_error("read the clock", e))?;
+                    .map_err(|e| Error::lease_store("read the clock", e))?;
             }
         }
         Ok(floor)
@@ -694,13 +694,4 @@ fn recent_word(g: &DbGenerator) -> i64 {
         .ok()
         .and_then(|tick| i64::try_from(tick << g.layout().sequence_bits()).ok())
         .unwrap_or(0)
-}
-
-fn store_error(operation: &'static str, err: BoxError) -> Error {
-    ErrorKind::LeaseStore {
-        operation,
-        message: err.to_string(),
-        source: Some(Arc::from(err)),
-    }
-    .into()
 }

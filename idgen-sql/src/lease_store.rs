@@ -10,10 +10,10 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use idgen_engine::Error;
 use idgen_engine::lease::{
     BoxError, Claim, ClaimRequest, DEFAULT_LEASE_TABLE, LeaseStore, RenewRequest,
 };
-use idgen_engine::{Error, ErrorKind};
 
 use crate::dialect::Dialect;
 use crate::lease::LeaseSql;
@@ -151,7 +151,9 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     /// [`ErrorKind::LeaseStore`] when the database refuses or cannot be reached;
     /// [`ErrorKind::InvalidSqlName`] when the table's name was refused.
     pub async fn create_table(&self) -> Result<(), Error> {
-        self.call(CreateTable).await.map_err(store_error("create"))
+        self.call(CreateTable)
+            .await
+            .map_err(|e| Error::lease_store("create", e))
     }
 
     /// The rows of `namespace`, by node ID: who holds which node ID until when.
@@ -162,7 +164,7 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     pub async fn rows(&self, namespace: &str) -> Result<Vec<LeaseRow>, Error> {
         self.call(RowsCall(namespace.to_owned()))
             .await
-            .map_err(store_error("read rows"))
+            .map_err(|e| Error::lease_store("read rows", e))
     }
 
     /// The database's clock now, in Unix ms: what [`LeaseRow::expires_at_ms`] is measured on.
@@ -173,7 +175,7 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     pub async fn now_ms(&self) -> Result<i64, Error> {
         self.call(NowCall)
             .await
-            .map_err(store_error("read the clock"))
+            .map_err(|e| Error::lease_store("read the clock", e))
     }
 
     /// Frees a node ID for an operator (`idgen leases free`): an expired lease at once, a live
@@ -187,7 +189,7 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     pub async fn free(&self, req: FreeRequest<'_>) -> Result<Result<Freed, NotFreed>, Error> {
         self.call(FreeCall::from(req))
             .await
-            .map_err(store_error("free"))
+            .map_err(|e| Error::lease_store("free", e))
     }
 
     fn sql(&self) -> Result<&Arc<LeaseSql>, Error> {
@@ -197,18 +199,6 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     async fn call<K: Call>(&self, call: K) -> Result<K::Output, BoxError> {
         let sql = Arc::clone(self.sql()?);
         self.pool.run(&self.turn, sql, call).await
-    }
-}
-
-/// The store's error for a failed `operation`, the adapter's error kept as its source.
-fn store_error(operation: &'static str) -> impl Fn(BoxError) -> Error {
-    move |e| {
-        ErrorKind::LeaseStore {
-            operation,
-            message: e.to_string(),
-            source: Some(Arc::from(e)),
-        }
-        .into()
     }
 }
 

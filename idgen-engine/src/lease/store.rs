@@ -265,12 +265,7 @@ pub(crate) async fn timed<T>(
 ) -> crate::error::Result<T> {
     match tokio::time::timeout(limit, call).await {
         Ok(Ok(value)) => Ok(value),
-        Ok(Err(e)) => Err(crate::error::ErrorKind::LeaseStore {
-            operation,
-            message: e.to_string(),
-            source: Some(std::sync::Arc::from(e)),
-        }
-        .into()),
+        Ok(Err(e)) => Err(crate::error::Error::lease_store(operation, e)),
         Err(_) => Err(crate::error::ErrorKind::LeaseStore {
             operation,
             message: format!("no answer within {limit:?}"),

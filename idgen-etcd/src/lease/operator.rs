@@ -3,11 +3,10 @@
 //! stores' free: an expired lease is freed at once, a live one only with `force`.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use etcd_client::{Client, GetOptions, Txn, TxnOp};
+use idgen_engine::Error;
 use idgen_engine::lease::{FREED_HOLDER, Freed, HeldLease, NotFreed};
-use idgen_engine::{Error, ErrorKind};
 
 use super::{BoxError, EtcdLeaseStore, Keys, node_of};
 use crate::last::Last;
@@ -15,16 +14,6 @@ use crate::last::Last;
 /// How many times [`EtcdLeaseStore::free`] reads again when a claim, renewal or release
 /// changed the node ID's keys between its read and its write.
 const FREE_ROUNDS: usize = 8;
-
-/// A failed operator call, typed as the lease store's failure.
-fn store_error(operation: &'static str, err: BoxError) -> Error {
-    ErrorKind::LeaseStore {
-        operation,
-        message: err.to_string(),
-        source: Some(Arc::from(err)),
-    }
-    .into()
-}
 
 /// This host's clock, Unix ms.
 fn local_now_ms() -> i64 {
@@ -87,7 +76,7 @@ impl EtcdLeaseStore {
         self.etcd
             .retry_unsent(|| self.rows_once(namespace))
             .await
-            .map_err(|e| store_error("list leases", e))
+            .map_err(|e| Error::lease_store("list leases", e))
     }
 
     async fn rows_once(&self, namespace: &str) -> Result<Vec<HeldLease>, BoxError> {
@@ -209,7 +198,7 @@ impl EtcdLeaseStore {
         self.etcd
             .retry_unsent(|| self.free_once(namespace, node, holder, force))
             .await
-            .map_err(|e| store_error("free", e))
+            .map_err(|e| Error::lease_store("free", e))
     }
 
     async fn free_once(
