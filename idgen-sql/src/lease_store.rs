@@ -105,7 +105,7 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::InvalidSqlName`] when `table` breaks the name rule.
+    /// [`ErrorKind::InvalidSqlName`](idgen_engine::ErrorKind::InvalidSqlName) when `table` breaks the name rule.
     pub fn with_table(pool: P, table: &str) -> Result<Self, Error> {
         let store = Self::named(pool, table);
         store.sql()?;
@@ -138,7 +138,7 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::InvalidSqlName`] when the table's name was refused.
+    /// [`ErrorKind::InvalidSqlName`](idgen_engine::ErrorKind::InvalidSqlName) when the table's name was refused.
     pub fn migration_sql(&self) -> Result<String, Error> {
         Ok(self.sql()?.create_table())
     }
@@ -148,8 +148,8 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::LeaseStore`] when the database refuses or cannot be reached;
-    /// [`ErrorKind::InvalidSqlName`] when the table's name was refused.
+    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) when the database refuses or cannot be reached;
+    /// [`ErrorKind::InvalidSqlName`](idgen_engine::ErrorKind::InvalidSqlName) when the table's name was refused.
     pub async fn create_table(&self) -> Result<(), Error> {
         self.call(CreateTable)
             .await
@@ -160,7 +160,7 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::LeaseStore`] when the database refuses or cannot be reached.
+    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) when the database refuses or cannot be reached.
     pub async fn rows(&self, namespace: &str) -> Result<Vec<LeaseRow>, Error> {
         self.call(RowsCall(namespace.to_owned()))
             .await
@@ -171,7 +171,7 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::LeaseStore`] when the database refuses or cannot be reached.
+    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) when the database refuses or cannot be reached.
     pub async fn now_ms(&self) -> Result<i64, Error> {
         self.call(NowCall)
             .await
@@ -185,7 +185,7 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::LeaseStore`] when the database refuses or cannot be reached.
+    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) when the database refuses or cannot be reached.
     pub async fn free(&self, req: FreeRequest<'_>) -> Result<Result<Freed, NotFreed>, Error> {
         self.call(FreeCall::from(req))
             .await

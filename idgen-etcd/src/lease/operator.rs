@@ -58,7 +58,7 @@ impl EtcdLeaseStore {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::LeaseStore`] naming etcd's endpoints and the key read, or a `last` value that is
+    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) naming etcd's endpoints and the key read, or a `last` value that is
     /// not idgen's.
     ///
     /// ```no_run
@@ -171,7 +171,7 @@ impl EtcdLeaseStore {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::LeaseStore`] naming etcd's endpoints and the key, or when the node ID's keys
+    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) naming etcd's endpoints and the key, or when the node ID's keys
     /// kept changing under the free (a claim and renewals racing it) eight times in a row.
     ///
     /// ```no_run

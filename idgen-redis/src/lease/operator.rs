@@ -29,7 +29,7 @@ impl RedisLeaseStore {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::LeaseStore`] naming the server.
+    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) naming the server.
     ///
     /// ```no_run
     /// # #[tokio::main(flavor = "current_thread")]
@@ -59,7 +59,7 @@ impl RedisLeaseStore {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::LeaseStore`] naming the server and the node ID read, or a stored value that is
+    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) naming the server and the node ID read, or a stored value that is
     /// not idgen's.
     ///
     /// ```no_run
@@ -183,7 +183,7 @@ impl RedisLeaseStore {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::LeaseStore`] naming the server and the node ID.
+    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) naming the server and the node ID.
     ///
     /// ```no_run
     /// # #[tokio::main(flavor = "current_thread")]
