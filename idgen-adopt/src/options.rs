@@ -165,11 +165,14 @@ impl AdoptOptions {
     pub fn public_id(mut self, column: &str) -> Result<Self, AdoptError> {
         let column = SqlName::parse("public-ID column", column)?;
         if column.as_str().contains('.') {
-            return Err(AdoptError::Options(idgen_engine::Error::InvalidSqlName {
-                what: "public-ID column",
-                name: column.as_str().to_owned(),
-                reason: "a column name has no schema part".into(),
-            }));
+            return Err(AdoptError::Options(
+                idgen_engine::ErrorKind::InvalidSqlName {
+                    what: "public-ID column",
+                    name: column.as_str().to_owned(),
+                    reason: "a column name has no schema part".into(),
+                }
+                .into(),
+            ));
         }
         self.public_id = Some(PublicIdOptions {
             column,

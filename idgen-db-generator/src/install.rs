@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use idgen_engine::Error;
-use idgen_engine::lease::{BoxError, ClaimRequest, RenewRequest};
+use idgen_engine::lease::{ClaimRequest, RenewRequest};
+use idgen_engine::{Error, ErrorKind};
 use idgen_sql::{Dialect, LeaseSql, Session, Statement, Value, procedure};
 
 use super::{DATABASE_LEASE_TTL, DbGenerator, Host, StateRow, mysql, postgres, random_install_id};
@@ -36,10 +36,10 @@ const UNIT_SEPARATOR: char = '\u{1f}';
 ///
 /// # Errors
 ///
-/// [`Error::InvalidOptions`] when the function was installed with another layout, lease table
+/// [`ErrorKind::InvalidOptions`] when the function was installed with another layout, lease table
 /// or namespace (naming both; uninstall it with its old options first), or for SQLite;
-/// [`Error::NoFreeNode`] when every node ID is leased; [`Error::LeaseStore`] when the claim
-/// failed; [`Error::DbGenerator`] with the database's error.
+/// [`ErrorKind::NoFreeNode`] when every node ID is leased; [`ErrorKind::LeaseStore`] when the claim
+/// failed; [`ErrorKind::DbGenerator`] with the database's error.
 ///
 /// # Examples
 ///
@@ -64,7 +64,7 @@ pub async fn install<S: Session>(session: &mut S, generator: &DbGenerator) -> Re
     let lease_sql = LeaseSql::new(session.dialect(), generator.lease_table.as_str())?;
     procedure::create_table(session, &lease_sql)
         .await
-        .map_err(|e| store_error("create", e))?;
+        .map_err(|e| Error::lease_store("create", e))?;
     run.lock(session).await?;
     let node = run.install_locked(session, &lease_sql).await?;
     run.unlock(session).await?;
@@ -83,8 +83,8 @@ pub async fn install<S: Session>(session: &mut S, generator: &DbGenerator) -> Re
 ///
 /// # Errors
 ///
-/// [`Error::LeaseStore`] when the lease could not be released; [`Error::DbGenerator`] with the
-/// database's error; [`Error::InvalidOptions`] for SQLite.
+/// [`ErrorKind::LeaseStore`] when the lease could not be released; [`ErrorKind::DbGenerator`] with the
+/// database's error; [`ErrorKind::InvalidOptions`] for SQLite.
 ///
 /// # Examples
 ///
@@ -133,12 +133,12 @@ pub async fn uninstall<S: Session>(session: &mut S, generator: &DbGenerator) -> 
         // empty, as the first application would, so that the read below finds no row.
         procedure::create_table(session, &lease_sql)
             .await
-            .map_err(|e| store_error("create", e))?;
+            .map_err(|e| Error::lease_store("create", e))?;
         let last_word = run.last_word(session).await?;
         // Only our own row: a pending install's label may be on any node.
         let rows = procedure::rows(session, &lease_sql, &state.namespace)
             .await
-            .map_err(|e| store_error("read rows", e))?;
+            .map_err(|e| Error::lease_store("read rows", e))?;
         for row in rows
             .iter()
             .filter(|r| r.holder.as_deref() == Some(state.holder.as_str()))
@@ -155,7 +155,7 @@ pub async fn uninstall<S: Session>(session: &mut S, generator: &DbGenerator) -> 
                 },
             )
             .await
-            .map_err(|e| store_error("release", e))?;
+            .map_err(|e| Error::lease_store("release", e))?;
         }
     }
     for statement in generator.drop_sql(session.dialect())? {
@@ -189,10 +189,13 @@ impl Runner<'_> {
         &self,
         operation: &'static str,
     ) -> impl Fn(E) -> Error + '_ {
-        move |err| Error::DbGenerator {
-            function: self.generator.function_name(),
-            operation,
-            source: Arc::new(err),
+        move |err| {
+            ErrorKind::DbGenerator {
+                function: self.generator.function_name(),
+                operation,
+                source: Arc::new(err),
+            }
+            .into()
         }
     }
 
@@ -234,11 +237,11 @@ impl Runner<'_> {
         for statement in self.generator.drop_sql(Dialect::Postgres)? {
             if let Err(err) = session.execute(Statement::new(statement, Vec::new())).await {
                 let _ = session.execute(rollback()).await;
-                return Err(Error::DbGenerator {
+                return Err(ErrorKind::DbGenerator {
                     function: self.generator.function_name(),
                     operation: "uninstall (refused before anything changed: drop the column defaults, views or other objects that call the function or its helpers first)",
                     source: Arc::new(err),
-                });
+                }.into());
             }
         }
         session
@@ -263,11 +266,11 @@ impl Runner<'_> {
                     .map_err(self.failed("take the installers' lock"))?;
                 match got {
                     Some(1) => Ok(()),
-                    _ => Err(Error::InvalidOptions {
+                    _ => Err(ErrorKind::InvalidOptions {
                         reason: format!(
                             "GET_LOCK('{MARIADB_LOCK}') was not granted within {MARIADB_LOCK_WAIT_S} s: another installer holds it"
                         ),
-                    }),
+                    }.into()),
                 }
             }
         }
@@ -313,22 +316,24 @@ impl Runner<'_> {
                     Ok(PENDING) => None,
                     Ok(n) if n >= 0 => Some(n as u64),
                     _ => {
-                        return Err(Error::InvalidOptions {
+                        return Err(ErrorKind::InvalidOptions {
                             reason: format!(
                                 "node ID {node:?} in the state table {table} is not a node ID"
                             ),
-                        });
+                        }
+                        .into());
                     }
                 },
                 holder: holder.to_owned(),
                 install_id: DbGenerator::install_id_of(holder),
             })),
-            _ => Err(Error::InvalidOptions {
+            _ => Err(ErrorKind::InvalidOptions {
                 reason: format!(
                     "the state row of {} in {table} is damaged: {text:?}",
                     self.generator.function_name()
                 ),
-            }),
+            }
+            .into()),
         }
     }
 
@@ -392,7 +397,7 @@ impl Runner<'_> {
             let theirs = s.lease_table.as_deref().unwrap_or(&table);
             let same_table = theirs == table || table.ends_with(&format!(".{theirs}"));
             if s.layout != g.layout_key() || !same_table || s.namespace != namespace {
-                return Err(Error::InvalidOptions {
+                return Err(ErrorKind::InvalidOptions {
                     reason: format!(
                         "the database generator {key} is installed with layout {:?}, lease table {:?}, namespace {:?} (node ID {}), \
                          not layout {:?}, lease table {:?}, namespace {:?}: uninstall it with its own options first",
@@ -405,24 +410,25 @@ impl Runner<'_> {
                         table,
                         namespace
                     ),
-                });
+                }.into());
             }
         }
         // The namespace keeps the layout it was first used with, by applications or by us.
         let requested = g.layout_key();
         let recorded = procedure::record_layout(session, lease_sql, namespace, &requested)
             .await
-            .map_err(|e| store_error("record the layout", e))?;
+            .map_err(|e| Error::lease_store("record the layout", e))?;
         if let Some(recorded) = recorded.filter(|recorded| *recorded != requested) {
-            return Err(Error::LayoutMismatch {
+            return Err(ErrorKind::LayoutMismatch {
                 namespace: namespace.to_owned(),
                 recorded,
                 requested,
-            });
+            }
+            .into());
         }
         let rows = procedure::rows(session, lease_sql, namespace)
             .await
-            .map_err(|e| store_error("read rows", e))?;
+            .map_err(|e| Error::lease_store("read rows", e))?;
         let held = |holder: &str, node: Option<u64>| {
             rows.iter()
                 .find(|r| r.holder.as_deref() == Some(holder) && node.is_none_or(|n| n == r.node))
@@ -496,8 +502,8 @@ impl Runner<'_> {
                             },
                         )
                         .await
-                        .map_err(|e| store_error("claim", e))?
-                        .ok_or_else(|| Error::NoFreeNode {
+                        .map_err(|e| Error::lease_store("claim", e))?
+                        .ok_or_else(|| ErrorKind::NoFreeNode {
                             namespace: namespace.to_owned(),
                             capacity: g.layout().node_capacity(),
                         })?;
@@ -556,7 +562,7 @@ impl Runner<'_> {
     ) -> Result<Option<i64>, Error> {
         let now = procedure::now_ms(session, lease_sql)
             .await
-            .map_err(|e| store_error("read the clock", e))?;
+            .map_err(|e| Error::lease_store("read the clock", e))?;
         let floor = self.generator.takeover_floor_ms(now, last_timestamp_ms);
         if let Some(floor) = floor {
             let mut now = now;
@@ -565,7 +571,7 @@ impl Runner<'_> {
                 session.pause(std::time::Duration::from_millis(left)).await;
                 now = procedure::now_ms(session, lease_sql)
                     .await
-                    .map_err(|e| store_error("read the clock", e))?;
+                    .map_err(|e| Error::lease_store("read the clock", e))?;
             }
         }
         Ok(floor)
@@ -632,7 +638,7 @@ async fn resolve<S: Session>(
     generator: &DbGenerator,
     host: Host,
 ) -> Result<DbGenerator, Error> {
-    let failed = |err: S::Error| Error::DbGenerator {
+    let failed = |err: S::Error| ErrorKind::DbGenerator {
         function: generator.function_name(),
         operation: "resolve its schema",
         source: Arc::new(err),
@@ -661,12 +667,12 @@ async fn resolve<S: Session>(
         [schema, lease_schema] if !schema.is_empty() && !lease_schema.is_empty() => {
             generator.qualified(schema, lease_schema)
         }
-        _ => Err(Error::InvalidOptions {
+        _ => Err(ErrorKind::InvalidOptions {
             reason: format!(
                 "the session has no current schema or database to install {} in: set the search path (PostgreSQL) or choose a database (MariaDB), or name it with its schema",
                 generator.function_name()
             ),
-        }),
+        }.into()),
     }
 }
 
@@ -688,12 +694,4 @@ fn recent_word(g: &DbGenerator) -> i64 {
         .ok()
         .and_then(|tick| i64::try_from(tick << g.layout().sequence_bits()).ok())
         .unwrap_or(0)
-}
-
-fn store_error(operation: &'static str, err: BoxError) -> Error {
-    Error::LeaseStore {
-        operation,
-        message: err.to_string(),
-        source: Some(Arc::from(err)),
-    }
 }

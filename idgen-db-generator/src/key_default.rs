@@ -50,7 +50,7 @@
 //! into a second adopted table while the first's statement runs neither takes nor disturbs
 //! the first table's forced key: a row whose statement's `@@insert_id` another table's
 //! trigger changed gets its key directly.
-use idgen_engine::{Error, SqlName};
+use idgen_engine::{Error, ErrorKind, SqlName};
 
 use super::DbGenerator;
 
@@ -68,9 +68,10 @@ fn names(table: &str, q: char) -> Result<(String, String, String), Error> {
 fn column_name(column: &str) -> Result<SqlName, Error> {
     let c = SqlName::parse("column", column)?;
     if column.contains('.') {
-        return Err(Error::InvalidOptions {
+        return Err(ErrorKind::InvalidOptions {
             reason: format!("column name {column:?} must not contain '.'"),
-        });
+        }
+        .into());
     }
     Ok(c)
 }

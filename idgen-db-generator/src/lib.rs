@@ -201,8 +201,8 @@ struct ReadmeDoctests;
 use std::time::Duration;
 
 use idgen_core::{ClockPolicy, Layout};
-use idgen_engine::Error;
 use idgen_engine::SqlName;
+use idgen_engine::{Error, ErrorKind};
 use idgen_sql::Dialect;
 
 pub use install::{install, uninstall};
@@ -247,11 +247,11 @@ impl Host {
         match dialect {
             Dialect::Postgres => Ok(Host::Postgres),
             Dialect::MySql => Ok(Host::MariaDb),
-            other => Err(Error::InvalidOptions {
+            other => Err(ErrorKind::InvalidOptions {
                 reason: format!(
                     "the database-side generator needs PostgreSQL or MariaDB (stored functions and sequences); {other} has neither"
                 ),
-            }),
+            }.into()),
         }
     }
 
@@ -366,7 +366,7 @@ impl DbGenerator {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidSqlName`] naming a name that is anything else.
+    /// [`ErrorKind::InvalidSqlName`] naming a name that is anything else.
     ///
     /// # Examples
     ///
@@ -381,13 +381,13 @@ impl DbGenerator {
         self.function = SqlName::parse("generator function", name)?;
         let last_part = name.rsplit('.').next().unwrap_or(name);
         if last_part.len() + LONGEST_SUFFIX.len() > 63 {
-            return Err(Error::InvalidOptions {
+            return Err(ErrorKind::InvalidOptions {
                 reason: format!(
                     "generator function name {name:?} is too long: its sequences and triggers are named by appending up to {} characters ({LONGEST_SUFFIX:?}), and a name part holds at most 63, so the name may have at most {}",
                     LONGEST_SUFFIX.len(),
                     63 - LONGEST_SUFFIX.len()
                 ),
-            });
+            }.into());
         }
         Ok(self)
     }
@@ -518,7 +518,7 @@ impl DbGenerator {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidOptions`] unless `id` is 1 to 16 lowercase hexadecimal digits.
+    /// [`ErrorKind::InvalidOptions`] unless `id` is 1 to 16 lowercase hexadecimal digits.
     ///
     /// # Examples
     ///
@@ -531,11 +531,12 @@ impl DbGenerator {
     /// ```
     pub fn install_id(mut self, id: &str) -> Result<Self, Error> {
         if !is_install_id(id) {
-            return Err(Error::InvalidOptions {
+            return Err(ErrorKind::InvalidOptions {
                 reason: format!(
                     "install ID {id:?} is invalid: it must be 1 to 16 lowercase hexadecimal digits"
                 ),
-            });
+            }
+            .into());
         }
         self.install_id = Some(id.to_owned());
         Ok(self)
@@ -692,7 +693,7 @@ impl DbGenerator {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidOptions`] for SQLite, which has no stored functions.
+    /// [`ErrorKind::InvalidOptions`] for SQLite, which has no stored functions.
     ///
     /// # Examples
     ///
@@ -728,7 +729,7 @@ impl DbGenerator {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidOptions`] for SQLite, or for a node ID the layout cannot hold.
+    /// [`ErrorKind::InvalidOptions`] for SQLite, or for a node ID the layout cannot hold.
     ///
     /// # Examples
     ///
@@ -744,13 +745,14 @@ impl DbGenerator {
     pub fn function_sql(&self, dialect: Dialect, node: u64) -> Result<String, Error> {
         let host = Host::of(dialect)?;
         if node >= self.layout.node_capacity() {
-            return Err(Error::InvalidOptions {
+            return Err(ErrorKind::InvalidOptions {
                 reason: format!(
                     "node ID {node} does not fit the layout's {} node bits (at most {})",
                     self.layout.node_bits(),
                     self.layout.node_capacity() - 1
                 ),
-            });
+            }
+            .into());
         }
         Ok(match host {
             Host::Postgres => postgres::function_sql(self, node),
@@ -792,7 +794,7 @@ impl DbGenerator {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidOptions`] for SQLite.
+    /// [`ErrorKind::InvalidOptions`] for SQLite.
     ///
     /// # Examples
     ///
@@ -818,7 +820,7 @@ impl DbGenerator {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidOptions`] for SQLite.
+    /// [`ErrorKind::InvalidOptions`] for SQLite.
     ///
     /// # Examples
     ///
@@ -849,8 +851,8 @@ impl DbGenerator {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidSqlName`] or [`Error::InvalidOptions`] naming a table or column name
-    /// that is not a plain SQL identifier; [`Error::InvalidOptions`] for SQLite.
+    /// [`ErrorKind::InvalidSqlName`] or [`ErrorKind::InvalidOptions`] naming a table or column name
+    /// that is not a plain SQL identifier; [`ErrorKind::InvalidOptions`] for SQLite.
     ///
     /// # Examples
     ///
@@ -896,8 +898,8 @@ impl DbGenerator {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidSqlName`] or [`Error::InvalidOptions`] for a name that is not a plain
-    /// SQL identifier; [`Error::InvalidOptions`] for any database but MariaDB.
+    /// [`ErrorKind::InvalidSqlName`] or [`ErrorKind::InvalidOptions`] for a name that is not a plain
+    /// SQL identifier; [`ErrorKind::InvalidOptions`] for any database but MariaDB.
     ///
     /// # Examples
     ///
@@ -919,11 +921,12 @@ impl DbGenerator {
     ) -> Result<String, Error> {
         match Host::of(dialect)? {
             Host::MariaDb => key_default::mariadb_auto_increment(self, table, column),
-            Host::Postgres => Err(Error::InvalidOptions {
+            Host::Postgres => Err(ErrorKind::InvalidOptions {
                 reason:
                     "an AUTO_INCREMENT trigger is for MariaDB; on PostgreSQL use column_default_sql"
                         .into(),
-            }),
+            }
+            .into()),
         }
     }
 
@@ -932,7 +935,7 @@ impl DbGenerator {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidSqlName`] or [`Error::InvalidOptions`] for a name that is not a plain
+    /// [`ErrorKind::InvalidSqlName`] or [`ErrorKind::InvalidOptions`] for a name that is not a plain
     /// SQL identifier.
     ///
     /// # Examples
@@ -950,7 +953,7 @@ impl DbGenerator {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidOptions`] for SQLite.
+    /// [`ErrorKind::InvalidOptions`] for SQLite.
     ///
     /// # Examples
     ///
@@ -1068,7 +1071,7 @@ impl DbGenerator {
     ///
     /// # Errors
     ///
-    /// [`Error::Id`]([`idgen_core::Error::TimeOverflow`]) when that timestamp is past the layout's last instant.
+    /// [`ErrorKind::Id`]([`idgen_core::Error::TimeOverflow`]) when that timestamp is past the layout's last instant.
     ///
     /// # Examples
     ///

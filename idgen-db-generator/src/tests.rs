@@ -115,8 +115,8 @@ fn a_claimed_nodes_last_timestamp_becomes_a_used_up_tick() {
     assert_eq!(g.last_timestamp_ms((5 << 4) | 15), Some(1_050));
     let past_end = layout.last_unix_ms() + 1;
     assert!(matches!(
-        g.initial_word(Some(past_end)),
-        Err(Error::Id(idgen_core::Error::TimeOverflow { .. }))
+        g.initial_word(Some(past_end)).map_err(|e| e.into_kind()),
+        Err(ErrorKind::Id(idgen_core::Error::TimeOverflow { .. }))
     ));
 }
 

@@ -1,36 +1,153 @@
-//! The error of the engines and of every store and source crate: [`Error`].
+//! The error of the engines and of every store and source crate: [`Error`], a boxed
+//! [`ErrorKind`].
 
 /// Everything that can go wrong in a lease, a hi-lo generator or a store: the engines'
 /// own failures, and an [`idgen_core::Error`] of the ID values and generators they drive
-/// ([`Error::Id`]). The adapter crates return this type (`idgen_sqlx::Error`, …).
+/// ([`ErrorKind::Id`]). The adapter crates return this type (`idgen_sqlx::Error`, …).
+///
+/// It is one pointer wide (the [`ErrorKind`] is boxed), so a `Result<Option<i64>, Error>` is
+/// 16 bytes and the per-ID calls that return one (hi-lo's `try_next_id`) copy no more. Match
+/// on [`kind`](Error::kind) (or take it with [`into_kind`](Error::into_kind)).
 ///
 /// Every message names the value that was rejected and the limit it broke:
 ///
 /// ```
-/// use idgen_engine::{Error, SqlName};
+/// use idgen_engine::{ErrorKind, SqlName};
 ///
 /// let err = SqlName::parse("hi-lo counter", "orders;").unwrap_err();
-/// assert!(matches!(err, Error::InvalidSqlName { what: "hi-lo counter", .. }));
+/// assert!(matches!(err.kind(), ErrorKind::InvalidSqlName { what: "hi-lo counter", .. }));
 /// assert!(err.to_string().starts_with("hi-lo counter name \"orders;\" is invalid"));
 /// ```
 ///
 /// An error of the generator converts with `?` and keeps its variant:
 ///
 /// ```
-/// use idgen_engine::{Error, Layout, Parts};
+/// use idgen_engine::{Error, ErrorKind, Layout, Parts};
 ///
 /// fn compose() -> Result<i64, Error> {
 ///     Ok(Layout::TWITTER.compose(Parts { ticks: 0, node: 1024, sequence: 0 })?.get())
 /// }
 /// let err = compose().unwrap_err();
-/// assert!(matches!(err, Error::Id(idgen_core::Error::FieldOutOfRange { field: "node", .. })));
+/// assert!(matches!(
+///     err.kind(),
+///     ErrorKind::Id(idgen_core::Error::FieldOutOfRange { field: "node", .. })
+/// ));
+/// assert_eq!(std::mem::size_of::<Result<Option<i64>, Error>>(), 16);
 /// ```
 ///
 /// `Debug` reads like `Display` followed by the causes not already in the message, so
 /// `fn main() -> Result<(), idgen_engine::Error>` prints the same helpful text.
+#[derive(Clone)]
+pub struct Error(Box<ErrorKind>);
+
+impl Error {
+    /// What went wrong, to match on.
+    ///
+    /// ```
+    /// use idgen_engine::{Error, ErrorKind};
+    ///
+    /// let err = Error::from(ErrorKind::InvalidOptions { reason: "no counter".into() });
+    /// match err.kind() {
+    ///     ErrorKind::InvalidOptions { reason } => assert_eq!(reason, "no counter"),
+    ///     other => panic!("unexpected: {other}"),
+    /// }
+    /// ```
+    pub fn kind(&self) -> &ErrorKind {
+        &self.0
+    }
+
+    /// What went wrong, owned (the box taken apart).
+    ///
+    /// ```
+    /// use idgen_engine::{Error, ErrorKind};
+    ///
+    /// let err = Error::from(ErrorKind::InvalidOptions { reason: "no counter".into() });
+    /// let ErrorKind::InvalidOptions { reason } = err.into_kind() else { unreachable!() };
+    /// assert_eq!(reason, "no counter");
+    /// ```
+    pub fn into_kind(self) -> ErrorKind {
+        *self.0
+    }
+
+    /// The lease store's failure to do `operation` (`"claim"`, `"renew"`, `"release"`):
+    /// [`ErrorKind::LeaseStore`] with the store's error `err` as its message and its source.
+    ///
+    /// ```
+    /// use std::error::Error as _;
+    /// use idgen_engine::{Error, ErrorKind};
+    ///
+    /// let err = Error::lease_store("renew", std::io::Error::other("connection reset"));
+    /// assert!(matches!(err.kind(), ErrorKind::LeaseStore { operation: "renew", .. }));
+    /// assert_eq!(err.to_string(), "node ID lease store failed to renew: connection reset");
+    /// assert_eq!(err.source().unwrap().to_string(), "connection reset");
+    /// ```
+    #[cold]
+    pub fn lease_store(
+        operation: &'static str,
+        err: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) -> Error {
+        let err = err.into();
+        ErrorKind::LeaseStore {
+            operation,
+            message: err.to_string(),
+            source: Some(std::sync::Arc::from(err)),
+        }
+        .into()
+    }
+}
+
+impl From<ErrorKind> for Error {
+    #[cold]
+    #[inline(never)]
+    fn from(kind: ErrorKind) -> Self {
+        Error(Box::new(kind))
+    }
+}
+
+impl From<idgen_core::Error> for Error {
+    #[cold]
+    fn from(err: idgen_core::Error) -> Self {
+        ErrorKind::Id(err).into()
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&*self.0, f)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        idgen_core::display_then_causes(self, f)
+    }
+}
+
+/// What went wrong: the variants of an [`Error`] (its [`kind`](Error::kind)). Every variant
+/// converts into an `Error` with `into()` (or `?`).
+///
+/// ```
+/// use std::time::Duration;
+/// use idgen_engine::{Error, ErrorKind};
+///
+/// let err: Error = ErrorKind::LeaseOptionOutOfRange {
+///     option: "ttl",
+///     value: Duration::ZERO,
+///     min: Duration::from_secs(1),
+///     max: Duration::from_secs(3600),
+/// }
+/// .into();
+/// assert!(matches!(err.kind(), ErrorKind::LeaseOptionOutOfRange { option: "ttl", .. }));
+/// ```
 #[derive(Clone, thiserror::Error)]
 #[non_exhaustive]
-pub enum Error {
+pub enum ErrorKind {
     /// An error of the ID values and generators: a fence that is closed, a clock behind the
     /// last ID, a layout or value out of range, a forked copy.
     #[error(transparent)]
@@ -115,7 +232,7 @@ pub enum Error {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let err = idgen_engine::Error::ClockSkew {
+    /// let err = idgen_engine::ErrorKind::ClockSkew {
     ///     operation: "claim",
     ///     lead_ms: 38_300,
     ///     round_trip_ms: 2,
@@ -237,7 +354,7 @@ pub enum Error {
         /// How long the caller waited, in milliseconds.
         waited_ms: u64,
         /// The last error the counter returned, if any.
-        last_error: Option<Box<Error>>,
+        last_error: Option<Error>,
     },
 
     /// The counter (database) returned an error.
@@ -316,7 +433,7 @@ pub enum Error {
     HiLoCounterNotCreated {
         /// The counter's name.
         counter: String,
-        /// What is missing, as in [`Error::HiLoCounterMissing`].
+        /// What is missing, as in [`ErrorKind::HiLoCounterMissing`].
         missing: String,
         /// What to do: the migration to run, or how to create the counter safely.
         remedy: String,
@@ -353,7 +470,7 @@ pub enum Error {
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-impl std::fmt::Debug for Error {
+impl std::fmt::Debug for ErrorKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         idgen_core::display_then_causes(self, f)
     }
@@ -361,7 +478,7 @@ impl std::fmt::Debug for Error {
 
 #[cfg(test)]
 mod tests {
-    use super::Error;
+    use super::{Error, ErrorKind};
 
     #[derive(Debug, thiserror::Error)]
     #[error("connection refused")]
@@ -369,18 +486,18 @@ mod tests {
 
     #[test]
     fn debug_is_display_then_the_causes_not_already_shown() {
-        let err = Error::HiLoSource {
+        let err = Error::from(ErrorKind::HiLoSource {
             counter: "orders".into(),
             source: std::sync::Arc::new(Refused(std::io::Error::other("os error 111"))),
-        };
+        });
         assert_eq!(
             format!("{err:?}"),
             "hi-lo counter orders failed: connection refused\n\ncaused by: os error 111"
         );
-        let missing = Error::HiLoCounterMissing {
+        let missing = Error::from(ErrorKind::HiLoCounterMissing {
             counter: "hilo".into(),
             missing: "no sequence named hilo".into(),
-        };
+        });
         assert_eq!(format!("{missing:?}"), missing.to_string());
         assert!(format!("{missing:?}").contains("create_if_missing(true)"));
     }
@@ -388,6 +505,28 @@ mod tests {
     #[test]
     fn a_core_error_keeps_its_message() {
         let core = idgen_core::Error::MissingNode;
-        assert_eq!(Error::from(core.clone()).to_string(), core.to_string());
+        let err = Error::from(core.clone());
+        assert_eq!(err.to_string(), core.to_string());
+        assert!(matches!(
+            err.kind(),
+            ErrorKind::Id(idgen_core::Error::MissingNode)
+        ));
+    }
+
+    #[test]
+    fn the_error_is_one_pointer_and_keeps_the_kinds_source() {
+        use std::error::Error as _;
+        assert_eq!(std::mem::size_of::<Error>(), 8);
+        assert_eq!(std::mem::size_of::<super::Result<Option<i64>>>(), 16);
+        let err = Error::from(ErrorKind::HiLoSource {
+            counter: "orders".into(),
+            source: std::sync::Arc::new(std::io::Error::other("refused")),
+        });
+        assert_eq!(err.source().unwrap().to_string(), "refused");
+        assert_eq!(format!("{:?}", err.kind()), format!("{err:?}"));
+        assert!(matches!(
+            err.clone().into_kind(),
+            ErrorKind::HiLoSource { .. }
+        ));
     }
 }

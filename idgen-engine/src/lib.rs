@@ -53,10 +53,10 @@ pub mod observe;
 pub use idgen_core::*;
 
 pub use call_error::CallError;
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 #[cfg(feature = "hilo")]
 pub use hilo::{HiLo, HiLoSource};
-/// `idgen_core::Error`, the error of the ID values and generators (what [`Error::Id`] holds),
+/// `idgen_core::Error`, the error of the ID values and generators (what [`ErrorKind::Id`] holds),
 /// named apart from this crate's [`Error`].
 pub use idgen_core::Error as CoreError;
 pub use name::SqlName;

@@ -1,14 +1,14 @@
 //! [`SqlName`]: the one rule for names written into SQL (identifiers cannot be bound) and
 //! into the etcd and Redis stores' keys.
 
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 
 /// The longest identifier part accepted: PostgreSQL truncates names past 63 bytes.
 const MAX_PART_LEN: usize = 63;
 
 /// A checked table, sequence or counter name: `name` or `schema.name`, each part
 /// `[A-Za-z_][A-Za-z0-9_]*` of at most 63 characters. Names are interpolated into SQL, so
-/// anything else is refused with [`Error::InvalidSqlName`] naming what the name is for, the
+/// anything else is refused with [`ErrorKind::InvalidSqlName`] naming what the name is for, the
 /// name, and the rule it breaks.
 ///
 /// The same rule checks the etcd and Redis stores' key prefixes and counter names. In SQL, the
@@ -46,11 +46,12 @@ impl SqlName {
             None => Ok(SqlName {
                 name: name.to_owned(),
             }),
-            Some(reason) => Err(Error::InvalidSqlName {
+            Some(reason) => Err(ErrorKind::InvalidSqlName {
                 what,
                 name: name.chars().take(64).collect(),
                 reason,
-            }),
+            }
+            .into()),
         }
     }
 
@@ -153,8 +154,8 @@ mod tests {
         ] {
             let err = SqlName::parse("lease table", name).unwrap_err();
             assert!(matches!(
-                err,
-                Error::InvalidSqlName {
+                err.kind(),
+                ErrorKind::InvalidSqlName {
                     what: "lease table",
                     ..
                 }

@@ -26,13 +26,13 @@ use std::time::Duration;
 
 #[cfg(unix)]
 use idgen_core::{Layout, Snowflake};
-use idgen_engine::Error;
 #[cfg(unix)]
 use idgen_engine::hilo::{HiLo, MemorySource};
 #[cfg(unix)]
 use idgen_engine::lease::{
     BoxError, Claim, ClaimRequest, LeaseStore, MemoryLeaseStore, RenewRequest, WorkerLease,
 };
+use idgen_engine::{Error, ErrorKind};
 
 /// IDs each side tries to issue after the fork, from each generator.
 #[cfg(unix)]
@@ -85,8 +85,8 @@ impl LeaseStore for Recording {
 /// What an error says, for the child's report: `Forked <what>` for the fork error.
 #[cfg(unix)]
 fn describe(err: &Error) -> String {
-    match err {
-        Error::Id(idgen_engine::CoreError::Forked { what }) => format!("Forked {what}"),
+    match err.kind() {
+        ErrorKind::Id(idgen_engine::CoreError::Forked { what }) => format!("Forked {what}"),
         other => format!("other {other}"),
     }
 }
@@ -305,7 +305,10 @@ fn main() {
     assert!(parent_snowflake.iter().all(|&id| id < last.get()));
     let taken = runtime.block_on(options().acquire(store.clone(), &tiny));
     assert!(
-        matches!(taken, Err(Error::NoFreeNode { .. })),
+        matches!(
+            taken.as_ref().map_err(Error::kind),
+            Err(ErrorKind::NoFreeNode { .. })
+        ),
         "the parent's node ID was given away: {taken:?}"
     );
     runtime

@@ -5,7 +5,7 @@ pub use idgen_engine::hilo::*;
 use std::sync::Mutex;
 
 use etcd_client::{Client, Compare, CompareOp, GetOptions, KeyValue, Txn, TxnOp, TxnOpResponse};
-use idgen_engine::Error;
+use idgen_engine::{Error, ErrorKind};
 
 use crate::connection::Etcd;
 pub use crate::connection::EtcdMarker;
@@ -157,11 +157,12 @@ impl EtcdCounter {
     pub async fn create(&self, increment: u64) -> Result<(), Error> {
         self.base.clone()?;
         if increment == 0 || increment > i64::MAX as u64 {
-            return Err(Error::HiLoInvalidOption {
+            return Err(ErrorKind::HiLoInvalidOption {
                 option: "increment",
                 value: increment.to_string(),
                 reason: "must be between 1 and i64::MAX",
-            });
+            }
+            .into());
         }
         let (next, inc) = (self.next_key(), self.increment_key());
         let txn = Txn::new()
@@ -180,13 +181,13 @@ impl EtcdCounter {
                 .await
                 .map_err(|e| self.etcd.failed(format!("create {next}"), e).into())
         };
-        created
-            .await
-            .map(drop)
-            .map_err(|source: BoxError| Error::HiLoSource {
+        created.await.map(drop).map_err(|source: BoxError| {
+            ErrorKind::HiLoSource {
                 counter: self.name.clone(),
                 source: source.into(),
-            })
+            }
+            .into()
+        })
     }
 
     async fn client(&self) -> Result<Client, BoxError> {
@@ -197,7 +198,7 @@ impl EtcdCounter {
     }
 
     fn missing(&self) -> BoxError {
-        Box::new(Error::HiLoCounterMissing {
+        Box::new(ErrorKind::HiLoCounterMissing {
             counter: self.name.clone(),
             missing: format!(
                 "no key {} in etcd at {}",

@@ -2,7 +2,7 @@
 
 pub use idgen_engine::hilo::*;
 
-use idgen_engine::Error;
+use idgen_engine::{Error, ErrorKind};
 
 use crate::connection::Connection;
 #[allow(deprecated)]
@@ -148,17 +148,19 @@ impl RedisCounter {
     }
 
     fn missing(&self, key: &str) -> Error {
-        Error::HiLoCounterMissing {
+        ErrorKind::HiLoCounterMissing {
             counter: self.name.clone(),
             missing: format!("no key {key} on Redis at {}", self.conn.server()),
         }
+        .into()
     }
 
     fn source_error(&self, source: BoxError) -> Error {
-        Error::HiLoSource {
+        ErrorKind::HiLoSource {
             counter: self.name.clone(),
             source: source.into(),
         }
+        .into()
     }
 }
 

@@ -34,7 +34,7 @@
 //! | SQLite | row *name* of table `idgen_hilo` | `UPDATE idgen_hilo SET next_val = next_val + ?1 WHERE name = ?2 RETURNING next_val - ?1` | any step per call |
 //!
 //! At start-up a sequence whose increment differs from the block size is refused
-//! ([`EngineError::HiLoIncrementMismatch`](crate::EngineError::HiLoIncrementMismatch), naming both
+//! ([`EngineErrorKind::HiLoIncrementMismatch`](crate::EngineErrorKind::HiLoIncrementMismatch), naming both
 //! numbers). Counter tables advance by any step per call, so there is nothing to mismatch.
 //!
 //! # Its own connection, autocommit
@@ -49,7 +49,7 @@
 //!
 //! Counter and table names are written into SQL, so only `name` or `schema.name` of ASCII
 //! letters, digits and `_` (not starting with a digit, parts of at most 63 characters) pass
-//! ([`EngineError::InvalidSqlName`](crate::EngineError::InvalidSqlName)).
+//! ([`EngineErrorKind::InvalidSqlName`](crate::EngineErrorKind::InvalidSqlName)).
 
 // Without a database feature every counter is `Unsupported`, and the rest is unreachable.
 #![cfg_attr(
@@ -121,7 +121,7 @@ impl SeaOrmCounter {
     ///
     /// # Errors
     ///
-    /// [`Error::Id`] wrapping `EngineError::InvalidSqlName` naming the name;
+    /// [`Error::Id`] wrapping an `EngineError` of kind `EngineErrorKind::InvalidSqlName` naming the name;
     /// [`Error::UnsupportedConnection`] for a connection that is not an sqlx pool.
     ///
     /// # Examples

@@ -174,7 +174,7 @@ impl SeaOrmLeaseStore {
     ///
     /// # Errors
     ///
-    /// [`Error::Id`] wrapping `idgen_engine::Error::InvalidOptions`, naming the name;
+    /// [`Error::Id`] wrapping an `idgen_engine::Error` of kind `ErrorKind::InvalidOptions`, naming the name;
     /// [`Error::UnsupportedConnection`] for a connection that is not an sqlx pool.
     ///
     /// # Examples

@@ -176,8 +176,10 @@ pub use fill::{GeneratedId, fill, fill_async, next_id, next_id_async, preset, se
 #[cfg(feature = "hilo")]
 pub use fill_hilo::{fill_from_hilo, set_hilo};
 /// `idgen_engine::Error` (the errors of leases, hi-lo and their stores, and of the generator
-/// through `EngineError::Id`), named apart from this crate's own [`Error`].
+/// through `EngineErrorKind::Id`), named apart from this crate's own [`Error`].
 pub use idgen_engine::Error as EngineError;
+/// `idgen_engine::ErrorKind`, what an [`EngineError`] holds (its `kind()`), to match on.
+pub use idgen_engine::ErrorKind as EngineErrorKind;
 pub use idgen_engine::*;
 
 #[doc(hidden)]

@@ -10,7 +10,7 @@ use crate::dialect::{Dialect, ErrorClass};
 use crate::session::{Session, check_outside_transaction};
 use crate::statement::{Statement, Value};
 use idgen_core::BoxError;
-use idgen_engine::Error;
+use idgen_engine::{Error, ErrorKind};
 
 /// Where a counter lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,15 +57,16 @@ impl CounterSql {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidSqlName`] for a refused name; [`Error::InvalidOptions`] on SQLite,
+    /// [`ErrorKind::InvalidSqlName`] for a refused name; [`ErrorKind::InvalidOptions`] on SQLite,
     /// which has no sequences.
     pub fn sequence(dialect: Dialect, name: &str) -> Result<CounterSql, Error> {
         if dialect == Dialect::Sqlite {
-            return Err(Error::InvalidOptions {
+            return Err(ErrorKind::InvalidOptions {
                 reason: format!(
                     "hi-lo counter {name}: SQLite has no sequences; use a counter table"
                 ),
-            });
+            }
+            .into());
         }
         Ok(CounterSql {
             dialect,
@@ -79,13 +80,14 @@ impl CounterSql {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidSqlName`] for a refused name; [`Error::InvalidOptions`] on
+    /// [`ErrorKind::InvalidSqlName`] for a refused name; [`ErrorKind::InvalidOptions`] on
     /// PostgreSQL, where idgen keeps counters in sequences.
     pub fn table(dialect: Dialect, name: &str, table: &str) -> Result<CounterSql, Error> {
         if dialect == Dialect::Postgres {
-            return Err(Error::InvalidOptions {
+            return Err(ErrorKind::InvalidOptions {
                 reason: format!("hi-lo counter {name}: on PostgreSQL a counter is a sequence"),
-            });
+            }
+            .into());
         }
         Ok(CounterSql {
             dialect,
@@ -174,12 +176,12 @@ impl CounterSql {
     ///
     /// # Errors
     ///
-    /// [`Error::HiLoInvalidOption`] for a `size` above `i64::MAX`.
+    /// [`ErrorKind::HiLoInvalidOption`] for a `size` above `i64::MAX`.
     pub fn allocate(&self, size: u64) -> Result<Statement<'_>, Error> {
         let name = self.name.as_str();
         let table = self.table.as_str();
         let step = || {
-            i64::try_from(size).map_err(|_| Error::HiLoInvalidOption {
+            i64::try_from(size).map_err(|_| ErrorKind::HiLoInvalidOption {
                 option: "block",
                 value: size.to_string(),
                 reason: "a block must fit in i64",
@@ -301,7 +303,7 @@ impl CounterSql {
     /// Reads, as column `value`, a sequence's increment (PostgreSQL from `pg_catalog.pg_sequence`,
     /// MariaDB from the sequence itself), or a table counter's current value (only to see that
     /// the row exists: a table counter takes any step). No row, or a missing relation: the
-    /// counter is missing ([`HiLoCounterMissing`](Error::HiLoCounterMissing)).
+    /// counter is missing ([`HiLoCounterMissing`](ErrorKind::HiLoCounterMissing)).
     pub fn increment(&self) -> Statement<'_> {
         let name = self.name.as_str();
         match (self.dialect, self.kind) {
@@ -352,10 +354,13 @@ impl CounterSql {
         u64::try_from(increment)
             .ok()
             .filter(|&s| s > 0)
-            .ok_or_else(|| Error::HiLoInvalidOption {
+            .ok_or_else(|| {
+                ErrorKind::HiLoInvalidOption {
                 option: "database increment",
                 value: format!("{increment} (counter {})", self.name),
                 reason: "a hi-lo sequence must count upwards: INCREMENT BY the block size, >= 1",
+            }
+            .into()
             })
     }
 
@@ -365,10 +370,11 @@ impl CounterSql {
             CounterKind::Sequence => format!("no sequence named {}", self.name),
             CounterKind::Table => format!("no row '{}' in table {}", self.name, self.table),
         };
-        Error::HiLoCounterMissing {
+        ErrorKind::HiLoCounterMissing {
             counter: self.name.as_str().to_owned(),
             missing,
         }
+        .into()
     }
 }
 
@@ -377,7 +383,7 @@ impl CounterSql {
 /// commits whatever the connection's autocommit setting, which idgen never changes.
 impl CounterSql {
     /// Takes one block of `size` IDs and returns its first ID. A missing sequence, table or
-    /// row is [`HiLoCounterMissing`](Error::HiLoCounterMissing); other errors are the driver's.
+    /// row is [`HiLoCounterMissing`](ErrorKind::HiLoCounterMissing); other errors are the driver's.
     pub async fn allocate_on<S: Session>(
         &self,
         session: &mut S,
@@ -411,7 +417,7 @@ impl CounterSql {
     /// Takes up to `count` blocks of `size` IDs in one round trip where the counter can
     /// ([`allocate_blocks`](Self::allocate_blocks): a PostgreSQL sequence), else one block
     /// ([`allocate_on`](Self::allocate_on)); returns their first IDs, at least one. A missing
-    /// sequence is [`HiLoCounterMissing`](Error::HiLoCounterMissing); a value that is not a number is an error naming it.
+    /// sequence is [`HiLoCounterMissing`](ErrorKind::HiLoCounterMissing); a value that is not a number is an error naming it.
     pub async fn allocate_blocks_on<S: Session>(
         &self,
         session: &mut S,
@@ -433,7 +439,7 @@ impl CounterSql {
     /// ([`raise_above`](Self::raise_above)); on a MariaDB sequence, reads its increment and next
     /// value, then `SELECT SETVAL(s, target, 0)` to the first value above `floor` on its grid,
     /// which MariaDB ignores when the sequence is already past it (never backwards). A missing
-    /// counter is [`HiLoCounterMissing`](Error::HiLoCounterMissing); other errors are the driver's (a user without
+    /// counter is [`HiLoCounterMissing`](ErrorKind::HiLoCounterMissing); other errors are the driver's (a user without
     /// the right to alter a PostgreSQL sequence among them).
     pub async fn raise_on<S: Session>(&self, session: &mut S, floor: i64) -> Result<(), BoxError> {
         check_outside_transaction(session).await?;

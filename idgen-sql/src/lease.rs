@@ -41,7 +41,7 @@ impl LeaseSql {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidSqlName`] naming the refused name.
+    /// [`ErrorKind::InvalidSqlName`](idgen_engine::ErrorKind::InvalidSqlName) naming the refused name.
     pub fn new(dialect: Dialect, table: &str) -> Result<LeaseSql, Error> {
         let table = SqlName::parse("lease table", table)?.quoted(dialect);
         Ok(LeaseSql { dialect, table })

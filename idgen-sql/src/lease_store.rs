@@ -105,7 +105,7 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidSqlName`] when `table` breaks the name rule.
+    /// [`ErrorKind::InvalidSqlName`](idgen_engine::ErrorKind::InvalidSqlName) when `table` breaks the name rule.
     pub fn with_table(pool: P, table: &str) -> Result<Self, Error> {
         let store = Self::named(pool, table);
         store.sql()?;
@@ -138,7 +138,7 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidSqlName`] when the table's name was refused.
+    /// [`ErrorKind::InvalidSqlName`](idgen_engine::ErrorKind::InvalidSqlName) when the table's name was refused.
     pub fn migration_sql(&self) -> Result<String, Error> {
         Ok(self.sql()?.create_table())
     }
@@ -148,32 +148,34 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     ///
     /// # Errors
     ///
-    /// [`Error::LeaseStore`] when the database refuses or cannot be reached;
-    /// [`Error::InvalidSqlName`] when the table's name was refused.
+    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) when the database refuses or cannot be reached;
+    /// [`ErrorKind::InvalidSqlName`](idgen_engine::ErrorKind::InvalidSqlName) when the table's name was refused.
     pub async fn create_table(&self) -> Result<(), Error> {
-        self.call(CreateTable).await.map_err(store_error("create"))
+        self.call(CreateTable)
+            .await
+            .map_err(|e| Error::lease_store("create", e))
     }
 
     /// The rows of `namespace`, by node ID: who holds which node ID until when.
     ///
     /// # Errors
     ///
-    /// [`Error::LeaseStore`] when the database refuses or cannot be reached.
+    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) when the database refuses or cannot be reached.
     pub async fn rows(&self, namespace: &str) -> Result<Vec<LeaseRow>, Error> {
         self.call(RowsCall(namespace.to_owned()))
             .await
-            .map_err(store_error("read rows"))
+            .map_err(|e| Error::lease_store("read rows", e))
     }
 
     /// The database's clock now, in Unix ms: what [`LeaseRow::expires_at_ms`] is measured on.
     ///
     /// # Errors
     ///
-    /// [`Error::LeaseStore`] when the database refuses or cannot be reached.
+    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) when the database refuses or cannot be reached.
     pub async fn now_ms(&self) -> Result<i64, Error> {
         self.call(NowCall)
             .await
-            .map_err(store_error("read the clock"))
+            .map_err(|e| Error::lease_store("read the clock", e))
     }
 
     /// Frees a node ID for an operator (`idgen leases free`): an expired lease at once, a live
@@ -183,11 +185,11 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     ///
     /// # Errors
     ///
-    /// [`Error::LeaseStore`] when the database refuses or cannot be reached.
+    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) when the database refuses or cannot be reached.
     pub async fn free(&self, req: FreeRequest<'_>) -> Result<Result<Freed, NotFreed>, Error> {
         self.call(FreeCall::from(req))
             .await
-            .map_err(store_error("free"))
+            .map_err(|e| Error::lease_store("free", e))
     }
 
     fn sql(&self) -> Result<&Arc<LeaseSql>, Error> {
@@ -197,15 +199,6 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     async fn call<K: Call>(&self, call: K) -> Result<K::Output, BoxError> {
         let sql = Arc::clone(self.sql()?);
         self.pool.run(&self.turn, sql, call).await
-    }
-}
-
-/// The store's error for a failed `operation`, the adapter's error kept as its source.
-fn store_error(operation: &'static str) -> impl Fn(BoxError) -> Error {
-    move |e| Error::LeaseStore {
-        operation,
-        message: e.to_string(),
-        source: Some(Arc::from(e)),
     }
 }
 

@@ -9,7 +9,7 @@
 //!   ([`Dialect::classify`]).
 //! - [`SqlName`]: the one rule for a table, sequence or counter name written into SQL
 //!   (`name` or `schema.name`, each part 1 to 63 ASCII letters, digits or `_`, not starting
-//!   with a digit), refused with [`Error::InvalidSqlName`](idgen_engine::Error::InvalidSqlName).
+//!   with a digit), refused with [`ErrorKind::InvalidSqlName`](idgen_engine::ErrorKind::InvalidSqlName).
 //! - [`LeaseSql`]: the lease table's DDL and statements.
 //! - [`CounterSql`]: a hi-lo counter's DDL and statements (a sequence, or a row of a table).
 //! - [`Session`]: the primitives an adapter implements on one connection (run a statement,

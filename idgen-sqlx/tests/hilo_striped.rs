@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use idgen_sqlx::Error;
+use idgen_sqlx::ErrorKind;
 use idgen_sqlx::hilo::{PgStripe, StripedHiLo};
 use idgen_testkit::local_server::StoppablePostgres;
 
@@ -126,7 +126,7 @@ async fn overlapping_settings_are_refused_naming_both_counters() {
         .await
         .err()
         .unwrap();
-    let Error::HiLoCountersOverlap { first, second, .. } = &err else {
+    let ErrorKind::HiLoCountersOverlap { first, second, .. } = err.kind() else {
         panic!("{err}");
     };
     // Each counter is named with its server, as the same name is typical on every server.
@@ -194,8 +194,8 @@ async fn a_block_moved_into_the_other_stripe_is_refused_not_served() {
     };
     assert!(
         matches!(
-            err,
-            Error::HiLoBlockOffGrid {
+            err.kind(),
+            ErrorKind::HiLoBlockOffGrid {
                 start: 151,
                 origin: 1,
                 step: 100,

@@ -14,7 +14,7 @@ use diesel_async::pooled_connection::{AsyncDieselConnectionManager, PoolError};
 use crate::async_session::AsyncDieselConnection;
 use crate::async_session::AsyncDieselPool;
 use idgen_engine::CallError;
-use idgen_engine::Error;
+use idgen_engine::{Error, ErrorKind};
 
 /// A hi-lo counter over a diesel-async deadpool pool (feature `async`): the [`HiLoSource`]
 /// behind `HiLo::builder(&pool)`, with the SQL and semantics of
@@ -110,7 +110,7 @@ where
     AsyncDieselConnectionManager<C>: Manager<Type = C, Error = PoolError>,
 {
     /// The counter `name` (a sequence on PostgreSQL and MariaDB ≥ 10.3, else the row `name` of
-    /// the table `idgen_hilo`). Fails with [`Error::InvalidSqlName`] when `name` is not a plain
+    /// the table `idgen_hilo`). Fails with [`ErrorKind::InvalidSqlName`] when `name` is not a plain
     /// identifier.
     ///
     /// ```
@@ -236,9 +236,12 @@ where
     pub async fn create(&self, block: u64) -> Result<(), Error> {
         on_connection!(self, |session, sql| sql.create_on(session, block))
             .await
-            .map_err(|source| Error::HiLoSource {
-                counter: self.spec.name.clone(),
-                source: source.into(),
+            .map_err(|source| {
+                ErrorKind::HiLoSource {
+                    counter: self.spec.name.clone(),
+                    source: source.into(),
+                }
+                .into()
             })
     }
 

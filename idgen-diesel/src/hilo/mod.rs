@@ -12,7 +12,7 @@
 //! every process sharing the counter, increase within one `HiLo`, and interleave with gaps
 //! across processes and restarts. At start-up the sequence's increment is read from the catalog
 //! and a sequence whose increment differs from the block size is refused with
-//! [`Error::HiLoIncrementMismatch`](idgen_engine::Error::HiLoIncrementMismatch) naming both numbers.
+//! [`ErrorKind::HiLoIncrementMismatch`](idgen_engine::ErrorKind::HiLoIncrementMismatch) naming both numbers.
 //! Every allocation is one statement on the counter's own connection (on MySQL/MariaDB in an
 //! explicit transaction of its own, so it commits whatever the connection's autocommit
 //! setting, which idgen does not change).

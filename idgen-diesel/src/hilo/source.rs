@@ -12,7 +12,7 @@ use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
 use crate::session::DieselConnection;
 use crate::session::{DieselSession, Unsettled, break_connection};
 use crate::{DieselPool, R2d2Marker};
-use idgen_engine::Error;
+use idgen_engine::{Error, ErrorKind};
 
 /// The counter table's default name (MySQL table mode, SQLite; idgen-sql's).
 pub use idgen_sql::DEFAULT_COUNTER_TABLE as DEFAULT_TABLE;
@@ -63,7 +63,7 @@ pub struct DieselCounter<C: R2D2Connection + 'static> {
 
 impl<C: DieselConnection> DieselCounter<C> {
     /// The counter `name` (a sequence on PostgreSQL and MariaDB ≥ 10.3, else the row `name` of
-    /// the table `idgen_hilo`). Fails with [`Error::InvalidSqlName`] when `name` is not a plain
+    /// the table `idgen_hilo`). Fails with [`ErrorKind::InvalidSqlName`] when `name` is not a plain
     /// identifier.
     ///
     /// ```
@@ -171,9 +171,12 @@ impl<C: DieselConnection> DieselCounter<C> {
     /// ```
     pub fn create(&self, block: u64) -> Result<(), Error> {
         self.with_session(|session, sql| block_on(sql.create_on(session, block)))
-            .map_err(|source| Error::HiLoSource {
-                counter: self.spec.name.clone(),
-                source: source.into(),
+            .map_err(|source| {
+                ErrorKind::HiLoSource {
+                    counter: self.spec.name.clone(),
+                    source: source.into(),
+                }
+                .into()
             })
     }
 

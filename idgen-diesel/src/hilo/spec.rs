@@ -39,7 +39,7 @@ impl CounterSpec {
         Ok(spec)
     }
 
-    /// Whether the names can be written into SQL ([`Error::InvalidSqlName`] naming the one
+    /// Whether the names can be written into SQL ([`ErrorKind::InvalidSqlName`](idgen_engine::ErrorKind::InvalidSqlName) naming the one
     /// refused).
     pub(crate) fn check(&self, dialect: Dialect) -> Result<(), Error> {
         self.sql(dialect, CounterKind::Table).map(drop)
@@ -116,8 +116,9 @@ mod tests {
                 .contains("counters")
         );
         assert!(matches!(
-            spec.with_table(Dialect::MySql, "counters;"),
-            Err(Error::InvalidSqlName { .. })
+            spec.with_table(Dialect::MySql, "counters;")
+                .map_err(Error::into_kind),
+            Err(idgen_engine::ErrorKind::InvalidSqlName { .. })
         ));
     }
 }

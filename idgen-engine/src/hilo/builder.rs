@@ -10,7 +10,7 @@ use super::HiLo;
 
 use super::options::{Floor, FloorQuery, Options};
 use super::source::{HiLoSource, IntoHiLoSource};
-use crate::error::{Error, Result};
+use crate::error::{ErrorKind, Result};
 use idgen_core::BoxError;
 
 /// Options of a [`HiLo`]; made by [`HiLo::builder`], finished by [`build`](Self::build).
@@ -126,7 +126,7 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     /// Start-up first looks for the counter and creates it only when it is missing, so an
     /// existing counter is never touched (a database user without the right to create
     /// anything can run it) and its increment is still checked. With `false`, a missing
-    /// counter fails start-up with [`Error::HiLoCounterNotCreated`](crate::Error::HiLoCounterNotCreated),
+    /// counter fails start-up with [`ErrorKind::HiLoCounterNotCreated`](crate::ErrorKind::HiLoCounterNotCreated),
     /// which gives the migration to run: for teams whose migrations own the schema.
     ///
     /// ```
@@ -230,14 +230,14 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     }
 
     /// How long `next_id()` and `reserve()` wait for a block when the buffer is empty before
-    /// returning [`Error::HiLoUnavailable`] (default 5 s). Also bounds the whole of `build()`:
+    /// returning [`ErrorKind::HiLoUnavailable`] (default 5 s). Also bounds the whole of `build()`:
     /// the counter's creation ([`create_if_missing`](Self::create_if_missing)), the increment
     /// check, the [floor](Self::floor_from) query and the move above the floor, and the first
     /// block together, whatever holds them up (another session holding the counter's lock or
     /// the lock of the table the floor query reads, a database that does not answer), and each
     /// later read of a floor query; past it, `build()` returns
-    /// [`Error::HiLoStartTimeout`] naming what it was waiting for (or
-    /// [`Error::HiLoUnavailable`] when it was the first block).
+    /// [`ErrorKind::HiLoStartTimeout`] naming what it was waiting for (or
+    /// [`ErrorKind::HiLoUnavailable`] when it was the first block).
     ///
     /// ```
     /// # use idgen_engine::hilo::{HiLo, MemorySource};
@@ -293,7 +293,7 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     /// can ([`HiLoSource::raise_above`](crate::hilo::HiLoSource::raise_above): every store of
     /// idgen's adapter crates), else by taking blocks until it is past (one block is then
     /// skipped per start). Every block after that must lie above it too, or the generator
-    /// fails closed ([`Error::HiLoCounterWentBackwards`]). Reading the floor and moving the
+    /// fails closed ([`ErrorKind::HiLoCounterWentBackwards`]). Reading the floor and moving the
     /// counter count against the [`timeout`](Self::timeout) of `build()`.
     ///
     /// A fixed value is known once; a floor that moves while the application runs (the
@@ -316,7 +316,7 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     /// the database the IDs go into. Run at start-up (before the counter is used), and again
     /// **before every fetch of a block**: a block that starts at or below what the query
     /// returned just before the counter handed it out fails the generator closed
-    /// ([`Error::HiLoCounterWentBackwards`]) instead of being served. So a counter set back
+    /// ([`ErrorKind::HiLoCounterWentBackwards`]) instead of being served. So a counter set back
     /// while processes run (a sequence restored between two processes' blocks) is caught by
     /// every process whose next block overlaps IDs the query already sees, not only by the
     /// process that was ahead; IDs handed out but not yet stored, which the query cannot see,
@@ -325,7 +325,7 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     /// The query is read before the block is taken, so a block another process takes and
     /// stores after it never counts against this one. It costs one more round trip per fetch
     /// (fetches run ahead of need, so callers do not wait for it); it is bounded by the
-    /// [`timeout`](Self::timeout). Its error fails the start-up ([`Error::HiLoSource`]); later,
+    /// [`timeout`](Self::timeout). Its error fails the start-up ([`ErrorKind::HiLoSource`]); later,
     /// it fails that fetch, which is retried with backoff like any failed fetch.
     ///
     /// ```
@@ -365,11 +365,11 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
     ///
     /// # Errors
     ///
-    /// [`Error::HiLoInvalidOption`] for an option out of range, [`Error::HiLoSource`] from the
-    /// counter (one that is missing among them) or the floor query, [`Error::HiLoIncrementMismatch`],
-    /// [`Error::HiLoStartTimeout`] when the creation, the increment check, the floor query or
-    /// the move above the floor did not answer within the timeout, [`Error::HiLoUnavailable`] when the first block did not, and
-    /// [`Error::HiLoNoRuntime`] outside a tokio runtime.
+    /// [`ErrorKind::HiLoInvalidOption`] for an option out of range, [`ErrorKind::HiLoSource`] from the
+    /// counter (one that is missing among them) or the floor query, [`ErrorKind::HiLoIncrementMismatch`],
+    /// [`ErrorKind::HiLoStartTimeout`] when the creation, the increment check, the floor query or
+    /// the move above the floor did not answer within the timeout, [`ErrorKind::HiLoUnavailable`] when the first block did not, and
+    /// [`ErrorKind::HiLoNoRuntime`] outside a tokio runtime.
     ///
     /// ```
     /// # use idgen_engine::hilo::{HiLo, MemorySource};
@@ -403,10 +403,11 @@ impl<T: IntoHiLoSource<M>, M> HiLoBuilder<T, M> {
         let counter = source.name().to_owned();
         let options = self.options;
         super::runtime::block_on(HiLo::start(source, options)).unwrap_or_else(|reason| {
-            Err(Error::HiLoSource {
+            Err(ErrorKind::HiLoSource {
                 counter,
                 source: std::sync::Arc::from(idgen_core::BoxError::from(reason)),
-            })
+            }
+            .into())
         })
     }
 }

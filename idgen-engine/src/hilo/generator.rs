@@ -16,7 +16,7 @@ use super::refill;
 use super::runtime::{self, Caller};
 use super::source::{DynSource, HiLoSource, Increment, IntoHiLoSource};
 use super::stats::HiLoStats;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use idgen_core::BoxError;
 
 /// Hands out `i64` IDs from blocks taken from a central counter, one round trip per block (or
@@ -35,7 +35,7 @@ use idgen_core::BoxError;
 ///   backup, lagging replica), overlapping one that arrived meanwhile, or at or below what a
 ///   [`floor_from`](crate::hilo::HiLoBuilder::floor_from) query returned just before it was taken (IDs other
 ///   processes handed out and stored), stops the generator for good with
-///   [`Error::HiLoCounterWentBackwards`]. Without a floor query, a counter set back to a point
+///   [`ErrorKind::HiLoCounterWentBackwards`]. Without a floor query, a counter set back to a point
 ///   above this generator's blocks (between its blocks and another process's) goes unnoticed
 ///   here.
 ///
@@ -47,7 +47,7 @@ use idgen_core::BoxError;
 /// ([`max_fetches_in_flight`](crate::hilo::HiLoBuilder::max_fetches_in_flight)). No lock is held across a
 /// round trip, and a dropped `next_id()` future loses nothing, since fetches belong to their
 /// tasks. When the counter is down, buffered IDs keep coming; then `next_id()` returns
-/// [`Error::HiLoUnavailable`] after the [timeout](crate::hilo::HiLoBuilder::timeout); a task retries with
+/// [`ErrorKind::HiLoUnavailable`] after the [timeout](crate::hilo::HiLoBuilder::timeout); a task retries with
 /// backoff and the generator recovers on its own.
 ///
 /// Fetches run on the tokio runtime of the caller that needs them, so a `HiLo` keeps working
@@ -95,7 +95,9 @@ impl std::fmt::Debug for HiLo {
 fn missing_counter(err: &(dyn std::error::Error + 'static)) -> Option<String> {
     let mut next = Some(err);
     while let Some(err) = next {
-        if let Some(Error::HiLoCounterMissing { missing, .. }) = err.downcast_ref::<Error>() {
+        if let Some(ErrorKind::HiLoCounterMissing { missing, .. }) =
+            err.downcast_ref::<Error>().map(Error::kind)
+        {
             return Some(missing.clone());
         }
         next = err.source();
@@ -114,25 +116,26 @@ fn not_created<S: HiLoSource>(source: &S, counter: &str, missing: String, block:
              starts at 1 and hands out IDs already issued; restore it above the highest ID in use instead"
             .to_owned(),
     };
-    Error::HiLoCounterNotCreated {
+    ErrorKind::HiLoCounterNotCreated {
         counter: counter.to_owned(),
         missing,
         remedy,
     }
+    .into()
 }
 
 impl HiLo {
     /// Starts a generator taking blocks of `block` IDs from `source`: a [`HiLoSource`], or in
     /// the adapter crates a connection pool (`HiLo::new(pool, 1000)`). Reads the counter's
     /// increment and refuses to start when it differs from `block`
-    /// ([`Error::HiLoIncrementMismatch`]), then fetches the first block.
+    /// ([`ErrorKind::HiLoIncrementMismatch`]), then fetches the first block.
     ///
     /// ```
-    /// use idgen_engine::{Error, hilo::{HiLo, MemorySource}};
+    /// use idgen_engine::{ErrorKind, hilo::{HiLo, MemorySource}};
     ///
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// let err = HiLo::new(MemorySource::sequence(1), 50).await.unwrap_err();
-    /// assert!(matches!(err, Error::HiLoIncrementMismatch { configured: 50, database: 1, .. }));
+    /// assert!(matches!(err.kind(), ErrorKind::HiLoIncrementMismatch { configured: 50, database: 1, .. }));
     /// # });
     /// ```
     pub async fn new<M>(source: impl IntoHiLoSource<M>, block: u64) -> Result<HiLo> {
@@ -142,13 +145,13 @@ impl HiLo {
     /// Start-up, bounded as a whole by the builder's timeout: the counter's creation, the
     /// increment check and the first block each get what is left of it.
     pub(crate) async fn start<S: HiLoSource>(source: S, options: Options) -> Result<HiLo> {
-        Handle::try_current().map_err(|_| Error::HiLoNoRuntime)?;
+        Handle::try_current().map_err(|_| ErrorKind::HiLoNoRuntime)?;
         idgen_core::fork::protected()?;
         let forks = idgen_core::fork::generation();
         let deadline = Instant::now() + options.timeout;
         let counter = source.name().to_owned();
         let timeout_ms = u64::try_from(options.timeout.as_millis()).unwrap_or(u64::MAX);
-        let timed_out = |waiting_for: &'static str| Error::HiLoStartTimeout {
+        let timed_out = |waiting_for: &'static str| ErrorKind::HiLoStartTimeout {
             counter: counter.clone(),
             timeout_ms,
             waiting_for,
@@ -183,18 +186,20 @@ impl HiLo {
         let block = match increment {
             Increment::Fixed(database) if database != options.block => {
                 if !options.adopt_database_increment {
-                    return Err(Error::HiLoIncrementMismatch {
+                    return Err(ErrorKind::HiLoIncrementMismatch {
                         counter,
                         configured: options.block,
                         database,
-                    });
+                    }
+                    .into());
                 }
                 if database == 0 || database > MAX_BLOCK {
-                    return Err(Error::HiLoInvalidOption {
+                    return Err(ErrorKind::HiLoInvalidOption {
                         option: "database increment",
                         value: database.to_string(),
                         reason: "a block holds between 1 and 4294967296 (2^32) IDs",
-                    });
+                    }
+                    .into());
                 }
                 database
             }
@@ -237,13 +242,14 @@ impl HiLo {
     #[cold]
     #[inline(never)]
     fn forked() -> Error {
-        Error::Id(idgen_core::Error::Forked {
+        ErrorKind::Id(idgen_core::Error::Forked {
             what: "hi-lo buffer",
         })
+        .into()
     }
 
     /// The next ID. Waits only when the buffer is empty (a fetch is late or failing), at most
-    /// the [timeout](crate::hilo::HiLoBuilder::timeout), then returns [`Error::HiLoUnavailable`]. Cancelling
+    /// the [timeout](crate::hilo::HiLoBuilder::timeout), then returns [`ErrorKind::HiLoUnavailable`]. Cancelling
     /// the future is safe: no ID or block is lost or handed out twice. Needs a tokio runtime
     /// (with its timer) only when it has to wait; without one, use
     /// [`next_id_blocking`](Self::next_id_blocking).
@@ -281,7 +287,7 @@ impl HiLo {
 
     /// The next ID, blocking this thread while the buffer is empty: for callers without an
     /// async runtime (a diesel application, a plain thread), at most the
-    /// [timeout](crate::hilo::HiLoBuilder::timeout), then [`Error::HiLoUnavailable`].
+    /// [timeout](crate::hilo::HiLoBuilder::timeout), then [`ErrorKind::HiLoUnavailable`].
     ///
     /// Works on any thread: one with no runtime (the fetch then runs on a small background
     /// runtime of idgen's own), a multi-thread runtime's blocking section
@@ -386,7 +392,7 @@ impl HiLo {
     ///
     /// `n` may exceed the block size only for counters that take any step per call
     /// ([`Increment::PerCall`]; one fetch of `n` IDs); for a sequence ([`Increment::Fixed`])
-    /// that is [`Error::HiLoReserveTooLarge`], since its blocks are not contiguous.
+    /// that is [`ErrorKind::HiLoReserveTooLarge`], since its blocks are not contiguous.
     ///
     /// ```
     /// # use idgen_engine::hilo::{HiLo, MemorySource};
@@ -400,14 +406,15 @@ impl HiLo {
     pub async fn reserve(&self, n: u64) -> Result<Range<i64>> {
         let max = self.shared.reserve_limit();
         if n == 0 {
-            return Err(Error::HiLoInvalidOption {
+            return Err(ErrorKind::HiLoInvalidOption {
                 option: "reserve n",
                 value: n.to_string(),
                 reason: "reserve at least 1 ID",
-            });
+            }
+            .into());
         }
         if n > max {
-            return Err(Error::HiLoReserveTooLarge { requested: n, max });
+            return Err(ErrorKind::HiLoReserveTooLarge { requested: n, max }.into());
         }
         if idgen_core::fork::is_forked_since(self.forks) {
             return Err(Self::forked());
@@ -494,7 +501,7 @@ async fn within_deadline<T>(
     }
 }
 
-/// The try after the timeout: its value, else [`Error::HiLoUnavailable`] naming how long the
+/// The try after the timeout: its value, else [`ErrorKind::HiLoUnavailable`] naming how long the
 /// caller waited.
 fn last_attempt<T>(
     shared: &Shared,

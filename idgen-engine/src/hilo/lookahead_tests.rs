@@ -316,8 +316,8 @@ async fn a_block_off_the_grid_of_a_fixed_increment_fails_closed() {
     let err = ids.stats().last_error.expect("failed closed");
     assert!(
         matches!(
-            err,
-            crate::error::Error::HiLoBlockOffGrid {
+            err.kind(),
+            crate::error::ErrorKind::HiLoBlockOffGrid {
                 start: 15,
                 origin: 1,
                 step: 10,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::cursor::MAX_BLOCK;
 use super::source::BoxFuture;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use idgen_core::BoxError;
 
 /// The counter name a connection pool gets when
@@ -119,11 +119,12 @@ impl Default for Options {
 }
 
 fn invalid(option: &'static str, value: impl ToString, reason: &'static str) -> Error {
-    Error::HiLoInvalidOption {
+    ErrorKind::HiLoInvalidOption {
         option,
         value: value.to_string(),
         reason,
     }
+    .into()
 }
 
 impl Options {

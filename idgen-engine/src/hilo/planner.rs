@@ -46,7 +46,7 @@ use super::options::{Floor, Options};
 use super::runtime::{self, Caller};
 use super::source::{BoxError, DynSource, Increment};
 use super::stats::HiLoStats;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 
 /// How fast a fetch latency spike fades from the look-ahead: a database that answered in 8 ms
 /// once in the last few seconds may do so again (a checkpoint, a busy host), and the buffer
@@ -805,11 +805,12 @@ impl Shared {
             .and_then(|span| start.checked_add(span))
             .is_some();
         if start < 1 || !fits {
-            return Err(Error::HiLoBlockOutOfRange {
+            return Err(ErrorKind::HiLoBlockOutOfRange {
                 counter: self.counter.clone(),
                 start,
                 len,
-            });
+            }
+            .into());
         }
         Ok(())
     }
@@ -826,10 +827,13 @@ impl Shared {
         floor: Option<i64>,
         blocks: &[Block],
     ) -> Result<(), Error> {
-        let backwards = |start: i64, highest: i64| Error::HiLoCounterWentBackwards {
-            counter: self.counter.clone(),
-            start,
-            highest,
+        let backwards = |start: i64, highest: i64| -> Error {
+            ErrorKind::HiLoCounterWentBackwards {
+                counter: self.counter.clone(),
+                start,
+                highest,
+            }
+            .into()
         };
         let last = |b: &Block| b.start + (b.len - 1) as i64;
         // `None` sorts below every `Some`.
@@ -849,12 +853,13 @@ impl Shared {
             if let Some((origin, step)) = grid
                 && (i128::from(block.start) - i128::from(origin)).rem_euclid(i128::from(step)) != 0
             {
-                return Err(Error::HiLoBlockOffGrid {
+                return Err(ErrorKind::HiLoBlockOffGrid {
                     counter: self.counter.clone(),
                     start: block.start,
                     origin,
                     step,
-                });
+                }
+                .into());
             }
             for other in inner.recent.iter().filter(|r| r.arrived > fetch.sent_after) {
                 if block.start <= last(&other.block) && other.block.start <= last(block) {
@@ -959,11 +964,12 @@ impl Shared {
 
     pub(crate) fn unavailable(&self, waited: Duration) -> Error {
         let inner = self.lock();
-        Error::HiLoUnavailable {
+        ErrorKind::HiLoUnavailable {
             counter: self.counter.clone(),
             waited_ms: u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
-            last_error: inner.last_error.clone().map(Box::new),
+            last_error: inner.last_error.clone(),
         }
+        .into()
     }
 
     pub(crate) fn stats(&self) -> HiLoStats {
@@ -994,8 +1000,9 @@ impl Shared {
 }
 
 pub(crate) fn source_error(counter: &str, err: BoxError) -> Error {
-    Error::HiLoSource {
+    ErrorKind::HiLoSource {
         counter: counter.to_owned(),
         source: Arc::from(err),
     }
+    .into()
 }

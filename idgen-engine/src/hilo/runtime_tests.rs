@@ -10,7 +10,7 @@ use super::tests::{
     assert_increasing_per_caller_and_distinct, assert_increment_mismatch_1000_vs_50, take,
 };
 use super::*;
-use crate::error::Error;
+use crate::error::ErrorKind;
 
 fn current_thread() -> Runtime {
     Builder::new_current_thread().enable_all().build().unwrap()
@@ -203,8 +203,8 @@ fn next_id_blocking_times_out_with_the_cause_then_recovers() {
     let began = std::time::Instant::now();
     let err = ids.next_id_blocking().unwrap_err();
     assert!(began.elapsed() >= Duration::from_millis(200));
-    match &err {
-        Error::HiLoUnavailable { last_error, .. } => {
+    match err.kind() {
+        ErrorKind::HiLoUnavailable { last_error, .. } => {
             let cause = last_error.as_ref().expect("the cause is kept").to_string();
             assert!(cause.contains("simulated outage"), "{cause}");
         }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::builder::HiLoBuilder;
 use super::source::{BoxError, HiLoSource, Increment};
 use super::{HiLo, HiLoStats};
-use crate::error::{Error, Result};
+use crate::error::{ErrorKind, Result};
 
 /// How often [`StripedHiLo::next_id`] looks again at its members while none has an ID buffered.
 const POLL: Duration = Duration::from_millis(1);
@@ -67,14 +67,15 @@ pub struct CounterSettings {
 pub fn check_no_overlap(block: u64, counters: &[CounterSettings]) -> Result<()> {
     for c in counters {
         if c.step < block {
-            return Err(Error::HiLoCountersOverlap {
+            return Err(ErrorKind::HiLoCountersOverlap {
                 first: c.name.clone(),
                 second: c.name.clone(),
                 reason: format!(
                     "{} advances by {} per call, less than a block of {block}",
                     c.name, c.step
                 ),
-            });
+            }
+            .into());
         }
     }
     for (i, a) in counters.iter().enumerate() {
@@ -83,14 +84,14 @@ pub fn check_no_overlap(block: u64, counters: &[CounterSettings]) -> Result<()> 
             let d = (i128::from(b.start) - i128::from(a.start)).rem_euclid(g);
             let apart = d.min(g - d);
             if apart < i128::from(block) {
-                return Err(Error::HiLoCountersOverlap {
+                return Err(ErrorKind::HiLoCountersOverlap {
                     first: a.name.clone(),
                     second: b.name.clone(),
                     reason: format!(
                         "{} (start {}, step {}) and {} (start {}, step {}) have block starts {apart} apart, less than a block of {block}",
                         a.name, a.start, a.step, b.name, b.start, b.step
                     ),
-                });
+                }.into());
             }
         }
     }
@@ -203,11 +204,11 @@ impl StripedHiLo {
     ///
     /// # Errors
     ///
-    /// [`Error::HiLoCountersOverlap`] naming two counters whose blocks could overlap;
-    /// [`Error::HiLoSource`] when a counter cannot be read at start-up (every counter must
-    /// answer then); [`Error::HiLoStartTimeout`] naming the counter that did not answer when
+    /// [`ErrorKind::HiLoCountersOverlap`] naming two counters whose blocks could overlap;
+    /// [`ErrorKind::HiLoSource`] when a counter cannot be read at start-up (every counter must
+    /// answer then); [`ErrorKind::HiLoStartTimeout`] naming the counter that did not answer when
     /// reading the counters' settings took longer than the time-out (5 s by default; each
-    /// counter's own start-up after that is bounded by it too); [`Error::HiLoInvalidOption`]
+    /// counter's own start-up after that is bounded by it too); [`ErrorKind::HiLoInvalidOption`]
     /// when there is no counter; any error of [`HiLo::new`].
     ///
     /// # Examples
@@ -264,11 +265,12 @@ impl StripedHiLo {
         configure: impl Fn(HiLoBuilder<Stripe<S>, ()>) -> HiLoBuilder<Stripe<S>, ()>,
     ) -> Result<Self> {
         if sources.is_empty() {
-            return Err(Error::HiLoInvalidOption {
+            return Err(ErrorKind::HiLoInvalidOption {
                 option: "sources",
                 value: "0".to_owned(),
                 reason: "a striped hi-lo needs at least one counter",
-            });
+            }
+            .into());
         }
         // Each counter's builder first, for the time-out that bounds reading the settings.
         let mut builders: Vec<HiLoBuilder<Stripe<S>, ()>> = sources
@@ -287,11 +289,11 @@ impl StripedHiLo {
         for builder in &mut builders {
             let source = &builder.source_mut().inner;
             let name = source.name().to_owned();
-            let failed = |e: BoxError| Error::HiLoSource {
+            let failed = |e: BoxError| ErrorKind::HiLoSource {
                 counter: name.clone(),
                 source: Arc::from(e),
             };
-            let timed_out = |waiting_for: &'static str| Error::HiLoStartTimeout {
+            let timed_out = |waiting_for: &'static str| ErrorKind::HiLoStartTimeout {
                 counter: name.clone(),
                 timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
                 waiting_for,
@@ -302,13 +304,13 @@ impl StripedHiLo {
             let step = match increment.map_err(failed)? {
                 Increment::Fixed(step) => step,
                 Increment::PerCall => {
-                    return Err(Error::HiLoCountersOverlap {
+                    return Err(ErrorKind::HiLoCountersOverlap {
                         first: name.clone(),
                         second: name.clone(),
                         reason: format!(
                             "{name} advances by whatever it is asked (a counter table), so its blocks cannot be kept apart from the others'; use sequences with a fixed increment"
                         ),
-                    });
+                    }.into());
                 }
             };
             let start = tokio::time::timeout_at(deadline, source.start())
@@ -344,7 +346,7 @@ impl StripedHiLo {
     ///
     /// # Errors
     ///
-    /// [`Error::HiLoUnavailable`] naming every counter when none answered within the
+    /// [`ErrorKind::HiLoUnavailable`] naming every counter when none answered within the
     /// time-out; a counter's error when it failed closed (it went backwards).
     ///
     /// # Examples
@@ -379,11 +381,12 @@ impl StripedHiLo {
                 }
             }
             if tokio::time::Instant::now() >= deadline {
-                return Err(Error::HiLoUnavailable {
+                return Err(ErrorKind::HiLoUnavailable {
                     counter: self.names.join(", "),
                     waited_ms: u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX),
                     last_error: None,
-                });
+                }
+                .into());
             }
             tokio::time::sleep(POLL).await;
         }

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::*;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 
 const MS: Duration = Duration::from_millis(1);
 
@@ -61,8 +61,8 @@ fn four_workers() -> tokio::runtime::Runtime {
 pub(super) fn assert_went_backwards(err: &Error, start: i64, highest: i64) {
     assert!(
         matches!(
-            err,
-            Error::HiLoCounterWentBackwards { start: s, highest: h, .. }
+            err.kind(),
+            ErrorKind::HiLoCounterWentBackwards { start: s, highest: h, .. }
                 if (*s, *h) == (start, highest)
         ),
         "{err:?}"
@@ -74,8 +74,8 @@ pub(super) fn assert_went_backwards(err: &Error, start: i64, highest: i64) {
 pub(super) fn assert_increment_mismatch_1000_vs_50(err: &Error) {
     assert!(
         matches!(
-            err,
-            Error::HiLoIncrementMismatch {
+            err.kind(),
+            ErrorKind::HiLoIncrementMismatch {
                 configured: 1000,
                 database: 50,
                 ..
@@ -250,8 +250,8 @@ async fn an_outage_serves_the_buffer_then_a_typed_error_then_recovers() {
     let started = tokio::time::Instant::now();
     let err = ids.next_id().await.unwrap_err();
     assert_eq!(started.elapsed(), Duration::from_secs(1));
-    match &err {
-        Error::HiLoUnavailable {
+    match err.kind() {
+        ErrorKind::HiLoUnavailable {
             waited_ms,
             last_error,
             ..
@@ -329,8 +329,8 @@ async fn blocks_outside_one_to_i64_max_are_refused() {
     let err = HiLo::new(Scripted::new(&[0]), 10).await.unwrap_err();
     assert!(
         matches!(
-            err,
-            Error::HiLoBlockOutOfRange {
+            err.kind(),
+            ErrorKind::HiLoBlockOutOfRange {
                 start: 0,
                 len: 10,
                 ..
@@ -340,7 +340,10 @@ async fn blocks_outside_one_to_i64_max_are_refused() {
     );
     let err = HiLo::new(Scripted::new(&[-50]), 10).await.unwrap_err();
     assert!(
-        matches!(err, Error::HiLoBlockOutOfRange { start: -50, .. }),
+        matches!(
+            err.kind(),
+            ErrorKind::HiLoBlockOutOfRange { start: -50, .. }
+        ),
         "{err:?}"
     );
     // The last ID may be i64::MAX, not one more.
@@ -349,7 +352,10 @@ async fn blocks_outside_one_to_i64_max_are_refused() {
     let err = HiLo::new(Scripted::new(&[i64::MAX - 8]), 10)
         .await
         .unwrap_err();
-    assert!(matches!(err, Error::HiLoBlockOutOfRange { .. }), "{err:?}");
+    assert!(
+        matches!(err.kind(), ErrorKind::HiLoBlockOutOfRange { .. }),
+        "{err:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -394,7 +400,10 @@ async fn reserve_gives_contiguous_increasing_ranges() {
     assert_eq!(ids.stats().ids_issued, 3 + 1 + 6 + 5 + 10 + 25 + 1);
 
     let err = ids.reserve(0).await.unwrap_err();
-    assert!(matches!(err, Error::HiLoInvalidOption { .. }), "{err:?}");
+    assert!(
+        matches!(err.kind(), ErrorKind::HiLoInvalidOption { .. }),
+        "{err:?}"
+    );
 
     // A sequence's blocks are not contiguous with each other: at most one block.
     let sequence = plain(&MemorySource::sequence(10), 10).await;
@@ -402,8 +411,8 @@ async fn reserve_gives_contiguous_increasing_ranges() {
     let err = sequence.reserve(11).await.unwrap_err();
     assert!(
         matches!(
-            err,
-            Error::HiLoReserveTooLarge {
+            err.kind(),
+            ErrorKind::HiLoReserveTooLarge {
                 requested: 11,
                 max: 10
             }
@@ -478,7 +487,7 @@ async fn invalid_options_are_refused_with_the_value() {
     ] {
         let err = options.build().await.unwrap_err();
         assert!(
-            matches!(err, Error::HiLoInvalidOption { option, .. } if option == name),
+            matches!(err.kind(), ErrorKind::HiLoInvalidOption { option, .. } if *option == name),
             "{err:?}"
         );
     }
@@ -489,7 +498,7 @@ fn starting_outside_a_runtime_is_an_error_not_a_panic() {
     let mut build = std::pin::pin!(HiLo::new(MemorySource::new(), 10));
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     match build.as_mut().poll(&mut cx) {
-        std::task::Poll::Ready(Err(Error::HiLoNoRuntime)) => {}
+        std::task::Poll::Ready(Err(e)) if matches!(e.kind(), ErrorKind::HiLoNoRuntime) => {}
         other => panic!("unexpected {other:?}"),
     }
 }
@@ -715,8 +724,8 @@ async fn build_with_a_floor_query_that_never_answers_returns_within_its_timeout(
     let took = began.elapsed();
     assert!(
         matches!(
-            err,
-            Error::HiLoStartTimeout {
+            err.kind(),
+            ErrorKind::HiLoStartTimeout {
                 timeout_ms: 200,
                 waiting_for: "the floor query",
                 ..
@@ -780,8 +789,8 @@ async fn a_striped_start_up_returns_within_its_timeout_when_a_counter_never_answ
         .expect("refused");
     assert!(
         matches!(
-            err,
-            Error::HiLoStartTimeout {
+            err.kind(),
+            ErrorKind::HiLoStartTimeout {
                 timeout_ms: 200,
                 waiting_for: "the counter's increment check",
                 ..

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
 
-use crate::error::{Error, Result};
+use crate::error::{ErrorKind, Result};
 use crate::lease::fence::check_clock;
 use crate::lease::heartbeat::heartbeat;
 use crate::lease::options::{LeaseOptions, Timing};
@@ -29,12 +29,12 @@ impl LeaseOptions {
     ///
     /// # Errors
     ///
-    /// [`Error::NoFreeNode`] when every node ID is leased, [`Error::LeaseStore`] when the
-    /// store fails or times out, [`Error::LeaseOptionOutOfRange`] for a timing outside its
-    /// range and [`Error::InvalidOptions`] for inconsistent timings (both before any store
-    /// call), [`Error::LeaseLostDuringTakeover`] when another holder took the node ID while
+    /// [`ErrorKind::NoFreeNode`] when every node ID is leased, [`ErrorKind::LeaseStore`] when the
+    /// store fails or times out, [`ErrorKind::LeaseOptionOutOfRange`] for a timing outside its
+    /// range and [`ErrorKind::InvalidOptions`] for inconsistent timings (both before any store
+    /// call), [`ErrorKind::LeaseLostDuringTakeover`] when another holder took the node ID while
     /// `acquire` waited for its bound ([`takeover_wait`](LeaseOptions::takeover_wait)),
-    /// [`Error::ClockSkew`] when this clock and the store's differ by more than the
+    /// [`ErrorKind::ClockSkew`] when this clock and the store's differ by more than the
     /// [clock allowance](LeaseOptions::clock_allowance) (nothing is claimed).
     pub async fn acquire<M>(
         self,
@@ -56,11 +56,12 @@ impl LeaseOptions {
         )
         .await?;
         if let Some(recorded) = recorded.filter(|recorded| *recorded != requested) {
-            return Err(Error::LayoutMismatch {
+            return Err(ErrorKind::LayoutMismatch {
                 namespace: self.namespace.clone(),
                 recorded,
                 requested,
-            });
+            }
+            .into());
         }
         // Before the claim: a clock too far from the store's claims nothing.
         check_clock(&store, &*self.clock, t, "claim").await?;
@@ -77,7 +78,7 @@ impl LeaseOptions {
         // The node ID is ours from the moment the claim lands, even one this future no longer
         // waits for: if anything below fails, or this future is dropped (a caller's time-out),
         // the guard gives it back rather than leave it held for the TTL.
-        let mut claimed = task.spawn().await?.ok_or(Error::NoFreeNode {
+        let mut claimed = task.spawn().await?.ok_or(ErrorKind::NoFreeNode {
             namespace,
             capacity,
         })?;
@@ -90,14 +91,15 @@ impl LeaseOptions {
         let (renewed, grant) = shared.renew().await;
         if !renewed? {
             claimed.armed = false; // not ours any more: nothing to give back
-            return Err(Error::LeaseStore {
+            return Err(ErrorKind::LeaseStore {
                 operation: "renew",
                 message: format!(
                     "node ID {} was claimed by another holder at once",
                     shared.node
                 ),
                 source: None,
-            });
+            }
+            .into());
         }
         shared.fence.extend(grant.deadline, grant.ceiling);
         shared.update(|s| s.valid_until_ms = grant.deadline);
@@ -109,10 +111,11 @@ impl LeaseOptions {
             // gives the node ID back with this bound as its last timestamp.
             lease.wait_until(until).await;
             if lease.shared.fence.is_revoked() || lease.handle().status().lost {
-                return Err(Error::LeaseLostDuringTakeover {
+                return Err(ErrorKind::LeaseLostDuringTakeover {
                     namespace: lease.shared.namespace.clone(),
                     node: lease.shared.node,
-                });
+                }
+                .into());
             }
         }
         Ok(lease)

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::error::{Error, Result};
+use crate::error::{ErrorKind, Result};
 use crate::lease::options::{Timing, millis};
 use crate::lease::shared::Shared;
 use crate::lease::store::{DynLeaseStore, timed};
@@ -20,7 +20,7 @@ pub(super) struct Grant {
 
 impl Shared {
     /// Stops the generator now, until a renewal extends the fence again: the clock is
-    /// certainly too far from the store's ([`Error::ClockSkew`]), so the ticks it would issue
+    /// certainly too far from the store's ([`ErrorKind::ClockSkew`]), so the ticks it would issue
     /// until its deadline are not the ones a later holder's bound covers.
     pub(super) fn fence_now(&self) {
         if self.fence.extend(i64::MIN + 1, i64::MIN + 1) {
@@ -60,7 +60,7 @@ pub(super) async fn check_clock<S: DynLeaseStore + ?Sized>(
 /// The check of [`LeaseOptions::clock_allowance`]: the store read its clock (`store_ms`) at
 /// some moment between `sent` and `received` (this clock), so this clock may lead it by up to
 /// `received − store_ms` and lag it by up to `store_ms − sent`; both must be within the
-/// allowance. [`Error::ClockSkew`] names the worst case, and whether even the best case
+/// allowance. [`ErrorKind::ClockSkew`] names the worst case, and whether even the best case
 /// (`sent − store_ms`, `store_ms − received`) exceeds it.
 pub(crate) fn compare_clocks(
     sent: i64,
@@ -83,11 +83,12 @@ pub(crate) fn compare_clocks(
             store_ms.saturating_sub(received) > allowed,
         )
     };
-    Err(Error::ClockSkew {
+    Err(ErrorKind::ClockSkew {
         operation,
         lead_ms,
         round_trip_ms: received.saturating_sub(sent),
         allowance,
         certain,
-    })
+    }
+    .into())
 }

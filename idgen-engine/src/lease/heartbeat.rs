@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::lease::fence::{Grant, check_clock};
 use crate::lease::options::millis;
 use crate::lease::shared::Shared;
@@ -19,7 +19,7 @@ impl Shared {
     /// holder has the node ID) and what to grant the fence.
     ///
     /// The store's clock is checked first ([`check_clock`]): a clock too far from it sends no
-    /// renewal and answers [`Error::ClockSkew`].
+    /// renewal and answers [`ErrorKind::ClockSkew`].
     pub(super) async fn renew(&self) -> (Result<bool>, Grant) {
         let t = self.options;
         if let Err(skew) = check_clock(&*self.store, &*self.clock, t, "renew").await {
@@ -76,7 +76,7 @@ pub(super) async fn heartbeat(shared: Arc<Shared>) {
                 return;
             }
             Err(e) => {
-                if matches!(e, Error::ClockSkew { certain: true, .. }) {
+                if matches!(e.kind(), ErrorKind::ClockSkew { certain: true, .. }) {
                     shared.fence_now();
                 }
                 shared.update(|s| {

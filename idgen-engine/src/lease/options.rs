@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::error::{Error, Result};
+use crate::error::{ErrorKind, Result};
 use idgen_core::{Clock, Layout, SystemClock};
 
 /// The lease table's default name, shared by every SQL adapter: what a
@@ -28,7 +28,7 @@ pub(super) struct Timing {
 /// [`WorkerLease::options`](crate::lease::WorkerLease::options).
 ///
 /// **The clock is checked against the store's.** Before every claim and renewal the lease
-/// reads the store's clock and refuses a claim ([`Error::ClockSkew`]), or fences the
+/// reads the store's clock and refuses a claim ([`ErrorKind::ClockSkew`]), or fences the
 /// generator, when it differs from the clock IDs are issued from by more than the
 /// [clock allowance](LeaseOptions::clock_allowance) (not on etcd, which reports no clock).
 ///
@@ -51,8 +51,8 @@ pub(super) struct Timing {
 /// Timings are checked by [`acquire`](LeaseOptions::acquire) before any store call: each within its
 /// range ([`MAX_TTL`](LeaseOptions::MAX_TTL),
 /// [`MAX_STORE_TIMEOUT`](LeaseOptions::MAX_STORE_TIMEOUT),
-/// [`MAX_CLOCK_ALLOWANCE`](LeaseOptions::MAX_CLOCK_ALLOWANCE); [`Error::LeaseOptionOutOfRange`]),
-/// and consistent with each other ([`Error::InvalidOptions`]).
+/// [`MAX_CLOCK_ALLOWANCE`](LeaseOptions::MAX_CLOCK_ALLOWANCE); [`ErrorKind::LeaseOptionOutOfRange`]),
+/// and consistent with each other ([`ErrorKind::InvalidOptions`]).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -189,7 +189,7 @@ impl LeaseOptions {
     /// the answer's reading minus the store's, and lag it by the store's minus the send's reading;
     /// both must be within the allowance. So a difference beyond the allowance is never accepted,
     /// and a slow round trip only refuses more (one longer than twice the allowance is always
-    /// refused). A claim that fails the check is refused with [`Error::ClockSkew`] before anything
+    /// refused). A claim that fails the check is refused with [`ErrorKind::ClockSkew`] before anything
     /// is claimed. A renewal that fails it is not sent: when even the best case exceeds the
     /// allowance the generator is fenced at once; when only a slow round trip leaves it unsure, it
     /// counts as a failed renewal (the generator fences at its deadline if that goes on). The
@@ -376,7 +376,7 @@ impl LeaseOptions {
     pub(super) fn check(&self, layout: &Layout) -> Result<u64> {
         let t = self.timing;
         check_timing(&t)?;
-        let invalid = |reason: String| Err(Error::InvalidOptions { reason });
+        let invalid = |reason: String| Err(ErrorKind::InvalidOptions { reason }.into());
         if t.safety_margin >= t.ttl {
             return invalid(format!(
                 "safety_margin ({:?}) must be shorter than ttl ({:?})",
@@ -429,12 +429,13 @@ pub(super) fn check_timing(t: &Timing) -> Result<()> {
     ];
     for (option, value, min, max) in ranges {
         if value < min || value > max {
-            return Err(Error::LeaseOptionOutOfRange {
+            return Err(ErrorKind::LeaseOptionOutOfRange {
                 option,
                 value,
                 min,
                 max,
-            });
+            }
+            .into());
         }
     }
     Ok(())

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crate::error::{Error, Result};
+use crate::error::{ErrorKind, Result};
 use crate::lease::RenewRequest;
 use crate::lease::shared::Shared;
 use crate::lease::store::timed;
@@ -18,7 +18,7 @@ impl LeaseHandle {
     ///
     /// # Errors
     ///
-    /// [`Error::LeaseStore`] when the store fails or does not answer within the store time-out.
+    /// [`ErrorKind::LeaseStore`] when the store fails or does not answer within the store time-out.
     /// The generator is stopped all the same (before the store call), and the release can be
     /// tried again: a release that failed, or whose future was dropped, did not count. If no
     /// release succeeded, dropping the lease tries once more in the background.
@@ -46,9 +46,10 @@ impl LeaseHandle {
     /// ```
     pub async fn release(&self) -> Result<()> {
         if self.shared.in_forked_child() {
-            return Err(Error::Id(idgen_core::Error::Forked {
+            return Err(ErrorKind::Id(idgen_core::Error::Forked {
                 what: "node ID lease",
-            }));
+            })
+            .into());
         }
         if self.shared.released.load(Ordering::SeqCst) {
             return Ok(());

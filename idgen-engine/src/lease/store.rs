@@ -135,7 +135,7 @@ pub trait LeaseStore: Send + Sync + 'static {
     /// itself, or the layout another process recorded first. Recording must be atomic (an
     /// insert-if-absent), so that of two processes that start at once with different layouts
     /// one is refused. A claim calls it first and refuses a different layout
-    /// ([`Error::LayoutMismatch`](crate::Error::LayoutMismatch)).
+    /// ([`ErrorKind::LayoutMismatch`](crate::ErrorKind::LayoutMismatch)).
     ///
     /// The default records nothing and returns `None` (no check): for a wrapper around another
     /// store, or a store that keeps no layouts. Every store of the idgen crates records.
@@ -168,7 +168,7 @@ pub trait LeaseStore: Send + Sync + 'static {
     /// renewal and compares it with the clock it issues IDs from: a claim is refused, and a
     /// holder is fenced, when the two differ by more than the
     /// [clock allowance](crate::lease::LeaseOptions::clock_allowance)
-    /// ([`Error::ClockSkew`](crate::Error::ClockSkew)). The comparison is the engine's; a
+    /// ([`ErrorKind::ClockSkew`](crate::ErrorKind::ClockSkew)). The comparison is the engine's; a
     /// store only reads its clock, in a call of its own that may come before or after the
     /// claim or renewal it checks.
     ///
@@ -257,7 +257,7 @@ impl<S: LeaseStore> DynLeaseStore for S {
 }
 
 /// A store call within the store time-out: its error, or the time-out, as
-/// [`Error::LeaseStore`](crate::Error::LeaseStore) naming `operation`.
+/// [`ErrorKind::LeaseStore`](crate::ErrorKind::LeaseStore) naming `operation`.
 pub(crate) async fn timed<T>(
     operation: &'static str,
     limit: Duration,
@@ -265,15 +265,12 @@ pub(crate) async fn timed<T>(
 ) -> crate::error::Result<T> {
     match tokio::time::timeout(limit, call).await {
         Ok(Ok(value)) => Ok(value),
-        Ok(Err(e)) => Err(crate::error::Error::LeaseStore {
-            operation,
-            message: e.to_string(),
-            source: Some(std::sync::Arc::from(e)),
-        }),
-        Err(_) => Err(crate::error::Error::LeaseStore {
+        Ok(Err(e)) => Err(crate::error::Error::lease_store(operation, e)),
+        Err(_) => Err(crate::error::ErrorKind::LeaseStore {
             operation,
             message: format!("no answer within {limit:?}"),
             source: None,
-        }),
+        }
+        .into()),
     }
 }

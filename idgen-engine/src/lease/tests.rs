@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::Duration;
 
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::lease::{
     BoxError, Claim, ClaimRequest, LeaseOptions, LeaseStore, MemoryLeaseStore, RenewRequest,
     WorkerLease,
@@ -168,7 +168,9 @@ async fn the_ninth_of_eight_gets_the_capacity_error() {
         .acquire(store.clone(), &eight_nodes())
         .await
         .unwrap_err();
-    assert!(matches!(&err, Error::NoFreeNode { capacity: 8, namespace } if namespace == "default"));
+    assert!(
+        matches!(err.kind(), ErrorKind::NoFreeNode { capacity: 8, namespace } if namespace == "default")
+    );
     assert!(err.to_string().contains("all 8 node IDs"), "{err}");
 }
 
@@ -395,7 +397,7 @@ async fn inconsistent_options_are_refused() {
             .acquire(store.clone(), &Layout::TWITTER)
             .await
             .unwrap_err();
-        assert!(matches!(err, Error::InvalidOptions { .. }));
+        assert!(matches!(err.kind(), ErrorKind::InvalidOptions { .. }));
         assert!(err.to_string().contains(needle), "{err}");
     }
 }
@@ -738,7 +740,9 @@ async fn a_node_id_released_before_its_bound_is_taken_and_issued_above_it_at_onc
     let q = loop {
         match waiting().acquire(store.clone(), &one).await {
             Ok(q) => break q,
-            Err(Error::NoFreeNode { .. }) => tokio::task::yield_now().await,
+            Err(e) if matches!(e.kind(), ErrorKind::NoFreeNode { .. }) => {
+                tokio::task::yield_now().await
+            }
             Err(e) => panic!("{e}"),
         }
     };
@@ -788,7 +792,7 @@ async fn a_lease_lost_during_the_takeover_wait_is_not_returned() {
             .await
             .unwrap_err();
         assert!(
-            matches!(&err, Error::LeaseLostDuringTakeover { node: 0, namespace } if namespace == "default"),
+            matches!(err.kind(), ErrorKind::LeaseLostDuringTakeover { node: 0, namespace } if namespace == "default"),
             "{err:?}"
         );
         assert!(err.to_string().contains("node ID 0"), "{err}");
@@ -856,12 +860,12 @@ async fn absurd_timings_are_refused_with_the_value_and_the_limit() {
             .acquire(store.clone(), &Layout::TWITTER)
             .await
             .unwrap_err();
-        let Error::LeaseOptionOutOfRange {
+        let ErrorKind::LeaseOptionOutOfRange {
             option: named,
             value: rejected,
             max,
             ..
-        } = &err
+        } = err.kind()
         else {
             panic!("{option}: expected LeaseOptionOutOfRange, got {err:?}");
         };
@@ -928,9 +932,10 @@ fn the_clock_check_takes_the_worst_case_of_the_round_trip() {
     use crate::lease::fence::compare_clocks;
     let second = Duration::from_secs(1);
     let skew = |sent, store, received| match compare_clocks(sent, store, received, second, "claim")
+        .map_err(Error::into_kind)
     {
         Ok(()) => None,
-        Err(Error::ClockSkew {
+        Err(ErrorKind::ClockSkew {
             operation: "claim",
             lead_ms,
             round_trip_ms,
@@ -985,13 +990,13 @@ async fn a_claim_from_a_clock_beyond_the_allowance_is_refused_before_it_claims()
             .acquire(store.clone(), &Layout::TWITTER)
             .await
             .unwrap_err();
-        let Error::ClockSkew {
+        let ErrorKind::ClockSkew {
             operation,
             lead_ms,
             allowance,
             certain,
             ..
-        } = &err
+        } = err.kind()
         else {
             panic!("offset {offset}: expected ClockSkew, got {err:?}");
         };

@@ -72,14 +72,14 @@ impl WorkerLease {
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), idgen_engine::Error> {
     /// use idgen_engine::lease::{MemoryLeaseStore, WorkerLease};
-    /// use idgen_engine::{Error, Layout};
+    /// use idgen_engine::{ErrorKind, Layout};
     ///
     /// let tiny = Layout::builder().node_bits(1).build()?; // 2 node IDs
     /// let store = MemoryLeaseStore::new();
     /// let _a = WorkerLease::acquire(store.clone(), &tiny).await?;
     /// let _b = WorkerLease::acquire(store.clone(), &tiny).await?;
     /// let err = WorkerLease::acquire(store.clone(), &tiny).await.err().unwrap();
-    /// assert!(matches!(err, Error::NoFreeNode { capacity: 2, .. }));
+    /// assert!(matches!(err.kind(), ErrorKind::NoFreeNode { capacity: 2, .. }));
     /// # Ok(()) }
     /// ```
     pub async fn acquire<M>(store: impl IntoLeaseStore<M>, layout: &Layout) -> Result<WorkerLease> {

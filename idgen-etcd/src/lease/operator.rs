@@ -3,7 +3,6 @@
 //! stores' free: an expired lease is freed at once, a live one only with `force`.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use etcd_client::{Client, GetOptions, Txn, TxnOp};
 use idgen_engine::Error;
@@ -15,15 +14,6 @@ use crate::last::Last;
 /// How many times [`EtcdLeaseStore::free`] reads again when a claim, renewal or release
 /// changed the node ID's keys between its read and its write.
 const FREE_ROUNDS: usize = 8;
-
-/// A failed operator call, typed as the lease store's failure.
-fn store_error(operation: &'static str, err: BoxError) -> Error {
-    Error::LeaseStore {
-        operation,
-        message: err.to_string(),
-        source: Some(Arc::from(err)),
-    }
-}
 
 /// This host's clock, Unix ms.
 fn local_now_ms() -> i64 {
@@ -68,7 +58,7 @@ impl EtcdLeaseStore {
     ///
     /// # Errors
     ///
-    /// [`Error::LeaseStore`] naming etcd's endpoints and the key read, or a `last` value that is
+    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) naming etcd's endpoints and the key read, or a `last` value that is
     /// not idgen's.
     ///
     /// ```no_run
@@ -86,7 +76,7 @@ impl EtcdLeaseStore {
         self.etcd
             .retry_unsent(|| self.rows_once(namespace))
             .await
-            .map_err(|e| store_error("list leases", e))
+            .map_err(|e| Error::lease_store("list leases", e))
     }
 
     async fn rows_once(&self, namespace: &str) -> Result<Vec<HeldLease>, BoxError> {
@@ -181,7 +171,7 @@ impl EtcdLeaseStore {
     ///
     /// # Errors
     ///
-    /// [`Error::LeaseStore`] naming etcd's endpoints and the key, or when the node ID's keys
+    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) naming etcd's endpoints and the key, or when the node ID's keys
     /// kept changing under the free (a claim and renewals racing it) eight times in a row.
     ///
     /// ```no_run
@@ -208,7 +198,7 @@ impl EtcdLeaseStore {
         self.etcd
             .retry_unsent(|| self.free_once(namespace, node, holder, force))
             .await
-            .map_err(|e| store_error("free", e))
+            .map_err(|e| Error::lease_store("free", e))
     }
 
     async fn free_once(

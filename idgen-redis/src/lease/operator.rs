@@ -2,8 +2,6 @@
 //! --redis` shows) and [`RedisLeaseStore::free`] (`idgen leases free --redis`), with the rule of
 //! the SQL stores' free: an expired lease is freed at once, a live one only with `force`.
 
-use std::sync::Arc;
-
 use idgen_engine::Error;
 use idgen_engine::lease::{FREED_HOLDER, Freed, HeldLease, NotFreed};
 
@@ -12,15 +10,6 @@ use crate::scripts;
 
 /// Keys `SCAN` asks for per round.
 const SCAN_COUNT: u64 = 1000;
-
-/// A failed operator call, typed as the lease store's failure.
-fn store_error(operation: &'static str, err: BoxError) -> Error {
-    Error::LeaseStore {
-        operation,
-        message: err.to_string(),
-        source: Some(Arc::from(err)),
-    }
-}
 
 /// `text` with the glob characters of `SCAN … MATCH` escaped.
 fn glob_escape(text: &str) -> String {
@@ -40,7 +29,7 @@ impl RedisLeaseStore {
     ///
     /// # Errors
     ///
-    /// [`Error::LeaseStore`] naming the server.
+    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) naming the server.
     ///
     /// ```no_run
     /// # #[tokio::main(flavor = "current_thread")]
@@ -55,7 +44,9 @@ impl RedisLeaseStore {
             .conn
             .run(|mut conn| async move { redis::cmd("TIME").query_async(&mut conn).await })
             .await
-            .map_err(|e| store_error("read the clock", self.failed("read the clock".into(), e)))?;
+            .map_err(|e| {
+                Error::lease_store("read the clock", self.failed("read the clock".into(), e))
+            })?;
         Ok(secs.saturating_mul(1000).saturating_add(micros / 1000))
     }
 
@@ -68,7 +59,7 @@ impl RedisLeaseStore {
     ///
     /// # Errors
     ///
-    /// [`Error::LeaseStore`] naming the server and the node ID read, or a stored value that is
+    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) naming the server and the node ID read, or a stored value that is
     /// not idgen's.
     ///
     /// ```no_run
@@ -85,7 +76,7 @@ impl RedisLeaseStore {
     pub async fn rows(&self, namespace: &str) -> Result<Vec<HeldLease>, Error> {
         self.rows_inner(namespace)
             .await
-            .map_err(|e| store_error("list leases", e))
+            .map_err(|e| Error::lease_store("list leases", e))
     }
 
     async fn rows_inner(&self, namespace: &str) -> Result<Vec<HeldLease>, BoxError> {
@@ -192,7 +183,7 @@ impl RedisLeaseStore {
     ///
     /// # Errors
     ///
-    /// [`Error::LeaseStore`] naming the server and the node ID.
+    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) naming the server and the node ID.
     ///
     /// ```no_run
     /// # #[tokio::main(flavor = "current_thread")]
@@ -216,7 +207,7 @@ impl RedisLeaseStore {
     ) -> Result<Result<Freed, NotFreed>, Error> {
         self.free_inner(namespace, node, holder, force)
             .await
-            .map_err(|e| store_error("free", e))
+            .map_err(|e| Error::lease_store("free", e))
     }
 
     async fn free_inner(

@@ -43,8 +43,8 @@ pub use dialect::DbGeneratorDialect;
 pub use dialect::DialectFuture;
 pub use idgen_db_generator::*;
 
-use idgen_engine::Error;
 use idgen_engine::SnowflakeId;
+use idgen_engine::{Error, ErrorKind};
 
 /// Installs `generator`'s function (idempotent) on one connection of `pool` (a pool of one is
 /// enough): creates the lease table, the state table, the function's sequences and SQL helpers
@@ -63,9 +63,9 @@ use idgen_engine::SnowflakeId;
 ///
 /// # Errors
 ///
-/// [`Error::NoFreeNode`] when every node ID is leased; [`Error::InvalidOptions`] when
+/// [`ErrorKind::NoFreeNode`] when every node ID is leased; [`ErrorKind::InvalidOptions`] when
 /// the function was installed with another layout, lease table or namespace (naming both:
-/// uninstall it with its own options first); [`Error::DbGenerator`] with the database's error.
+/// uninstall it with its own options first); [`ErrorKind::DbGenerator`] with the database's error.
 ///
 /// # Examples
 ///
@@ -95,7 +95,7 @@ pub async fn install<DB: DbGeneratorDialect>(
 ///
 /// # Errors
 ///
-/// [`Error::DbGenerator`] with the database's error; [`Error::LeaseStore`] when the
+/// [`ErrorKind::DbGenerator`] with the database's error; [`ErrorKind::LeaseStore`] when the
 /// lease could not be released.
 ///
 /// # Examples
@@ -134,9 +134,9 @@ async fn installer_session<DB: DbGeneratorDialect>(
 }
 
 /// One ID from the installed function (`SELECT idgen_next_id()`), with the function's errors
-/// as the Rust generator's: [`Error::Id`] with [`CoreError::ClockMovedBackwards`](idgen_engine::CoreError::ClockMovedBackwards), [`CoreError::Fenced`](idgen_engine::CoreError::Fenced) (its lease is not
+/// as the Rust generator's: [`ErrorKind::Id`] with [`CoreError::ClockMovedBackwards`](idgen_engine::CoreError::ClockMovedBackwards), [`CoreError::Fenced`](idgen_engine::CoreError::Fenced) (its lease is not
 /// held, or it is not installed), [`CoreError::BeforeEpoch`](idgen_engine::CoreError::BeforeEpoch), [`CoreError::TimeOverflow`](idgen_engine::CoreError::TimeOverflow); any other
-/// database error as [`Error::DbGenerator`].
+/// database error as [`ErrorKind::DbGenerator`].
 ///
 /// ```no_run
 /// # #[cfg(feature = "postgres")]
@@ -159,7 +159,7 @@ pub async fn next_id<DB: DbGeneratorDialect>(
 }
 
 /// `err` as the Rust generator's error when the function raised it, else
-/// [`Error::DbGenerator`].
+/// [`ErrorKind::DbGenerator`].
 ///
 /// ```
 /// use idgen_sqlx::db_generator::{database_error, DbGenerator};
@@ -174,9 +174,10 @@ pub fn database_error(generator: &DbGenerator, operation: &'static str, err: sql
     {
         return mapped.into();
     }
-    Error::DbGenerator {
+    ErrorKind::DbGenerator {
         function: generator.function_name(),
         operation,
         source: Arc::new(err),
     }
+    .into()
 }

@@ -6,7 +6,7 @@ use sqlx::Pool;
 
 use crate::hilo::{BoxError, Increment};
 use crate::session::SqlxDatabase;
-use idgen_engine::Error;
+use idgen_engine::{Error, ErrorKind};
 
 /// The counter `sql` (or why its name was refused) on the pool `allocator`.
 pub(crate) struct Counter<DB: SqlxDatabase> {
@@ -54,16 +54,19 @@ impl<DB: SqlxDatabase> Counter<DB> {
         Ok(step.map_or(Increment::PerCall, Increment::Fixed))
     }
 
-    /// Creates the counter if it is missing; errors are [`Error::HiLoSource`] naming it.
+    /// Creates the counter if it is missing; errors are [`ErrorKind::HiLoSource`] naming it.
     pub(crate) async fn create(&self, block: u64) -> Result<(), Error> {
         let sql = self.sql()?;
         let created = async {
             let mut session = DB::session(&self.allocator).await?;
             sql.create_on(&mut session, block).await
         };
-        created.await.map_err(|source| Error::HiLoSource {
-            counter: sql.name().to_owned(),
-            source: source.into(),
+        created.await.map_err(|source| {
+            ErrorKind::HiLoSource {
+                counter: sql.name().to_owned(),
+                source: source.into(),
+            }
+            .into()
         })
     }
 }

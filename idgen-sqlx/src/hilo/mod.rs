@@ -25,7 +25,7 @@
 //! counter per entity, and the source types ([`PgSequence`], [`MySqlCounter`],
 //! [`SqliteCounter`]) give the other choices and the `create` helpers. Counter and table names
 //! are written into SQL, so only `name` or `schema.name` of ASCII letters, digits and `_` pass
-//! ([`Error::InvalidSqlName`]); they are not
+//! ([`ErrorKind::InvalidSqlName`](idgen_engine::ErrorKind::InvalidSqlName)); they are not
 //! quoted (PostgreSQL folds them to lower case, consistently everywhere).
 //!
 //! # Semantics
@@ -38,13 +38,13 @@
 //!
 //! At start-up the counter's increment is read from the database, and a sequence whose
 //! increment differs from the block size is refused with
-//! [`Error::HiLoIncrementMismatch`] naming both numbers
+//! [`ErrorKind::HiLoIncrementMismatch`](idgen_engine::ErrorKind::HiLoIncrementMismatch) naming both numbers
 //! (or adopted with [`HiLoBuilder::adopt_database_increment`]). A missing sequence, table or row
 //! is created at start-up (looked for first, so an existing counter is never touched and a user
 //! without the right to create anything can start); with
-//! [`HiLoBuilder::create_if_missing`]`(false)` it is [`Error::HiLoCounterNotCreated`], which
-//! gives the migration to run. One that disappears while running is [`Error::HiLoCounterMissing`]
-//! (wrapped in [`Error::HiLoSource`]).
+//! [`HiLoBuilder::create_if_missing`]`(false)` it is [`ErrorKind::HiLoCounterNotCreated`](idgen_engine::ErrorKind::HiLoCounterNotCreated), which
+//! gives the migration to run. One that disappears while running is [`ErrorKind::HiLoCounterMissing`](idgen_engine::ErrorKind::HiLoCounterMissing)
+//! (wrapped in [`ErrorKind::HiLoSource`](idgen_engine::ErrorKind::HiLoSource)).
 //!
 //! # Per database
 //!
@@ -118,7 +118,7 @@
 //! while every `HiLo` on it is stopped, then start them with the new block (pooled-lo stays
 //! correct across the change). Never set the counter back (`setval` to a lower value,
 //! restoring an older backup of only the counter): a `HiLo` that sees it go backwards stops
-//! with [`Error::HiLoCounterWentBackwards`], but new
+//! with [`ErrorKind::HiLoCounterWentBackwards`](idgen_engine::ErrorKind::HiLoCounterWentBackwards), but new
 //! processes would reissue IDs.
 //!
 //! [`DEFAULT_COUNTER`]: crate::hilo::DEFAULT_COUNTER

@@ -11,7 +11,7 @@ use super::{DEFAULT_TABLE, pool};
 use crate::hilo::{BoxError, HiLoSource, Increment, IntoHiLoSource};
 use crate::session::SqlxDatabase;
 use crate::session::SqlxMarker;
-use idgen_engine::Error;
+use idgen_engine::{Error, ErrorKind};
 
 /// How a [`MySqlCounter`] keeps its counter.
 ///
@@ -64,7 +64,7 @@ pub struct MySqlCounter {
 impl MySqlCounter {
     /// The counter `name` in `mode`. A sequence is named `name`; a table counter is the row
     /// `name` of the table `idgen_hilo` ([`with_table`](Self::with_table) to change it). Fails
-    /// with [`Error::InvalidSqlName`] when `name` is not a plain identifier.
+    /// with [`ErrorKind::InvalidSqlName`] when `name` is not a plain identifier.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -235,10 +235,12 @@ impl MySqlCounter {
             let mut session = sqlx::MySql::session(&self.allocator).await?;
             detect_mysql_kind(&mut session).await
         };
-        let kind = detected.await.map_err(|e: sqlx::Error| Error::HiLoSource {
-            counter: self.name.clone(),
-            source: std::sync::Arc::new(e),
-        })?;
+        let kind = detected
+            .await
+            .map_err(|e: sqlx::Error| ErrorKind::HiLoSource {
+                counter: self.name.clone(),
+                source: std::sync::Arc::new(e),
+            })?;
         Ok(*self.resolved.get_or_init(|| kind))
     }
 }

@@ -33,7 +33,7 @@ pub struct PgSequence {
 impl PgSequence {
     /// The sequence `name` (`name` or `schema.name`, resolved with the connection's
     /// `search_path`; unquoted, so PostgreSQL folds it to lower case) over `pool`'s database.
-    /// Fails with [`Error::InvalidSqlName`] when `name` is not a plain identifier.
+    /// Fails with [`ErrorKind::InvalidSqlName`](idgen_engine::ErrorKind::InvalidSqlName) when `name` is not a plain identifier.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]

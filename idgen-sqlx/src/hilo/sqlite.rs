@@ -36,7 +36,7 @@ pub struct SqliteCounter {
 
 impl SqliteCounter {
     /// The counter `name` (a row of the table `idgen_hilo`). Fails with
-    /// [`Error::InvalidSqlName`] when `name` is not a plain identifier.
+    /// [`ErrorKind::InvalidSqlName`](idgen_engine::ErrorKind::InvalidSqlName) when `name` is not a plain identifier.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]

@@ -4,7 +4,7 @@ use sqlx::{AssertSqlSafe, PgPool};
 
 use crate::hilo::{BoxError, CounterStart, HiLoSource, Increment, PgSequence, pool, validate_name};
 use crate::session::SqlxDatabase;
-use idgen_engine::Error;
+use idgen_engine::{Error, ErrorKind};
 
 /// A PostgreSQL sequence that is counter `index` of `count` in a
 /// [`StripedHiLo`](crate::hilo::StripedHiLo): [`PgSequence`] plus its `START WITH`, read from
@@ -54,7 +54,7 @@ impl PgStripe {
     ///
     /// # Errors
     ///
-    /// [`Error::HiLoInvalidOption`] when `index` is not below `count` or the numbers
+    /// [`ErrorKind::HiLoInvalidOption`] when `index` is not below `count` or the numbers
     /// do not fit an `i64`.
     ///
     /// # Examples
@@ -72,10 +72,13 @@ impl PgStripe {
     /// # Ok(()) }
     /// ```
     pub fn migration_sql(&self, block: u64, count: u64, index: u64) -> Result<String, Error> {
-        let invalid = |reason| Error::HiLoInvalidOption {
-            option: "stripe index",
-            value: format!("{index} of {count} with blocks of {block}"),
-            reason,
+        let invalid = |reason| -> Error {
+            ErrorKind::HiLoInvalidOption {
+                option: "stripe index",
+                value: format!("{index} of {count} with blocks of {block}"),
+                reason,
+            }
+            .into()
         };
         if index >= count {
             return Err(invalid("the index is below the number of counters"));
@@ -110,9 +113,12 @@ impl PgStripe {
             let mut session = sqlx::Postgres::session(&self.catalog).await?;
             idgen_sql::create_if_missing(&mut session, &ddl).await
         };
-        created.await.map_err(|e: sqlx::Error| Error::HiLoSource {
-            counter: self.name.clone(),
-            source: std::sync::Arc::new(e),
+        created.await.map_err(|e: sqlx::Error| {
+            ErrorKind::HiLoSource {
+                counter: self.name.clone(),
+                source: std::sync::Arc::new(e),
+            }
+            .into()
         })
     }
 }

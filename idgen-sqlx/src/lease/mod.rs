@@ -33,7 +33,7 @@
 //! [`LeaseOptions`] (from [`WorkerLease::options`]) sets the namespace (independent generators
 //! sharing the table), the table name, TTL (30 s), renewal interval (10 s), safety margin (5 s),
 //! store time-out, and the node capacity. When every node ID is leased, `acquire` fails with
-//! [`Error::NoFreeNode`](idgen_engine::Error::NoFreeNode) naming the capacity.
+//! [`ErrorKind::NoFreeNode`](idgen_engine::ErrorKind::NoFreeNode) naming the capacity.
 //!
 //! # How it works on each database
 //!

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::future::Future;
 use std::time::Duration;
 
-use idgen_engine::Error;
+use idgen_engine::ErrorKind;
 use idgen_engine::hilo::{BoxError, HiLo, HiLoSource};
 
 use super::child::{self, Child, Children, say};
@@ -213,8 +213,8 @@ pub async fn the_increment_is_checked_at_start_up<H: HiLoSubject>() {
     let err = result.expect_err("a sequence of 50 refused for a block of 100");
     assert!(
         matches!(
-            err,
-            Error::HiLoIncrementMismatch {
+            err.kind(),
+            ErrorKind::HiLoIncrementMismatch {
                 configured: 100,
                 database: 50,
                 ..
@@ -270,11 +270,11 @@ pub async fn a_missing_counter_is_created_at_start_up_or_refused_with_its_migrat
         .expect_err("a missing counter is refused when creation is off");
     let still = source.increment().await.expect_err("nothing was created");
     assert!(still.to_string().contains(&missing), "{still}");
-    let Error::HiLoCounterNotCreated {
+    let ErrorKind::HiLoCounterNotCreated {
         missing: named,
         remedy,
         ..
-    } = &err
+    } = err.kind()
     else {
         panic!("expected HiLoCounterNotCreated, got {err:?}");
     };
@@ -304,7 +304,7 @@ pub async fn a_missing_counter_is_created_at_start_up_or_refused_with_its_migrat
     } else {
         let err = started.expect_err("a key-value store never recreates a counter");
         assert!(
-            matches!(err, Error::HiLoCounterNotCreated { .. }),
+            matches!(err.kind(), ErrorKind::HiLoCounterNotCreated { .. }),
             "{err:?}"
         );
     }
@@ -409,19 +409,19 @@ pub async fn build_returns_within_its_timeout_while_another_session_holds_the_co
     // counter exists, so start-up creates nothing and waits for its first block).
     assert!(
         matches!(
-            &err,
-            Error::HiLoStartTimeout {
+            err.kind(),
+            ErrorKind::HiLoStartTimeout {
                 timeout_ms: 300,
                 waiting_for: "the counter's creation" | "the counter's increment check",
                 ..
-            } | Error::HiLoUnavailable { .. }
+            } | ErrorKind::HiLoUnavailable { .. }
         ),
         "{err:?} after {took:?}"
     );
     // The message names the wait: the whole timeout, or how long the first block was waited
     // for (the rest of the timeout, and the scheduling delay of a loaded machine).
-    let waited = match &err {
-        Error::HiLoUnavailable { waited_ms, .. } => *waited_ms,
+    let waited = match err.kind() {
+        ErrorKind::HiLoUnavailable { waited_ms, .. } => *waited_ms,
         _ => 300,
     };
     assert!(
@@ -511,8 +511,8 @@ pub async fn a_counter_set_back_fails_closed<H: HiLoSubject>() {
     };
     assert!(
         matches!(
-            err,
-            Error::HiLoCounterWentBackwards {
+            err.kind(),
+            ErrorKind::HiLoCounterWentBackwards {
                 start: 1,
                 highest: 20,
                 ..
@@ -566,7 +566,10 @@ pub async fn the_database_going_away_and_coming_back<H: HiLoSubject>() {
             Err(err) => break err,
         }
     };
-    assert!(matches!(err, Error::HiLoUnavailable { .. }), "{err:?}");
+    assert!(
+        matches!(err.kind(), ErrorKind::HiLoUnavailable { .. }),
+        "{err:?}"
+    );
     assert!(
         served_while_down >= buffered,
         "{served_while_down} < {buffered}"

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use idgen_engine::Error;
 use idgen_engine::hilo::{BoxError, HiLo, HiLoSource, Increment};
+use idgen_engine::{Error, ErrorKind};
 
 use super::hilo::{
     COUNTER, CounterUnderTest, HiLoSubject, open_source, raw_allocate, set_back, set_next, setup,
@@ -99,7 +99,7 @@ pub async fn a_floor_keeps_a_new_process_above_a_counter_set_back<H: HiLoSubject
         }
     };
     assert!(
-        matches!(err, Error::HiLoCounterWentBackwards { .. }),
+        matches!(err.kind(), ErrorKind::HiLoCounterWentBackwards { .. }),
         "{err:?}"
     );
 }
@@ -152,8 +152,8 @@ pub async fn a_sequence_whose_increment_changes_while_it_runs_fails_closed<H: Hi
     );
     assert!(
         matches!(
-            err,
-            Error::HiLoBlockOffGrid { .. } | Error::HiLoCounterWentBackwards { .. }
+            err.kind(),
+            ErrorKind::HiLoBlockOffGrid { .. } | ErrorKind::HiLoCounterWentBackwards { .. }
         ),
         "{err:?}"
     );
@@ -264,8 +264,8 @@ pub async fn a_counter_restored_between_two_processes_blocks_is_caught_with_a_fl
         .expect_err("the lower process takes the restored block");
     assert!(
         matches!(
-            err,
-            Error::HiLoCounterWentBackwards {
+            err.kind(),
+            ErrorKind::HiLoCounterWentBackwards {
                 start: 11,
                 highest: 15,
                 ..
@@ -450,8 +450,8 @@ pub async fn build_returns_within_its_timeout_while_the_floor_query_waits_for_a_
     };
     assert!(
         matches!(
-            err,
-            Error::HiLoStartTimeout {
+            err.kind(),
+            ErrorKind::HiLoStartTimeout {
                 timeout_ms: 300,
                 waiting_for: "the floor query",
                 ..

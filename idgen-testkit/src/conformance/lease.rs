@@ -11,11 +11,11 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use idgen_core::{Clock, ClockPolicy, Layout, Snowflake, SystemClock};
-use idgen_engine::Error;
 use idgen_engine::lease::{
     BoxError, ClaimRequest, LeaseHandle, LeaseOptions, LeaseStore, RenewRequest, WorkerLease,
     layout_key,
 };
+use idgen_engine::{Error, ErrorKind};
 
 use super::{Database, DbKind};
 
@@ -184,11 +184,11 @@ pub async fn a_namespace_keeps_the_layout_it_was_first_used_with<S: LeaseSubject
         .acquire(other.clone(), &Layout::SONYFLAKE)
         .await
         .expect_err("another layout in the same namespace is refused");
-    let Error::LayoutMismatch {
+    let ErrorKind::LayoutMismatch {
         namespace,
         recorded,
         requested,
-    } = &err
+    } = err.kind()
     else {
         panic!("expected LayoutMismatch, got {err:?}");
     };
@@ -229,7 +229,12 @@ pub async fn a_namespace_keeps_the_layout_it_was_first_used_with<S: LeaseSubject
     );
     let refused = [&a, &b]
         .iter()
-        .filter(|r| matches!(r, Err(Error::LayoutMismatch { .. })))
+        .filter(|r| {
+            matches!(
+                r.as_ref().map_err(Error::kind),
+                Err(ErrorKind::LayoutMismatch { .. })
+            )
+        })
         .count();
     assert_eq!(refused, 1, "{a:?} / {b:?}");
     let mut leases = vec![first, same, elsewhere];
@@ -284,7 +289,7 @@ pub async fn the_ninth_of_eight_node_ids_gets_the_capacity_error<S: LeaseSubject
     }
     let err = no_wait().acquire(store.clone(), &eight).await.unwrap_err();
     assert!(
-        matches!(&err, Error::NoFreeNode { capacity: 8, namespace } if namespace == "default"),
+        matches!(err.kind(), ErrorKind::NoFreeNode { capacity: 8, namespace } if namespace == "default"),
         "{err:?}"
     );
     assert!(err.to_string().contains("all 8 node IDs"), "{err}");
@@ -302,7 +307,7 @@ pub async fn the_ninth_of_eight_node_ids_gets_the_capacity_error<S: LeaseSubject
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, Error::NoFreeNode { capacity: 8, namespace } if namespace == "orders"),
+        matches!(err.kind(), ErrorKind::NoFreeNode { capacity: 8, namespace } if namespace == "orders"),
         "{err:?}"
     );
     release_all(&held).await;
@@ -521,8 +526,8 @@ pub async fn a_missing_table_is_created_by_the_claim_or_refused_with_its_ddl<S: 
     // The first call on the table: the namespace's layout, recorded before any claim.
     assert!(
         matches!(
-            err,
-            Error::LeaseStore {
+            err.kind(),
+            ErrorKind::LeaseStore {
                 operation: "record the layout",
                 ..
             }
@@ -688,12 +693,12 @@ pub async fn a_claim_from_a_clock_beyond_the_allowance_of_the_stores_is_refused<
             continue;
         }
         let err = result.expect_err("a clock far from the store's is refused");
-        let Error::ClockSkew {
+        let ErrorKind::ClockSkew {
             operation,
             lead_ms,
             allowance,
             ..
-        } = &err
+        } = err.kind()
         else {
             panic!("offset {offset} ms: expected ClockSkew, got {err:?}");
         };

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use idgen_engine::Error;
 use idgen_engine::lease::{
     BoxError, Claim, ClaimRequest, LeaseOptions, LeaseStore, RenewRequest, WorkerLease,
 };
+use idgen_engine::{Error, ErrorKind};
 use tokio::sync::{Semaphore, mpsc, watch};
 
 use super::Database;
@@ -103,8 +103,8 @@ impl<S: LeaseStore + Clone> Abandoning<S> {
             let outcome = release.await;
             assert!(
                 matches!(
-                    outcome,
-                    Err(Error::LeaseStore {
+                    outcome.as_ref().map_err(Error::kind),
+                    Err(ErrorKind::LeaseStore {
                         operation: "release",
                         ..
                     })
@@ -237,8 +237,8 @@ pub async fn a_claim_that_lands_after_its_caller_gave_up_is_given_back<S: LeaseS
                 .await;
             assert!(
                 matches!(
-                    attempt,
-                    Err(Error::LeaseStore {
+                    attempt.as_ref().map_err(Error::kind),
+                    Err(ErrorKind::LeaseStore {
                         operation: "claim",
                         ..
                     })

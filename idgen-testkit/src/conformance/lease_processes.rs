@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use idgen_core::{Layout, Snowflake, SnowflakeId};
-use idgen_engine::Error;
+use idgen_engine::ErrorKind;
 use idgen_engine::lease::WorkerLease;
 
 use super::child::{self, Child, Children, Orders, say};
@@ -79,11 +79,17 @@ pub async fn a_killed_holder_loses_its_node_id_after_the_ttl<S: LeaseSubject>(ch
         .acquire(store.clone(), &layout(0))
         .await
         .unwrap_err();
-    assert!(matches!(err, Error::NoFreeNode { .. }), "{err:?}");
+    assert!(
+        matches!(err.kind(), ErrorKind::NoFreeNode { .. }),
+        "{err:?}"
+    );
     let lease = loop {
         match options().acquire(store.clone(), &layout(0)).await {
             Ok(lease) => break lease,
-            Err(Error::NoFreeNode { .. }) if killed_at.elapsed() < Duration::from_secs(60) => {
+            Err(e)
+                if matches!(e.kind(), ErrorKind::NoFreeNode { .. })
+                    && killed_at.elapsed() < Duration::from_secs(60) =>
+            {
                 tokio::time::sleep(Duration::from_millis(100)).await
             }
             Err(e) => panic!("the node ID was not freed: {e}"),
@@ -187,7 +193,10 @@ pub async fn a_process_that_returns_from_main_without_release_frees_its_node_id_
             .await
         {
             Ok(lease) => break lease,
-            Err(Error::NoFreeNode { .. }) if exited_at.elapsed() < Duration::from_secs(1) => {
+            Err(e)
+                if matches!(e.kind(), ErrorKind::NoFreeNode { .. })
+                    && exited_at.elapsed() < Duration::from_secs(1) =>
+            {
                 tokio::time::sleep(Duration::from_millis(50)).await
             }
             Err(e) => panic!(

@@ -9,7 +9,7 @@ use idgen_redis::hilo::RedisCounter;
 use idgen_redis::redis;
 use idgen_sqlx::hilo::{HiLo, HiLoBuilder, IntoHiLoSource, MySqlCounter, PgSequence};
 use idgen_sqlx::lease::{WorkerLease, create_lease_table};
-use idgen_sqlx::{Error, Layout, Snowflake};
+use idgen_sqlx::{Error, ErrorKind, Layout, Snowflake};
 use sqlx::mysql::MySqlPoolOptions;
 use sqlx::pool::{Pool, PoolOptions};
 use sqlx::postgres::PgPoolOptions;
@@ -226,9 +226,9 @@ fn emit(line: Line) {
 /// An error as one line: `fenced …`, `unavailable …` or `other …`, so the tests can tell the
 /// typed errors apart.
 fn describe(err: &Error) -> String {
-    let kind = match err {
-        Error::Id(idgen_sqlx::CoreError::Fenced { .. }) => "fenced",
-        Error::HiLoUnavailable { .. } => "unavailable",
+    let kind = match err.kind() {
+        ErrorKind::Id(idgen_sqlx::CoreError::Fenced { .. }) => "fenced",
+        ErrorKind::HiLoUnavailable { .. } => "unavailable",
         _ => "other",
     };
     format!("{kind} {err}")

@@ -183,8 +183,8 @@ async fn issue_snowflakes(
                     if !failing {
                         let err = idgen_sqlx::Error::from(err);
                         let fenced = matches!(
-                            err,
-                            idgen_sqlx::Error::Id(idgen_sqlx::CoreError::Fenced { .. })
+                            err.kind(),
+                            idgen_sqlx::ErrorKind::Id(idgen_sqlx::CoreError::Fenced { .. })
                         );
                         emit_now(match fenced {
                             true => Event::Fenced(err.to_string()),
@@ -247,8 +247,10 @@ async fn issue_hilo(backend: Backend, config: Config, rows: Option<PgPool>, batc
                     // A counter that went backwards fails hi-lo closed, and one the store
                     // forgot stays missing: after 2 s of failures the application restarts
                     // its generator (which creates a missing counter).
-                    rebuild = matches!(err, idgen_sqlx::Error::HiLoCounterWentBackwards { .. })
-                        || failing_since.elapsed() > Duration::from_secs(2);
+                    rebuild = matches!(
+                        err.kind(),
+                        idgen_sqlx::ErrorKind::HiLoCounterWentBackwards { .. }
+                    ) || failing_since.elapsed() > Duration::from_secs(2);
                     break;
                 }
             }
