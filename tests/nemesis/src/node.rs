@@ -331,22 +331,11 @@ async fn run_dbgen_postgres(
 ) -> Result<(), String> {
     loop {
         let node = retry("install the database generator", || async {
-            let node = db_generator::install(pool, generator)
-                .await
-                .map_err(|e| e.to_string())?;
-            let table =
-                format!("CREATE TABLE IF NOT EXISTS {DB_ROWS} (id BIGINT PRIMARY KEY, n INT)");
-            sqlx::raw_sql(sqlx::AssertSqlSafe(table))
-                .execute(pool)
-                .await
-                .map_err(|e| e.to_string())?;
+            let node = install(pool, generator, "id BIGINT PRIMARY KEY, n INT").await?;
             let default = generator
                 .column_default_sql(Dialect::Postgres, DB_ROWS, "id")
                 .map_err(|e| e.to_string())?;
-            sqlx::raw_sql(sqlx::AssertSqlSafe(default))
-                .execute(pool)
-                .await
-                .map_err(|e| e.to_string())?;
+            execute(pool, default).await?;
             Ok(node)
         })
         .await;
@@ -374,16 +363,8 @@ async fn run_dbgen_mariadb(
 ) -> Result<(), String> {
     loop {
         let node = retry("install the database generator", || async {
-            let node = db_generator::install(pool, generator)
-                .await
-                .map_err(|e| e.to_string())?;
-            let table = format!(
-                "CREATE TABLE IF NOT EXISTS {DB_ROWS} (id BIGINT NOT NULL DEFAULT 0 PRIMARY KEY, n INT)"
-            );
-            sqlx::raw_sql(sqlx::AssertSqlSafe(table))
-                .execute(pool)
-                .await
-                .map_err(|e| e.to_string())?;
+            let columns = "id BIGINT NOT NULL DEFAULT 0 PRIMARY KEY, n INT";
+            let node = install(pool, generator, columns).await?;
             // `CREATE TRIGGER` once: a re-install keeps the trigger, which calls the function
             // by name.
             let triggers: i64 = sqlx::query_scalar(
@@ -398,10 +379,7 @@ async fn run_dbgen_mariadb(
                 let trigger = generator
                     .column_default_sql(Dialect::MySql, DB_ROWS, "id")
                     .map_err(|e| e.to_string())?;
-                sqlx::raw_sql(sqlx::AssertSqlSafe(trigger))
-                    .execute(pool)
-                    .await
-                    .map_err(|e| e.to_string())?;
+                execute(pool, trigger).await?;
             }
             Ok(node)
         })
@@ -414,6 +392,41 @@ async fn run_dbgen_mariadb(
         })
         .await;
     }
+}
+
+/// Installs the generator (keeping its node ID when installed already) and creates [`DB_ROWS`]
+/// with `columns` when missing; returns the node ID.
+async fn install<DB>(
+    pool: &sqlx::Pool<DB>,
+    generator: &DbGenerator,
+    columns: &str,
+) -> Result<u64, String>
+where
+    DB: db_generator::DbGeneratorDialect,
+    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+{
+    let node = db_generator::install(pool, generator)
+        .await
+        .map_err(|e| e.to_string())?;
+    execute(
+        pool,
+        format!("CREATE TABLE IF NOT EXISTS {DB_ROWS} ({columns})"),
+    )
+    .await?;
+    Ok(node)
+}
+
+/// Runs `sql`, statements this harness writes itself, on `pool`.
+async fn execute<DB>(pool: &sqlx::Pool<DB>, sql: String) -> Result<(), String>
+where
+    DB: sqlx::Database,
+    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+{
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+        .execute(pool)
+        .await
+        .map(drop)
+        .map_err(|e| e.to_string())
 }
 
 /// Inserts rows round after round through `insert` (which answers with their keys), recording
