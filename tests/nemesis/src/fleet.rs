@@ -109,6 +109,7 @@ pub fn targets() -> Targets {
             .collect(),
         stores: Store::ALL.iter().map(|s| alias(*s).to_owned()).collect(),
         restartable: vec!["redis".into()],
+        lease_tables: vec!["db".into(), "mariadb".into()],
         ttl_ms: TTL_MS,
     }
 }
@@ -263,7 +264,7 @@ impl Fleet {
     /// (and, for PostgreSQL, the Redis processes, whose hi-lo stores its rows there).
     fn hits(&self, fault: &Fault) -> Vec<String> {
         match fault.kind {
-            FaultKind::CutStore | FaultKind::StoreRestart => self
+            FaultKind::CutStore | FaultKind::StoreRestart | FaultKind::LeaseTableLost => self
                 .processes
                 .iter()
                 .filter(|p| alias(p.store) == fault.target)
@@ -295,6 +296,7 @@ impl Fleet {
                 .disconnect(&self.process(&fault.target)?.container),
             FaultKind::CutStore => self.cluster.connect_service(&fault.target, false),
             FaultKind::StoreRestart => self.cluster.restart_redis(),
+            FaultKind::LeaseTableLost => self.lose_lease_table(&fault.target, fault.drop_table),
             FaultKind::Burst => docker(&[
                 "kill",
                 "--signal",
@@ -322,8 +324,42 @@ impl Fleet {
                 .cluster
                 .connect(&self.process(&fault.target)?.container),
             FaultKind::CutStore => self.cluster.connect_service(&fault.target, true),
-            FaultKind::StoreRestart | FaultKind::Burst => Ok(()),
+            FaultKind::StoreRestart | FaultKind::Burst | FaultKind::LeaseTableLost => Ok(()),
         }
+    }
+
+    /// An operator's `TRUNCATE` or `DROP TABLE` of the lease table in the database under
+    /// `alias`, without the documented procedure (`idgen leases free` of each holder first, the
+    /// database generator uninstalled), through the database's own client.
+    fn lose_lease_table(&self, alias: &str, drop_table: bool) -> Result<(), String> {
+        let table = idgen_sqlx::lease::DEFAULT_TABLE;
+        let sql = match drop_table {
+            true => format!("DROP TABLE {table}"),
+            false => format!("TRUNCATE TABLE {table}"),
+        };
+        let db = self
+            .cluster
+            .service(alias)
+            .ok_or_else(|| format!("no store {alias}"))?;
+        let database = idgen_faults::cluster::DATABASE;
+        match alias {
+            "db" => docker(&[
+                "exec",
+                "--user",
+                "postgres",
+                db,
+                "psql",
+                "-q",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-d",
+                database,
+                "-c",
+                &sql,
+            ]),
+            _ => docker(&["exec", db, "mariadb", "-uroot", database, "-e", &sql]),
+        }
+        .map(drop)
     }
 
     /// Ends `fault`, or says why it could not.
