@@ -215,7 +215,13 @@ fn version_query() -> Statement<'static> {
     raw("SELECT VERSION() AS value")
 }
 
-/// Renews, retrying transient errors: `true` while `holder` still holds the row.
+/// Renews, retrying transient errors: `true` while `holder` still holds the row; `false` when
+/// another holder has it, the row is gone, or the whole table is (dropped by an operator, or a
+/// database back without it): a table that is not there holds no lease, so the holder fences at
+/// once and its application can acquire again, which creates the table (`create_if_missing`)
+/// and claims under the takeover bound of a store that forgot. (Taken as a store error, the
+/// renewals would fail until the deadline and after it, for ever: nothing re-creates the table
+/// while every holder keeps renewing a lease that no longer exists.)
 pub async fn renew<S: Session>(
     session: &mut S,
     sql: &LeaseSql,
@@ -236,6 +242,7 @@ pub async fn renew<S: Session>(
             Err(e) if retry(session, &e, &mut attempt) => {
                 session.pause(transient_pause(attempt)).await;
             }
+            Err(e) if session.classify(&e) == ErrorClass::MissingRelation => return Ok(false),
             outcome => {
                 return outcome
                     .map(|rows| rows == 1)
@@ -413,6 +420,9 @@ mod tests {
         }
         async fn execute(&mut self, st: Statement<'_>) -> Result<u64, Fake> {
             self.statements.push(st.sql.clone());
+            if self.missing_table && st.sql.starts_with("UPDATE") {
+                return Err(Fake("no such table"));
+            }
             if st.sql.starts_with("SET @@") {
                 if self.old_mysql && st.sql.contains("transaction_isolation") {
                     return Err(Fake("Unknown system variable 'transaction_isolation'"));
@@ -763,5 +773,27 @@ mod tests {
             ..Script::default()
         };
         assert!(run(&mut s, 2).unwrap().is_some());
+    }
+
+    #[test]
+    fn a_renewal_that_finds_no_table_reports_the_lease_lost() {
+        let renewal = |s: &mut Script| {
+            let sql = LeaseSql::new(s.dialect(), "leases").unwrap();
+            let req = RenewRequest {
+                namespace: "n",
+                node: 3,
+                holder: "h",
+                ttl: Duration::from_secs(30),
+                last_timestamp_ms: Some(7),
+            };
+            block_on(renew(s, &sql, req))
+        };
+        let mut s = Script::default();
+        assert!(renewal(&mut s).unwrap(), "the row is there");
+        let mut s = Script {
+            missing_table: true,
+            ..Script::default()
+        };
+        assert!(!renewal(&mut s).unwrap(), "no table: lost, not an error");
     }
 }

@@ -376,6 +376,16 @@ impl Database {
         self.execute(&sql).await;
     }
 
+    /// Drops the lease table `table`, as an operator's `DROP TABLE` would; on etcd and Redis
+    /// deletes every lease key of the prefix instead (the store back empty).
+    pub async fn drop_lease_table(&self, table: &str) {
+        if let Some(keys) = self.key_prefix() {
+            return super::key_value::forget(keys, table, "default").await;
+        }
+        self.execute(&format!("DROP TABLE {}", self.quoted(table)))
+            .await;
+    }
+
     /// A URL that reaches this server through a [`TcpProxy`] the returned [`Outage`] can cut;
     /// for SQLite the same URL, and an outage that holds the file's write lock.
     pub async fn reachable_until_cut(&self) -> (String, Outage) {

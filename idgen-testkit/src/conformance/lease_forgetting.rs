@@ -320,6 +320,9 @@ enum Fault {
     Forgotten,
     /// Taken by another holder behind this one's back.
     Overwritten,
+    /// The whole lease table dropped by an operator (on etcd and Redis: every key of the
+    /// store's prefix deleted, as the store back empty).
+    TableDropped,
 }
 
 /// A holder's row or key is deleted while it issues: its next renewal finds nothing and fences
@@ -333,6 +336,17 @@ pub async fn a_holder_whose_row_is_forgotten_fences_at_its_next_renewal<S: Lease
 /// once (the fence revoked, not run out).
 pub async fn a_holder_whose_row_is_taken_by_another_fences_at_its_next_renewal<S: LeaseSubject>() {
     old_holder_fences::<S>(Fault::Overwritten).await;
+}
+
+/// The lease table is dropped under a holder (an operator's `DROP TABLE`; on etcd and Redis
+/// every key deleted): its next renewal finds no table, so no lease, and fences at once (the
+/// lease lost, not a store error retried until the deadline and after it); acquiring again
+/// creates the table and claims under the takeover bound of a store that forgot, above every
+/// ID the old holder issued.
+pub async fn a_holder_whose_lease_table_is_dropped_fences_and_a_new_claim_creates_it<
+    S: LeaseSubject,
+>() {
+    old_holder_fences::<S>(Fault::TableDropped).await;
 }
 
 async fn old_holder_fences<S: LeaseSubject>(fault: Fault) {
@@ -356,6 +370,7 @@ async fn old_holder_fences<S: LeaseSubject>(fault: Fault) {
     match fault {
         Fault::Forgotten => db.forget_lease_rows(TABLE, "default").await,
         Fault::Overwritten => db.hold_lease_rows(TABLE, "default", 0..1).await,
+        Fault::TableDropped => db.drop_lease_table(TABLE).await,
     }
     let deadline = status.status().valid_until_ms;
     let (refused_at, refusal) = issuer.await.unwrap();
@@ -374,7 +389,24 @@ async fn old_holder_fences<S: LeaseSubject>(fault: Fault) {
         "{fault:?}: refused at {refused_ms}, after the deadline {deadline}"
     );
     let issued = std::mem::take(&mut *issued.lock().unwrap());
-    let (last_at, _) = *issued.last().unwrap();
+    let (last_at, last_id) = *issued.last().unwrap();
+    if let Fault::TableDropped = fault {
+        let next = leading()
+            .acquire(store.clone(), &one)
+            .await
+            .expect("acquire creates the dropped table again and claims");
+        assert!(
+            next.previous_timestamp_ms().is_some(),
+            "a claim on a table created anew carries the takeover bound"
+        );
+        let (ids, handle) = generator(next, one);
+        let first = ids.next_id().expect("the new holder issues");
+        assert!(
+            first > last_id,
+            "the new holder's first ID {first} is not above the old holder's last {last_id}"
+        );
+        handle.release().await.unwrap();
+    }
     println!(
         "{} {fault:?}: the old holder issued for {} ms after the fault; its last ID came {} ms before its first refusal (the renewal's answer revokes the fence at once)",
         S::DATABASE.name(),

@@ -56,6 +56,7 @@ macro_rules! lease_suite {
                 a_node_id_released_before_its_bound_is_issued_above_it_at_once,
                 a_holder_whose_row_is_forgotten_fences_at_its_next_renewal,
                 a_holder_whose_row_is_taken_by_another_fences_at_its_next_renewal,
+                a_holder_whose_lease_table_is_dropped_fences_and_a_new_claim_creates_it,
             );
             $crate::__conformance_cases!(lease_lifecycle<$subject>:
                 a_renewal_in_flight_during_release_leaves_the_node_id_free,

@@ -616,7 +616,8 @@ impl Cluster {
     }
 
     /// A new MariaDB container (`MARIADB_IMAGE`, [`DATABASE`] created, `root` without a
-    /// password from anywhere, the binary log on, row-based, as server `server_id`), with the
+    /// password from anywhere, the binary log on, row-based, functions allowed to be created
+    /// under it, as server `server_id`), with the
     /// network alias `alias` if any; returns its ID once it answers on TCP.
     fn run_mariadb(&self, alias: Option<&str>, server_id: u32) -> Result<String, String> {
         let server_id = format!("--server-id={server_id}");
@@ -636,6 +637,9 @@ impl Cluster {
                 &server_id,
                 "--log-bin=mysql-bin",
                 "--binlog-format=ROW",
+                // With the binary log on, creating a stored function (the database-side
+                // generator) needs this or the SUPER privilege (error 1418), as README says.
+                "--log-bin-trust-function-creators=1",
                 "--innodb-flush-log-at-trx-commit=2",
             ],
         )?;

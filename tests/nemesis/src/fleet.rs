@@ -1,7 +1,8 @@
 //! The fleet and the nemesis that runs a schedule against it: PostgreSQL, MariaDB, Redis and
 //! etcd in containers (`idgen_faults::cluster`), two application processes leasing from each,
-//! and the database-side generator's process on PostgreSQL; then every process's record read
-//! back, the database's rows with it, and all of it handed to the [`checker`](mod@crate::checker).
+//! and a database-side generator's process on each database ([`DB_GENERATORS`]); then every
+//! process's record read back, the databases' rows with it, and all of it handed to the
+//! [`checker`](mod@crate::checker).
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -20,6 +21,11 @@ use crate::schedule::{Fault, FaultKind, Schedule, Targets};
 
 /// The lease TTL of every process (ms).
 pub const TTL_MS: u64 = 3_000;
+
+/// The database-side generators' processes and the database each one's `idgen_next_id()` is
+/// installed in (on a node ID of that database's lease table, beside its applications).
+pub const DB_GENERATORS: [(&str, Store); 2] =
+    [("dbgen", Store::Postgres), ("dbgen-ma", Store::MariaDb)];
 
 /// How the fleet issues and how long the nemesis runs.
 #[derive(Debug, Clone)]
@@ -86,19 +92,24 @@ fn app_names(store: Store) -> [String; 2] {
 }
 
 /// What the schedule may target in the fleet [`Fleet::start`] starts: its application
-/// processes, the database generator's process, its four stores, Redis restarted.
+/// processes, the database generators' processes, its four stores, Redis restarted.
 ///
 /// ```
 /// let targets = idgen_nemesis::fleet::targets();
 /// assert_eq!(targets.apps.len(), 8);
 /// assert!(targets.apps.contains(&"ma2".to_owned()));
+/// assert_eq!(targets.others, ["dbgen", "dbgen-ma"]);
 /// ```
 pub fn targets() -> Targets {
     Targets {
         apps: Store::ALL.into_iter().flat_map(app_names).collect(),
-        others: vec!["dbgen".into()],
+        others: DB_GENERATORS
+            .iter()
+            .map(|(name, _)| (*name).to_owned())
+            .collect(),
         stores: Store::ALL.iter().map(|s| alias(*s).to_owned()).collect(),
         restartable: vec!["redis".into()],
+        lease_tables: vec!["db".into(), "mariadb".into()],
         ttl_ms: TTL_MS,
     }
 }
@@ -196,20 +207,23 @@ impl Fleet {
                 });
             }
         }
-        let container = cluster.start_node(
-            "dbgen",
-            &[
-                ("IDGEN_NEMESIS_ROLE", "dbgen"),
-                ("IDGEN_FAULT_TTL_MS", &ttl),
-                ("IDGEN_FAULT_INTERVAL_MS", &interval),
-                ("IDGEN_NEMESIS_BATCH", "100"),
-            ],
-        )?;
-        processes.push(Process {
-            name: "dbgen".into(),
-            store: Store::Postgres,
-            container,
-        });
+        for (name, store) in DB_GENERATORS {
+            let container = cluster.start_node(
+                name,
+                &[
+                    ("IDGEN_NEMESIS_ROLE", "dbgen"),
+                    ("IDGEN_FAULT_STORE", store.name()),
+                    ("IDGEN_FAULT_TTL_MS", &ttl),
+                    ("IDGEN_FAULT_INTERVAL_MS", &interval),
+                    ("IDGEN_NEMESIS_BATCH", "100"),
+                ],
+            )?;
+            processes.push(Process {
+                name: name.into(),
+                store,
+                container,
+            });
+        }
         let fleet = Fleet { cluster, processes };
         let deadline = Instant::now() + Duration::from_secs(120);
         for process in &fleet.processes {
@@ -223,7 +237,8 @@ impl Fleet {
                         }
                     }
                 })?;
-                if kinds.0 && (kinds.1 || process.name == "dbgen") {
+                let dbgen = DB_GENERATORS.iter().any(|(name, _)| *name == process.name);
+                if kinds.0 && (kinds.1 || dbgen) {
                     break;
                 }
                 if Instant::now() > deadline {
@@ -249,7 +264,7 @@ impl Fleet {
     /// (and, for PostgreSQL, the Redis processes, whose hi-lo stores its rows there).
     fn hits(&self, fault: &Fault) -> Vec<String> {
         match fault.kind {
-            FaultKind::CutStore | FaultKind::StoreRestart => self
+            FaultKind::CutStore | FaultKind::StoreRestart | FaultKind::LeaseTableLost => self
                 .processes
                 .iter()
                 .filter(|p| alias(p.store) == fault.target)
@@ -281,6 +296,7 @@ impl Fleet {
                 .disconnect(&self.process(&fault.target)?.container),
             FaultKind::CutStore => self.cluster.connect_service(&fault.target, false),
             FaultKind::StoreRestart => self.cluster.restart_redis(),
+            FaultKind::LeaseTableLost => self.lose_lease_table(&fault.target, fault.drop_table),
             FaultKind::Burst => docker(&[
                 "kill",
                 "--signal",
@@ -308,8 +324,42 @@ impl Fleet {
                 .cluster
                 .connect(&self.process(&fault.target)?.container),
             FaultKind::CutStore => self.cluster.connect_service(&fault.target, true),
-            FaultKind::StoreRestart | FaultKind::Burst => Ok(()),
+            FaultKind::StoreRestart | FaultKind::Burst | FaultKind::LeaseTableLost => Ok(()),
         }
+    }
+
+    /// An operator's `TRUNCATE` or `DROP TABLE` of the lease table in the database under
+    /// `alias`, without the documented procedure (`idgen leases free` of each holder first, the
+    /// database generator uninstalled), through the database's own client.
+    fn lose_lease_table(&self, alias: &str, drop_table: bool) -> Result<(), String> {
+        let table = idgen_sqlx::lease::DEFAULT_TABLE;
+        let sql = match drop_table {
+            true => format!("DROP TABLE {table}"),
+            false => format!("TRUNCATE TABLE {table}"),
+        };
+        let db = self
+            .cluster
+            .service(alias)
+            .ok_or_else(|| format!("no store {alias}"))?;
+        let database = idgen_faults::cluster::DATABASE;
+        match alias {
+            "db" => docker(&[
+                "exec",
+                "--user",
+                "postgres",
+                db,
+                "psql",
+                "-q",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-d",
+                database,
+                "-c",
+                &sql,
+            ]),
+            _ => docker(&["exec", db, "mariadb", "-uroot", database, "-e", &sql]),
+        }
+        .map(drop)
     }
 
     /// Ends `fault`, or says why it could not.
@@ -514,47 +564,59 @@ impl Fleet {
                 return Err(why);
             }
         }
-        // The database generator's rows that its process did not record (it died between the
-        // commit and the record) are checked too.
-        let recorded: Vec<Run> = runs
-            .iter()
-            .filter(|r| r.issuer.starts_with("dbgen#"))
-            .cloned()
-            .collect();
-        let rows = self.rows(DB_ROWS)?;
-        for (first, last) in checker::uncovered(&rows, &recorded) {
-            runs.push(Run {
-                space: "snowflake@postgres".into(),
-                issuer: format!("dbgen#rows ({DB_ROWS}, not recorded)"),
-                snowflake: true,
-                first,
-                last,
-                first_ms: checker::time_ms(first),
-                last_ms: checker::time_ms(last),
-            });
+        // The database generators' rows that their processes did not record (one died between
+        // the commit and the record) are checked too.
+        for (name, store) in DB_GENERATORS {
+            let prefix = format!("{name}#");
+            let recorded: Vec<Run> = runs
+                .iter()
+                .filter(|r| r.issuer.starts_with(&prefix))
+                .cloned()
+                .collect();
+            let rows = self.rows(store, DB_ROWS)?;
+            for (first, last) in checker::uncovered(&rows, &recorded) {
+                runs.push(Run {
+                    space: format!("snowflake@{}", store.name()),
+                    issuer: format!("{name}#rows ({DB_ROWS} in {}, not recorded)", store.name()),
+                    snowflake: true,
+                    first,
+                    last,
+                    first_ms: checker::time_ms(first),
+                    last_ms: checker::time_ms(last),
+                });
+            }
+            say(&format!(
+                "{} rows in {DB_ROWS} in {}",
+                rows.len(),
+                store.name()
+            ));
         }
-        say(&format!("{} rows in {DB_ROWS}", rows.len()));
         Ok(checker::check(seed, &runs, applied, &fenced))
     }
 
-    /// The keys of `table` in PostgreSQL's database, sorted (empty if it does not exist).
-    fn rows(&self, table: &str) -> Result<Vec<i64>, String> {
-        let db = self.cluster.service("db").ok_or("no PostgreSQL")?;
+    /// The keys of `table` in `store`'s database (PostgreSQL or MariaDB), sorted (empty if it
+    /// does not exist), read by the database's own client.
+    fn rows(&self, store: Store, table: &str) -> Result<Vec<i64>, String> {
         let sql = format!("SELECT id FROM {table} ORDER BY id");
+        let database = idgen_faults::cluster::DATABASE;
+        let args: Vec<&str> = match store {
+            Store::Postgres => {
+                let db = self.cluster.service("db").ok_or("no PostgreSQL")?;
+                vec![
+                    "exec", "--user", "postgres", db, "psql", "-qAt", "-d", database, "-c", &sql,
+                ]
+            }
+            Store::MariaDb => {
+                let db = self.cluster.service("mariadb").ok_or("no MariaDB")?;
+                vec![
+                    "exec", db, "mariadb", "-uroot", "-N", "-B", database, "-e", &sql,
+                ]
+            }
+            _ => return Err(format!("no rows table in {}", store.name())),
+        };
         let mut rows = Vec::new();
         let mut child = Command::new("docker")
-            .args([
-                "exec",
-                "--user",
-                "postgres",
-                db,
-                "psql",
-                "-qAt",
-                "-d",
-                idgen_faults::cluster::DATABASE,
-                "-c",
-                &sql,
-            ])
+            .args(&args)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

@@ -4,8 +4,8 @@
 //!
 //! More environment:
 //! - `IDGEN_NEMESIS_ROLE`: `app` (default: a Snowflake generator on a leased node ID and hi-lo)
-//!   or `dbgen` (the database-side generator installed in PostgreSQL, its IDs taken through a
-//!   column default by `INSERT … RETURNING`);
+//!   or `dbgen` (the database-side generator installed in the store's database, PostgreSQL or
+//!   MariaDB, its IDs taken through the key default by `INSERT … RETURNING`);
 //! - `IDGEN_NEMESIS_BATCH` (500): Snowflake IDs (or database rows) per round,
 //!   `IDGEN_NEMESIS_HILO_BATCH` (the batch, at most 200): hi-lo IDs per round;
 //!   `IDGEN_FAULT_INTERVAL_MS` the pause between rounds;
@@ -24,7 +24,7 @@ use idgen_faults::node::{Backend, Config, connect};
 use idgen_sqlx::db_generator::{self, DbGenerator};
 use idgen_sqlx::hilo::HiLo;
 use idgen_sqlx::{Dialect, Snowflake};
-use sqlx::PgPool;
+use sqlx::{MySqlPool, PgPool};
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::record::{Event, Kind, Runs};
@@ -306,73 +306,170 @@ async fn store_rows(pool: &PgPool, ids: &[i64]) {
     }
 }
 
-/// The database-side generator: installs `idgen_next_id()` in PostgreSQL (on a node ID from the
-/// applications' lease table), makes it [`DB_ROWS`]'s column default, and inserts `batch` rows
-/// a round, recording the keys `RETURNING` gives; installs again when the function is fenced.
+/// The database-side generator: installs `idgen_next_id()` in the process's database
+/// (`IDGEN_FAULT_STORE`: PostgreSQL or MariaDB, on a node ID from the applications' lease table
+/// there), makes it [`DB_ROWS`]'s key default, and inserts `batch` rows a round, recording the
+/// keys `RETURNING` gives; installs again when the function is fenced.
 async fn run_dbgen(config: &Config, batch: u64) -> Result<(), String> {
-    let pool = connect(config).await?;
     // The applications' TTL and margin: a takeover waits for them, not the 30 s default.
     let generator = DbGenerator::new(idgen_faults::node::LAYOUT)
         .takeover_wait(config.ttl, config.safety_margin);
+    match Backend::connect(config).await? {
+        Backend::Postgres(pool) => run_dbgen_postgres(config, &pool, &generator, batch).await,
+        Backend::MariaDb(pool) => run_dbgen_mariadb(config, &pool, &generator, batch).await,
+        _ => Err(format!(
+            "the database generator runs on PostgreSQL or MariaDB, not {}",
+            config.store.name()
+        )),
+    }
+}
+
+/// PostgreSQL: the key default is the column's `DEFAULT` (through its key sequence).
+async fn run_dbgen_postgres(
+    config: &Config,
+    pool: &PgPool,
+    generator: &DbGenerator,
+    batch: u64,
+) -> Result<(), String> {
     loop {
         let node = retry("install the database generator", || async {
-            let node = db_generator::install(&pool, &generator)
-                .await
-                .map_err(|e| e.to_string())?;
-            let table =
-                format!("CREATE TABLE IF NOT EXISTS {DB_ROWS} (id BIGINT PRIMARY KEY, n INT)");
-            sqlx::raw_sql(sqlx::AssertSqlSafe(table))
-                .execute(&pool)
-                .await
-                .map_err(|e| e.to_string())?;
+            let node = install(pool, generator, "id BIGINT PRIMARY KEY, n INT").await?;
             let default = generator
                 .column_default_sql(Dialect::Postgres, DB_ROWS, "id")
                 .map_err(|e| e.to_string())?;
-            sqlx::raw_sql(sqlx::AssertSqlSafe(default))
-                .execute(&pool)
-                .await
-                .map_err(|e| e.to_string())?;
+            execute(pool, default).await?;
             Ok(node)
         })
         .await;
         emit_now(Event::Lease(node));
-        let mut failing = false;
-        loop {
-            let answer: Result<Vec<i64>, sqlx::Error> = sqlx::query_scalar(
-                "INSERT INTO nemesis_rows (n) SELECT g FROM generate_series(1, $1::int) g RETURNING id",
-            )
+        let insert = format!(
+            "INSERT INTO {DB_ROWS} (n) SELECT g FROM generate_series(1, $1::int) g RETURNING id"
+        );
+        issue_rows(config, || {
+            sqlx::query_scalar(sqlx::AssertSqlSafe(insert.clone()))
                 .bind(batch as i32)
-                .fetch_all(&pool)
-                .await;
-            let at = now_ms();
-            match answer {
-                Ok(mut ids) => {
-                    failing = false;
-                    ids.sort_unstable();
-                    let mut runs = Runs::new(Kind::Database);
-                    for id in ids {
-                        runs.push(id, || at, &mut sink());
-                    }
-                    runs.flush(at, &mut sink());
-                }
-                Err(err) => {
-                    let fenced = matches!(&err, sqlx::Error::Database(e)
-                        if matches!(e.code().as_deref(), Some("IDG02") | Some("IDG06")));
-                    if !failing || fenced {
-                        emit_now(match fenced {
-                            true => Event::Fenced(err.to_string()),
-                            false => Event::Error(format!("insert: {err}")),
-                        });
-                    }
-                    failing = true;
-                    if fenced {
-                        break;
-                    }
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
+                .fetch_all(pool)
+        })
+        .await;
+    }
+}
+
+/// MariaDB: the key default is a `BEFORE INSERT` trigger (MariaDB allows no stored function in
+/// a `DEFAULT`) on a `BIGINT NOT NULL DEFAULT 0` key; the rows come from MariaDB's sequence
+/// engine (`seq_1_to_N`) and their keys back through `INSERT … RETURNING` (MariaDB 10.5+).
+async fn run_dbgen_mariadb(
+    config: &Config,
+    pool: &MySqlPool,
+    generator: &DbGenerator,
+    batch: u64,
+) -> Result<(), String> {
+    loop {
+        let node = retry("install the database generator", || async {
+            let columns = "id BIGINT NOT NULL DEFAULT 0 PRIMARY KEY, n INT";
+            let node = install(pool, generator, columns).await?;
+            // `CREATE TRIGGER` once: a re-install keeps the trigger, which calls the function
+            // by name.
+            let triggers: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM information_schema.TRIGGERS \
+                 WHERE TRIGGER_SCHEMA = DATABASE() AND EVENT_OBJECT_TABLE = ?",
+            )
+            .bind(DB_ROWS)
+            .fetch_one(pool)
+            .await
+            .map_err(|e| e.to_string())?;
+            if triggers == 0 {
+                let trigger = generator
+                    .column_default_sql(Dialect::MySql, DB_ROWS, "id")
+                    .map_err(|e| e.to_string())?;
+                execute(pool, trigger).await?;
             }
-            tokio::time::sleep(config.interval).await;
+            Ok(node)
+        })
+        .await;
+        emit_now(Event::Lease(node));
+        let insert =
+            format!("INSERT INTO {DB_ROWS} (n) SELECT seq FROM seq_1_to_{batch} RETURNING id");
+        issue_rows(config, || {
+            sqlx::query_scalar(sqlx::AssertSqlSafe(insert.clone())).fetch_all(pool)
+        })
+        .await;
+    }
+}
+
+/// Installs the generator (keeping its node ID when installed already) and creates [`DB_ROWS`]
+/// with `columns` when missing; returns the node ID.
+async fn install<DB>(
+    pool: &sqlx::Pool<DB>,
+    generator: &DbGenerator,
+    columns: &str,
+) -> Result<u64, String>
+where
+    DB: db_generator::DbGeneratorDialect,
+    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+{
+    let node = db_generator::install(pool, generator)
+        .await
+        .map_err(|e| e.to_string())?;
+    execute(
+        pool,
+        format!("CREATE TABLE IF NOT EXISTS {DB_ROWS} ({columns})"),
+    )
+    .await?;
+    Ok(node)
+}
+
+/// Runs `sql`, statements this harness writes itself, on `pool`.
+async fn execute<DB>(pool: &sqlx::Pool<DB>, sql: String) -> Result<(), String>
+where
+    DB: sqlx::Database,
+    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+{
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+        .execute(pool)
+        .await
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+/// Inserts rows round after round through `insert` (which answers with their keys), recording
+/// the keys; returns when the function is fenced (its `IDG02` / `IDG06` signal), for the caller
+/// to install it again.
+async fn issue_rows<F, Fut>(config: &Config, mut insert: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<Vec<i64>, sqlx::Error>>,
+{
+    let mut failing = false;
+    loop {
+        let answer = insert().await;
+        let at = now_ms();
+        match answer {
+            Ok(mut ids) => {
+                failing = false;
+                ids.sort_unstable();
+                let mut runs = Runs::new(Kind::Database);
+                for id in ids {
+                    runs.push(id, || at, &mut sink());
+                }
+                runs.flush(at, &mut sink());
+            }
+            Err(err) => {
+                let fenced = matches!(&err, sqlx::Error::Database(e)
+                    if matches!(e.code().as_deref(), Some("IDG02") | Some("IDG06")));
+                if !failing || fenced {
+                    emit_now(match fenced {
+                        true => Event::Fenced(err.to_string()),
+                        false => Event::Error(format!("insert: {err}")),
+                    });
+                }
+                failing = true;
+                if fenced {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
         }
+        tokio::time::sleep(config.interval).await;
     }
 }
 

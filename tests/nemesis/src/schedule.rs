@@ -21,11 +21,17 @@ pub enum FaultKind {
     ClockStep,
     /// A process issues Snowflake IDs flat out, past the layout's cap, for 250 ms.
     Burst,
+    /// An operator empties a database's lease table without the documented procedure:
+    /// `TRUNCATE`, or `DROP TABLE` ([`Fault::drop_table`]), under its running holders (the
+    /// applications and the database generator). What must hold: no ID twice, the holders
+    /// fenced or renewing on a new claim, the first claim of each node ID after it bounded as
+    /// for a store that forgot (its takeover bound).
+    LeaseTableLost,
 }
 
 impl FaultKind {
     /// Every kind.
-    pub const ALL: [FaultKind; 7] = [
+    pub const ALL: [FaultKind; 8] = [
         FaultKind::Kill,
         FaultKind::Pause,
         FaultKind::CutProcess,
@@ -33,6 +39,7 @@ impl FaultKind {
         FaultKind::StoreRestart,
         FaultKind::ClockStep,
         FaultKind::Burst,
+        FaultKind::LeaseTableLost,
     ];
 
     /// Its name in reports.
@@ -49,17 +56,22 @@ impl FaultKind {
             FaultKind::StoreRestart => "store-restart",
             FaultKind::ClockStep => "clock-step",
             FaultKind::Burst => "burst",
+            FaultKind::LeaseTableLost => "lease-table-lost",
         }
     }
 
     /// Whether it targets a store (else a process).
     fn on_store(self) -> bool {
-        matches!(self, FaultKind::CutStore | FaultKind::StoreRestart)
+        matches!(
+            self,
+            FaultKind::CutStore | FaultKind::StoreRestart | FaultKind::LeaseTableLost
+        )
     }
 }
 
 /// One fault of a schedule: `kind` on `target` (a process or store name) at `at_ms` after the
-/// schedule's start, for `hold_ms`; `step_ms` is a clock step's size (0 otherwise).
+/// schedule's start, for `hold_ms`; `step_ms` is a clock step's size (0 otherwise), `drop_table`
+/// whether a lost lease table is dropped (else truncated).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fault {
     /// Milliseconds from the schedule's start.
@@ -72,6 +84,8 @@ pub struct Fault {
     pub hold_ms: u64,
     /// A clock step's size in ms (negative: back).
     pub step_ms: i64,
+    /// [`FaultKind::LeaseTableLost`]: `DROP TABLE` (else `TRUNCATE`).
+    pub drop_table: bool,
 }
 
 impl fmt::Display for Fault {
@@ -86,6 +100,13 @@ impl fmt::Display for Fault {
         )?;
         if self.kind == FaultKind::ClockStep {
             write!(f, " step {:+}ms", self.step_ms)?;
+        }
+        if self.kind == FaultKind::LeaseTableLost {
+            f.write_str(if self.drop_table {
+                " (DROP TABLE)"
+            } else {
+                " (TRUNCATE)"
+            })?;
         }
         Ok(())
     }
@@ -127,6 +148,8 @@ pub struct Targets {
     pub stores: Vec<String>,
     /// Stores that can be restarted without persistence.
     pub restartable: Vec<String>,
+    /// Stores whose lease table an operator can lose (the databases).
+    pub lease_tables: Vec<String>,
     /// The lease TTL in ms (a pause lasts longer).
     pub ttl_ms: u64,
 }
@@ -141,6 +164,7 @@ pub struct Targets {
 ///     others: vec![],
 ///     stores: vec!["db".into()],
 ///     restartable: vec!["redis".into()],
+///     lease_tables: vec!["db".into()],
 ///     ttl_ms: 3000,
 /// };
 /// let one: Vec<_> = Schedule::new(7, targets.clone()).take(20).collect();
@@ -220,9 +244,13 @@ impl Iterator for Schedule {
                     (self.rng.between(200, 2_000), if back { -by } else { by })
                 }
                 FaultKind::Burst => (crate::node::BURST.as_millis() as u64, 0),
+                FaultKind::LeaseTableLost => (0, 0),
             };
+            let drop_table =
+                kind == FaultKind::LeaseTableLost && self.rng.next_u64().is_multiple_of(2);
             let names = match kind {
                 FaultKind::StoreRestart => self.targets.restartable.clone(),
+                FaultKind::LeaseTableLost => self.targets.lease_tables.clone(),
                 FaultKind::CutStore => self.targets.stores.clone(),
                 FaultKind::Kill | FaultKind::Pause | FaultKind::CutProcess => {
                     let mut all = self.targets.apps.clone();
@@ -249,6 +277,7 @@ impl Iterator for Schedule {
                 target,
                 hold_ms,
                 step_ms,
+                drop_table,
             });
         }
     }
