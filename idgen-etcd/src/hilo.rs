@@ -198,14 +198,14 @@ impl EtcdCounter {
     }
 
     fn missing(&self) -> BoxError {
-        Box::new(ErrorKind::HiLoCounterMissing {
+        Box::new(Error::from(ErrorKind::HiLoCounterMissing {
             counter: self.name.clone(),
             missing: format!(
                 "no key {} in etcd at {}",
                 self.next_key(),
                 self.etcd.endpoints().join(",")
             ),
-        })
+        }))
     }
 
     /// The counter's two keys from a read of its prefix (or of the two keys).

@@ -95,9 +95,12 @@ impl std::fmt::Debug for HiLo {
 fn missing_counter(err: &(dyn std::error::Error + 'static)) -> Option<String> {
     let mut next = Some(err);
     while let Some(err) = next {
-        if let Some(ErrorKind::HiLoCounterMissing { missing, .. }) =
-            err.downcast_ref::<Error>().map(Error::kind)
-        {
+        // A store may box the engine's error or its bare kind.
+        let kind = err
+            .downcast_ref::<Error>()
+            .map(Error::kind)
+            .or_else(|| err.downcast_ref::<ErrorKind>());
+        if let Some(ErrorKind::HiLoCounterMissing { missing, .. }) = kind {
             return Some(missing.clone());
         }
         next = err.source();
@@ -623,4 +626,35 @@ async fn raise_above(
         };
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod missing_counter_tests {
+    use super::{BoxError, Error, ErrorKind, missing_counter};
+
+    fn missing() -> ErrorKind {
+        ErrorKind::HiLoCounterMissing {
+            counter: "orders".into(),
+            missing: "no key k".into(),
+        }
+    }
+
+    /// A store may box the engine's `Error`, its bare `ErrorKind`, or wrap either as a source:
+    /// each one is a missing counter (start-up creates it), anything else is not. (etcd's
+    /// counter boxed the bare kind and start-up took it for a failure.)
+    #[test]
+    fn a_missing_counter_is_recognised_boxed_as_error_or_as_kind_or_as_a_source() {
+        let as_error: BoxError = Box::new(Error::from(missing()));
+        let as_kind: BoxError = Box::new(missing());
+        let wrapped: BoxError = Box::new(call_error(Error::from(missing())));
+        for err in [as_error, as_kind, wrapped] {
+            assert_eq!(missing_counter(&*err).as_deref(), Some("no key k"), "{err}");
+        }
+        let other: BoxError = Box::new(Error::from(ErrorKind::HiLoNoRuntime));
+        assert_eq!(missing_counter(&*other), None);
+    }
+
+    fn call_error(source: Error) -> crate::CallError {
+        crate::CallError::new(format!("advance orders: {source}"), source)
+    }
 }
