@@ -128,7 +128,7 @@ pub trait AsyncDieselConnection:
     ) -> impl Future<Output = QueryResult<Vec<LeaseRow>>> + Send;
 }
 
-/// One connection as an idgen-core [`Session`](idgen_sql::Session); async. What it leaves
+/// One connection as an idgen-sql [`Session`](idgen_sql::Session); async. What it leaves
 /// unfinished is kept in `state`, owned with the connection ([`Lent`]).
 pub(crate) struct AsyncDieselSession<'c, C> {
     pub(crate) conn: &'c mut C,

@@ -139,7 +139,7 @@ pub(crate) fn break_connection<C: diesel::Connection>(conn: &mut C) {
     C::TransactionManager::transaction_manager_status_mut(conn).set_in_error();
 }
 
-/// One connection as an idgen-core [`Session`](idgen_sql::Session); blocking.
+/// One connection as an idgen-sql [`Session`](idgen_sql::Session); blocking.
 pub(crate) struct DieselSession<'c, C> {
     pub(crate) conn: &'c mut C,
     pub(crate) state: &'c mut Unsettled,
@@ -156,7 +156,7 @@ pub(crate) fn classify(dialect: Dialect, err: &QueryError) -> ErrorClass {
     }
 }
 
-/// The idgen-core [`Session`](idgen_sql::Session) of a session type over a connection
+/// The idgen-sql [`Session`](idgen_sql::Session) of a session type over a connection
 /// trait (`DieselConnection` here, `AsyncDieselConnection` in [`crate::async_session`]), both
 /// with the same methods: one text for the blocking and the async session, whose only
 /// differences are whether each call is awaited (the trailing `await`) and how a pause waits.

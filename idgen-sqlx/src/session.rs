@@ -69,7 +69,7 @@ pub trait SqlxDatabase: Database + sealed::Sealed {
     fn session(pool: &Pool<Self>) -> SessionFuture<'_, Self::Session>;
 }
 
-/// One pooled connection as an idgen-core [`Session`](idgen_sql::Session). A connection
+/// One pooled connection as an idgen-sql [`Session`](idgen_sql::Session). A connection
 /// whose statement failed is closed rather than given back (the failure may be a broken
 /// connection; the next session reconnects).
 ///

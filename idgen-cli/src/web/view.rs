@@ -54,7 +54,7 @@ struct NodeInput {
 /// long it lasts.
 #[derive(Debug, Serialize)]
 pub(crate) struct LayoutView {
-    /// `twitter`, `sonyflake`, `instagram` or `custom`.
+    /// `twitter`, `sonyflake`, `instagram`, `js-safe` or `custom`.
     name: &'static str,
     /// The canonical `custom:` spec (what `--layout` reads back).
     spec: String,

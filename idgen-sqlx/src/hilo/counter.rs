@@ -1,4 +1,4 @@
-//! A counter's SQL ([`CounterSql`], from idgen-core) on its own one-connection pool: what every
+//! A counter's SQL ([`CounterSql`], from idgen-sql) on its own one-connection pool: what every
 //! source of this module runs.
 
 use idgen_sql::CounterSql;

@@ -14,7 +14,7 @@ pub const TWITTER_EPOCH_MS: i64 = 1_288_834_974_657;
 /// The Unix ms in a Twitter-layout Snowflake ID's time field (bits 22 and up).
 ///
 /// ```
-/// // 1000 ms after the epoch, node 33, sequence 0 (idgen-core's own example).
+/// // 1000 ms after the epoch, node 33, sequence 0 (`idgen web`'s worked example).
 /// assert_eq!(idgen_nemesis::checker::time_ms(4_194_439_168), 1_288_834_975_657);
 /// ```
 pub fn time_ms(id: i64) -> i64 {
