@@ -395,12 +395,18 @@ async fn old_holder_fences<S: LeaseSubject>(fault: Fault) {
             .acquire(store.clone(), &one)
             .await
             .expect("acquire creates the dropped table again and claims");
+        // The old holder may issue up to its fence deadline (as far as this claim can know:
+        // it saw no renewal fail): the new holder's bound lies beyond it.
+        let bound = next
+            .previous_timestamp_ms()
+            .expect("a claim on a table created anew carries the takeover bound");
         assert!(
-            next.previous_timestamp_ms().is_some(),
-            "a claim on a table created anew carries the takeover bound"
+            bound >= deadline,
+            "the takeover bound {bound} is below the old holder's fence deadline {deadline}"
         );
         let (ids, handle) = generator(next, one);
         let first = ids.next_id().expect("the new holder issues");
+        assert!(one.decompose(first).unwrap().unix_ms > bound);
         assert!(
             first > last_id,
             "the new holder's first ID {first} is not above the old holder's last {last_id}"
