@@ -169,6 +169,24 @@ fn mariadb_sql(id: &str, sql: &str, vertical: bool) -> Result<String, String> {
     docker(&["exec", id, "mariadb", "-uroot", format, "-e", sql])
 }
 
+/// Polls MariaDB in container `id` until it answers on TCP (the entry point's first, temporary
+/// server listens on the socket only), at most a minute.
+fn wait_for_mariadb(id: &str) -> Result<(), String> {
+    let tcp = [
+        "exec",
+        id,
+        "mariadb",
+        "--protocol=tcp",
+        "-h127.0.0.1",
+        "-uroot",
+        "-e",
+        "SELECT 1",
+    ];
+    poll(id, Duration::from_secs(60), "MariaDB ready", || {
+        docker(&tcp).is_ok()
+    })
+}
+
 /// The shell script of the etcd container: etcd in a loop, so that a test can stop it
 /// (`kill` of the PID in `/tmp/etcd.pid`), change its data directory while
 /// `/tmp/etcd.hold` exists, and have it start again from there in the same container (same
@@ -618,8 +636,14 @@ impl Cluster {
     /// A new MariaDB container (`MARIADB_IMAGE`, [`DATABASE`] created, `root` without a
     /// password from anywhere, the binary log on, row-based, functions allowed to be created
     /// under it, as server `server_id`), with the
-    /// network alias `alias` if any; returns its ID once it answers on TCP.
-    fn run_mariadb(&self, alias: Option<&str>, server_id: u32) -> Result<String, String> {
+    /// network alias `alias` if any; returns its ID once it answers on TCP. Its data is on a
+    /// tmpfs, unless `on_disk` (a volume of the container's own, kept when it restarts).
+    fn run_mariadb(
+        &self,
+        alias: Option<&str>,
+        server_id: u32,
+        on_disk: bool,
+    ) -> Result<String, String> {
         let server_id = format!("--server-id={server_id}");
         let database = format!("MARIADB_DATABASE={DATABASE}");
         let id = self.run_container(
@@ -629,7 +653,7 @@ impl Cluster {
                 "MARIADB_ALLOW_EMPTY_ROOT_PASSWORD=1",
                 "--env",
                 &database,
-                "--tmpfs",
+                if on_disk { "--volume" } else { "--tmpfs" },
                 "/var/lib/mysql",
                 MARIADB_IMAGE,
                 "mariadbd",
@@ -643,20 +667,7 @@ impl Cluster {
                 "--innodb-flush-log-at-trx-commit=2",
             ],
         )?;
-        // On TCP: the entry point's first, temporary server listens on the socket only.
-        let tcp = [
-            "exec",
-            &id,
-            "mariadb",
-            "--protocol=tcp",
-            "-h127.0.0.1",
-            "-uroot",
-            "-e",
-            "SELECT 1",
-        ];
-        poll(&id, Duration::from_secs(60), "MariaDB ready", || {
-            docker(&tcp).is_ok()
-        })?;
+        wait_for_mariadb(&id)?;
         Ok(id)
     }
 
@@ -673,8 +684,41 @@ impl Cluster {
     /// cluster.start_mariadb().unwrap();
     /// ```
     pub fn start_mariadb(&mut self) -> Result<(), String> {
-        self.mariadb = Some(self.run_mariadb(Some("mariadb"), 1)?);
+        self.mariadb = Some(self.run_mariadb(Some("mariadb"), 1, false)?);
         Ok(())
+    }
+
+    /// [`start_mariadb`](Self::start_mariadb) with its data in a volume of the container's own
+    /// instead of a tmpfs, so that it survives a restart of the container
+    /// ([`restart_service`](Self::restart_service)).
+    ///
+    /// ```no_run
+    /// # let mut cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// cluster.start_mariadb_on_disk().unwrap();
+    /// ```
+    pub fn start_mariadb_on_disk(&mut self) -> Result<(), String> {
+        self.mariadb = Some(self.run_mariadb(Some("mariadb"), 1, true)?);
+        Ok(())
+    }
+
+    /// Restarts the database serving under `alias` (`db` or `mariadb`, `docker restart`: its
+    /// server shut down, PostgreSQL fast, `SIGINT`, MariaDB normally, and started again on
+    /// the data it kept; every connection breaks) and returns when it answers again.
+    ///
+    /// ```no_run
+    /// # let cluster = idgen_faults::cluster::Cluster::start("demo", std::path::Path::new("x")).unwrap();
+    /// cluster.restart_service("db").unwrap();
+    /// ```
+    pub fn restart_service(&self, alias: &str) -> Result<(), String> {
+        let id = self
+            .service(alias)
+            .ok_or_else(|| format!("no {alias} in this cluster"))?;
+        docker(&["restart", "--time", "30", id])?;
+        match alias {
+            "db" => self.wait_for_db(),
+            "mariadb" => wait_for_mariadb(id),
+            _ => Err(format!("{alias} is not a database of this cluster")),
+        }
     }
 
     /// `mariadb-dump --single-transaction` of [`DATABASE`] into a file inside the MariaDB
@@ -726,7 +770,7 @@ impl Cluster {
             .next()
             .ok_or("the primary has no binary log")?
             .to_owned();
-        let replica = self.run_mariadb(None, 2)?;
+        let replica = self.run_mariadb(None, 2, false)?;
         self.mariadb_replica = Some(replica.clone());
         mariadb_sql(
             &replica,

@@ -586,6 +586,17 @@ pub async fn connect(config: &Config) -> Result<PgPool, String> {
     connect_to(PgPoolOptions::new(), &config.db_url).await
 }
 
+/// The MariaDB pool (`IDGEN_FAULT_MYSQL_URL`), retrying for a minute while the server starts.
+///
+/// ```no_run
+/// # async fn demo(config: idgen_faults::node::Config) {
+/// let pool = idgen_faults::node::connect_mariadb(&config).await.unwrap();
+/// # }
+/// ```
+pub async fn connect_mariadb(config: &Config) -> Result<MySqlPool, String> {
+    connect_to(MySqlPoolOptions::new(), &config.mysql_url).await
+}
+
 /// A pool of at most 4 connections to `url`, retrying for a minute while the server starts.
 async fn connect_to<DB: sqlx::Database>(
     options: PoolOptions<DB>,

@@ -77,7 +77,7 @@ pub struct Applied {
     pub target: String,
     /// The processes (names, no incarnation) whose issuing it hit.
     pub hits: Vec<String>,
-    /// When it began.
+    /// When it began (a restore: when its dump was taken, the state the database goes back to).
     pub start_ms: i64,
     /// When it ended (the process restarted or continued, the store reconnected or answered).
     pub end_ms: i64,
@@ -291,17 +291,34 @@ pub fn check(seed: u64, runs: &[Run], faults: &[Applied], fenced: &[(String, i64
     for dup in &duplicates {
         let from = dup.a.first_ms.min(dup.b.first_ms);
         let to = dup.a.last_ms.max(dup.b.last_ms);
+        let process = |r: &Run| r.issuer.split('#').next().unwrap_or("").to_owned();
+        let mut issuers = vec![process(&dup.a), process(&dup.b)];
+        issuers.dedup();
         let in_force = faults
             .iter()
             .filter(|f| f.start_ms <= to && f.end_ms + AFTERMATH_MS >= from)
             .map(|f| {
-                format!(
-                    "{} {} at {}..{} ms",
-                    f.kind.name(),
-                    f.target,
-                    f.start_ms,
-                    f.end_ms
-                )
+                // Which of the two issuers it hit, if any.
+                let hit: Vec<&str> = issuers
+                    .iter()
+                    .filter(|p| f.hits.contains(p))
+                    .map(String::as_str)
+                    .collect();
+                let hit = match hit.is_empty() {
+                    true => String::new(),
+                    false => format!(", hit {}", hit.join(" and ")),
+                };
+                let span = match f.kind {
+                    // The IDs at risk are those issued between the dump and the restore.
+                    FaultKind::DbRestore => "dump at {}, restored by {} ms",
+                    _ => "at {}..{} ms",
+                };
+                let span = span.replacen("{}", &f.start_ms.to_string(), 1).replacen(
+                    "{}",
+                    &f.end_ms.to_string(),
+                    1,
+                );
+                format!("{} {} {span}{hit}", f.kind.name(), f.target)
             })
             .collect();
         report.faults_in_force.push(in_force);
@@ -511,6 +528,37 @@ mod tests {
         assert!(text.contains("DUPLICATE (seed 42): 10 IDs"), "{text}");
         assert!(text.contains("node 1"), "{text}");
         assert!(text.contains("clock-step b"), "{text}");
+    }
+
+    #[test]
+    fn a_duplicate_after_a_restore_names_the_dump_and_the_issuers_it_hit() {
+        let mut before = run("hilo@postgres", "po1#1", 101, 200);
+        (before.first_ms, before.last_ms) = (10_000, 10_500);
+        let mut after = run("hilo@postgres", "po1#2", 150, 160);
+        (after.first_ms, after.last_ms) = (14_000, 14_100);
+        let restore = Applied {
+            kind: FaultKind::DbRestore,
+            target: "db".into(),
+            hits: vec!["po1".into(), "po2".into()],
+            start_ms: 9_000,
+            end_ms: 13_000,
+        };
+        let elsewhere = Applied {
+            kind: FaultKind::Kill,
+            target: "re1".into(),
+            hits: vec!["re1".into()],
+            start_ms: 11_000,
+            end_ms: 12_000,
+        };
+        let report = check(5, &[before, after], &[restore, elsewhere], &[]);
+        assert_eq!(report.duplicate_ids, 11);
+        assert_eq!(
+            report.faults_in_force[0],
+            [
+                "db-restore db dump at 9000, restored by 13000 ms, hit po1",
+                "kill-9 re1 at 11000..12000 ms",
+            ]
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! [`checker`](mod@crate::checker).
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -18,6 +18,9 @@ use crate::checker::{self, Applied, Report, Run};
 use crate::node::{CLOCK_STEP_FILE, DB_ROWS};
 use crate::record::{Event, Kind};
 use crate::schedule::{Fault, FaultKind, Schedule, Targets};
+
+/// Where a restore's dump is kept in the database's container (`.dump` or `.sql`).
+const DUMP: &str = "/tmp/nemesis-restore";
 
 /// The lease TTL of every process (ms).
 pub const TTL_MS: u64 = 3_000;
@@ -42,9 +45,37 @@ pub struct Options {
     pub interval_ms: u64,
     /// The Docker network's name part.
     pub name: String,
-    /// Hi-lo on Redis above a floor read from its rows (the documented protection against a
-    /// Redis that forgets its counter). `false` only to see the checker catch what follows.
+    /// Hi-lo above a floor read from the rows its IDs go into (the documented protection
+    /// against a counter that forgets: Redis restarted, a database restored). `false` only to
+    /// see the checker catch what follows.
     pub hilo_floor: bool,
+    /// The `idgen` command (idgen-cli with the feature `leases`) the operator runs.
+    pub idgen: PathBuf,
+}
+
+/// The `idgen` command beside `binary` (cargo puts every binary of the workspace in one
+/// directory; `cargo build -p idgen-cli --features leases` builds it).
+///
+/// ```
+/// let idgen = idgen_nemesis::fleet::idgen_beside(std::path::Path::new("/t/debug/idgen-nemesis-node"));
+/// assert_eq!(idgen, std::path::Path::new("/t/debug/idgen"));
+/// ```
+pub fn idgen_beside(binary: &Path) -> PathBuf {
+    binary.with_file_name("idgen")
+}
+
+/// The table in another database where a process leasing from `store` puts its hi-lo IDs, the
+/// rows its floor is read from: PostgreSQL's processes in MariaDB, MariaDB's and Redis's in
+/// PostgreSQL (none on etcd, which never forgets in the soak). In *another* database, so that a
+/// restore of the counter's database leaves the floor above what was handed out: the README
+/// documents no floor for a counter restored together with the table its floor reads.
+fn rows_of(store: Store) -> Option<(Store, &'static str)> {
+    match store {
+        Store::Postgres => Some((Store::MariaDb, "hilo_rows_postgres")),
+        Store::MariaDb => Some((Store::Postgres, "hilo_rows_mariadb")),
+        Store::Redis => Some((Store::Postgres, "hilo_rows_redis")),
+        Store::Etcd => None,
+    }
 }
 
 /// One process of the fleet.
@@ -159,6 +190,8 @@ fn counting(containers: Vec<String>) -> (Arc<AtomicU64>, Arc<AtomicBool>) {
 pub struct Fleet {
     cluster: Cluster,
     processes: Vec<Process>,
+    /// The operator's container, where `idgen` runs.
+    operator: String,
 }
 
 impl Fleet {
@@ -174,29 +207,40 @@ impl Fleet {
         let mut cluster = Cluster::start(&options.name, binary)?;
         cluster.start_redis()?;
         cluster.start_etcd()?;
-        cluster.start_mariadb()?;
+        // On disk: a restart keeps its data.
+        cluster.start_mariadb_on_disk()?;
         say(&format!("stores up in {:?}", started.elapsed()));
         let batch = options.batch.to_string();
         let interval = options.interval_ms.to_string();
         let ttl = TTL_MS.to_string();
         let mut processes = Vec::new();
         for store in Store::ALL {
+            let capacity = match store {
+                Store::Postgres | Store::MariaDb => "4",
+                _ => "3",
+            };
             for name in app_names(store) {
                 let mut env = vec![
                     ("IDGEN_FAULT_STORE", store.name()),
-                    // One node ID more than the store's processes: a restarted process takes the
-                    // one another left behind, so node IDs change hands all the time.
-                    ("IDGEN_FAULT_CAPACITY", "3"),
+                    // One node ID more than the store's processes (on a database, the database
+                    // generator's among them): a restarted process takes the one another left
+                    // behind, so node IDs change hands all the time, and a lease left behind
+                    // stays expired until then (for the operator to free).
+                    ("IDGEN_FAULT_CAPACITY", capacity),
                     ("IDGEN_FAULT_REACQUIRE", "1"),
                     ("IDGEN_FAULT_TTL_MS", ttl.as_str()),
                     ("IDGEN_FAULT_INTERVAL_MS", interval.as_str()),
                     ("IDGEN_NEMESIS_BATCH", batch.as_str()),
                 ];
-                if store == Store::Redis && options.hilo_floor {
-                    // Redis forgets its counter when restarted: the documented protection is
-                    // a floor read from the data (the rows in PostgreSQL) plus what running
-                    // generators hold in memory: 8 processes × 2 blocks × 100.
-                    env.push(("IDGEN_FAULT_HILO_ROWS", "1"));
+                let rows = rows_of(store)
+                    .filter(|_| options.hilo_floor)
+                    .map(|(db, table)| format!("{}:{table}", db.name()));
+                if let Some(rows) = &rows {
+                    // A counter can forget (Redis restarted, a database restored): the
+                    // documented protection is a floor read from the data (the rows its IDs go
+                    // into) plus what running generators hold in memory: 8 processes × 2
+                    // blocks × 100.
+                    env.push(("IDGEN_NEMESIS_HILO_ROWS", rows.as_str()));
                     env.push(("IDGEN_FAULT_HILO_FLOOR_MARGIN", "1600"));
                 }
                 let container = cluster.start_node(&name, &env)?;
@@ -224,7 +268,21 @@ impl Fleet {
                 container,
             });
         }
-        let fleet = Fleet { cluster, processes };
+        let operator = cluster.start_node("operator", &[("IDGEN_NEMESIS_ROLE", "operator")])?;
+        if !options.idgen.exists() {
+            return Err(format!(
+                "no idgen command at {} for the operator: cargo build -p idgen-cli --features leases",
+                options.idgen.display()
+            ));
+        }
+        let idgen = options.idgen.to_string_lossy();
+        docker(&["cp", &idgen, &format!("{operator}:/usr/local/bin/idgen")])?;
+        docker(&["exec", &operator, "idgen", "--version"])?;
+        let fleet = Fleet {
+            cluster,
+            processes,
+            operator,
+        };
         let deadline = Instant::now() + Duration::from_secs(120);
         for process in &fleet.processes {
             loop {
@@ -261,17 +319,22 @@ impl Fleet {
     }
 
     /// The processes a fault on `target` hits: the process, or those leasing from the store
-    /// (and, for PostgreSQL, the Redis processes, whose hi-lo stores its rows there).
+    /// (and, where a fault breaks a database's connections, the processes whose hi-lo rows go
+    /// there).
     fn hits(&self, fault: &Fault) -> Vec<String> {
-        match fault.kind {
-            FaultKind::CutStore | FaultKind::StoreRestart | FaultKind::LeaseTableLost => self
-                .processes
-                .iter()
-                .filter(|p| alias(p.store) == fault.target)
-                .map(|p| p.name.clone())
-                .collect(),
-            _ => vec![fault.target.clone()],
-        }
+        let with_rows = match fault.kind {
+            FaultKind::StoreRestart | FaultKind::LeaseTableLost | FaultKind::Operator => false,
+            FaultKind::CutStore | FaultKind::DbRestart | FaultKind::DbRestore => true,
+            _ => return vec![fault.target.clone()],
+        };
+        let leasing = |p: &Process| alias(p.store) == fault.target;
+        let storing =
+            |p: &Process| rows_of(p.store).is_some_and(|(db, _)| alias(db) == fault.target);
+        self.processes
+            .iter()
+            .filter(|p| leasing(p) || (with_rows && storing(p)))
+            .map(|p| p.name.clone())
+            .collect()
     }
 
     /// Applies the start of `fault`; returns when it is in force.
@@ -297,6 +360,9 @@ impl Fleet {
             FaultKind::CutStore => self.cluster.connect_service(&fault.target, false),
             FaultKind::StoreRestart => self.cluster.restart_redis(),
             FaultKind::LeaseTableLost => self.lose_lease_table(&fault.target, fault.drop_table),
+            FaultKind::DbRestart => self.cluster.restart_service(&fault.target),
+            FaultKind::DbRestore => self.dump(&fault.target),
+            FaultKind::Operator => self.operate(fault),
             FaultKind::Burst => docker(&[
                 "kill",
                 "--signal",
@@ -324,7 +390,12 @@ impl Fleet {
                 .cluster
                 .connect(&self.process(&fault.target)?.container),
             FaultKind::CutStore => self.cluster.connect_service(&fault.target, true),
-            FaultKind::StoreRestart | FaultKind::Burst | FaultKind::LeaseTableLost => Ok(()),
+            FaultKind::DbRestore => self.restore(&fault.target),
+            FaultKind::StoreRestart
+            | FaultKind::Burst
+            | FaultKind::LeaseTableLost
+            | FaultKind::DbRestart
+            | FaultKind::Operator => Ok(()),
         }
     }
 
@@ -360,6 +431,145 @@ impl Fleet {
             _ => docker(&["exec", db, "mariadb", "-uroot", database, "-e", &sql]),
         }
         .map(drop)
+    }
+
+    /// Runs the shell `script` in the container of the database under `alias` (`db`: as user
+    /// `postgres`).
+    fn db_shell(&self, alias: &str, script: &str) -> Result<String, String> {
+        let id = self
+            .cluster
+            .service(alias)
+            .ok_or_else(|| format!("no store {alias}"))?;
+        match alias {
+            "db" => docker(&["exec", "--user", "postgres", id, "sh", "-c", script]),
+            _ => docker(&["exec", id, "sh", "-c", script]),
+        }
+    }
+
+    /// The backup a restore starts from: the whole database, as the database's own dump tool
+    /// takes it (`pg_dump`, `mariadb-dump --single-transaction` with the routines, triggers and
+    /// events: the lease table, the hi-lo counter, the generator's function, sequences, state
+    /// and triggers, the rows), into a file in the database's container.
+    fn dump(&self, alias: &str) -> Result<(), String> {
+        let database = idgen_faults::cluster::DATABASE;
+        let script = match alias {
+            "db" => format!("pg_dump --format=custom --file={DUMP}.dump {database}"),
+            _ => format!(
+                "mariadb-dump -uroot --single-transaction --routines --triggers --events {database} >{DUMP}.sql"
+            ),
+        };
+        self.db_shell(alias, &script).map(drop)
+    }
+
+    /// The restore of the dump [`dump`](Self::dump) took, by the README's procedure
+    /// (idgen-sqlx's "What the database does not guarantee": "Stop the application … before
+    /// restoring a lease table from a backup"): every process leasing from that database (its
+    /// applications and its database generator's) stopped, the database dropped, created and
+    /// loaded from the dump, the processes started again (the generator's installs itself
+    /// again, idempotently, on the node ID its restored state names). The processes whose hi-lo
+    /// rows the database holds are not stopped: their counters live elsewhere.
+    fn restore(&self, alias: &str) -> Result<(), String> {
+        let stopped: Vec<&Process> = self
+            .processes
+            .iter()
+            .filter(|p| self::alias(p.store) == alias)
+            .collect();
+        for process in &stopped {
+            // One another fault killed is stopped already (`docker kill` refuses it).
+            let _ = docker(&["kill", "--signal", "KILL", &process.container]);
+            docker(&["wait", &process.container])?;
+        }
+        let database = idgen_faults::cluster::DATABASE;
+        let script = match alias {
+            "db" => format!(
+                "psql -v ON_ERROR_STOP=1 -qAt -d postgres -c 'DROP DATABASE {database} WITH (FORCE)' \
+                 -c 'CREATE DATABASE {database}' && \
+                 pg_restore --exit-on-error --single-transaction --dbname={database} {DUMP}.dump"
+            ),
+            _ => format!(
+                "mariadb -uroot -e 'DROP DATABASE {database}; CREATE DATABASE {database}' && \
+                 mariadb -uroot {database} <{DUMP}.sql"
+            ),
+        };
+        let restored = self.db_shell(alias, &script).map(drop);
+        for process in &stopped {
+            docker(&["start", &process.container])?;
+        }
+        restored
+    }
+
+    /// The operator's routine on the lease table of the database under `alias`, with the
+    /// `idgen` command and the rules of idgen-cli's README: `idgen leases list`, then
+    /// `idgen leases free NODE --holder H` of every expired lease (`--holder`: only if that
+    /// holder still holds it), and with [`Fault::force`] `--force` of one live lease (the
+    /// database generator's among them: its trigger fences it, and its process installs it
+    /// again). A free the CLI refuses (the node ID claimed meanwhile) is reported, not forced.
+    fn operate(&self, fault: &Fault) -> Result<(), String> {
+        let database = idgen_faults::cluster::DATABASE;
+        let url = match fault.target.as_str() {
+            "db" => format!("postgres://postgres:postgres@db:5432/{database}"),
+            _ => format!("mysql://root@mariadb:3306/{database}"),
+        };
+        let idgen = |args: &[&str]| {
+            let mut argv = vec!["exec", self.operator.as_str(), "idgen", "leases"];
+            argv.extend(args);
+            argv.extend(["--database-url", url.as_str()]);
+            docker(&argv)
+        };
+        let listed = idgen(&["list", "--json"])?;
+        let table: serde_json::Value = serde_json::from_str(&listed)
+            .map_err(|e| format!("idgen leases list --json: {e}: {listed}"))?;
+        let leases: Vec<(u64, String, bool)> = table["leases"]
+            .as_array()
+            .ok_or_else(|| format!("idgen leases list --json: no leases: {listed}"))?
+            .iter()
+            .filter_map(|l| {
+                Some((
+                    l["node"].as_u64()?,
+                    l["holder"].as_str()?.to_owned(),
+                    l["live"].as_bool()?,
+                ))
+            })
+            .collect();
+        let mut done = Vec::new();
+        for (node, holder, _) in leases.iter().filter(|l| !l.2) {
+            let node = node.to_string();
+            done.push(
+                match idgen(&["free", node.as_str(), "--holder", holder.as_str()]) {
+                    Ok(_) => format!("freed expired {node} ({holder})"),
+                    Err(err) => format!("free of expired {node} refused: {err}"),
+                },
+            );
+        }
+        let live: Vec<&(u64, String, bool)> = leases.iter().filter(|l| l.2).collect();
+        if fault.force && !live.is_empty() {
+            let (node, holder, _) = live[(fault.at_ms % live.len() as u64) as usize];
+            let node = node.to_string();
+            done.push(
+                match idgen(&[
+                    "free",
+                    node.as_str(),
+                    "--holder",
+                    holder.as_str(),
+                    "--force",
+                ]) {
+                    Ok(_) => format!("forced live {node} ({holder})"),
+                    Err(err) => format!("forced free of live {node} refused: {err}"),
+                },
+            );
+        }
+        say(&format!(
+            "operator on {}: {} leases listed ({} live); {}",
+            fault.target,
+            leases.len(),
+            live.len(),
+            if done.is_empty() {
+                "nothing to free".to_owned()
+            } else {
+                done.join("; ")
+            }
+        ));
+        Ok(())
     }
 
     /// Ends `fault`, or says why it could not.
@@ -419,7 +629,9 @@ impl Fleet {
         let counted = options
             .ids
             .map(|_| counting(self.processes.iter().map(|p| p.container.clone()).collect()));
-        for fault in schedule {
+        for (n, fault) in schedule.enumerate() {
+            // The first faults are one of each kind: all of them begin, however late.
+            let first = n < FaultKind::ALL.len();
             let due = start + Duration::from_millis(fault.at_ms);
             // End what is due before this fault begins.
             loop {
@@ -434,10 +646,11 @@ impl Fleet {
                     _ => break,
                 }
             }
-            if start.elapsed() >= options.duration && open.is_empty() {
+            let over = start.elapsed() >= options.duration && !first;
+            if over && open.is_empty() {
                 break;
             }
-            if start.elapsed() >= options.duration {
+            if over {
                 continue;
             }
             if let (Some(target), Some((ids, _))) = (options.ids, &counted)
@@ -460,7 +673,14 @@ impl Fleet {
             std::thread::sleep(due.saturating_duration_since(Instant::now()));
             say(&format!("{fault}"));
             let start_ms = now_ms();
-            if let Err(err) = self.begin(&fault) {
+            let begun = self.begin(&fault);
+            if fault.kind == FaultKind::DbRestore && begun.is_ok() {
+                say(&format!(
+                    "dump of {} taken; restored in {} ms",
+                    fault.target, fault.hold_ms
+                ));
+            }
+            if let Err(err) = begun {
                 // Not fatal: the report says so, and the process's log tells why.
                 self.say_failed(&fault, &err);
                 continue;

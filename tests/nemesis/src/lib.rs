@@ -9,7 +9,9 @@
 //! - [`schedule`]: a seeded schedule of faults over them (`kill -9`, `SIGSTOP` past the TTL,
 //!   a process or a store cut off the network, Redis restarted without persistence, a process
 //!   restarted with its wall clock stepped, a burst past the layout's cap, a database's lease
-//!   table truncated or dropped under its holders);
+//!   table truncated or dropped under its holders, a database restarted, a database restored
+//!   from a dump taken seconds earlier by the documented procedure, and the operator's
+//!   `idgen leases list` / `free` of expired and, rarely, live leases);
 //! - [`node`]: the issuing process, which records its IDs compactly as runs ([`record`]);
 //! - [`checker`]: reads nothing but the records and the rows, finds every ID issued twice and
 //!   reports it with both issuers, their nodes, the faults in force and the seed.

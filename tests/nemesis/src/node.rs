@@ -3,9 +3,14 @@
 //! runs ([`crate::record`]), so that millions of IDs a second cost a few lines.
 //!
 //! More environment:
-//! - `IDGEN_NEMESIS_ROLE`: `app` (default: a Snowflake generator on a leased node ID and hi-lo)
-//!   or `dbgen` (the database-side generator installed in the store's database, PostgreSQL or
-//!   MariaDB, its IDs taken through the key default by `INSERT … RETURNING`);
+//! - `IDGEN_NEMESIS_ROLE`: `app` (default: a Snowflake generator on a leased node ID and hi-lo),
+//!   `dbgen` (the database-side generator installed in the store's database, PostgreSQL or
+//!   MariaDB, its IDs taken through the key default by `INSERT … RETURNING`) or `operator`
+//!   (nothing but a container on the network to run `idgen leases` in: it waits);
+//! - `IDGEN_NEMESIS_HILO_ROWS` (`postgres:TABLE` or `mariadb:TABLE`): the largest hi-lo ID of
+//!   each round goes into that table before the round counts as issued, and hi-lo is built
+//!   above a floor read from it
+//!   (its largest key plus `IDGEN_FAULT_HILO_FLOOR_MARGIN`) at start and when it fails;
 //! - `IDGEN_NEMESIS_BATCH` (500): Snowflake IDs (or database rows) per round,
 //!   `IDGEN_NEMESIS_HILO_BATCH` (the batch, at most 200): hi-lo IDs per round;
 //!   `IDGEN_FAULT_INTERVAL_MS` the pause between rounds;
@@ -98,8 +103,13 @@ pub async fn run() -> Result<(), String> {
     let config = Config::from_env()?;
     let batch = number("IDGEN_NEMESIS_BATCH", 500)?;
     let hilo_batch = number("IDGEN_NEMESIS_HILO_BATCH", batch.min(200))?;
-    let dbgen = std::env::var("IDGEN_NEMESIS_ROLE").is_ok_and(|role| role == "dbgen");
-    if dbgen {
+    let role = std::env::var("IDGEN_NEMESIS_ROLE").unwrap_or_default();
+    if role == "operator" {
+        loop {
+            tokio::time::sleep(Duration::from_secs(3_600)).await;
+        }
+    }
+    if role == "dbgen" {
         return run_dbgen(&config, batch).await;
     }
     let burst = Arc::new(AtomicBool::new(false));
@@ -113,19 +123,9 @@ pub async fn run() -> Result<(), String> {
     });
     let backend = Backend::connect(&config).await?;
     backend.prepare(&config).await;
-    let rows = match config.hilo_rows {
-        false => None,
-        true => Some(connect(&config).await?),
-    };
-    if let Some(pool) = &rows {
-        retry("create the rows table", || async {
-            sqlx::query("CREATE TABLE IF NOT EXISTS fault_rows (id BIGINT PRIMARY KEY)")
-                .execute(pool)
-                .await
-                .map(drop)
-                .map_err(|e| e.to_string())
-        })
-        .await;
+    let rows = Rows::from_env(&config).await?;
+    if let Some(rows) = &rows {
+        retry("create the rows table", || rows.create()).await;
     }
     let hilo_backend = backend.clone();
     let hilo_config = config.clone();
@@ -202,18 +202,116 @@ async fn issue_snowflakes(
     }
 }
 
+/// Where a process's hi-lo IDs go before they count as issued (`IDGEN_NEMESIS_HILO_ROWS`): a
+/// table in PostgreSQL or MariaDB, the one the floor is read from.
+enum Rows {
+    /// A PostgreSQL table.
+    Postgres(PgPool, String),
+    /// A MariaDB table.
+    MariaDb(MySqlPool, String),
+}
+
+impl Rows {
+    /// The rows of `IDGEN_NEMESIS_HILO_ROWS`, if set, connected.
+    async fn from_env(config: &Config) -> Result<Option<Rows>, String> {
+        let Ok(spec) = std::env::var("IDGEN_NEMESIS_HILO_ROWS") else {
+            return Ok(None);
+        };
+        let (store, table) = spec
+            .split_once(':')
+            .filter(|(_, t)| {
+                !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            })
+            .ok_or_else(|| format!("IDGEN_NEMESIS_HILO_ROWS={spec:?}: not STORE:TABLE"))?;
+        match store {
+            "postgres" => Ok(Some(Rows::Postgres(connect(config).await?, table.into()))),
+            // Named with its database: a restore of that database (`DROP DATABASE`, `CREATE
+            // DATABASE`) leaves the pool's open sessions with no current database.
+            "mariadb" => Ok(Some(Rows::MariaDb(
+                idgen_faults::node::connect_mariadb(config).await?,
+                format!("{}.{table}", idgen_faults::cluster::DATABASE),
+            ))),
+            _ => Err(format!(
+                "IDGEN_NEMESIS_HILO_ROWS={spec:?}: not postgres or mariadb"
+            )),
+        }
+    }
+
+    /// Creates the table when missing.
+    async fn create(&self) -> Result<(), String> {
+        match self {
+            Rows::Postgres(pool, table) => {
+                execute(
+                    pool,
+                    format!("CREATE TABLE IF NOT EXISTS {table} (id BIGINT PRIMARY KEY)"),
+                )
+                .await
+            }
+            Rows::MariaDb(pool, table) => {
+                execute(
+                    pool,
+                    format!("CREATE TABLE IF NOT EXISTS {table} (id BIGINT PRIMARY KEY)"),
+                )
+                .await
+            }
+        }
+    }
+
+    /// The largest key stored (0 when none).
+    async fn max(&self) -> Result<i64, String> {
+        let result: Result<i64, sqlx::Error> = match self {
+            Rows::Postgres(pool, table) => {
+                sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+                    "SELECT COALESCE(MAX(id), 0) FROM {table}"
+                )))
+                .fetch_one(pool)
+                .await
+            }
+            Rows::MariaDb(pool, table) => {
+                sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+                    "SELECT CAST(COALESCE(MAX(id), 0) AS SIGNED) FROM {table}"
+                )))
+                .fetch_one(pool)
+                .await
+            }
+        };
+        result.map_err(|e| e.to_string())
+    }
+
+    /// Inserts `ids` (an ID already there is left alone: the checker finds it in the records).
+    async fn insert(&self, ids: &[i64]) -> Result<(), String> {
+        match self {
+            Rows::Postgres(pool, table) => sqlx::query(sqlx::AssertSqlSafe(format!(
+                "INSERT INTO {table} (id) SELECT unnest($1::bigint[]) ON CONFLICT DO NOTHING"
+            )))
+            .bind(ids)
+            .execute(pool)
+            .await
+            .map(drop)
+            .map_err(|e| e.to_string()),
+            Rows::MariaDb(pool, table) => {
+                let values: Vec<String> = ids.iter().map(|id| format!("({id})")).collect();
+                execute(
+                    pool,
+                    format!(
+                        "INSERT IGNORE INTO {table} (id) VALUES {}",
+                        values.join(",")
+                    ),
+                )
+                .await
+            }
+        }
+    }
+}
+
 /// Builds hi-lo: with `rows`, above a floor read from them now (the largest stored key plus
 /// `IDGEN_FAULT_HILO_FLOOR_MARGIN`, what running generators may hold in memory unstored).
-async fn build_hilo(backend: &Backend, config: &Config, rows: Option<&PgPool>) -> HiLo {
+async fn build_hilo(backend: &Backend, config: &Config, rows: Option<&Rows>) -> HiLo {
     retry("start hi-lo", || async {
         match rows {
             None => backend.hilo(config, None).await.map_err(|e| e.to_string()),
-            Some(pool) => {
-                let max: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM fault_rows")
-                    .fetch_one(pool)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                let floor = max + config.hilo_floor_margin.unwrap_or(0);
+            Some(rows) => {
+                let floor = rows.max().await? + config.hilo_floor_margin.unwrap_or(0);
                 backend
                     .hilo_above(config, floor)
                     .await
@@ -224,10 +322,10 @@ async fn build_hilo(backend: &Backend, config: &Config, rows: Option<&PgPool>) -
     .await
 }
 
-/// Takes hi-lo IDs in rounds of `batch`; with `rows`, stores them there before they count as
-/// issued (as an application stores the IDs it takes), and builds hi-lo again (above a new
+/// Takes hi-lo IDs in rounds of `batch`; with `rows`, stores the largest of each round there
+/// before they count as issued (as an application stores the IDs it takes), and builds hi-lo again (above a new
 /// floor, with `rows`) when the counter went backwards or after 2 s of failures.
-async fn issue_hilo(backend: Backend, config: Config, rows: Option<PgPool>, batch: u64) {
+async fn issue_hilo(backend: Backend, config: Config, rows: Option<Rows>, batch: u64) {
     let mut hilo = build_hilo(&backend, &config, rows.as_ref()).await;
     let mut failing = false;
     let mut failing_since = Instant::now();
@@ -258,9 +356,10 @@ async fn issue_hilo(backend: Backend, config: Config, rows: Option<PgPool>, batc
         if !taken.is_empty() {
             failing = false;
         }
-        if let Some(pool) = &rows {
-            let ids: Vec<i64> = taken.iter().map(|(id, _)| *id).collect();
-            store_rows(pool, &ids).await;
+        if let (Some(rows), Some(&(largest, _))) = (&rows, taken.iter().max()) {
+            // The floor needs only the largest ID of each round (a table of every ID would
+            // make a restore's dump and load take longer than the soak).
+            store_rows(rows, &[largest]).await;
         }
         let mut runs = Runs::new(Kind::HiLo);
         let mut last = 0;
@@ -279,22 +378,15 @@ async fn issue_hilo(backend: Backend, config: Config, rows: Option<PgPool>, batc
     }
 }
 
-/// Inserts `ids` into `fault_rows`, retrying while the database fails (an ID already there is
-/// left alone: the checker finds it in the records).
-async fn store_rows(pool: &PgPool, ids: &[i64]) {
+/// Inserts `ids` into `rows`, retrying while the database fails.
+async fn store_rows(rows: &Rows, ids: &[i64]) {
     if ids.is_empty() {
         return;
     }
     let mut failing = false;
     loop {
-        let stored = sqlx::query(
-            "INSERT INTO fault_rows (id) SELECT unnest($1::bigint[]) ON CONFLICT DO NOTHING",
-        )
-        .bind(ids)
-        .execute(pool)
-        .await;
-        match stored {
-            Ok(_) => return,
+        match rows.insert(ids).await {
+            Ok(()) => return,
             Err(err) => {
                 if !failing {
                     emit_now(Event::Error(format!("rows: {err}")));

@@ -27,11 +27,25 @@ pub enum FaultKind {
     /// fenced or renewing on a new claim, the first claim of each node ID after it bounded as
     /// for a store that forgot (its takeover bound).
     LeaseTableLost,
+    /// PostgreSQL or MariaDB restarted (`docker restart`: the server shut down and started
+    /// again on the data it kept; every connection breaks). What must hold: no ID twice; the
+    /// holders renew or fence and claim again; the database generator keeps working or is
+    /// installed again after its `IDG` error.
+    DbRestart,
+    /// PostgreSQL or MariaDB restored from a dump taken [`Fault::hold_ms`] earlier (the whole
+    /// database: lease table, hi-lo counter, the generator's state and sequences, the rows), by
+    /// the README's procedure: the applications on that database stopped first, then the
+    /// restore, then the applications started again (and the generator installed again).
+    DbRestore,
+    /// The operator's routine: `idgen leases list` of a database's lease table, `idgen leases
+    /// free NODE --holder H` of every expired lease, and (when [`Fault::force`]) `--force` of
+    /// one live lease, as idgen-cli's README documents.
+    Operator,
 }
 
 impl FaultKind {
     /// Every kind.
-    pub const ALL: [FaultKind; 8] = [
+    pub const ALL: [FaultKind; 11] = [
         FaultKind::Kill,
         FaultKind::Pause,
         FaultKind::CutProcess,
@@ -40,6 +54,9 @@ impl FaultKind {
         FaultKind::ClockStep,
         FaultKind::Burst,
         FaultKind::LeaseTableLost,
+        FaultKind::DbRestart,
+        FaultKind::DbRestore,
+        FaultKind::Operator,
     ];
 
     /// Its name in reports.
@@ -57,6 +74,9 @@ impl FaultKind {
             FaultKind::ClockStep => "clock-step",
             FaultKind::Burst => "burst",
             FaultKind::LeaseTableLost => "lease-table-lost",
+            FaultKind::DbRestart => "db-restart",
+            FaultKind::DbRestore => "db-restore",
+            FaultKind::Operator => "operator",
         }
     }
 
@@ -64,14 +84,20 @@ impl FaultKind {
     fn on_store(self) -> bool {
         matches!(
             self,
-            FaultKind::CutStore | FaultKind::StoreRestart | FaultKind::LeaseTableLost
+            FaultKind::CutStore
+                | FaultKind::StoreRestart
+                | FaultKind::LeaseTableLost
+                | FaultKind::DbRestart
+                | FaultKind::DbRestore
+                | FaultKind::Operator
         )
     }
 }
 
 /// One fault of a schedule: `kind` on `target` (a process or store name) at `at_ms` after the
 /// schedule's start, for `hold_ms`; `step_ms` is a clock step's size (0 otherwise), `drop_table`
-/// whether a lost lease table is dropped (else truncated).
+/// whether a lost lease table is dropped (else truncated), `force` whether the operator also
+/// frees a live lease.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fault {
     /// Milliseconds from the schedule's start.
@@ -86,6 +112,9 @@ pub struct Fault {
     pub step_ms: i64,
     /// [`FaultKind::LeaseTableLost`]: `DROP TABLE` (else `TRUNCATE`).
     pub drop_table: bool,
+    /// [`FaultKind::Operator`]: also frees one live lease (`idgen leases free --force`), the
+    /// one at index `at_ms` modulo the live leases listed.
+    pub force: bool,
 }
 
 impl fmt::Display for Fault {
@@ -107,6 +136,16 @@ impl fmt::Display for Fault {
             } else {
                 " (TRUNCATE)"
             })?;
+        }
+        if self.kind == FaultKind::DbRestore {
+            write!(
+                f,
+                " (restored from a dump taken {}ms earlier)",
+                self.hold_ms
+            )?;
+        }
+        if self.kind == FaultKind::Operator && self.force {
+            f.write_str(" (and a live lease, --force)")?;
         }
         Ok(())
     }
@@ -148,7 +187,8 @@ pub struct Targets {
     pub stores: Vec<String>,
     /// Stores that can be restarted without persistence.
     pub restartable: Vec<String>,
-    /// Stores whose lease table an operator can lose (the databases).
+    /// Stores whose lease table an operator can lose, and which can be restarted, restored
+    /// and operated on (the databases).
     pub lease_tables: Vec<String>,
     /// The lease TTL in ms (a pause lasts longer).
     pub ttl_ms: u64,
@@ -244,13 +284,20 @@ impl Iterator for Schedule {
                     (self.rng.between(200, 2_000), if back { -by } else { by })
                 }
                 FaultKind::Burst => (crate::node::BURST.as_millis() as u64, 0),
-                FaultKind::LeaseTableLost => (0, 0),
+                FaultKind::LeaseTableLost | FaultKind::DbRestart | FaultKind::Operator => (0, 0),
+                // The dump's age: from one TTL to two.
+                FaultKind::DbRestore => (self.rng.between(ttl, 2 * ttl), 0),
             };
             let drop_table =
                 kind == FaultKind::LeaseTableLost && self.rng.next_u64().is_multiple_of(2);
+            // Rarely: one operator's routine in four also frees a live lease.
+            let force = kind == FaultKind::Operator && self.rng.next_u64().is_multiple_of(4);
             let names = match kind {
                 FaultKind::StoreRestart => self.targets.restartable.clone(),
-                FaultKind::LeaseTableLost => self.targets.lease_tables.clone(),
+                FaultKind::LeaseTableLost
+                | FaultKind::DbRestart
+                | FaultKind::DbRestore
+                | FaultKind::Operator => self.targets.lease_tables.clone(),
                 FaultKind::CutStore => self.targets.stores.clone(),
                 FaultKind::Kill | FaultKind::Pause | FaultKind::CutProcess => {
                     let mut all = self.targets.apps.clone();
@@ -271,6 +318,14 @@ impl Iterator for Schedule {
             let busy_for = hold_ms.max(if kind.on_store() { 6_000 } else { 1_000 }) + 1_000;
             self.busy.retain(|(_, until)| *until > at);
             self.busy.push((target.clone(), at + busy_for));
+            if kind == FaultKind::DbRestore {
+                // One restore at a time, and no other database's fault meanwhile: each
+                // database holds the rows the other's hi-lo floor is read from (fleet.rs), and a
+                // floor restored with its counter would be no floor.
+                for other in &self.targets.lease_tables {
+                    self.busy.push((other.clone(), at + busy_for));
+                }
+            }
             return Some(Fault {
                 at_ms: at,
                 kind,
@@ -278,7 +333,91 @@ impl Iterator for Schedule {
                 hold_ms,
                 step_ms,
                 drop_table,
+                force,
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn targets() -> Targets {
+        Targets {
+            apps: ["po1", "po2", "ma1", "ma2", "re1"]
+                .map(String::from)
+                .to_vec(),
+            others: vec!["dbgen".into()],
+            stores: ["db", "mariadb", "redis"].map(String::from).to_vec(),
+            restartable: vec!["redis".into()],
+            lease_tables: vec!["db".into(), "mariadb".into()],
+            ttl_ms: 3_000,
+        }
+    }
+
+    #[test]
+    fn every_seed_begins_with_one_fault_of_each_kind_and_replays() {
+        for seed in [1, 2, 5, 7, 40, 1_000_003] {
+            let faults: Vec<Fault> = Schedule::new(seed, targets()).take(200).collect();
+            let again: Vec<Fault> = Schedule::new(seed, targets()).take(200).collect();
+            assert_eq!(faults, again, "seed {seed}");
+            let mut first: Vec<FaultKind> = faults[..FaultKind::ALL.len()]
+                .iter()
+                .map(|f| f.kind)
+                .collect();
+            first.sort();
+            assert_eq!(first, FaultKind::ALL, "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn the_database_faults_target_the_databases_with_their_parameters() {
+        let faults: Vec<Fault> = Schedule::new(3, targets()).take(2_000).collect();
+        let mut forced = 0;
+        let mut operated = 0;
+        for fault in &faults {
+            match fault.kind {
+                FaultKind::DbRestart | FaultKind::DbRestore | FaultKind::Operator => {
+                    assert!(
+                        ["db", "mariadb"].contains(&fault.target.as_str()),
+                        "{fault}"
+                    )
+                }
+                _ => {}
+            }
+            if fault.kind == FaultKind::DbRestore {
+                assert!((3_000..=6_000).contains(&fault.hold_ms), "{fault}");
+                assert!(fault.to_string().contains("dump taken"), "{fault}");
+            }
+            if fault.kind == FaultKind::Operator {
+                operated += 1;
+                forced += usize::from(fault.force);
+            }
+            assert!(!fault.force || fault.kind == FaultKind::Operator, "{fault}");
+        }
+        // Rarely, not never: about one in four.
+        assert!(operated > 50, "{operated}");
+        assert!(
+            forced > 0 && forced * 2 < operated,
+            "{forced} of {operated}"
+        );
+    }
+
+    #[test]
+    fn no_fault_of_either_database_begins_while_a_restore_is_in_force() {
+        let faults: Vec<Fault> = Schedule::new(11, targets()).take(2_000).collect();
+        let mut restores = 0;
+        for restore in faults.iter().filter(|f| f.kind == FaultKind::DbRestore) {
+            restores += 1;
+            let until = restore.at_ms + restore.hold_ms + 1_000;
+            for other in &faults {
+                let database = ["db", "mariadb"].contains(&other.target.as_str());
+                if database && other.at_ms > restore.at_ms && other.at_ms < until {
+                    panic!("{other} begins while {restore} is in force");
+                }
+            }
+        }
+        assert!(restores > 50, "{restores}");
     }
 }

@@ -34,6 +34,9 @@ fn the_fleet_under_the_nemesis_never_issues_an_id_twice() {
         interval_ms: 20,
         name: "nemesis".into(),
         hilo_floor: true,
+        // The operator's `idgen` (`cargo test --workspace` builds it; alone:
+        // `cargo build -p idgen-cli --features leases`).
+        idgen: idgen_nemesis::fleet::idgen_beside(Path::new(NODE)),
     };
     let fleet = Fleet::start(Path::new(NODE), &options).unwrap();
     let report = fleet.run(&options).unwrap();

@@ -2,6 +2,8 @@
 //! for `--hours H` (or `--secs S`) or until `--ids N` IDs are recorded, and prints the checker's
 //! report; exits 1 on any duplicate. `--seed N --print-schedule K` prints the first K faults of
 //! the seed's schedule and exits (the same seed gives the same schedule).
+//! `--idgen PATH`: the `idgen` command the operator runs (default: beside this binary;
+//! `cargo build -p idgen-cli --features leases`).
 //! `--without-hilo-floor` leaves hi-lo on Redis without its floor: a Redis restart then makes
 //! it hand out IDs again, which the checker must report (a check of the soak itself).
 //!
@@ -26,6 +28,7 @@ fn main() {
         interval_ms: 1,
         name: "nemesis-long".into(),
         hilo_floor: true,
+        idgen: PathBuf::new(),
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -51,6 +54,7 @@ fn main() {
             "--hours" => options.duration = Duration::from_secs_f64(number() * 3600.0),
             "--secs" => options.duration = Duration::from_secs_f64(number()),
             "--batch" => options.batch = number() as u64,
+            "--idgen" => options.idgen = PathBuf::from(value),
             "--interval-ms" => options.interval_ms = number() as u64,
             "--print-schedule" => {
                 let schedule = Schedule::new(options.seed, idgen_nemesis::fleet::targets());
@@ -62,7 +66,7 @@ fn main() {
             }
             other => {
                 eprintln!(
-                    "idgen-nemesis: unknown argument {other:?}; use --seed N, --ids N, --hours H, --secs S, --batch N, --interval-ms N, --print-schedule K, --without-hilo-floor"
+                    "idgen-nemesis: unknown argument {other:?}; use --seed N, --ids N, --hours H, --secs S, --batch N, --interval-ms N, --print-schedule K, --without-hilo-floor, --idgen PATH"
                 );
                 std::process::exit(2);
             }
@@ -73,6 +77,9 @@ fn main() {
         .ok()
         .and_then(|exe| exe.parent().map(|dir| dir.join("idgen-nemesis-node")))
         .unwrap_or_else(|| PathBuf::from("idgen-nemesis-node"));
+    if options.idgen.as_os_str().is_empty() {
+        options.idgen = idgen_nemesis::fleet::idgen_beside(&node);
+    }
     let started = std::time::Instant::now();
     let report = Fleet::start(&node, &options).and_then(|fleet| fleet.run(&options));
     match report {
