@@ -189,8 +189,11 @@ impl LeaseOptions {
     /// the answer's reading minus the store's, and lag it by the store's minus the send's reading;
     /// both must be within the allowance. So a difference beyond the allowance is never accepted,
     /// and a slow round trip only refuses more (one longer than twice the allowance is always
-    /// refused). A claim that fails the check is refused with [`ErrorKind::ClockSkew`] before anything
-    /// is claimed. A renewal that fails it is not sent: when even the best case exceeds the
+    /// refused). A reading refused only because its round trip was slow is measured again, up to
+    /// three readings in all (each within the [store time-out](Self::store_timeout)), before it
+    /// counts: the first that proves the clocks within the allowance is accepted. A claim that
+    /// fails the check is refused with [`ErrorKind::ClockSkew`] before anything is claimed. A
+    /// renewal that fails it is not sent: when even the best case exceeds the
     /// allowance the generator is fenced at once; when only a slow round trip leaves it unsure, it
     /// counts as a failed renewal (the generator fences at its deadline if that goes on). The
     /// generator issues again once a renewal finds the clocks within the allowance, unless another

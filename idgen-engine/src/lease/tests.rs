@@ -1112,3 +1112,191 @@ async fn a_claim_calls_create_if_missing_unless_the_options_say_false() {
         assert!(lease.is_ok(), "create_if_missing({create}): {lease:?}");
     }
 }
+
+/// A memory store whose clock reads ([`LeaseStore::clock_ms`]) can be made slow: the next
+/// `slow` reads each take 2.5 s, the store reading its clock in the middle (as a loaded machine
+/// does to one round trip).
+#[derive(Clone)]
+struct SlowClockReads {
+    inner: MemoryLeaseStore,
+    /// The clock reads answered so far.
+    reads: Arc<AtomicI64>,
+    /// How many of the next clock reads are slow.
+    slow: Arc<AtomicI64>,
+}
+
+impl SlowClockReads {
+    const HALF_TRIP: Duration = Duration::from_millis(1_250);
+
+    fn on(clock: &TokioClock) -> Self {
+        SlowClockReads {
+            inner: MemoryLeaseStore::with_clock(clock.clone()),
+            reads: Arc::default(),
+            slow: Arc::default(),
+        }
+    }
+
+    /// Makes the next `n` clock reads slow.
+    fn slow_next(&self, n: i64) {
+        self.slow.store(n, Ordering::SeqCst);
+    }
+
+    fn reads(&self) -> i64 {
+        self.reads.load(Ordering::SeqCst)
+    }
+}
+
+impl LeaseStore for SlowClockReads {
+    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Option<Claim>, BoxError> {
+        self.inner.claim(req).await
+    }
+    async fn renew(&self, req: RenewRequest<'_>) -> Result<bool, BoxError> {
+        self.inner.renew(req).await
+    }
+    async fn release(&self, req: RenewRequest<'_>) -> Result<(), BoxError> {
+        self.inner.release(req).await
+    }
+    async fn record_layout(
+        &self,
+        namespace: &str,
+        layout: &str,
+    ) -> Result<Option<String>, BoxError> {
+        self.inner.record_layout(namespace, layout).await
+    }
+    async fn clock_ms(&self) -> Result<Option<i64>, BoxError> {
+        self.reads.fetch_add(1, Ordering::SeqCst);
+        let slow = self.slow.fetch_sub(1, Ordering::SeqCst) > 0;
+        if slow {
+            tokio::time::sleep(Self::HALF_TRIP).await;
+        }
+        let now = self.inner.clock_ms().await;
+        if slow {
+            tokio::time::sleep(Self::HALF_TRIP).await;
+        }
+        now
+    }
+}
+
+/// The CI failure: a claim whose first clock reading takes 2.5 s (unsure: the store's clock may
+/// be 1.25 s behind) reads it again, and the quick second reading proves the clocks within the
+/// allowance: the claim is accepted.
+#[tokio::test(start_paused = true)]
+async fn a_claim_whose_clock_reading_is_slow_reads_it_again_and_is_accepted() {
+    let clock = TokioClock::new();
+    let store = SlowClockReads::on(&clock);
+    store.slow_next(1);
+    let lease = options(&clock)
+        .acquire(store.clone(), &Layout::TWITTER)
+        .await
+        .unwrap_or_else(|e| panic!("refused on one slow reading: {e}"));
+    // Two readings for the claim, one for the first renewal.
+    assert_eq!(store.reads(), 3);
+    assert_eq!(store.inner.rows("default").len(), 1);
+    lease.handle().release().await.unwrap();
+}
+
+/// A claim whose readings are all slow is refused after exactly three, with the last one's
+/// unsure `ClockSkew`, before anything is claimed.
+#[tokio::test(start_paused = true)]
+async fn a_claim_whose_three_clock_readings_are_all_slow_is_refused_unsure() {
+    use crate::lease::fence::CLOCK_READINGS;
+    let clock = TokioClock::new();
+    let store = SlowClockReads::on(&clock);
+    store.slow_next(i64::from(CLOCK_READINGS) + 1);
+    let err = options(&clock)
+        .acquire(store.clone(), &Layout::TWITTER)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err.kind(),
+            ErrorKind::ClockSkew {
+                operation: "claim",
+                lead_ms: 1_250,
+                round_trip_ms: 2_500,
+                certain: false,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("by up to 1250 ms"), "{err}");
+    assert_eq!((CLOCK_READINGS, store.reads()), (3, 3));
+    assert!(store.inner.rows("default").is_empty(), "claimed");
+}
+
+/// A clock truly beyond the allowance is refused at its first certain reading, slow or quick,
+/// and never read again; one whose first reading is slow and unsure is read again, and the
+/// quick second reading, certain, refuses it at once (not a third).
+#[tokio::test(start_paused = true)]
+async fn a_clock_beyond_the_allowance_is_refused_at_its_first_certain_reading() {
+    let base = TokioClock::new();
+    let store = SlowClockReads::on(&base);
+    let clock = Skewed::on(&base);
+    let refusal = |err: Error| match err.into_kind() {
+        ErrorKind::ClockSkew {
+            operation: "claim",
+            lead_ms,
+            certain,
+            ..
+        } => (lead_ms, certain),
+        other => panic!("expected ClockSkew, got {other:?}"),
+    };
+    // offset, slow readings, readings taken, (lead, certain) refused with.
+    let cases = [
+        (5_000, 0, 1, (5_000, true)),
+        (-5_000, 0, 1, (-5_000, true)),
+        // Slow, but even the best case (5 s − 1.25 s) exceeds the allowance.
+        (5_000, 1, 1, (6_250, true)),
+        // 1.5 s ahead: the slow reading allows 0.25 s (unsure), the quick one proves 1.5 s.
+        (1_500, 1, 2, (1_500, true)),
+    ];
+    for (offset, slow, readings, refused) in cases {
+        clock.set_offset(offset);
+        store.slow_next(slow);
+        let before = store.reads();
+        let err = options(&base)
+            .clock(clock.clone())
+            .acquire(store.clone(), &Layout::TWITTER)
+            .await
+            .unwrap_err();
+        let case = format!("offset {offset}, {slow} slow");
+        assert_eq!(refusal(err), refused, "{case}");
+        assert_eq!(store.reads() - before, readings, "{case}: readings");
+        assert!(store.inner.rows("default").is_empty(), "{case}: claimed");
+    }
+}
+
+/// A renewal whose first clock reading is slow (unsure) reads it again and, the second quick,
+/// renews: no failed renewal, no error.
+#[tokio::test(start_paused = true)]
+async fn a_renewal_whose_clock_reading_is_slow_reads_it_again_and_renews() {
+    let clock = TokioClock::new();
+    let store = SlowClockReads::on(&clock);
+    let lease = LeaseOptions::default()
+        .ttl(Duration::from_secs(30))
+        .renew_every(Duration::from_secs(1))
+        .safety_margin(Duration::from_secs(5))
+        .clock(clock.clone())
+        .acquire(store.clone(), &Layout::TWITTER)
+        .await
+        .unwrap();
+    let handle = lease.handle();
+    assert_eq!(store.reads(), 2); // the claim's and the first renewal's
+    let valid_until = handle.status().valid_until_ms;
+    store.slow_next(1);
+    // The renewal starts after 1 s; its slow reading takes 2.5 s, the second is quick.
+    tokio::time::sleep(Duration::from_millis(3_600)).await;
+    let status = handle.status();
+    assert_eq!(
+        (
+            status.renewals,
+            status.failed_renewals,
+            status.last_error.as_deref()
+        ),
+        (1, 0, None)
+    );
+    assert_eq!(store.reads(), 4);
+    assert!(status.valid_until_ms >= valid_until + 3_500, "{status:?}");
+    handle.release().await.unwrap();
+}
