@@ -156,13 +156,16 @@
 //! PL/pgSQL sets every expression up again in each transaction, and most callers take one ID
 //! per transaction, so every operator of the fast path costs every caller. With a block the
 //! fast path is two expressions (the temporary sequence's `nextval`, and the block's end and
-//! time in one comparison with `clock_timestamp()`) and the `RETURN`; measured with callgrind
+//! time in one comparison with `clock_timestamp()`) and the `RETURN`. Measured with callgrind
 //! as instructions per autocommit `INSERT` into a table whose key defaults to the function
-//! (PostgreSQL 15, Twitter layout): a function that only returns `nextval` of a sequence (the
-//! routine floor) 93 k, the generator before blocks 128 k (three reads of shared sequences and
-//! two longer expressions), with blocks 110 k; within one statement (`INSERT … SELECT`) the
-//! set-up is paid once and a call costs little more than the floor's. The shared sequences'
-//! buffers, which every call locked three times before, are now locked once per block, so
+//! (PostgreSQL 15 in single-user mode, Twitter layout): identity 97 k, a function that only
+//! returns `nextval` of a sequence (the routine floor) 92 k, the generator before blocks 128 k
+//! (three reads of shared sequences and two longer expressions), with blocks 110 k; a call on
+//! its own (`SELECT count(idgen_next_id()) FROM generate_series(…)`) 15.0 k against the floor's
+//! 7.5 k, of which 3.1 k are `to_regclass` finding the session's sequence by name (a name
+//! written into the expression would be resolved once, but would fail the session's calls
+//! for good after a `DISCARD TEMP`). The shared sequences' buffers, which every call locked
+//! three times before, are now locked once per block, so
 //! sessions no longer queue on them. On MariaDB a single `SELECT` from a sequence inside the
 //! function, before and after the draw, already cost more than the 10% the issue allows, and
 //! MariaDB's `SETVAL` takes only literals, so the base cannot live in the count sequence
@@ -176,7 +179,9 @@
 //! the privilege to create such functions), and replicas must use row-based replication, so
 //! that they copy the IDs instead of calling the function again. Sessions that call it need
 //! `USAGE`/`SELECT`/`UPDATE` on its sequences and `SELECT` on the lease table (PostgreSQL) or
-//! `SELECT`/`INSERT` on them (MariaDB). On PostgreSQL the installer also creates an `sql_drop`
+//! `SELECT`/`INSERT` on them (MariaDB); on PostgreSQL a session keeps a block only with the
+//! `TEMPORARY` privilege on the database (granted to `PUBLIC` by default; without it every call
+//! draws). On PostgreSQL the installer also creates an `sql_drop`
 //! event trigger that fences the function when its lease table is dropped, where it may (a
 //! superuser may); without it the function's own check stops it at its next jump. MySQL has no sequences: the generator needs MariaDB 10.3 or later.
 //!
