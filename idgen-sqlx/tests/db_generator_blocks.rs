@@ -468,3 +468,134 @@ async fn postgres_a_session_without_the_temporary_privilege_draws_every_id() {
     // Each call drew a block of its own: no two IDs follow each other.
     assert!(ids.windows(2).all(|w| w[1] - w[0] >= 256), "{ids:?}");
 }
+
+/// PostgreSQL: sessions holding blocks and sessions without one, while another connection
+/// holds the generator's jump lock (an advisory lock, inside a running statement) for 1.5 s:
+/// the holders go on handing out their blocks (the fast path takes no lock), the others wait
+/// for the jump or draw on until their draws reach the clock's tick, every session's blocks
+/// are refilled around it, and no ID is handed out twice; no ID's time trails its call by more
+/// than a tick and a second, none is ahead of the clock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_reservations_racing_a_held_up_jump_never_repeat_an_id() {
+    const WARM: usize = 4;
+    const COLD: usize = 4;
+    let db = idgen_testkit::postgres().await.expect("a database");
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(12)
+        .connect(db.url())
+        .await
+        .expect("a pool");
+    let generator =
+        DbGenerator::new(Layout::TWITTER).skip_takeover_wait_for_tests_and_development(true);
+    db_generator::install(&pool, &generator).await.unwrap();
+    let sql = generator.next_id_sql(Dialect::Postgres).unwrap();
+    // The jump lock's keys, as the installed function names them.
+    let source: String =
+        sqlx::query_scalar("SELECT prosrc FROM pg_proc WHERE proname = 'idgen_next_id'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    let (class, key) = source
+        .split("pg_try_advisory_lock(")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .and_then(|keys| keys.split_once(", "))
+        .map(|(a, b)| (a.parse::<i32>().unwrap(), b.parse::<i32>().unwrap()))
+        .expect("the function takes its jump lock with pg_try_advisory_lock(class, key)");
+    let mut warm = Vec::new();
+    for _ in 0..WARM {
+        let mut conn = pool.acquire().await.unwrap();
+        sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(sql.clone()))
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap();
+        warm.push(conn);
+    }
+    let mut cold = Vec::new();
+    for _ in 0..COLD {
+        cold.push(pool.acquire().await.unwrap());
+    }
+    let mut gate = pool.acquire().await.unwrap();
+    let surely_held_until = Instant::now() + Duration::from_millis(1_500);
+    let gate = tokio::spawn(async move {
+        let sql = format!(
+            "SELECT pg_advisory_lock({class}, {key})::text || pg_sleep(1.5)::text \
+             || pg_advisory_unlock({class}, {key})::text"
+        );
+        sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql))
+            .fetch_one(&mut *gate)
+            .await
+            .unwrap();
+    });
+    let mut watch = pool.acquire().await.unwrap();
+    let held = format!(
+        "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted \
+         AND classid::bigint = {} AND objid::bigint = {})",
+        class as u32, key as u32
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let in_use: bool = sqlx::query_scalar(sqlx::AssertSqlSafe(held.clone()))
+            .fetch_one(&mut *watch)
+            .await
+            .unwrap();
+        if in_use {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the gate never took the jump lock"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Let the clock move past the base's tick, so that a session without a block needs a jump.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let until = Instant::now() + Duration::from_millis(2_500);
+    let mut tasks = Vec::new();
+    for (i, mut conn) in warm.into_iter().chain(cold).enumerate() {
+        let sql = sql.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut got = Vec::new();
+            while Instant::now() < until {
+                let called = now_ms();
+                let id: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.clone()))
+                    .fetch_one(&mut *conn)
+                    .await
+                    .unwrap_or_else(|e| panic!("session {i}: {e}"));
+                got.push((id, called, Instant::now(), now_ms()));
+            }
+            got
+        }));
+    }
+    gate.await.unwrap();
+    let mut all = HashSet::new();
+    for (i, task) in tasks.into_iter().enumerate() {
+        let got = task.await.unwrap();
+        let ids: Vec<i64> = got.iter().map(|g| g.0).collect();
+        assert!(
+            ids.windows(2).all(|w| w[0] < w[1]),
+            "session {i}: not increasing"
+        );
+        for &(id, called, _, returned) in &got {
+            assert!(all.insert(id), "{id} twice");
+            let at = unix_ms(id);
+            assert!(at <= returned, "session {i}: {id} ahead of the clock");
+            assert!(
+                called - at <= 1 + 1_000,
+                "session {i}: {id} trails its call by {} ms",
+                called - at
+            );
+        }
+        let during = got.iter().filter(|g| g.2 < surely_held_until).count();
+        if i < WARM {
+            assert!(
+                during > 1,
+                "session {i} holding a block handed out {during} IDs while the jump lock was held"
+            );
+        } else {
+            // A session without a block is not stalled either: it waits for the jump, or
+            // its draws (each a block further on) reach the clock's tick first.
+            assert!(!got.is_empty(), "session {i}: no ID");
+        }
+    }
+}
