@@ -385,9 +385,7 @@ impl Runner<'_> {
         for sql in g.migration_sql(dialect)? {
             self.execute(session, sql, "install").await?;
         }
-        if self.host == Host::MariaDb {
-            self.set_increments(session).await?;
-        }
+        self.set_increments(session).await?;
         let key = g.function_name();
         let namespace = g.lease_namespace();
         let table = g.lease_table_name();
@@ -533,12 +531,18 @@ impl Runner<'_> {
         Ok(node)
     }
 
-    /// MariaDB: makes the count sequence step by one block and the base sequences by the jump's
-    /// step (sequences kept from an install made before blocks step by 1 and by whole ticks),
-    /// before the function that reserves blocks replaces the old one. The function it replaces
-    /// works with any steps.
+    /// Makes the count sequence step by one block, and on MariaDB the base sequences by the
+    /// jump's step (sequences kept from an install made before blocks step by 1 and by whole
+    /// ticks), before the function that reserves blocks replaces the old one. The function it
+    /// replaces works with any steps (its words are further apart, never repeated).
     async fn set_increments<S: Session>(&self, session: &mut S) -> Result<(), Error> {
-        let (read, expected, alter) = mysql::increments_sql(self.generator);
+        let (read, expected, alter) = match self.host {
+            Host::Postgres => {
+                let (read, expected, alter) = postgres::increment_sql(self.generator);
+                (read, expected, vec![alter])
+            }
+            Host::MariaDb => mysql::increments_sql(self.generator),
+        };
         let increments = session
             .fetch_text(Statement::new(read, Vec::new()))
             .await

@@ -109,48 +109,68 @@
 //! from `my_hrtime()` in `my_uuid_init()`). A step of the host's clock is therefore followed
 //! only at the server's next restart, where a step back meets the clock policy.
 //!
-//! # A block per session (MariaDB)
+//! # A block per session
 //!
-//! On MariaDB one `NEXTVAL` of the count reserves a block of [`block_len`](DbGenerator::block_len)
+//! One draw of the count sequence reserves a block of [`block_len`](DbGenerator::block_len)
 //! words (the count sequence steps by that much), and the session hands out the rest of them
-//! from user variables named after the install and node: a call that finds its session's block
-//! not used up and still in time reads no table and calls no sequence. User variables belong to
-//! the connection and no rollback undoes them (a table's or a `set_config` setting's state would
-//! be undone with the transaction, and the block handed out again). A block ends at its tick's
-//! end and is held until the next tick's start plus 1 s on the session's `SYSDATE(6)`, measured
-//! from the function's clock when it was reserved (a zone change, a step of the clock or
-//! daylight saving's repeated hour moves `SYSDATE()` out of the window and ends it; a session
-//! whose `SYSDATE()` is not within 1 s of the function's clock, as under `--sysdate-is-now` with
-//! `SET timestamp`, holds none). So:
+//! itself: a call that finds its session's block not used up and still in time reads no table
+//! and draws from no shared sequence. The session's block lives where no rollback undoes it (a
+//! table's or a `set_config` setting's state would be undone with the transaction, and the
+//! block handed out again):
 //!
-//! - an ID's time field may trail its insert by up to one tick plus 1 s, and the IDs of two
-//!   sessions interleave; each session's IDs strictly increase (every block is above every
+//! - on **MariaDB** in four user variables named after the install and node, which belong to
+//!   the connection; the block is held until the next tick's start plus 1 s on the session's
+//!   `SYSDATE(6)`, measured from the function's clock when it was reserved (a zone change, a
+//!   step of the clock or daylight saving's repeated hour moves `SYSDATE()` out of the window
+//!   and ends it; a session whose `SYSDATE()` is not within 1 s of the function's clock, as
+//!   under `--sysdate-is-now` with `SET timestamp`, holds none);
+//! - on **PostgreSQL** in a temporary sequence (`pg_temp.idgen_<hash>`, named after the
+//!   install, node and layout) holding the last ID handed out: `nextval` and `setval` are not
+//!   transactional, and a sequence created in a transaction that is rolled back (or a
+//!   savepoint's) is gone with its block, so the next call draws a new one. Blocks are whole
+//!   multiples of the block's length, so a block never crosses a tick, and the session stops at
+//!   the next block's first word. The block is held while `clock_timestamp()` is before its
+//!   tick's end plus 1 s. `DISCARD ALL` or `DISCARD TEMP` drops it (the next call draws). A
+//!   session that may not create temporary objects (no `TEMPORARY` privilege on the database,
+//!   a security-restricted operation) keeps no block: every call draws, as before blocks. A
+//!   transaction that called the function has used a temporary object, so PostgreSQL refuses to
+//!   `PREPARE TRANSACTION` it (two-phase commit): installs for such applications turn blocks
+//!   off ([`session_blocks(false)`](DbGenerator::session_blocks)).
+//!
+//! So, on both databases:
+//!
+//! - **an ID's time field may trail its insert by up to one tick plus 1 s**, and the IDs of
+//!   two sessions interleave; each session's IDs strictly increase (every block is above every
 //!   block reserved before it, and a refill drops what was left of the last one);
-//! - the refill, the jump, the lease-row check and the fence check run once per block: a fenced
-//!   function may still hand out what a session had reserved before the fence, at most the rest
-//!   of one block per session, never more. The last timestamp the fence records is that of the
-//!   base plus the count sequence's next uncached value, above every reserved word, so the next
-//!   holder of the node starts above them all.
-//!
-//! PostgreSQL keeps no block: a PL/pgSQL function has no per-session state that a rollback or a
-//! savepoint's rollback leaves alone (settings made with `set_config` are undone with them), and
-//! sequence caches (`CACHE n`) hand out counts out of order across sessions, which breaks the
-//! base-plus-count order the jump relies on.
+//! - the refill, the jump, the lease-row check and the fence check run once per block: **a
+//!   fenced function may still hand out what a session had reserved before the fence, at most
+//!   the rest of one block per session, never more**. The last timestamp the fence records is
+//!   that of the last block reserved (MariaDB: the base plus the count sequence's next uncached
+//!   value), above every reserved word, so the next holder of the node starts above them all;
+//! - the clock policy applies when a block is reserved: a session's block is handed out while
+//!   its time has not run out, also when the host's clock stepped back behind it (at most the
+//!   rest of one block per session ahead of the clock; the next reservation meets the policy).
 //!
 //! # Speed
 //!
-//! A call that finds its word in the clock's tick (nearly every call) runs the fast path: on
-//! PostgreSQL four short PL/pgSQL expressions (read the base, draw, read the base again, compare
-//! the word's tick with the clock's) and the `RETURN`; PL/pgSQL sets each expression up again in
-//! every transaction, so they are kept to a few operators each. What is left is the floor of a
-//! stored-routine design, measured on PostgreSQL 15 as backend CPU per `INSERT …; COMMIT`: an
-//! identity column about 5.5 µs, the four reads alone written into the column default about
-//! 6.6 µs, this function about 10 µs. On MariaDB a single `SELECT` from a sequence inside the
-//! function, before and after the draw, already costs more than the 10% the issue allows
-//! (0.74× `AUTO_INCREMENT` at 8 sessions, 0.47× at 32, where a function that only draws
-//! `NEXTVAL` ran at 1.05× and 0.77×), and MariaDB's `SETVAL` takes only literals, so the base
-//! cannot live in the count sequence itself. Hence the per-session block on MariaDB (above):
-//! most calls run two statements on user variables and the clock, no table. `idgen-sqlx/BENCHMARKS.md` has the measurements and commands.
+//! PL/pgSQL sets every expression up again in each transaction, and most callers take one ID
+//! per transaction, so every operator of the fast path costs every caller. With a block the
+//! fast path is two expressions (the temporary sequence's `nextval`, and the block's end and
+//! time in one comparison with `clock_timestamp()`) and the `RETURN`. Measured with callgrind
+//! as instructions per autocommit `INSERT` into a table whose key defaults to the function
+//! (PostgreSQL 15 in single-user mode, Twitter layout): identity 97 k, a function that only
+//! returns `nextval` of a sequence (the routine floor) 92 k, the generator before blocks 128 k
+//! (three reads of shared sequences and two longer expressions), with blocks 110 k; a call on
+//! its own (`SELECT count(idgen_next_id()) FROM generate_series(…)`) 15.0 k against the floor's
+//! 7.5 k, of which 3.1 k are `to_regclass` finding the session's sequence by name (a name
+//! written into the expression would be resolved once, but would fail the session's calls
+//! for good after a `DISCARD TEMP`). The shared sequences' buffers, which every call locked
+//! three times before, are now locked once per block, so
+//! sessions no longer queue on them. On MariaDB a single `SELECT` from a sequence inside the
+//! function, before and after the draw, already cost more than the 10% the issue allows, and
+//! MariaDB's `SETVAL` takes only literals, so the base cannot live in the count sequence
+//! itself: most calls run two statements on user variables and the clock, no table.
+//! `idgen-sqlx/BENCHMARKS.md` has the measurements and commands.
 //!
 //! # Replication and privileges
 //!
@@ -159,7 +179,9 @@
 //! the privilege to create such functions), and replicas must use row-based replication, so
 //! that they copy the IDs instead of calling the function again. Sessions that call it need
 //! `USAGE`/`SELECT`/`UPDATE` on its sequences and `SELECT` on the lease table (PostgreSQL) or
-//! `SELECT`/`INSERT` on them (MariaDB). On PostgreSQL the installer also creates an `sql_drop`
+//! `SELECT`/`INSERT` on them (MariaDB); on PostgreSQL a session keeps a block only with the
+//! `TEMPORARY` privilege on the database (granted to `PUBLIC` by default; without it every call
+//! draws). On PostgreSQL the installer also creates an `sql_drop`
 //! event trigger that fences the function when its lease table is dropped, where it may (a
 //! superuser may); without it the function's own check stops it at its next jump. MySQL has no sequences: the generator needs MariaDB 10.3 or later.
 //!
@@ -181,9 +203,9 @@
 //! `idgen_decode(id)` (the time, node and sequence of an ID), and `idgen_min_id_at(t)` /
 //! `idgen_max_id_at(t)`, the smallest and largest ID of a time, so that a time-range query can
 //! use the primary key (`WHERE id BETWEEN idgen_min_id_at(a) AND idgen_max_id_at(b)`). An ID's
-//! time is when it was reserved: on MariaDB, where a session holds a block (see "A block per
-//! session"), up to one tick plus 1 s before the row's insert, so a query for rows inserted from
-//! `a` on starts at `idgen_min_id_at(a - 1 s - one tick)`.
+//! time is when its block was reserved (see "A block per session"): up to one tick plus 1 s
+//! before the row's insert, so a query for rows inserted from `a` on starts at
+//! `idgen_min_id_at(a - 1 s - one tick)`.
 
 mod install;
 mod key_default;
@@ -303,6 +325,8 @@ pub struct DbGenerator {
     /// while it holds its row.
     legacy_holder: Option<String>,
     takeover: Takeover,
+    /// Whether sessions keep a block of reserved IDs (see [`DbGenerator::session_blocks`]).
+    session_blocks: bool,
 }
 
 /// The takeover rule of an install whose claim cannot prove a release (see
@@ -359,6 +383,7 @@ impl DbGenerator {
                 ttl: Duration::from_secs(30),
                 clock_allowance: Duration::from_secs(1),
             },
+            session_blocks: true,
         }
     }
 
@@ -469,6 +494,28 @@ impl DbGenerator {
             ttl,
             clock_allowance: allowance,
         };
+        self
+    }
+
+    /// Whether a session keeps the rest of the block each draw reserves (default `true`; see
+    /// the crate documentation, "A block per session"). `false` makes every call draw from the
+    /// shared sequences, as before blocks: an ID's time field is then its call's, and on
+    /// PostgreSQL no temporary sequence is made, so a transaction that called the function
+    /// can be prepared for two-phase commit (`PREPARE TRANSACTION`). Every call then pays the
+    /// shared sequences' reads (crate documentation, "Speed").
+    ///
+    /// ```
+    /// use idgen_db_generator::DbGenerator;
+    /// use idgen_sql::Dialect;
+    /// let g = DbGenerator::new(idgen_core::Layout::TWITTER);
+    /// assert!(g.function_sql(Dialect::Postgres, 3)?.contains("pg_temp."));
+    /// let g = g.session_blocks(false);
+    /// assert_eq!(g.block_len(), 1);
+    /// assert!(!g.function_sql(Dialect::Postgres, 3)?.contains("pg_temp."));
+    /// # Ok::<(), idgen_engine::Error>(())
+    /// ```
+    pub fn session_blocks(mut self, keep: bool) -> Self {
+        self.session_blocks = keep;
         self
     }
 
@@ -1029,9 +1076,9 @@ impl DbGenerator {
         ))
     }
 
-    /// How many words one reservation takes (MariaDB: one `NEXTVAL` of the count sequence, held
-    /// by the session): a 16th of a tick's sequence numbers, from 1 (a layout with fewer than
-    /// 32 per tick: every call draws) to 256.
+    /// How many words one reservation takes (one draw of the count sequence, the rest held by
+    /// the session): a 16th of a tick's sequence numbers, from 1 (a layout with fewer than 32
+    /// per tick, or [`session_blocks(false)`](Self::session_blocks): every call draws) to 256.
     ///
     /// ```
     /// use idgen_core::Layout;
@@ -1040,6 +1087,9 @@ impl DbGenerator {
     /// assert_eq!(DbGenerator::new(Layout::SONYFLAKE).block_len(), 16);
     /// ```
     pub fn block_len(&self) -> i64 {
+        if !self.session_blocks {
+            return 1;
+        }
         let per_tick = self.layout.max_sequence().saturating_add(1);
         i64::try_from((per_tick / 16).clamp(1, 256)).unwrap_or(1)
     }

@@ -88,8 +88,9 @@ pub(super) fn sequences_sql(g: &DbGenerator) -> Vec<String> {
     let n = names(g);
     vec![
         format!(
-            "CREATE SEQUENCE IF NOT EXISTS {} AS bigint MINVALUE 1 START 1 CACHE 1 NO CYCLE",
-            n.count
+            "CREATE SEQUENCE IF NOT EXISTS {} AS bigint MINVALUE 1 START 1 INCREMENT BY {} CACHE 1 NO CYCLE",
+            n.count,
+            g.block_len()
         ),
         format!(
             "CREATE SEQUENCE IF NOT EXISTS {} AS bigint MINVALUE {} MAXVALUE {FENCED} START {FENCED} CACHE 1 NO CYCLE",
@@ -99,11 +100,13 @@ pub(super) fn sequences_sql(g: &DbGenerator) -> Vec<String> {
     ]
 }
 
-/// Sets the base so that the next word drawn is `word` or above, and above every word drawn
-/// so far, under the jump lock (held to the end of its transaction, so never kept).
+/// Sets the base so that the next word drawn is `word` or above (rounded up to a whole block),
+/// and above every word reserved so far, under the jump lock (held to the end of its
+/// transaction, so never kept). The count steps by a block ([`increment_sql`] set it first).
 pub(super) fn start_at_sql(g: &DbGenerator, word: i64) -> String {
     let n = names(g);
     let c = g.constants();
+    let block = g.block_len();
     format!(
         "DO $idgen$
 DECLARE
@@ -113,27 +116,49 @@ DECLARE
 BEGIN
     PERFORM pg_advisory_xact_lock({LOCK_CLASS}, {key});
     v_base := pg_sequence_last_value({base});
-    v_count := coalesce(pg_sequence_last_value({count}), 0);
+    v_count := pg_sequence_last_value({count});
     IF v_base IS NOT NULL AND v_base <> {FENCED} THEN
-        v_word := greatest(v_word, v_base + v_count + 1);
+        -- Above the last block reserved (its last word is base + count + block - 1).
+        v_word := greatest(v_word, v_base + coalesce(v_count, 0) + {block});
     END IF;
-    PERFORM setval({base}, v_word - v_count - 1, true);
+    -- Blocks start at multiples of the block's length: a block never crosses a tick.
+    v_word := (v_word + {block_less_one}) / {block} * {block};
+    -- The next count is the last one plus the increment, or 1 (its start) if none was drawn.
+    PERFORM setval({base}, v_word - coalesce(v_count + {block}, 1), true);
 END
 $idgen$",
         base = n.base_class,
         count = n.count_class,
         key = c.lock_key,
+        block_less_one = block - 1,
     )
 }
 
-/// The last word drawn; no row when never set or fenced.
+/// The count sequence's increment as text, the text it should read (one block), and the
+/// statement that sets it: installs made before blocks stepped by 1.
+pub(super) fn increment_sql(g: &DbGenerator) -> (String, String, String) {
+    let n = names(g);
+    let block = g.block_len();
+    (
+        format!(
+            "SELECT seqincrement::text FROM pg_catalog.pg_sequence WHERE seqrelid = {}",
+            n.count_class
+        ),
+        block.to_string(),
+        format!("ALTER SEQUENCE {} INCREMENT BY {block}", n.count),
+    )
+}
+
+/// The last word reserved (the end of the last block drawn); no row when never set or fenced.
 pub(super) fn last_word_sql(g: &DbGenerator) -> String {
     let n = names(g);
     // No row rather than a NULL: a session reads numbers, not nullable ones.
     format!(
-        "SELECT b + coalesce(pg_sequence_last_value({}), 0) \
+        "SELECT b + coalesce(pg_sequence_last_value({}) + {}, 0) \
          FROM (SELECT pg_sequence_last_value({}) AS b) s WHERE b <> {FENCED}",
-        n.count_class, n.base_class
+        n.count_class,
+        g.block_len() - 1,
+        n.base_class
     )
 }
 
@@ -143,7 +168,7 @@ pub(super) fn function_sql(g: &DbGenerator, node: u64) -> String {
     let n = names(g);
     let c = g.constants();
     let (epoch_ms, unit_ms, last_ms, max_ticks) = c.time();
-    let (seq_bits, seq_mask, time_shift, node_shift, seq_shift) = c.fields();
+    let (seq_bits, _, _, _, _) = c.fields();
     let (tolerance_ms, policy) = c.policy();
     let lock_key = c.lock_key;
     let (count, base) = (&n.count_class, &n.base_class);
@@ -164,23 +189,9 @@ DECLARE
     v_locked boolean;
     v_redraw boolean;
     v_waited_since bigint;
-    v_alive boolean;
+    v_alive boolean;{block_variables}
 BEGIN
-    -- The fast path: four short expressions and the RETURN. PL/pgSQL sets every expression
-    -- up again in each transaction, and most callers take one ID per transaction, so every
-    -- operator here costs every caller (module documentation, section Speed).
-    -- The base is read before the draw and again after it, in that order (separate
-    -- statements): equal reads mean no jump or fence came in between. No draw while fenced.
-    v_base := pg_sequence_last_value({base});
-    v_count := CASE WHEN v_base <> {FENCED} THEN nextval({count}) END;
-    v_word := CASE WHEN pg_sequence_last_value({base}) = v_base THEN v_count + v_base END;
-    -- Words are never negative (installs and jumps set the base so that the next count lands
-    -- at or above a tick of the clock), so a word below the limit has a tick the layout holds.
-    IF v_word >> {seq_bits} = {now_tick}{below_limit} THEN
-        RETURN {fast_compose};
-    END IF;
-    -- Anything else (a jump or fence in between, another tick, the clock before the epoch or
-    -- past the layout) goes on below with this draw; later rounds draw again.
+{fast_path}
     LOOP
         IF v_redraw THEN
             v_base := pg_sequence_last_value({base});
@@ -193,9 +204,7 @@ BEGIN
         v_redraw := true;
         v_now_tick := (floor(date_part('epoch', clock_timestamp()) * 1000)::bigint - {epoch_ms}) / {unit_ms};
         IF v_word >> {seq_bits} = v_now_tick AND v_now_tick BETWEEN 0 AND {max_ticks} THEN
-            RETURN ((v_word >> {seq_bits}) << {time_shift})
-                 | ({node}::bigint << {node_shift})
-                 | ((v_word & {seq_mask}) << {seq_shift});
+            EXIT;
         END IF;
         IF v_word IS NULL THEN
             v_base := pg_sequence_last_value({base});
@@ -233,11 +242,13 @@ BEGIN
                 v_locked := pg_try_advisory_lock({LOCK_CLASS}, {lock_key});
                 IF v_locked THEN
                     v_base := pg_sequence_last_value({base});
+                    -- The next count (v_count + {block}, or more) lands at the tick's start:
+                    -- blocks stay whole multiples of {block} words.
                     IF v_base IS NOT NULL AND v_base <> {FENCED}
-                       AND v_base < (v_now_tick << {seq_bits}) - v_count - 1 THEN
+                       AND v_base < (v_now_tick << {seq_bits}) - v_count - {block} THEN
                         -- Once per jump: is the lease row still ours?
                         {check_in_jump}
-                        PERFORM setval({base}, (v_now_tick << {seq_bits}) - v_count - 1, true);
+                        PERFORM setval({base}, (v_now_tick << {seq_bits}) - v_count - {block}, true);
                     END IF;
                     PERFORM pg_advisory_unlock({LOCK_CLASS}, {lock_key});
                     v_locked := false;
@@ -276,17 +287,20 @@ BEGIN
             EXIT;
         END IF;
     END LOOP;
-    RETURN ((v_word >> {seq_bits}) << {time_shift})
-         | ({node}::bigint << {node_shift})
-         | ((v_word & {seq_mask}) << {seq_shift});
+{finish}
 END
 $idgen$",
         function = n.function,
+        block = g.block_len(),
+        block_variables = if g.block_len() > 1 {
+            "\n    v_id bigint;\n    v_seq regclass;"
+        } else {
+            ""
+        },
+        fast_path = fast_path(g, node),
+        finish = finish(g, node),
         key = g.function.as_str(),
         lease_text = g.lease_table.as_str(),
-        below_limit = below_limit(g),
-        now_tick = now_tick(epoch_ms, unit_ms),
-        fast_compose = fast_compose(g, node),
         check_in_jump = liveness_check(g, node, &format!("PERFORM setval({base}, {FENCED}, true);")),
         check_ahead = liveness_check(
             g,
@@ -297,6 +311,129 @@ $idgen$",
                 PERFORM pg_advisory_unlock({LOCK_CLASS}, {lock_key});"
             )
         ),
+    )
+}
+
+/// How long a session holds a block past the end of its tick (ms): the time field of an ID
+/// trails its insert by at most one tick plus this (crate documentation, "A block per
+/// session").
+pub(super) const HOLD_MS: i64 = 1000;
+
+/// The session's block: a temporary sequence (`pg_temp.idgen_<hash>`) holding the last ID
+/// handed out, named after the install (its holder label), the node and the layout, so that a
+/// block never outlives them. A temporary sequence is the one per-session state PL/pgSQL has
+/// that no rollback undoes: `nextval` and `setval` are not transactional, and a sequence
+/// created in a transaction that is rolled back is gone with its block.
+fn block_sequence(g: &DbGenerator, node: u64) -> String {
+    let key = super::fnv64(&format!("{}:{node}:{}", g.holder(), g.layout_key()));
+    format!("idgen_{key:016x}")
+}
+
+/// The statements before the loop. With blocks: the next ID of the session's block, if it has
+/// one, it is not used up and its time has not run out (one `nextval` of a temporary sequence
+/// and one comparison with the clock; PL/pgSQL sets every expression up again in each
+/// transaction, so these two are all a call pays). Without blocks (a layout with fewer than 32
+/// sequence numbers a tick): the draw itself, reading the base before and after it.
+fn fast_path(g: &DbGenerator, node: u64) -> String {
+    let n = names(g);
+    let c = g.constants();
+    let (epoch_ms, unit_ms, ..) = c.time();
+    let (seq_bits, _, time_shift, ..) = c.fields();
+    let block = g.block_len();
+    if block == 1 {
+        return format!(
+            "    -- The fast path: four short expressions and the RETURN. PL/pgSQL sets every expression
+    -- up again in each transaction, and most callers take one ID per transaction, so every
+    -- operator here costs every caller (module documentation, section Speed).
+    -- The base is read before the draw and again after it, in that order (separate
+    -- statements): equal reads mean no jump or fence came in between. No draw while fenced.
+    v_base := pg_sequence_last_value({base});
+    v_count := CASE WHEN v_base <> {FENCED} THEN nextval({count}) END;
+    v_word := CASE WHEN pg_sequence_last_value({base}) = v_base THEN v_count + v_base END;
+    -- Words are never negative (installs and jumps set the base so that the next count lands
+    -- at or above a tick of the clock), so a word below the limit has a tick the layout holds.
+    IF v_word >> {seq_bits} = {now_tick}{below_limit} THEN
+        RETURN {fast_compose};
+    END IF;
+    -- Anything else (a jump or fence in between, another tick, the clock before the epoch or
+    -- past the layout) goes on below with this draw; later rounds draw again.",
+            base = n.base_class,
+            count = n.count_class,
+            now_tick = now_tick(epoch_ms, unit_ms),
+            below_limit = below_limit(g),
+            fast_compose = fast_compose(g, node),
+        );
+    }
+    let l = g.layout();
+    // The ID's tick: the bits above the time field's shift, masked when another field is
+    // above it.
+    let tick = if u32::from(l.timestamp_bits()) + time_shift >= 63 {
+        format!("(v_id >> {time_shift})")
+    } else {
+        format!("((v_id >> {time_shift}) & {})", c.max_ticks)
+    };
+    let ms = if unit_ms == 1 {
+        tick
+    } else {
+        format!("{tick} * {unit_ms}")
+    };
+    format!(
+        "    -- The fast path: the next ID of this session's block (module documentation, \"A block
+    -- per session\"), while it is not used up (its sequence field not at the next block's
+    -- start) and the clock is before the end of its tick plus {HOLD_MS} ms. No table is read and
+    -- no shared sequence drawn: the fence and the lease row are checked once per block.
+    -- No block yet (or after DISCARD TEMP): to_regclass gives NULL, and so does nextval.
+    v_id := nextval(to_regclass('pg_temp.{temp}'));
+    IF v_id & {block_bits} <> 0
+       AND clock_timestamp() < to_timestamp(({ms} + {offset})::float8 * 0.001::float8) THEN
+        RETURN v_id;
+    END IF;
+    -- A block is used up or its time ran out, or the session has none: draw a block.
+    v_redraw := true;",
+        temp = block_sequence(g, node),
+        block_bits = (block - 1) << c.seq_shift,
+        offset = epoch_ms + i64::from(unit_ms) + HOLD_MS,
+    )
+}
+
+/// The statements after the loop, which leaves `v_word` drawn: its ID, and with blocks the
+/// rest of its block kept for the session.
+fn finish(g: &DbGenerator, node: u64) -> String {
+    let c = g.constants();
+    let (_, seq_mask, time_shift, node_shift, seq_shift) = c.fields();
+    let seq_bits = c.seq_bits;
+    let compose = format!(
+        "((v_word >> {seq_bits}) << {time_shift})
+         | ({node}::bigint << {node_shift})
+         | ((v_word & {seq_mask}) << {seq_shift})"
+    );
+    let block = g.block_len();
+    if block == 1 {
+        return format!("    RETURN {compose};");
+    }
+    let temp = block_sequence(g, node);
+    format!(
+        "    v_id := {compose};
+    -- The rest of the block (up to the next multiple of {block} words) is the session's: its
+    -- temporary sequence holds this ID, and its next values step the sequence field. Created
+    -- once per session; where the session may not create temporary objects (no TEMPORARY
+    -- privilege, a security-restricted operation) it keeps no block and every call draws.
+    v_seq := to_regclass('pg_temp.{temp}');
+    IF v_seq IS NULL AND v_word & {block_less_one} <> {block_less_one} THEN
+        BEGIN
+            CREATE TEMPORARY SEQUENCE IF NOT EXISTS {temp} AS bigint
+                MINVALUE 0 MAXVALUE {max} INCREMENT BY {increment} CYCLE;
+            v_seq := to_regclass('pg_temp.{temp}');
+        EXCEPTION WHEN insufficient_privilege OR read_only_sql_transaction OR feature_not_supported THEN
+            v_seq := NULL;
+        END;
+    END IF;
+    -- Always set, also to a block's last ID: the last block must not outlive this draw.
+    PERFORM setval(v_seq, v_id, true);
+    RETURN v_id;",
+        block_less_one = block - 1,
+        max = i64::MAX,
+        increment = 1i64 << seq_shift,
     )
 }
 

@@ -424,8 +424,54 @@ mod protocol {
 
 #[test]
 fn the_postgres_fast_path_is_short_and_carries_the_layout() {
+    // With blocks: the session's temporary sequence and one comparison, no shared sequence.
     let g = DbGenerator::new(Layout::TWITTER);
     let sql = g.function_sql(Dialect::Postgres, 5).unwrap();
+    let fast = &sql[..sql.find("    LOOP").unwrap()];
+    assert!(
+        fast.contains("v_id := nextval(to_regclass('pg_temp.idgen_"),
+        "{fast}"
+    );
+    // Not at the next block's first word (256 a block), and before the tick's end + 1 s.
+    assert!(fast.contains("IF v_id & 255 <> 0"), "{fast}");
+    let deadline = Layout::TWITTER.epoch_ms() + 1 + 1000;
+    assert!(
+        fast.contains(&format!(
+            "clock_timestamp() < to_timestamp(((v_id >> 22) + {deadline})::float8 * 0.001::float8)"
+        )),
+        "{fast}"
+    );
+    let body = &fast[fast.find("BEGIN").unwrap()..];
+    assert!(
+        !body.contains("pg_sequence_last_value") && !body.contains("_count"),
+        "{body}"
+    );
+    // The block's first ID is kept in the session's sequence, which steps the sequence field.
+    let rest = &sql[sql.find("END LOOP;").unwrap()..];
+    assert!(rest.contains("INCREMENT BY 1 CYCLE"), "{rest}");
+    assert!(rest.contains("PERFORM setval(v_seq, v_id, true)"), "{rest}");
+    // Sonyflake: blocks of 16, the sequence field above the node's (shift 16), 10 ms ticks.
+    let sql = DbGenerator::new(Layout::SONYFLAKE)
+        .function_sql(Dialect::Postgres, 1)
+        .unwrap();
+    assert!(
+        sql.contains(&format!("IF v_id & {} <> 0", 15 << 16)),
+        "{sql}"
+    );
+    let deadline = Layout::SONYFLAKE.epoch_ms() + 10 + 1000;
+    assert!(
+        sql.contains(&format!("((v_id >> 24) * 10 + {deadline})::float8")),
+        "{sql}"
+    );
+    assert!(
+        sql.contains(&format!("INCREMENT BY {} CYCLE", 1 << 16)),
+        "{sql}"
+    );
+
+    // Without blocks: read the base, draw, read it again, compare with the clock's tick.
+    let g = DbGenerator::new(Layout::TWITTER).session_blocks(false);
+    let sql = g.function_sql(Dialect::Postgres, 5).unwrap();
+    assert!(!sql.contains("pg_temp."), "{sql}");
     let fast = &sql[..sql.find("    LOOP").unwrap()];
     // The word below the first word past the last tick, in the clock's tick (1 ms: no division).
     let limit = (Layout::TWITTER.max_ticks() + 1) << Layout::TWITTER.sequence_bits();
@@ -449,6 +495,7 @@ fn the_postgres_fast_path_is_short_and_carries_the_layout() {
     assert!(read < draw && draw < again);
     // A 10 ms unit divides.
     let sql = DbGenerator::new(Layout::SONYFLAKE)
+        .session_blocks(false)
         .function_sql(Dialect::Postgres, 1)
         .unwrap();
     assert!(

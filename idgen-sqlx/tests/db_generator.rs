@@ -418,8 +418,7 @@ macro_rules! db_generator_cases {
                 );
 
                 // A lease row freed by hand makes the function refuse rather than share the node,
-                // once each session has handed out what it had reserved (MariaDB: the rest of its
-                // block; PostgreSQL: nothing).
+                // once each session has handed out what it had reserved (the rest of its block).
                 sqlx::query($free_lease)
                     .bind(node as i64)
                     .execute(&pool)
@@ -1187,8 +1186,13 @@ async fn postgres_installs_in_two_shard_schemas_share_the_lease_table_not_a_node
             .execute(&admin)
             .await
             .unwrap();
+        // A session holding no block (a new connection) is refused at once; the sessions of
+        // `admin` may still hand out the rest of theirs.
+        let mut fresh_session = <sqlx::PgConnection as sqlx::Connection>::connect(db.url())
+            .await
+            .unwrap();
         let err = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(format!("SELECT {function}()")))
-            .fetch_one(&admin)
+            .fetch_one(&mut fresh_session)
             .await
             .unwrap_err();
         assert_eq!(
@@ -1280,8 +1284,10 @@ impl SplitMix {
 /// issued ahead of it), on a freshly installed PostgreSQL generator.
 async fn plant_postgres(pool: &sqlx::PgPool, generator: &DbGenerator, word: i64) {
     let f = generator.function_name();
+    // The next count is the last one plus the count's step (one block), or 1 if none was drawn.
+    let block = generator.block_len();
     let sql = format!(
-        "SELECT setval('{f}_base', {word} - coalesce(pg_sequence_last_value('{f}_count'), 0) - 1)"
+        "SELECT setval('{f}_base', {word} - coalesce(pg_sequence_last_value('{f}_count') + {block}, 1))"
     );
     sqlx::query(sqlx::AssertSqlSafe(sql))
         .execute(pool)

@@ -364,8 +364,10 @@ async fn postgres_a_namespace_with_a_quote_and_a_backslash_fences_whatever_stand
         .await
         .unwrap();
         assert_eq!(freed.rows_affected(), 1, "{on_connect}: the row is freed");
+        // A new session (holding no block, which a fenced function may still hand out).
+        let fresh: sqlx::PgPool = pool_with(db.url(), on_connect).await;
         let outcome = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(next))
-            .fetch_one(&pool)
+            .fetch_one(&fresh)
             .await;
         match outcome {
             Err(e) => assert_eq!(sqlstate(&e).as_deref(), Some("IDG02"), "{on_connect}: {e}"),
