@@ -144,6 +144,8 @@ pub mod migration;
 mod pool;
 
 pub use error::Error;
+#[cfg(any(feature = "lease", feature = "hilo"))]
+pub use pool::SeaOrmPool;
 
 #[cfg(any(feature = "lease", feature = "hilo"))]
 /// Marks idgen's implementations for `DatabaseConnection` (`IntoLeaseStore`,

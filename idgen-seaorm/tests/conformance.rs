@@ -134,7 +134,7 @@ impl<const D: u8> LeaseSubject for SeaOrm<D> {
     const DATABASE: DbKind = database(D);
     async fn store(url: &str, table: &str) -> Result<Lease, BoxError> {
         let db = Database::connect(url).await?;
-        let store = SeaOrmLeaseStore::with_table(db.clone(), table)?;
+        let store = SeaOrmLeaseStore::with_table(idgen_seaorm::SeaOrmPool::of(&db), table)?;
         Ok(Lease {
             db,
             table: table.to_owned(),
@@ -153,7 +153,7 @@ impl<const D: u8> LeaseSubject for SeaOrm<D> {
         spec: AppPoolSpec,
     ) -> Result<(Lease, Box<dyn AppPool>), BoxError> {
         let (db, app) = app_connection(D, url, spec)?;
-        let store = SeaOrmLeaseStore::with_table(db.clone(), table)?;
+        let store = SeaOrmLeaseStore::with_table(idgen_seaorm::SeaOrmPool::of(&db), table)?;
         let lease = Lease {
             db,
             table: table.to_owned(),

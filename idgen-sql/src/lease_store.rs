@@ -30,8 +30,8 @@ use crate::session::LeaseRow;
 /// ```
 /// use std::sync::Arc;
 /// use idgen_engine::lease::BoxError;
-/// use idgen_sql::procedure::Call;
-/// use idgen_sql::{Dialect, LeaseSql, SqlLeaseStore, SqlPool};
+/// use idgen_sql::procedure::{Call, CallTarget};
+/// use idgen_sql::{Dialect, SqlLeaseStore, SqlPool};
 ///
 /// /// This adapter's marker.
 /// enum Mine {}
@@ -41,9 +41,11 @@ use crate::session::LeaseRow;
 ///
 /// impl SqlPool<Mine> for Closed {
 ///     type Turn = ();
-///     const DIALECT: Dialect = Dialect::Sqlite;
-///     async fn run<K: Call>(&self, _: &(), sql: Arc<LeaseSql>, _: K) -> Result<K::Output, BoxError> {
-///         Err(format!("no connection for lease table {}", sql.table()).into())
+///     fn dialect(&self) -> Dialect {
+///         Dialect::Sqlite
+///     }
+///     async fn run<K: Call>(&self, _: &(), sql: Arc<K::Sql>, _: K) -> Result<K::Output, BoxError> {
+///         Err(format!("no connection for {}", sql.describe()).into())
 ///     }
 ///     fn detach(&self, _: &()) -> Option<(Self, ())> {
 ///         Some((self.clone(), ()))
@@ -62,19 +64,24 @@ pub trait SqlPool<M>: Clone + Send + Sync + 'static {
     /// that runs one statement at a time, or a flag saying the store is detached).
     type Turn: Clone + Default + Send + Sync + 'static;
 
-    /// The database the pool's connections speak.
-    const DIALECT: Dialect;
+    /// The database the pool's connections speak (known when the pool is made: an adapter
+    /// whose pools serve several databases, as sea-orm's, answers per pool).
+    fn dialect(&self) -> Dialect;
 
     /// Runs `call` on a [`Session`](crate::session::Session) of one connection of this pool and gives
-    /// the connection back as it found it (or closes it, if the call left it unsettled).
+    /// the connection back as it found it (or closes it, if the call left it unsettled). `sql`
+    /// is what the call works on (a lease table, a hi-lo counter), passed to
+    /// [`Call::run`].
     ///
     /// # Errors
     ///
-    /// No connection (the message names the lease table), or what the call returned.
+    /// No connection (the message names what the call works on,
+    /// [`CallTarget::describe`](crate::procedure::CallTarget::describe)), or what the call
+    /// returned.
     fn run<K: Call>(
         &self,
         turn: &Self::Turn,
-        sql: Arc<LeaseSql>,
+        sql: Arc<K::Sql>,
         call: K,
     ) -> impl Future<Output = Result<K::Output, BoxError>> + Send;
 
@@ -115,10 +122,11 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     /// A store on `pool` with the lease table `table`; a name that breaks the rule is kept as
     /// its error, returned by every call (what `IntoLeaseStore` needs: it cannot fail).
     pub fn named(pool: P, table: &str) -> Self {
+        let sql = LeaseSql::new(pool.dialect(), table).map(Arc::new);
         SqlLeaseStore {
             pool,
             turn: P::Turn::default(),
-            sql: LeaseSql::new(P::DIALECT, table).map(Arc::new),
+            sql,
             marker: PhantomData,
         }
     }
@@ -196,7 +204,7 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
         self.sql.as_ref().map_err(Clone::clone)
     }
 
-    async fn call<K: Call>(&self, call: K) -> Result<K::Output, BoxError> {
+    async fn call<K: Call<Sql = LeaseSql>>(&self, call: K) -> Result<K::Output, BoxError> {
         let sql = Arc::clone(self.sql()?);
         self.pool.run(&self.turn, sql, call).await
     }
@@ -263,7 +271,7 @@ impl<M, P: SqlPool<M>> Clone for SqlLeaseStore<M, P> {
 impl<M, P: SqlPool<M>> std::fmt::Debug for SqlLeaseStore<M, P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SqlLeaseStore")
-            .field("database", &P::DIALECT)
+            .field("database", &self.pool.dialect())
             .field("pool", &std::any::type_name::<P>())
             .field("table", &self.table())
             .finish()

@@ -12,6 +12,8 @@
 //!   with a digit), refused with [`ErrorKind::InvalidSqlName`](idgen_engine::ErrorKind::InvalidSqlName).
 //! - [`LeaseSql`]: the lease table's DDL and statements.
 //! - [`CounterSql`]: a hi-lo counter's DDL and statements (a sequence, or a row of a table).
+//! - [`SqlLeaseStore`] and [`SqlCounter`]: the one lease store and the one hi-lo counter of
+//!   every SQL adapter, over the adapter's [`SqlPool`] (how a call reaches a connection).
 //! - [`Session`]: the primitives an adapter implements on one connection (run a statement,
 //!   read a value), over which the lease procedure ([`procedure`]) and the hi-lo counter
 //!   procedure ([`CounterSql::allocate_on`] and friends) are written once.
@@ -35,6 +37,7 @@
 //! ```
 
 mod counter;
+mod counter_store;
 mod dialect;
 mod lease;
 mod lease_store;
@@ -43,6 +46,7 @@ pub(crate) mod session;
 mod statement;
 
 pub use counter::{CounterKind, CounterSql, detect_mysql_kind, read_next_value};
+pub use counter_store::{CounterMode, CounterPool, CounterSpec, SqlCounter};
 pub use dialect::{Dialect, ErrorClass, QuotedName, mariadb_has_sequences, mysql_has_skip_locked};
 pub use idgen_engine::{CallError, SqlName};
 pub use lease::LeaseSql;

@@ -11,8 +11,8 @@ mod calls;
 mod free;
 
 pub use calls::{
-    Call, ClaimCall, CreateTable, FreeCall, NowCall, RecordLayoutCall, ReleaseCall, RenewCall,
-    RowsCall,
+    Call, CallTarget, ClaimCall, CreateTable, FreeCall, NowCall, RecordLayoutCall, ReleaseCall,
+    RenewCall, RowsCall,
 };
 pub use free::{FreeRequest, Freed, NotFreed, free, now_ms};
 

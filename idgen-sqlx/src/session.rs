@@ -5,10 +5,14 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
-use idgen_sql::{Dialect, ErrorClass, LeaseRow, Statement, Value};
-use sqlx::pool::PoolConnection;
+use idgen_core::BoxError;
+use idgen_engine::CallError;
+use idgen_sql::procedure::{Call, CallTarget};
+use idgen_sql::{Dialect, ErrorClass, LeaseRow, SqlPool, Statement, Value};
+use sqlx::pool::{PoolConnection, PoolOptions};
 use sqlx::{Arguments, AssertSqlSafe, Database, Executor, Pool, Row};
 
 /// Marks idgen's implementations for sqlx pools (`IntoLeaseStore`, `IntoHiLoSource`), so
@@ -257,3 +261,38 @@ macro_rules! sqlx_database {
 sqlx_database!("postgres", sqlx::Postgres, Dialect::Postgres);
 sqlx_database!("mysql", sqlx::MySql, Dialect::MySql);
 sqlx_database!("sqlite", sqlx::Sqlite, Dialect::Sqlite);
+
+/// How long a [`detached`](idgen_engine::lease::LeaseStore::detached) copy waits for its one
+/// connection.
+const DETACHED_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How idgen-sql's lease store and hi-lo counter reach a sqlx pool's connections: each call on a
+/// connection of its own, given back as found (see [`SqlxDatabase::session`]).
+impl<DB: SqlxDatabase> SqlPool<SqlxMarker> for Pool<DB> {
+    type Turn = ();
+
+    fn dialect(&self) -> Dialect {
+        DB::DIALECT
+    }
+
+    async fn run<K: Call>(&self, _: &(), sql: Arc<K::Sql>, call: K) -> Result<K::Output, BoxError> {
+        let mut session = DB::session(self).await.map_err(|e| {
+            let message = format!("no connection for {}: {e}", sql.describe());
+            CallError::new(message, e)
+        })?;
+        call.run(&mut session, &sql).await
+    }
+
+    /// A pool of its own with one connection made on demand (the same options), so a release
+    /// after the application closed its pool still reaches the database.
+    fn detach(&self, _: &()) -> Option<(Self, ())> {
+        let pool = PoolOptions::<DB>::new()
+            .max_connections(1)
+            .min_connections(0)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .acquire_timeout(DETACHED_ACQUIRE_TIMEOUT)
+            .connect_lazy_with((*self.connect_options()).clone());
+        Some((pool, ()))
+    }
+}

@@ -2,7 +2,7 @@
 //! database — a sequence on PostgreSQL and MariaDB, a row of `idgen_hilo` on SQLite — shared by
 //! every instance, process and host.
 
-use idgen_sqlx::hilo::{HiLo, MySqlCounter, MySqlMode, PgSequence, SqliteCounter};
+use idgen_sqlx::hilo::{HiLo, MySqlCounter, PgSequence, SqliteCounter};
 
 use crate::db::Pool;
 use crate::{Result, on_pool};
@@ -18,11 +18,7 @@ pub async fn prepare(control: &Pool) -> Result<()> {
     match control {
         Pool::Sqlite(p) => SqliteCounter::new(p, COUNTER)?.create(BLOCK).await?,
         Pool::Postgres(p) => PgSequence::new(p, COUNTER)?.create(BLOCK).await?,
-        Pool::MySql(p) => {
-            MySqlCounter::new(p, COUNTER, MySqlMode::Detect)?
-                .create(BLOCK)
-                .await?
-        }
+        Pool::MySql(p) => MySqlCounter::new(p, COUNTER)?.create(BLOCK).await?,
     }
     Ok(())
 }

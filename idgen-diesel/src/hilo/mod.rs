@@ -58,7 +58,6 @@
 #[cfg(feature = "async")]
 mod async_source;
 mod source;
-mod spec;
 
 pub use crate::R2d2Marker;
 #[allow(deprecated)]
@@ -70,6 +69,7 @@ pub use crate::async_session::DeadpoolPool;
 pub use crate::async_session::DieselAsyncMarker;
 #[cfg(feature = "async")]
 #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
-pub use async_source::AsyncDieselCounter;
+pub use async_source::{AsyncCounterConnection, AsyncDieselCounter};
 pub use idgen_engine::hilo::*;
-pub use source::{DEFAULT_TABLE, DieselCounter};
+pub use idgen_sql::{CounterMode, block_on};
+pub use source::{CounterConnection, DEFAULT_TABLE, DieselCounter};

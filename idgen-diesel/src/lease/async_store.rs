@@ -4,8 +4,8 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use idgen_sql::procedure::Call;
-use idgen_sql::{Dialect, LeaseSql, SqlLeaseStore, SqlPool};
+use idgen_sql::procedure::{Call, CallTarget};
+use idgen_sql::{Dialect, SqlLeaseStore, SqlPool};
 
 use crate::async_session::{AsyncDieselSession, Lent, pooled, unpooled};
 use crate::lease::BoxError;
@@ -82,19 +82,22 @@ where
     AsyncDieselConnectionManager<C>: Manager<Type = C, Error = PoolError>,
 {
     type Turn = AsyncTurn;
-    const DIALECT: Dialect = C::DIALECT;
+
+    fn dialect(&self) -> Dialect {
+        C::DIALECT
+    }
 
     async fn run<K: Call>(
         &self,
         turn: &AsyncTurn,
-        sql: Arc<LeaseSql>,
+        sql: Arc<K::Sql>,
         call: K,
     ) -> Result<K::Output, BoxError> {
         let pool = self.clone();
         let turn = turn.clone();
         spawned(async move {
             let _turn = turn.lock.lock().await;
-            let mut conn = connection(&pool, turn.detached, &sql).await?;
+            let mut conn = connection(&pool, turn.detached, &*sql).await?;
             call.run(&mut conn.session(), &sql).await
         })
         .await
@@ -124,7 +127,7 @@ where
 async fn connection<C: AsyncDieselConnection>(
     pool: &AsyncDieselPool<C>,
     detached: bool,
-    sql: &LeaseSql,
+    sql: &impl CallTarget,
 ) -> Result<Connection<C>, BoxError>
 where
     AsyncDieselConnectionManager<C>: Manager<Type = C, Error = PoolError>,
@@ -139,7 +142,7 @@ where
             .map(|conn| Connection::Pooled(Lent::new(conn)))
     };
     conn.map_err(|e| {
-        let message = format!("no connection for lease table {}: {e}", sql.table());
+        let message = format!("no connection for {}: {e}", sql.describe());
         CallError::new(message, e).into()
     })
 }

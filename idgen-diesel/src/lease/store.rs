@@ -4,8 +4,8 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use idgen_sql::procedure::Call;
-use idgen_sql::{Dialect, LeaseSql, SqlLeaseStore, SqlPool, block_on};
+use idgen_sql::procedure::{Call, CallTarget};
+use idgen_sql::{Dialect, SqlLeaseStore, SqlPool, block_on};
 
 use crate::lease::exit_wait;
 use crate::lease::{BoxError, IntoLeaseStore};
@@ -90,12 +90,15 @@ pub fn create_lease_table<C: DieselConnection>(pool: &DieselPool<C>) -> Result<(
 /// thread for its whole statement.
 impl<C: DieselConnection + Send> SqlPool<R2d2Marker> for DieselPool<C> {
     type Turn = Arc<Mutex<()>>;
-    const DIALECT: Dialect = C::DIALECT;
+
+    fn dialect(&self) -> Dialect {
+        C::DIALECT
+    }
 
     async fn run<K: Call>(
         &self,
         turn: &Self::Turn,
-        sql: Arc<LeaseSql>,
+        sql: Arc<K::Sql>,
         call: K,
     ) -> Result<K::Output, BoxError> {
         on_thread(self, turn, sql, move |session, sql| {
@@ -129,15 +132,15 @@ impl<C: DieselConnection + Send> IntoLeaseStore<R2d2Marker> for DieselPool<C> {
 /// waits for. A process returning from `main` then runs `exit` — OpenSSL's clean-up — under
 /// a thread still inside libpq's connect, and dies with SIGSEGV. Taking turns, the second
 /// statement gets the first one's connection back.
-async fn on_thread<C: DieselConnection + Send, T, F>(
+async fn on_thread<C: DieselConnection + Send, Q: CallTarget, T, F>(
     self_pool: &DieselPool<C>,
     turn: &Arc<Mutex<()>>,
-    sql: Arc<LeaseSql>,
+    sql: Arc<Q>,
     op: F,
 ) -> Result<T, BoxError>
 where
     T: Send + 'static,
-    F: FnOnce(&mut DieselSession<'_, C>, &LeaseSql) -> Result<T, BoxError> + Send + 'static,
+    F: FnOnce(&mut DieselSession<'_, C>, &Q) -> Result<T, BoxError> + Send + 'static,
 {
     let pool = self_pool.clone();
     let (answer, answered) = tokio::sync::oneshot::channel();
@@ -150,7 +153,7 @@ where
         .spawn(move || {
             let outcome = {
                 let _turn = turn.lock().unwrap_or_else(PoisonError::into_inner);
-                run_on(&pool, &sql, |session, sql| {
+                run_on(&pool, &*sql, |session, sql| {
                     exit_wait::wait_at_exit();
                     op(session, sql)
                 })
@@ -169,14 +172,14 @@ where
 }
 
 /// Runs `op` on a readied connection of `pool` (waiting at most [`CONNECTION_WAIT`]).
-fn run_on<C: DieselConnection, T>(
+fn run_on<C: DieselConnection, Q: CallTarget, T>(
     pool: &DieselPool<C>,
-    sql: &LeaseSql,
-    op: impl FnOnce(&mut DieselSession<'_, C>, &LeaseSql) -> Result<T, BoxError>,
+    sql: &Q,
+    op: impl FnOnce(&mut DieselSession<'_, C>, &Q) -> Result<T, BoxError>,
 ) -> Result<T, BoxError> {
     let wait = pool.connection_timeout().min(CONNECTION_WAIT);
     let mut conn = pool.get_timeout(wait).map_err(|e| {
-        let message = format!("no connection for lease table {}: {e}", sql.table());
+        let message = format!("no connection for {}: {e}", sql.describe());
         CallError::new(message, e)
     })?;
     conn.prepare()?;

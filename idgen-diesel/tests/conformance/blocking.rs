@@ -173,7 +173,10 @@ where
     }
     async fn create(source: &Self::Source, block: u64) -> Result<(), BoxError> {
         let source = source.clone();
-        Ok(tokio::task::spawn_blocking(move || source.create(block)).await??)
+        Ok(
+            tokio::task::spawn_blocking(move || idgen_diesel::hilo::block_on(source.create(block)))
+                .await??,
+        )
     }
     async fn app_source(
         url: &str,

@@ -9,18 +9,43 @@ use crate::lease::LeaseSql;
 use crate::session::Session;
 use idgen_engine::lease::{BoxError, Claim, ClaimRequest, RenewRequest};
 
-/// One call of a lease store over [`Session`]s: its arguments, owned (so that it can move to a
-/// thread or a task of its own), and the procedure of [`procedure`](super) it runs.
+/// What a [`Call`] works on: a lease table's SQL ([`LeaseSql`]) or a hi-lo counter
+/// ([`SqlCounter`](crate::SqlCounter)'s); an adapter's [`SqlPool`](crate::SqlPool) hands it to
+/// the call and names it in its own messages.
+///
+/// ```
+/// use idgen_sql::procedure::CallTarget;
+/// use idgen_sql::{Dialect, LeaseSql};
+/// let sql = LeaseSql::new(Dialect::Postgres, "idgen_worker_lease")?;
+/// assert_eq!(sql.describe(), r#"lease table "idgen_worker_lease""#);
+/// # Ok::<(), idgen_engine::Error>(())
+/// ```
+pub trait CallTarget: Send + Sync + 'static {
+    /// What a message names: `lease table "idgen_worker_lease"`, `hi-lo counter orders`.
+    fn describe(&self) -> String;
+}
+
+impl CallTarget for LeaseSql {
+    fn describe(&self) -> String {
+        format!("lease table {}", self.table())
+    }
+}
+
+/// One call over [`Session`]s: its arguments, owned (so that it can move to a thread or a task
+/// of its own), what it works on ([`Call::Sql`]: the lease table of a lease store's calls, the
+/// counter of a hi-lo counter's), and the procedure it runs.
 pub trait Call: Send + 'static {
     /// What the call answers.
     type Output: Send + 'static;
+    /// What the call works on: [`LeaseSql`] for the lease store's calls.
+    type Sql: CallTarget;
     /// The operation, for messages (`"claim"`, `"renew"`, …).
     const OPERATION: &'static str;
-    /// Runs the call on `session`, with the lease table's `sql`.
+    /// Runs the call on `session`, with the `sql` of what it works on.
     fn run<S: Session>(
         &self,
         session: &mut S,
-        sql: &LeaseSql,
+        sql: &Self::Sql,
     ) -> impl Future<Output = Result<Self::Output, BoxError>> + Send;
 }
 
@@ -46,6 +71,7 @@ impl From<ClaimRequest<'_>> for ClaimCall {
 
 impl Call for ClaimCall {
     type Output = Option<Claim>;
+    type Sql = LeaseSql;
     const OPERATION: &'static str = "claim";
 
     async fn run<S: Session>(
@@ -99,6 +125,7 @@ impl From<RenewRequest<'_>> for RenewCall {
 
 impl Call for RenewCall {
     type Output = bool;
+    type Sql = LeaseSql;
     const OPERATION: &'static str = "renew";
 
     async fn run<S: Session>(&self, session: &mut S, sql: &LeaseSql) -> Result<bool, BoxError> {
@@ -112,6 +139,7 @@ pub struct ReleaseCall(pub RenewCall);
 
 impl Call for ReleaseCall {
     type Output = ();
+    type Sql = LeaseSql;
     const OPERATION: &'static str = "release";
 
     async fn run<S: Session>(&self, session: &mut S, sql: &LeaseSql) -> Result<(), BoxError> {
@@ -125,6 +153,7 @@ pub struct CreateTable;
 
 impl Call for CreateTable {
     type Output = ();
+    type Sql = LeaseSql;
     const OPERATION: &'static str = "create";
 
     async fn run<S: Session>(&self, session: &mut S, sql: &LeaseSql) -> Result<(), BoxError> {
@@ -138,6 +167,7 @@ pub struct RecordLayoutCall(pub String, pub String);
 
 impl Call for RecordLayoutCall {
     type Output = Option<String>;
+    type Sql = LeaseSql;
     const OPERATION: &'static str = "record the layout";
 
     async fn run<S: Session>(
@@ -155,6 +185,7 @@ pub struct RowsCall(pub String);
 
 impl Call for RowsCall {
     type Output = Vec<crate::session::LeaseRow>;
+    type Sql = LeaseSql;
     const OPERATION: &'static str = "read rows";
 
     async fn run<S: Session>(
@@ -188,6 +219,7 @@ impl From<super::FreeRequest<'_>> for FreeCall {
 
 impl Call for FreeCall {
     type Output = Result<super::Freed, super::NotFreed>;
+    type Sql = LeaseSql;
     const OPERATION: &'static str = "free";
 
     async fn run<S: Session>(
@@ -211,6 +243,7 @@ pub struct NowCall;
 
 impl Call for NowCall {
     type Output = i64;
+    type Sql = LeaseSql;
     const OPERATION: &'static str = "read the clock";
 
     async fn run<S: Session>(&self, session: &mut S, sql: &LeaseSql) -> Result<i64, BoxError> {

@@ -131,24 +131,108 @@
 mod counter;
 mod pool;
 
-#[cfg(feature = "mysql")]
-mod mysql;
-#[cfg(feature = "postgres")]
-mod postgres;
-#[cfg(feature = "sqlite")]
-mod sqlite;
 #[cfg(feature = "postgres")]
 mod striped_pg;
 
+pub use counter::SqlxCounter;
 pub use idgen_engine::hilo::*;
-#[cfg(feature = "mysql")]
-pub use mysql::{MySqlCounter, MySqlMode};
-#[cfg(feature = "postgres")]
-pub use postgres::PgSequence;
-#[cfg(feature = "sqlite")]
-pub use sqlite::SqliteCounter;
+pub use idgen_sql::CounterMode;
 #[cfg(feature = "postgres")]
 pub use striped_pg::PgStripe;
+
+/// A PostgreSQL sequence as a hi-lo counter: `SELECT nextval('name')` returns the first ID of
+/// a block of `INCREMENT BY` IDs; the increment is read from the catalog (`pg_sequence`, the
+/// table behind the `pg_sequences` view) at start-up. The name is `name` or `schema.name`,
+/// resolved with the connection's `search_path`, unquoted (PostgreSQL folds it to lower case).
+///
+/// Allocations run on a connection of their own (a one-connection pool with the same connect
+/// options as `pool`), in autocommit; see [the module docs](crate::hilo).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use idgen_sqlx::hilo::PgSequence;
+///
+/// let pool = sqlx::PgPool::connect_lazy("postgres://localhost/app").unwrap();
+/// let orders = PgSequence::new(&pool, "orders_id_seq").unwrap();
+/// assert_eq!(
+///     orders.migration_sql(1000).unwrap(), // what `orders.create(1000).await` runs
+///     "CREATE SEQUENCE IF NOT EXISTS orders_id_seq AS BIGINT INCREMENT BY 1000 MINVALUE 1 START WITH 1 CACHE 1 NO CYCLE"
+/// );
+/// assert!(PgSequence::new(&pool, "orders'); DROP TABLE orders; --").is_err());
+/// // let ids = idgen_sqlx::hilo::HiLo::new(orders, 1000).await?;
+/// # }
+/// ```
+#[cfg(feature = "postgres")]
+pub type PgSequence = SqlxCounter<sqlx::Postgres>;
+
+/// A hi-lo counter on MySQL or MariaDB, as a MariaDB sequence or a counter-table row
+/// ([`MySqlMode`]): [`new`](SqlxCounter::new) decides at start-up (`SELECT VERSION()`: MariaDB
+/// 10.3 or newer a sequence, anything else a table row); [`sequence`](SqlxCounter::sequence),
+/// [`table`](SqlxCounter::table) or [`with_mode`](SqlxCounter::with_mode) pick. A table counter
+/// is advanced with `UPDATE … SET next_val = LAST_INSERT_ID(next_val + ?) WHERE name = ?`, the
+/// block start read from that statement's own result.
+///
+/// Allocations run on a connection of their own, in autocommit; see
+/// [the module docs](crate::hilo).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), idgen_sqlx::Error> {
+/// use idgen_sqlx::hilo::{MySqlCounter, MySqlMode};
+///
+/// let pool = sqlx::MySqlPool::connect_lazy("mysql://localhost/app").unwrap();
+/// let orders = MySqlCounter::table(&pool, "orders")?.with_table("app.counters")?;
+/// assert!(orders.migration_sql(100)?.starts_with("CREATE TABLE IF NOT EXISTS app.counters"));
+/// let detect = MySqlCounter::new(&pool, "orders")?;
+/// assert_eq!(detect.mode(), None); // until start-up (or `detect_mode`) asked the server
+/// let sequence = detect.with_mode(MySqlMode::Sequence)?;
+/// assert_eq!(sequence.mode(), Some(MySqlMode::Sequence));
+/// assert_eq!(
+///     sequence.migration_sql(1000)?,
+///     "CREATE SEQUENCE IF NOT EXISTS orders START WITH 1 MINVALUE 1 INCREMENT BY 1000 NOCACHE NOCYCLE"
+/// );
+/// assert!(MySqlCounter::new(&pool, "orders`").is_err());
+/// # Ok(()) }
+/// ```
+#[cfg(feature = "mysql")]
+pub type MySqlCounter = SqlxCounter<sqlx::MySql>;
+
+/// How a [`MySqlCounter`] keeps its counter: idgen-sql's [`CounterMode`].
+///
+/// ```
+/// use idgen_sqlx::hilo::MySqlMode;
+/// assert_eq!(MySqlMode::default(), MySqlMode::Detect);
+/// ```
+#[cfg(feature = "mysql")]
+pub type MySqlMode = CounterMode;
+
+/// A hi-lo counter in SQLite: the row `name` of a counter table (default `idgen_hilo`),
+/// advanced with `UPDATE … SET next_val = next_val + ?1 WHERE name = ?2 RETURNING next_val - ?1`
+/// (SQLite 3.35+; sqlx bundles a newer one). Processes sharing the database file share the
+/// counter; SQLite's file lock makes each update atomic. The pool's `busy_timeout` (sqlx
+/// default 5 s) applies while another writer holds the lock.
+///
+/// Allocations run on a connection of their own, in autocommit; see
+/// [the module docs](crate::hilo).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use idgen_sqlx::hilo::{HiLo, SqliteCounter};
+///
+/// let pool = sqlx::SqlitePool::connect("sqlite::memory:").await?;
+/// let orders = SqliteCounter::new(&pool, "orders")?;
+/// orders.create(100).await?; // CREATE TABLE IF NOT EXISTS idgen_hilo …; INSERT OR IGNORE the row
+/// orders.create(100).await?; // idempotent
+/// let ids = HiLo::new(orders, 100).await?;
+/// assert_eq!(ids.next_id().await?, 1);
+/// assert!(SqliteCounter::new(&pool, "").is_err());
+/// assert!(SqliteCounter::sequence(&pool, "orders").is_err()); // SQLite has no sequences
+/// # Ok(()) }
+/// ```
+#[cfg(feature = "sqlite")]
+pub type SqliteCounter = SqlxCounter<sqlx::Sqlite>;
 
 pub use crate::session::SqlxMarker;
 #[allow(deprecated)]

@@ -1,26 +1,17 @@
 //! [`SqlxLeaseStore`]: node-ID leases in a table of the application's database, over a sqlx pool.
 
-use std::sync::Arc;
-use std::time::Duration;
-
-use idgen_sql::procedure::Call;
-use idgen_sql::{Dialect, LeaseSql, SqlLeaseStore, SqlPool};
+use idgen_sql::SqlLeaseStore;
 use sqlx::Pool;
-use sqlx::pool::PoolOptions;
 
-use crate::lease::{BoxError, IntoLeaseStore};
+use crate::lease::IntoLeaseStore;
 use crate::session::SqlxDatabase;
 use crate::session::SqlxMarker;
-use idgen_engine::CallError;
 use idgen_engine::Error;
 
 /// The lease table's default name (idgen-engine's, shared by every adapter).
 pub use idgen_sql::DEFAULT_LEASE_TABLE as DEFAULT_TABLE;
 /// One row of the lease table, from [`SqlxLeaseStore::rows`].
 pub use idgen_sql::LeaseRow;
-
-/// How long a [`detached`](crate::lease::LeaseStore::detached) copy waits for its one connection.
-const DETACHED_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Node-ID leases kept in a table of a PostgreSQL, MySQL/MariaDB or SQLite database, over a
 /// sqlx [`Pool`]: the [`LeaseStore`](crate::lease::LeaseStore) behind `WorkerLease::acquire(&pool, &layout)`.
@@ -83,39 +74,6 @@ pub type SqliteLeaseStore = SqlxLeaseStore<sqlx::Sqlite>;
 /// ```
 pub async fn create_lease_table<DB: SqlxDatabase>(pool: &Pool<DB>) -> Result<(), Error> {
     SqlxLeaseStore::<DB>::new(pool.clone()).create_table().await
-}
-
-/// How the one SQL lease store reaches a sqlx pool's connections: each call on a connection of
-/// its own, given back as found (see [`SqlxDatabase::session`]).
-impl<DB: SqlxDatabase> SqlPool<SqlxMarker> for Pool<DB> {
-    type Turn = ();
-    const DIALECT: Dialect = DB::DIALECT;
-
-    async fn run<K: Call>(
-        &self,
-        _: &(),
-        sql: Arc<LeaseSql>,
-        call: K,
-    ) -> Result<K::Output, BoxError> {
-        let mut session = DB::session(self).await.map_err(|e| {
-            let message = format!("no connection for lease table {}: {e}", sql.table());
-            CallError::new(message, e)
-        })?;
-        call.run(&mut session, &sql).await
-    }
-
-    /// A pool of its own with one connection made on demand (the same options), so a release
-    /// after the application closed its pool still reaches the database.
-    fn detach(&self, _: &()) -> Option<(Self, ())> {
-        let pool = PoolOptions::<DB>::new()
-            .max_connections(1)
-            .min_connections(0)
-            .idle_timeout(None)
-            .max_lifetime(None)
-            .acquire_timeout(DETACHED_ACQUIRE_TIMEOUT)
-            .connect_lazy_with((*self.connect_options()).clone());
-        Some((pool, ()))
-    }
 }
 
 impl<DB: SqlxDatabase> IntoLeaseStore<SqlxMarker> for Pool<DB> {

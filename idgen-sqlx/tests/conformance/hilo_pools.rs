@@ -22,7 +22,7 @@ async fn pools_convert_with_the_default_and_named_counters() {
     assert_eq!(ids.stats().counter, "hilo");
 
     let my = idgen_testkit::mysql().await.unwrap();
-    let detected = MySqlCounter::new(my.pool(), "orders", MySqlMode::Detect).unwrap();
+    let detected = MySqlCounter::new(my.pool(), "orders").unwrap();
     detected.create(10).await.unwrap();
     assert_eq!(detected.mode(), Some(MySqlMode::Sequence), "MariaDB ≥ 10.3");
     let ids = HiLo::builder(my.pool())

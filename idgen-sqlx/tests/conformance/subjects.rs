@@ -8,7 +8,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-use idgen_sqlx::hilo::{MySqlCounter, MySqlMode, PgSequence, SqliteCounter};
+use idgen_sqlx::hilo::{MySqlCounter, PgSequence, SqliteCounter};
 use idgen_sqlx::lease::{BoxError, SqlxLeaseStore};
 use idgen_testkit::conformance::connections::{mysql_app_pool, postgres_app_pool, sqlite_app_pool};
 use idgen_testkit::conformance::{AppPool, AppPoolSpec, CounterUnderTest, DbKind, HiLoSubject};
@@ -71,7 +71,7 @@ sqlx_subject!(
 sqlx_subject!(
     SqlxMySql, MySql, DbKind::MySql, MySqlPool::connect_lazy, mysql_app_pool;
     MySqlCounter, CounterUnderTest::Detect,
-    |pool: &MySqlPool, counter: &str| MySqlCounter::new(pool, counter, MySqlMode::Detect)
+    |pool: &MySqlPool, counter: &str| MySqlCounter::new(pool, counter)
 );
 sqlx_subject!(
     SqlxMySqlTable, MySql, DbKind::MySql, MySqlPool::connect_lazy, mysql_app_pool;
