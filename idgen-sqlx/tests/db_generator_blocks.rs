@@ -298,15 +298,13 @@ async fn mariadb_reservations_racing_a_held_up_jump_never_repeat_an_id() {
         }
         // A word may trail the clock by 100 ms without a jump (MariaDB), and a session without a
         // block waits for the jump.
-        match check_race(&served, WARM, surely_held_until, 1 + 1_000 + 100, true) {
-            Ok(()) => return,
-            Err(why) if attempt < ATTEMPTS => {
-                eprintln!("attempt {attempt}: {why}; once more");
-                // The pool lends these sessions again: their blocks (a second from their
-                // tick) are over by then, so the cold ones are cold again.
-                tokio::time::sleep(Duration::from_millis(1_100)).await;
-            }
-            Err(why) => panic!("{why} (and so in each of {ATTEMPTS} attempts)"),
+        if raced(
+            attempt,
+            check_race(&served, WARM, surely_held_until, 1 + 1_000 + 100, true),
+        )
+        .await
+        {
+            return;
         }
     }
 }
@@ -534,21 +532,34 @@ async fn postgres_reservations_racing_a_held_up_jump_never_repeat_an_id() {
         }
         // A session without a block is not stalled either: it waits for the jump, or its draws
         // (each a block further on) reach the clock's tick first.
-        match check_race(&served, WARM, surely_held_until, 1 + 1_000, false) {
-            Ok(()) => return,
-            Err(why) if attempt < ATTEMPTS => {
-                eprintln!("attempt {attempt}: {why}; once more");
-                // The pool lends these sessions again: their blocks (a second from their
-                // tick) are over by then, so the cold ones are cold again.
-                tokio::time::sleep(Duration::from_millis(1_100)).await;
-            }
-            Err(why) => panic!("{why} (and so in each of {ATTEMPTS} attempts)"),
+        if raced(
+            attempt,
+            check_race(&served, WARM, surely_held_until, 1 + 1_000, false),
+        )
+        .await
+        {
+            return;
         }
     }
 }
 
 /// How many times a race is run before a missed premise fails its test.
 const ATTEMPTS: usize = 3;
+
+/// After a race's checks: `true` once it held its premise; `false` to run it again (after the
+/// blocks its sessions hold ran out: the pool lends them again, and the cold ones must be cold
+/// again) while attempts are left; a panic naming the premise missed after the last.
+async fn raced(attempt: usize, premise: Result<(), String>) -> bool {
+    match premise {
+        Ok(()) => true,
+        Err(why) if attempt < ATTEMPTS => {
+            eprintln!("attempt {attempt}: {why}; once more");
+            tokio::time::sleep(Duration::from_millis(1_100)).await;
+            false
+        }
+        Err(why) => panic!("{why} (and so in each of {ATTEMPTS} attempts)"),
+    }
+}
 
 /// One call of a session racing a held-up jump: its ID, the wall clock (ms) when it was made,
 /// the instant and the wall clock when it returned.
