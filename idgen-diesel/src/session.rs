@@ -12,14 +12,16 @@
     allow(dead_code, unused_imports)
 )]
 
-// `batch_execute` for MySQL's and SQLite's preparation (a supertrait method elsewhere).
-#[cfg(any(feature = "mysql", feature = "sqlite"))]
-use diesel::connection::SimpleConnection;
+use diesel::QueryableByName;
 use diesel::r2d2::R2D2Connection;
 use diesel::result::{DatabaseErrorKind, Error as QueryError, QueryResult};
 use diesel::sql_types::{BigInt, Nullable, Text};
-use diesel::{QueryableByName, RunQueryDsl};
 use idgen_sql::{Dialect, ErrorClass, LeaseRow, Statement, Value};
+
+// SQLite's preparation: `batch_execute` (a supertrait method elsewhere) and `get_result` of its
+// `PRAGMA busy_timeout`.
+#[cfg(feature = "sqlite")]
+use diesel::{RunQueryDsl, connection::SimpleConnection};
 
 mod sealed {
     /// Implemented by `diesel_connection!` for each connection, with its `DieselConnection`.
@@ -238,6 +240,8 @@ macro_rules! diesel_session {
         }
     };
 }
+// For diesel-async's session (`async_session.rs`).
+#[cfg(feature = "async")]
 pub(crate) use diesel_session;
 
 diesel_session!(DieselSession, DieselConnection + Send, std::thread::sleep);
