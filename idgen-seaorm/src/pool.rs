@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use idgen_engine::lease::BoxError;
-use idgen_sql::procedure::Call;
+use idgen_sql::Call;
 use idgen_sql::{Dialect, SqlPool};
 use sea_orm::{DatabaseConnection, DatabaseConnectionType, DbBackend};
 

@@ -37,20 +37,20 @@
 //! ```
 
 mod counter;
-mod counter_store;
 mod dialect;
 mod lease;
-mod lease_store;
-pub mod procedure;
+mod pool;
 pub(crate) mod session;
 mod statement;
 
-pub use counter::{CounterKind, CounterSql, detect_mysql_kind, read_next_value};
-pub use counter_store::{CounterMode, CounterPool, CounterSpec, SqlCounter};
+pub use counter::{
+    CounterKind, CounterMode, CounterPool, CounterSpec, CounterSql, SqlCounter, detect_mysql_kind,
+    read_next_value,
+};
 pub use dialect::{Dialect, ErrorClass, QuotedName, mariadb_has_sequences, mysql_has_skip_locked};
 pub use idgen_engine::{CallError, SqlName};
-pub use lease::LeaseSql;
-pub use lease_store::{SqlLeaseStore, SqlPool};
+pub use lease::{LeaseSql, SqlLeaseStore, procedure};
+pub use pool::{Call, CallTarget, SqlPool};
 pub use session::{LeaseRow, Session, block_on, check_outside_transaction, create_if_missing};
 pub use statement::{Statement, Value};
 

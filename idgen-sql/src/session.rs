@@ -9,7 +9,7 @@ use crate::dialect::{Dialect, ErrorClass};
 use crate::statement::Statement;
 use idgen_engine::lease::{FREED_HOLDER, HeldLease};
 
-/// One row of the lease table, as [`LeaseSql::rows`](crate::lease::LeaseSql::rows) reads it.
+/// One row of the lease table, as [`LeaseSql::rows`](crate::LeaseSql::rows) reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LeaseRow {

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use idgen_core::BoxError;
 use idgen_engine::CallError;
-use idgen_sql::procedure::{Call, CallTarget};
+use idgen_sql::{Call, CallTarget};
 use idgen_sql::{Dialect, ErrorClass, LeaseRow, SqlPool, Statement, Value};
 use sqlx::pool::{PoolConnection, PoolOptions};
 use sqlx::{Arguments, AssertSqlSafe, Database, Executor, Pool, Row};

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use deadpool::managed::{Manager, Object};
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, PoolError};
 use idgen_engine::CallError;
-use idgen_sql::procedure::{Call, CallTarget};
+use idgen_sql::{Call, CallTarget};
 use idgen_sql::{CounterPool, Dialect, SqlCounter, SqlPool};
 
 use crate::async_session::{AsyncDieselConnection, AsyncDieselPool, DieselAsyncMarker};

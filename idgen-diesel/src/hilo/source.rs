@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use diesel::r2d2::{ConnectionManager, PooledConnection, R2D2Connection};
-use idgen_sql::procedure::Call;
+use idgen_sql::Call;
 use idgen_sql::{CounterPool, Dialect, SqlCounter, SqlPool, block_on};
 
 use crate::hilo::{BoxError, IntoHiLoSource};

@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use idgen_sql::procedure::{Call, CallTarget};
+use idgen_sql::{Call, CallTarget};
 use idgen_sql::{Dialect, SqlLeaseStore, SqlPool};
 
 use crate::async_session::{AsyncDieselSession, Lent, pooled, unpooled};

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use idgen_sql::procedure::{Call, CallTarget};
+use idgen_sql::{Call, CallTarget};
 use idgen_sql::{Dialect, SqlLeaseStore, SqlPool, block_on};
 
 use crate::lease::exit_wait;

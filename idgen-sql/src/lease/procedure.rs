@@ -2,25 +2,24 @@
 //! [`LeaseSql`] in their order, the rounds of a claim, the wait for rows locked for a moment,
 //! the "full" decision, the retries after transient errors, and the error messages.
 //!
-//! An adapter implements [`Session`] on one connection and [`SqlPool`](crate::lease_store::SqlPool) on its
-//! pool (how one [`Call`] reaches a session: which connection, on which thread or task); the
-//! one [`SqlLeaseStore`](crate::lease_store::SqlLeaseStore) runs these procedures over them. So stores of
+//! An adapter implements [`Session`] on one connection and [`SqlPool`](crate::SqlPool) on its
+//! pool (how one [`Call`](crate::Call) reaches a session: which connection, on which thread or task); the
+//! one [`SqlLeaseStore`](crate::SqlLeaseStore) runs these procedures over them. So stores of
 //! every adapter answer the same situation the same way.
 
 mod calls;
 mod free;
 
 pub use calls::{
-    Call, CallTarget, ClaimCall, CreateTable, FreeCall, NowCall, RecordLayoutCall, ReleaseCall,
-    RenewCall, RowsCall,
+    ClaimCall, CreateTable, FreeCall, NowCall, RecordLayoutCall, ReleaseCall, RenewCall, RowsCall,
 };
 pub use free::{FreeRequest, Freed, NotFreed, free, now_ms};
 
 use std::ops::Range;
 use std::time::Duration;
 
+use super::sql::LeaseSql;
 use crate::dialect::{Dialect, ErrorClass};
-use crate::lease::LeaseSql;
 use crate::session::{LeaseRow, Session, check_outside_transaction};
 use crate::session::{begin_transaction, end_transaction, in_own_transaction};
 use crate::statement::Statement;

@@ -14,11 +14,10 @@ use idgen_core::BoxError;
 use idgen_engine::hilo::{HiLoSource, Increment};
 use idgen_engine::{Error, ErrorKind, SqlName};
 
+use super::sql::{CounterKind, CounterSql, detect_mysql_kind};
 use crate::DEFAULT_COUNTER_TABLE;
-use crate::counter::{CounterKind, CounterSql, detect_mysql_kind};
 use crate::dialect::Dialect;
-use crate::lease_store::SqlPool;
-use crate::procedure::{Call, CallTarget};
+use crate::pool::{Call, CallTarget, SqlPool};
 use crate::session::Session;
 
 /// Where a [`SqlCounter`] keeps its counter.
@@ -58,7 +57,7 @@ impl From<CounterKind> for CounterMode {
 /// ```
 /// use std::sync::Arc;
 /// use idgen_engine::lease::BoxError;
-/// use idgen_sql::procedure::{Call, CallTarget};
+/// use idgen_sql::{Call, CallTarget};
 /// use idgen_sql::{CounterPool, Dialect, SqlCounter, SqlPool};
 ///
 /// enum Mine {}

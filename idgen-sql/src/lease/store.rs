@@ -6,7 +6,6 @@
 //! table's name rule, the statements, the procedure, the errors and the store's methods are
 //! written here once.
 
-use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -15,81 +14,13 @@ use idgen_engine::lease::{
     BoxError, Claim, ClaimRequest, DEFAULT_LEASE_TABLE, LeaseStore, RenewRequest,
 };
 
-use crate::dialect::Dialect;
-use crate::lease::LeaseSql;
-use crate::procedure::{
-    Call, ClaimCall, CreateTable, FreeCall, FreeRequest, Freed, NotFreed, NowCall,
-    RecordLayoutCall, ReleaseCall, RenewCall, RowsCall,
+use super::procedure::{
+    ClaimCall, CreateTable, FreeCall, FreeRequest, Freed, NotFreed, NowCall, RecordLayoutCall,
+    ReleaseCall, RenewCall, RowsCall,
 };
+use super::sql::LeaseSql;
+use crate::pool::{Call, SqlPool};
 use crate::session::LeaseRow;
-
-/// A connection pool of one adapter, as the [`SqlLeaseStore`] uses it. `M` is the adapter's
-/// marker (the same one its `IntoLeaseStore` uses), so an adapter can implement this for its
-/// driver's pool type.
-///
-/// ```
-/// use std::sync::Arc;
-/// use idgen_engine::lease::BoxError;
-/// use idgen_sql::procedure::{Call, CallTarget};
-/// use idgen_sql::{Dialect, SqlLeaseStore, SqlPool};
-///
-/// /// This adapter's marker.
-/// enum Mine {}
-/// /// A pool that has no connection to lend.
-/// #[derive(Clone)]
-/// struct Closed;
-///
-/// impl SqlPool<Mine> for Closed {
-///     type Turn = ();
-///     fn dialect(&self) -> Dialect {
-///         Dialect::Sqlite
-///     }
-///     async fn run<K: Call>(&self, _: &(), sql: Arc<K::Sql>, _: K) -> Result<K::Output, BoxError> {
-///         Err(format!("no connection for {}", sql.describe()).into())
-///     }
-///     fn detach(&self, _: &()) -> Option<(Self, ())> {
-///         Some((self.clone(), ()))
-///     }
-/// }
-///
-/// let store = SqlLeaseStore::<Mine, _>::new(Closed);
-/// assert_eq!(store.table(), Some(r#""idgen_worker_lease""#));
-/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// let err = store.create_table().await.unwrap_err();
-/// assert!(err.to_string().contains(r#"no connection for lease table "idgen_worker_lease""#), "{err}");
-/// # })
-/// ```
-pub trait SqlPool<M>: Clone + Send + Sync + 'static {
-    /// What the store keeps beside the pool and hands to every call (`()` for most; a lock
-    /// that runs one statement at a time, or a flag saying the store is detached).
-    type Turn: Clone + Default + Send + Sync + 'static;
-
-    /// The database the pool's connections speak (known when the pool is made: an adapter
-    /// whose pools serve several databases, as sea-orm's, answers per pool).
-    fn dialect(&self) -> Dialect;
-
-    /// Runs `call` on a [`Session`](crate::session::Session) of one connection of this pool and gives
-    /// the connection back as it found it (or closes it, if the call left it unsettled). `sql`
-    /// is what the call works on (a lease table, a hi-lo counter), passed to
-    /// [`Call::run`].
-    ///
-    /// # Errors
-    ///
-    /// No connection (the message names what the call works on,
-    /// [`CallTarget::describe`](crate::procedure::CallTarget::describe)), or what the call
-    /// returned.
-    fn run<K: Call>(
-        &self,
-        turn: &Self::Turn,
-        sql: Arc<K::Sql>,
-        call: K,
-    ) -> impl Future<Output = Result<K::Output, BoxError>> + Send;
-
-    /// A pool and turn that no longer depend on the application's runtime or pool: what a
-    /// lease dropped while its runtime shuts down releases through (see
-    /// [`LeaseStore::detached`]). `None` when there is no such thing.
-    fn detach(&self, turn: &Self::Turn) -> Option<(Self, Self::Turn)>;
-}
 
 /// The lease store of every SQL adapter: a lease table (named by the one [`SqlName`](crate::SqlName)
 /// rule) over an adapter's pool `P`. The adapters name it (`idgen_sqlx::lease::SqlxLeaseStore`,

@@ -4,7 +4,7 @@
 //! is replaced with the tombstone [`FREED_HOLDER`] (its renewals fail; the next claim is a
 //! takeover), a forced one keeps its holder's name.
 
-use crate::lease::LeaseSql;
+use crate::lease::sql::LeaseSql;
 use crate::session::{LeaseRow, Session, check_outside_transaction, in_own_transaction};
 use idgen_engine::lease::{BoxError, FREED_HOLDER};
 pub use idgen_engine::lease::{Freed, NotFreed};

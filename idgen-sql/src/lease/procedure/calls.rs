@@ -1,53 +1,13 @@
 //! The calls of a lease store as values that own their arguments ([`Call`]), so that an
-//! adapter's [`SqlPool`](crate::lease_store::SqlPool) can move one to the thread or task that holds a
+//! adapter's [`SqlPool`](crate::SqlPool) can move one to the thread or task that holds a
 //! connection.
 
-use std::future::Future;
 use std::time::Duration;
 
-use crate::lease::LeaseSql;
+use crate::lease::sql::LeaseSql;
+use crate::pool::Call;
 use crate::session::Session;
 use idgen_engine::lease::{BoxError, Claim, ClaimRequest, RenewRequest};
-
-/// What a [`Call`] works on: a lease table's SQL ([`LeaseSql`]) or a hi-lo counter
-/// ([`SqlCounter`](crate::SqlCounter)'s); an adapter's [`SqlPool`](crate::SqlPool) hands it to
-/// the call and names it in its own messages.
-///
-/// ```
-/// use idgen_sql::procedure::CallTarget;
-/// use idgen_sql::{Dialect, LeaseSql};
-/// let sql = LeaseSql::new(Dialect::Postgres, "idgen_worker_lease")?;
-/// assert_eq!(sql.describe(), r#"lease table "idgen_worker_lease""#);
-/// # Ok::<(), idgen_engine::Error>(())
-/// ```
-pub trait CallTarget: Send + Sync + 'static {
-    /// What a message names: `lease table "idgen_worker_lease"`, `hi-lo counter orders`.
-    fn describe(&self) -> String;
-}
-
-impl CallTarget for LeaseSql {
-    fn describe(&self) -> String {
-        format!("lease table {}", self.table())
-    }
-}
-
-/// One call over [`Session`]s: its arguments, owned (so that it can move to a thread or a task
-/// of its own), what it works on ([`Call::Sql`]: the lease table of a lease store's calls, the
-/// counter of a hi-lo counter's), and the procedure it runs.
-pub trait Call: Send + 'static {
-    /// What the call answers.
-    type Output: Send + 'static;
-    /// What the call works on: [`LeaseSql`] for the lease store's calls.
-    type Sql: CallTarget;
-    /// The operation, for messages (`"claim"`, `"renew"`, …).
-    const OPERATION: &'static str;
-    /// Runs the call on `session`, with the `sql` of what it works on.
-    fn run<S: Session>(
-        &self,
-        session: &mut S,
-        sql: &Self::Sql,
-    ) -> impl Future<Output = Result<Self::Output, BoxError>> + Send;
-}
 
 /// [`claim`](super::claim), its [`ClaimRequest`] owned.
 #[derive(Clone, Debug)]
