@@ -20,8 +20,9 @@ pub enum Value<'a> {
 /// use idgen_sql::{Dialect, LeaseSql, Value};
 ///
 /// let sql = LeaseSql::new(Dialect::Sqlite, "leases")?;
-/// let next = sql.next_missing("orders", 1024);
-/// assert_eq!(next.params, [Value::Text("orders"), Value::BigInt(1024)]);
+/// let rows = sql.rows("orders");
+/// assert!(rows.sql.contains("WHERE namespace = ?1"), "{}", rows.sql);
+/// assert_eq!(rows.params, [Value::Text("orders")]);
 /// # Ok::<(), idgen_engine::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]

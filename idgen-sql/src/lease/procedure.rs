@@ -10,7 +10,7 @@
 mod calls;
 mod free;
 
-pub use calls::{
+pub(crate) use calls::{
     ClaimCall, CreateTable, FreeCall, NowCall, RecordLayoutCall, ReleaseCall, RenewCall, RowsCall,
 };
 pub use free::{FreeRequest, Freed, NotFreed, free, now_ms};
@@ -27,14 +27,14 @@ use idgen_engine::CallError;
 use idgen_engine::lease::{BoxError, Claim, ClaimRequest, RenewRequest};
 
 /// Rows of a namespace are created in chunks of this many node IDs, as they are needed.
-pub const CHUNK: u64 = 1024;
+pub(crate) const CHUNK: u64 = 1024;
 
 /// Rounds of a claim that found expired rows, all locked by other sessions for the moment,
 /// before it gives up (with an error, not "full").
-pub const LOCKED_ROUNDS: u64 = 100;
+pub(crate) const LOCKED_ROUNDS: u64 = 100;
 
 /// Attempts of one call that failed on a deadlock, lock time-out or busy database.
-pub const TRANSIENT_ATTEMPTS: u32 = 8;
+pub(crate) const TRANSIENT_ATTEMPTS: u32 = 8;
 
 /// Why a claim failed.
 #[derive(Debug)]
@@ -53,8 +53,8 @@ impl<E> From<E> for Failure<E> {
 /// next chunk of rows, or, when every row exists and none could be locked, counts the expired
 /// rows without locking. None: the node space is full (`Ok(None)`). Some: they were only
 /// locked for a moment (by another claim's scan, or on MySQL by a concurrent insert of the same
-/// rows), so it waits a little and looks again, up to [`LOCKED_ROUNDS`] times. The whole claim
-/// is tried again after a transient error, up to [`TRANSIENT_ATTEMPTS`] times.
+/// rows), so it waits a little and looks again, up to 100 times. The whole claim is tried
+/// again after a transient error (a deadlock, a lock time-out, a busy database), up to 8 times.
 ///
 /// On MySQL/MariaDB each step runs in a transaction of its own (see [`Session`]).
 ///
@@ -517,6 +517,12 @@ mod tests {
     fn run(s: &mut Script, capacity: u64) -> Result<Option<Claim>, BoxError> {
         let sql = LeaseSql::new(s.dialect(), "leases").unwrap();
         block_on(claim(s, &sql, req(capacity)))
+    }
+
+    /// `claim`'s documentation names these numbers.
+    #[test]
+    fn the_rounds_and_attempts_are_those_claim_documents() {
+        assert_eq!((LOCKED_ROUNDS, TRANSIENT_ATTEMPTS), (100, 8));
     }
 
     #[test]

@@ -25,9 +25,9 @@ use idgen_engine::{Error, SqlName};
 ///
 /// let sql = LeaseSql::new(Dialect::MySql, "ops.leases")?;
 /// assert_eq!(sql.table(), "`ops`.`leases`");
-/// let insert = sql.insert_rows("orders", 0..2);
-/// assert!(insert.sql.ends_with("ON DUPLICATE KEY UPDATE node = node"));
-/// assert_eq!(insert.params.len(), 4); // namespace and node, per row
+/// let rows = sql.rows("orders");
+/// assert!(rows.sql.contains("FROM `ops`.`leases`"));
+/// assert_eq!(rows.params, [Value::Text("orders")]);
 /// # Ok::<(), idgen_engine::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -143,15 +143,7 @@ impl LeaseSql {
     /// collide; SQLite's `UPDATE` takes the write lock before it reads), returning `node,
     /// last_timestamp`, or no row. On MySQL/MariaDB use [`lock_expired`](Self::lock_expired)
     /// and [`assign`](Self::assign) in one transaction.
-    ///
-    /// ```
-    /// use idgen_sql::{Dialect, LeaseSql};
-    /// let claim = LeaseSql::new(Dialect::Postgres, "leases")?.take_expired("orders", 1024, "web-1", 30_000);
-    /// assert!(claim.sql.contains("FOR UPDATE SKIP LOCKED"));
-    /// assert!(claim.sql.ends_with("RETURNING node, last_timestamp"));
-    /// # Ok::<(), idgen_engine::Error>(())
-    /// ```
-    pub fn take_expired<'a>(
+    pub(crate) fn take_expired<'a>(
         &self,
         namespace: &'a str,
         capacity: u64,
@@ -166,14 +158,7 @@ impl LeaseSql {
     /// is exact, so the new holder may issue at once. A claim tries it first; a row without a
     /// release (new, or a lease that expired) may hide a holder a store that forgot no longer
     /// knows, and costs the claimant a wait.
-    ///
-    /// ```
-    /// use idgen_sql::{Dialect, LeaseSql};
-    /// let claim = LeaseSql::new(Dialect::Sqlite, "leases")?.take_released("orders", 1024, "web-1", 30_000);
-    /// assert!(claim.sql.contains("holder IS NULL AND last_timestamp IS NOT NULL"));
-    /// # Ok::<(), idgen_engine::Error>(())
-    /// ```
-    pub fn take_released<'a>(
+    pub(crate) fn take_released<'a>(
         &self,
         namespace: &'a str,
         capacity: u64,
@@ -221,7 +206,7 @@ impl LeaseSql {
     /// lowest expired node ID below `capacity` (`SKIP LOCKED` when the server has it, see
     /// [`mysql_has_skip_locked`](crate::mysql_has_skip_locked)), returning `node,
     /// last_timestamp`, or no row.
-    pub fn lock_expired<'a>(
+    pub(crate) fn lock_expired<'a>(
         &self,
         namespace: &'a str,
         capacity: u64,
@@ -232,7 +217,7 @@ impl LeaseSql {
 
     /// [`lock_expired`](Self::lock_expired) limited to rows given back with
     /// [`release`](Self::release), as [`take_released`](Self::take_released).
-    pub fn lock_released<'a>(
+    pub(crate) fn lock_released<'a>(
         &self,
         namespace: &'a str,
         capacity: u64,
@@ -286,7 +271,7 @@ impl LeaseSql {
 
     /// The first node ID below `capacity` with no row yet (rows are created in order), as
     /// column `value`.
-    pub fn next_missing<'a>(&self, namespace: &'a str, capacity: u64) -> Statement<'a> {
+    pub(crate) fn next_missing<'a>(&self, namespace: &'a str, capacity: u64) -> Statement<'a> {
         let d = self.dialect;
         let max = match d {
             Dialect::MySql => "CAST(COALESCE(MAX(node) + 1, 0) AS SIGNED)",
@@ -305,7 +290,7 @@ impl LeaseSql {
 
     /// How many node IDs below `capacity` are expired, locked or not, as column `value`: a
     /// claim that found none it could lock tells "full" from "held for a moment" with it.
-    pub fn count_expired<'a>(&self, namespace: &'a str, capacity: u64) -> Statement<'a> {
+    pub(crate) fn count_expired<'a>(&self, namespace: &'a str, capacity: u64) -> Statement<'a> {
         let d = self.dialect;
         Statement::new(
             format!(
@@ -321,7 +306,7 @@ impl LeaseSql {
     }
 
     /// Creates the free rows `nodes` of `namespace`, leaving existing ones as they are.
-    pub fn insert_rows<'a>(&self, namespace: &'a str, nodes: Range<u64>) -> Statement<'a> {
+    pub(crate) fn insert_rows<'a>(&self, namespace: &'a str, nodes: Range<u64>) -> Statement<'a> {
         let (table, now) = (&self.table, self.now());
         let columns = "(namespace, node, holder, expires_at, last_timestamp)";
         match self.dialect {
@@ -452,17 +437,7 @@ impl LeaseSql {
     /// match it (a holder a restored table showed as expired may still be running: it
     /// fences), and the next claim takes it as an expired lease, a takeover that is not exact.
     /// One row affected when freed.
-    ///
-    /// ```
-    /// use idgen_sql::{Dialect, LeaseSql};
-    /// use idgen_engine::lease::FREED_HOLDER;
-    /// let free = LeaseSql::new(Dialect::Postgres, "leases")?.free_expired("orders", 3, "web-1");
-    /// assert!(free.sql.starts_with(r#"UPDATE "leases" SET holder = $1 "#));
-    /// assert!(free.sql.contains("holder = $4 AND expires_at <= now()"));
-    /// assert_eq!(free.params[0], idgen_sql::Value::Text(FREED_HOLDER));
-    /// # Ok::<(), idgen_engine::Error>(())
-    /// ```
-    pub fn free_expired<'a>(
+    pub(crate) fn free_expired<'a>(
         &self,
         namespace: &'a str,
         node: u64,
@@ -494,7 +469,12 @@ impl LeaseSql {
     /// after expiry (a takeover, not exact: it issues no ID timestamped before its claim
     /// time, plus one TTL and its clock allowance) and the old holder's next renewal fails
     /// once another process holds the node ID. One row affected when `holder` still held it.
-    pub fn expire_now<'a>(&self, namespace: &'a str, node: u64, holder: &'a str) -> Statement<'a> {
+    pub(crate) fn expire_now<'a>(
+        &self,
+        namespace: &'a str,
+        node: u64,
+        holder: &'a str,
+    ) -> Statement<'a> {
         let d = self.dialect;
         let least = if d == Dialect::Sqlite { "MIN" } else { "LEAST" };
         Statement::new(
@@ -638,6 +618,44 @@ impl CallTarget for LeaseSql {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn mysql_inserts_rows_once_with_namespace_and_node_per_row() {
+        let sql = LeaseSql::new(Dialect::MySql, "ops.leases").unwrap();
+        let insert = sql.insert_rows("orders", 0..2);
+        assert!(insert.sql.ends_with("ON DUPLICATE KEY UPDATE node = node"));
+        assert_eq!(insert.params.len(), 4);
+    }
+
+    #[test]
+    fn the_take_expired_statement_reads_as_it_did_in_its_docs() {
+        let claim = LeaseSql::new(Dialect::Postgres, "leases")
+            .unwrap()
+            .take_expired("orders", 1024, "web-1", 30_000);
+        assert!(claim.sql.contains("FOR UPDATE SKIP LOCKED"));
+        assert!(claim.sql.ends_with("RETURNING node, last_timestamp"));
+    }
+
+    #[test]
+    fn the_take_released_statement_reads_as_it_did_in_its_docs() {
+        let claim = LeaseSql::new(Dialect::Sqlite, "leases")
+            .unwrap()
+            .take_released("orders", 1024, "web-1", 30_000);
+        assert!(
+            claim
+                .sql
+                .contains("holder IS NULL AND last_timestamp IS NOT NULL")
+        );
+    }
+
+    #[test]
+    fn the_free_expired_statement_reads_as_it_did_in_its_docs() {
+        let free = LeaseSql::new(Dialect::Postgres, "leases")
+            .unwrap()
+            .free_expired("orders", 3, "web-1");
+        assert!(free.sql.starts_with(r#"UPDATE "leases" SET holder = $1 "#));
+        assert!(free.sql.contains("holder = $4 AND expires_at <= now()"));
+        assert_eq!(free.params[0], Value::Text(FREED_HOLDER));
+    }
 
     fn placeholders(sql: &str, d: Dialect) -> usize {
         match d {

@@ -11,7 +11,7 @@ use idgen_engine::lease::{BoxError, Claim, ClaimRequest, RenewRequest};
 
 /// [`claim`](super::claim), its [`ClaimRequest`] owned.
 #[derive(Clone, Debug)]
-pub struct ClaimCall {
+pub(crate) struct ClaimCall {
     namespace: String,
     capacity: u64,
     holder: String,
@@ -51,7 +51,7 @@ impl Call for ClaimCall {
 
 /// [`renew`](super::renew), its [`RenewRequest`] owned.
 #[derive(Clone, Debug)]
-pub struct RenewCall {
+pub(crate) struct RenewCall {
     namespace: String,
     node: u64,
     holder: String,
@@ -95,7 +95,7 @@ impl Call for RenewCall {
 
 /// [`release`](super::release), its [`RenewRequest`] owned.
 #[derive(Clone, Debug)]
-pub struct ReleaseCall(pub RenewCall);
+pub(crate) struct ReleaseCall(pub(crate) RenewCall);
 
 impl Call for ReleaseCall {
     type Output = ();
@@ -109,7 +109,7 @@ impl Call for ReleaseCall {
 
 /// [`create_table`](super::create_table).
 #[derive(Clone, Copy, Debug)]
-pub struct CreateTable;
+pub(crate) struct CreateTable;
 
 impl Call for CreateTable {
     type Output = ();
@@ -123,7 +123,7 @@ impl Call for CreateTable {
 
 /// [`record_layout`](super::record_layout): a namespace and a layout key.
 #[derive(Clone, Debug)]
-pub struct RecordLayoutCall(pub String, pub String);
+pub(crate) struct RecordLayoutCall(pub(crate) String, pub(crate) String);
 
 impl Call for RecordLayoutCall {
     type Output = Option<String>;
@@ -141,7 +141,7 @@ impl Call for RecordLayoutCall {
 
 /// [`rows`](super::rows) of one namespace.
 #[derive(Clone, Debug)]
-pub struct RowsCall(pub String);
+pub(crate) struct RowsCall(pub(crate) String);
 
 impl Call for RowsCall {
     type Output = Vec<crate::session::LeaseRow>;
@@ -159,7 +159,7 @@ impl Call for RowsCall {
 
 /// [`free`](super::free), its [`FreeRequest`](super::FreeRequest) owned.
 #[derive(Clone, Debug)]
-pub struct FreeCall {
+pub(crate) struct FreeCall {
     namespace: String,
     node: u64,
     holder: Option<String>,
@@ -199,7 +199,7 @@ impl Call for FreeCall {
 
 /// [`now_ms`](super::now_ms): the database's clock.
 #[derive(Clone, Copy, Debug)]
-pub struct NowCall;
+pub(crate) struct NowCall;
 
 impl Call for NowCall {
     type Output = i64;
