@@ -3,11 +3,11 @@
 //! the leases of etcd (`--etcd`, feature `leases-etcd`) and Redis (`--redis`, feature
 //! `leases-redis`).
 
-use idgen_sql::procedure::FreeRequest;
 use idgen_sql::{CounterKind, CounterSql, Dialect, LeaseRow};
 use idgen_sqlx::SqlxDatabase;
 use idgen_sqlx::lease::{
-    Freed, HeldLease, MySqlLeaseStore, NotFreed, PgLeaseStore, SqliteLeaseStore,
+    FreeRequest, Freed, HeldLease, LeaseOperator, MySqlLeaseStore, NotFreed, PgLeaseStore,
+    SqliteLeaseStore,
 };
 use serde::Serialize;
 use sqlx::Pool;
@@ -96,22 +96,6 @@ impl Store {
             Store::Sqlite(s) => ("SQLite", s.table()),
         };
         format!("{db}, lease table {}", table.unwrap_or("?"))
-    }
-
-    /// The held leases of `namespace` (rows with a holder, live or expired), read now.
-    pub(crate) async fn leases(&self, namespace: &str) -> Result<LeaseTable, CliError> {
-        let rows: Vec<LeaseRow> = on_store!(self, s => s.rows(namespace).await?);
-        let now_ms = on_store!(self, s => s.now_ms().await?);
-        let held = rows.into_iter().filter_map(LeaseRow::held).collect();
-        Ok(LeaseTable::new("database clock", namespace, now_ms, held))
-    }
-
-    /// Frees `node` (see [`idgen_sql::procedure::free`]).
-    pub(crate) async fn free(
-        &self,
-        req: FreeRequest<'_>,
-    ) -> Result<Result<Freed, NotFreed>, CliError> {
-        Ok(on_store!(self, s => s.free(req).await?))
     }
 }
 
@@ -333,6 +317,26 @@ pub(crate) enum AnyStore {
     },
 }
 
+/// Runs `$call` on whichever store it is, as a [`LeaseOperator`].
+macro_rules! on_any_store {
+    ($store:expr, $s:ident => $call:expr) => {
+        match $store {
+            AnyStore::Sql(store) => on_store!(store, $s => $call),
+            #[cfg(feature = "leases-etcd")]
+            AnyStore::Etcd { store: $s, .. } => $call,
+            #[cfg(feature = "leases-redis")]
+            AnyStore::Redis { store: $s, .. } => $call,
+        }
+    };
+}
+
+/// The held leases of `namespace` on `store` (live or expired), read now on its clock.
+async fn lease_table(store: &impl LeaseOperator, namespace: &str) -> Result<LeaseTable, CliError> {
+    let held = store.held_leases(namespace).await?;
+    let now_ms = store.now_ms().await?;
+    Ok(LeaseTable::new(store.clock_name(), namespace, now_ms, held))
+}
+
 /// What a free came to, as `idgen leases free` reports it.
 #[derive(Debug)]
 pub(crate) enum FreeOutcome {
@@ -415,25 +419,10 @@ impl AnyStore {
 
     /// The held leases of `namespace` (live or expired), read now.
     pub(crate) async fn leases(&self, namespace: &str) -> Result<LeaseTable, CliError> {
-        match self {
-            AnyStore::Sql(store) => store.leases(namespace).await,
-            #[cfg(feature = "leases-etcd")]
-            AnyStore::Etcd { store, .. } => {
-                let held = store.rows(namespace).await?;
-                let now = store.now_ms();
-                let clock = "this host's clock: etcd keeps none";
-                Ok(LeaseTable::new(clock, namespace, now, held))
-            }
-            #[cfg(feature = "leases-redis")]
-            AnyStore::Redis { store, .. } => {
-                let held = store.rows(namespace).await?;
-                let now = store.now_ms().await?;
-                Ok(LeaseTable::new("Redis server clock", namespace, now, held))
-            }
-        }
+        on_any_store!(self, s => lease_table(s, namespace).await)
     }
 
-    /// Frees `req.node` with the rule of [`idgen_sql::procedure::free`] on every store.
+    /// Frees `req.node` with the rule of every store's [`LeaseOperator::free`].
     pub(crate) async fn free(&self, req: FreeRequest<'_>) -> Result<FreeOutcome, CliError> {
         Ok(FreeOutcome::of(self.free_or_refusal(req).await?))
     }
@@ -443,21 +432,7 @@ impl AnyStore {
         &self,
         req: FreeRequest<'_>,
     ) -> Result<Result<Freed, NotFreed>, CliError> {
-        Ok(match self {
-            AnyStore::Sql(store) => store.free(req).await?,
-            #[cfg(feature = "leases-etcd")]
-            AnyStore::Etcd { store, .. } => {
-                store
-                    .free(req.namespace, req.node, req.holder, req.force)
-                    .await?
-            }
-            #[cfg(feature = "leases-redis")]
-            AnyStore::Redis { store, .. } => {
-                store
-                    .free(req.namespace, req.node, req.holder, req.force)
-                    .await?
-            }
-        })
+        Ok(on_any_store!(self, s => LeaseOperator::free(s, req).await?))
     }
 
     /// The layout `namespace` recorded (a [`layout_key`](idgen_sqlx::lease::layout_key), which

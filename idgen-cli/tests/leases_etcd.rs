@@ -6,7 +6,7 @@ mod common;
 mod leases;
 
 use idgen_etcd::Etcd;
-use idgen_etcd::lease::EtcdLeaseStore;
+use idgen_etcd::lease::{EtcdLeaseStore, LeaseOperator};
 use idgen_testkit::key_value::split_url;
 use leases::KvStore;
 
@@ -18,7 +18,7 @@ async fn leases_on_etcd_are_listed_and_freed_as_on_a_database() {
     let store = EtcdLeaseStore::new(&Etcd::new(server.split(',')))
         .with_prefix(&table)
         .unwrap();
-    let now_ms = store.now_ms();
+    let now_ms = store.now_ms().await.unwrap();
     leases::leases_are_listed_and_freed_as_on_a_database(KvStore {
         flag: "--etcd",
         server,

@@ -5,7 +5,7 @@ mod common;
 #[path = "common/leases.rs"]
 mod leases;
 
-use idgen_redis::lease::RedisLeaseStore;
+use idgen_redis::lease::{LeaseOperator, RedisLeaseStore};
 use idgen_testkit::key_value::split_url;
 use leases::KvStore;
 

@@ -1,16 +1,12 @@
 //! idgen-testkit's conformance suites on idgen-etcd: the lease store (with its operator's
-//! view: `rows`, `now_ms`, `free`) and the hi-lo counter on a real etcd server (`IDGEN_ETCD_ENDPOINTS`, a container, or a local `etcd`).
+//! view, its `LeaseOperator`) and the hi-lo counter on a real etcd server (`IDGEN_ETCD_ENDPOINTS`, a container, or a local `etcd`).
 
 use idgen_etcd::Etcd;
 use idgen_etcd::hilo::EtcdCounter;
 use std::time::Duration;
 
-use idgen_etcd::lease::{
-    BoxError, ClaimRequest, EtcdLeaseStore, Freed, HeldLease, LeaseStore, NotFreed, RenewRequest,
-};
-use idgen_testkit::conformance::{
-    CounterUnderTest, DbKind, HiLoSubject, LeaseSubject, OperatorSubject,
-};
+use idgen_etcd::lease::{BoxError, ClaimRequest, EtcdLeaseStore, LeaseStore, RenewRequest};
+use idgen_testkit::conformance::{CounterUnderTest, DbKind, HiLoSubject, LeaseSubject};
 use idgen_testkit::key_value::split_url;
 
 /// idgen-etcd: `EtcdLeaseStore`, `EtcdCounter`, each under the case's key prefix.
@@ -26,25 +22,6 @@ impl LeaseSubject for EtcdStores {
     async fn store(url: &str, table: &str) -> Result<EtcdLeaseStore, BoxError> {
         let (server, prefix) = split_url(url);
         Ok(EtcdLeaseStore::new(&etcd(server)).with_prefix(&format!("{prefix}{table}"))?)
-    }
-}
-
-impl OperatorSubject for EtcdStores {
-    async fn rows(store: &EtcdLeaseStore, namespace: &str) -> Result<Vec<HeldLease>, BoxError> {
-        Ok(store.rows(namespace).await?)
-    }
-    /// This host's clock: etcd has none.
-    async fn now_ms(store: &EtcdLeaseStore) -> Result<i64, BoxError> {
-        Ok(store.now_ms())
-    }
-    async fn free(
-        store: &EtcdLeaseStore,
-        namespace: &str,
-        node: u64,
-        holder: Option<&str>,
-        force: bool,
-    ) -> Result<Result<Freed, NotFreed>, BoxError> {
-        Ok(store.free(namespace, node, holder, force).await?)
     }
 }
 

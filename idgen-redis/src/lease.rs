@@ -14,8 +14,9 @@ pub use crate::connection::RedisClient;
 pub use crate::connection::RedisMarker;
 use crate::scripts::{self, timestamp_arg};
 
-// `rows` and `free` (an operator's view); their types, `HeldLease`, `Freed` and `NotFreed`,
-// are idgen-engine's, re-exported above with the rest of its `lease` module.
+// The store's `LeaseOperator` (an operator's view); the trait and its types, `HeldLease`,
+// `FreeRequest`, `Freed` and `NotFreed`, are idgen-engine's, re-exported above with the rest
+// of its `lease` module.
 mod operator;
 
 /// The default key prefix of the lease keys (the SQL stores' default table name).

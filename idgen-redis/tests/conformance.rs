@@ -1,11 +1,9 @@
 //! idgen-testkit's conformance suites on idgen-redis: the lease store (with its operator's
-//! view: `rows`, `now_ms`, `free`) and the hi-lo counter on a real Redis server (`IDGEN_REDIS_URL`, a container, or a local `redis-server`).
+//! view, its `LeaseOperator`) and the hi-lo counter on a real Redis server (`IDGEN_REDIS_URL`, a container, or a local `redis-server`).
 
 use idgen_redis::hilo::RedisCounter;
-use idgen_redis::lease::{BoxError, Freed, HeldLease, NotFreed, RedisLeaseStore};
-use idgen_testkit::conformance::{
-    CounterUnderTest, DbKind, HiLoSubject, LeaseSubject, OperatorSubject,
-};
+use idgen_redis::lease::{BoxError, RedisLeaseStore};
+use idgen_testkit::conformance::{CounterUnderTest, DbKind, HiLoSubject, LeaseSubject};
 use idgen_testkit::key_value::split_url;
 
 /// idgen-redis: `RedisLeaseStore`, `RedisCounter`, each under the case's key prefix.
@@ -18,24 +16,6 @@ impl LeaseSubject for Redis {
         let (server, prefix) = split_url(url);
         let client = redis::Client::open(server)?;
         Ok(RedisLeaseStore::new(client).with_prefix(&format!("{prefix}{table}"))?)
-    }
-}
-
-impl OperatorSubject for Redis {
-    async fn rows(store: &RedisLeaseStore, namespace: &str) -> Result<Vec<HeldLease>, BoxError> {
-        Ok(store.rows(namespace).await?)
-    }
-    async fn now_ms(store: &RedisLeaseStore) -> Result<i64, BoxError> {
-        Ok(store.now_ms().await?)
-    }
-    async fn free(
-        store: &RedisLeaseStore,
-        namespace: &str,
-        node: u64,
-        holder: Option<&str>,
-        force: bool,
-    ) -> Result<Result<Freed, NotFreed>, BoxError> {
-        Ok(store.free(namespace, node, holder, force).await?)
     }
 }
 

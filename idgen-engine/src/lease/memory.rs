@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use crate::lease::{
-    BoxError, Claim, ClaimRequest, FREED_HOLDER, Freed, HeldLease, LeaseStore, NotFreed,
-    RenewRequest,
+    BoxError, Claim, ClaimRequest, FREED_HOLDER, FreeRequest, Freed, HeldLease, LeaseOperator,
+    LeaseStore, NotFreed, RenewRequest,
 };
 use idgen_core::{Clock, SystemClock};
 
@@ -172,6 +172,35 @@ impl MemoryLeaseStore {
 /// A TTL in ms, saturating (a request made by hand may carry any duration).
 fn ttl_ms(ttl: std::time::Duration) -> i64 {
     i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// The operator's view of [`rows`](MemoryLeaseStore::rows), [`now_ms`](MemoryLeaseStore::now_ms)
+/// and [`free`](MemoryLeaseStore::free), which never fail.
+impl LeaseOperator for MemoryLeaseStore {
+    fn clock_name(&self) -> &'static str {
+        "this process's clock"
+    }
+
+    async fn now_ms(&self) -> Result<i64, crate::error::Error> {
+        Ok(MemoryLeaseStore::now_ms(self))
+    }
+
+    async fn held_leases(&self, namespace: &str) -> Result<Vec<HeldLease>, crate::error::Error> {
+        Ok(self.rows(namespace))
+    }
+
+    async fn free(
+        &self,
+        req: FreeRequest<'_>,
+    ) -> Result<Result<Freed, NotFreed>, crate::error::Error> {
+        Ok(MemoryLeaseStore::free(
+            self,
+            req.namespace,
+            req.node,
+            req.holder,
+            req.force,
+        ))
+    }
 }
 
 impl Default for MemoryLeaseStore {

@@ -9,7 +9,7 @@
 //! The database stores live in the adapter crates (`idgen-sqlx`, `idgen-diesel`,
 //! `idgen-seaorm`), which all use the same table; [`MemoryLeaseStore`] serves one process.
 //! What an operator lists and frees of any store (`idgen leases list|free`) is typed here
-//! once: [`HeldLease`], [`Freed`], [`NotFreed`].
+//! once: [`LeaseOperator`], [`HeldLease`], [`Freed`], [`NotFreed`].
 
 mod claim;
 mod fence;
@@ -28,7 +28,7 @@ mod worker;
 pub use crate::borrowed::Borrowed;
 pub use layout_key::layout_key;
 pub use memory::MemoryLeaseStore;
-pub use operator::{FREED_HOLDER, Freed, HeldLease, NotFreed};
+pub use operator::{FREED_HOLDER, FreeRequest, Freed, HeldLease, LeaseOperator, NotFreed};
 pub use options::{DEFAULT_LEASE_TABLE, LeaseOptions};
 pub use status::LeaseStatus;
 pub use store::{

@@ -1,9 +1,11 @@
-//! What an operator reads and frees of a lease store, the same for every store: the held
-//! leases ([`HeldLease`], what `idgen leases list` shows) and the outcome of a free
-//! ([`Freed`], or [`NotFreed`] saying why not; what `idgen leases free` prints).
+//! What an operator reads and frees of a lease store, the same for every store: the
+//! [`LeaseOperator`] trait every store implements (`idgen leases list|free` and `idgen web`'s
+//! operator view call it), the held leases ([`HeldLease`], what `idgen leases list` shows)
+//! and the outcome of a free ([`Freed`], or [`NotFreed`] saying why not; what `idgen leases
+//! free` prints).
 //!
 //! The stores implement the rule once each (`idgen_sql::procedure::free` for the SQL tables,
-//! `EtcdLeaseStore::free`, `RedisLeaseStore::free`): an expired lease is freed at once, a live
+//! etcd's and Redis's stores in their crates): an expired lease is freed at once, a live
 //! one only with `force`, and only the holder asked for (or, without one, whoever holds the
 //! node ID when it is read), so a node ID claimed again in between is left alone.
 //!
@@ -16,6 +18,135 @@
 //! matches it, and no claim takes it for a release.
 
 use std::fmt;
+use std::future::Future;
+
+use crate::error::Error;
+
+/// An operator's view of a lease store: the store's clock, the held leases of a namespace, and
+/// the free of a node ID. Every store implements it the same way (checked on each by
+/// idgen-testkit's `operator_suite!`), so `idgen leases` and `idgen web` run on any of them.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), idgen_engine::Error> {
+/// use idgen_engine::lease::{FreeRequest, LeaseOperator, MemoryLeaseStore, NotFreed, WorkerLease};
+///
+/// async fn show(store: &impl LeaseOperator) -> Result<(), idgen_engine::Error> {
+///     let now = store.now_ms().await?;
+///     for lease in store.held_leases("default").await? {
+///         let state = if lease.is_live(now) { "live" } else { "ended" };
+///         println!("node {} held by {} ({state}, {})", lease.node, lease.holder, store.clock_name());
+///     }
+///     Ok(())
+/// }
+///
+/// let store = MemoryLeaseStore::new();
+/// let lease = WorkerLease::acquire(store.clone(), &idgen_core::Layout::TWITTER).await?;
+/// show(&store).await?;
+/// let req = FreeRequest { namespace: "default", node: lease.node(), holder: None, force: false };
+/// let refused = LeaseOperator::free(&store, req).await?.unwrap_err();
+/// assert!(matches!(refused, NotFreed::Live { .. })); // live: only with `force`
+/// # Ok(()) }
+/// ```
+pub trait LeaseOperator: Send + Sync {
+    /// Whose clock [`now_ms`](Self::now_ms) reads, for people: `"database clock"`, `"Redis
+    /// server clock"`, `"this host's clock: etcd keeps none"`.
+    ///
+    /// ```
+    /// use idgen_engine::lease::{LeaseOperator, MemoryLeaseStore};
+    /// assert_eq!(MemoryLeaseStore::new().clock_name(), "this process's clock");
+    /// ```
+    fn clock_name(&self) -> &'static str;
+
+    /// The store's clock, Unix ms: what [`HeldLease::expires_at_ms`] is measured on.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::LeaseStore`](crate::ErrorKind::LeaseStore): the store did not answer.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), idgen_engine::Error> {
+    /// use idgen_engine::lease::{LeaseOperator, MemoryLeaseStore};
+    /// let now = LeaseOperator::now_ms(&MemoryLeaseStore::new()).await?;
+    /// assert!(now > 1_700_000_000_000);
+    /// # Ok(()) }
+    /// ```
+    fn now_ms(&self) -> impl Future<Output = Result<i64, Error>> + Send;
+
+    /// The node IDs of `namespace` with a holder, by node ID: live leases, and leases that
+    /// ended and that nobody claimed since (each with the last-timestamp bound stored for
+    /// it). Node IDs released or freed are left out.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::LeaseStore`](crate::ErrorKind::LeaseStore): the store failed, or holds a
+    /// record it cannot read.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), idgen_engine::Error> {
+    /// use idgen_engine::lease::{LeaseOperator, MemoryLeaseStore, WorkerLease};
+    /// let store = MemoryLeaseStore::new();
+    /// let lease = WorkerLease::acquire(store.clone(), &idgen_core::Layout::TWITTER).await?;
+    /// let held = store.held_leases("default").await?;
+    /// assert_eq!((held[0].node, held[0].holder.as_str()), (lease.node(), lease.holder()));
+    /// # Ok(()) }
+    /// ```
+    fn held_leases(
+        &self,
+        namespace: &str,
+    ) -> impl Future<Output = Result<Vec<HeldLease>, Error>> + Send;
+
+    /// Frees `req.node` of `req.namespace` for an operator, with the rule of every store: an
+    /// expired lease at once (its holder becomes [`FREED_HOLDER`], so its renewals fail), a
+    /// live one only with `req.force` (it ends now). Only `req.holder`'s lease (or, with
+    /// `None`, whoever holds it when it is read), so a node ID claimed again in between is
+    /// left alone. Neither makes the next claim exact, as a release does: it is a takeover.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::LeaseStore`](crate::ErrorKind::LeaseStore) when the store failed; a
+    /// refusal is no error but the `Err` of the result: [`NotFreed`], saying why.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), idgen_engine::Error> {
+    /// use idgen_engine::lease::{FreeRequest, LeaseOperator, MemoryLeaseStore, NotFreed};
+    /// let store = MemoryLeaseStore::new();
+    /// let req = FreeRequest { namespace: "default", node: 3, holder: Some("web-1:4242:9f3a"), force: false };
+    /// match LeaseOperator::free(&store, req).await? {
+    ///     Ok(freed) => println!("{freed}"),
+    ///     Err(live @ NotFreed::Live { .. }) => eprintln!("{live}; pass force to free it anyway"),
+    ///     Err(not) => assert_eq!(not, NotFreed::NoRow { node: 3 }),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    fn free(
+        &self,
+        req: FreeRequest<'_>,
+    ) -> impl Future<Output = Result<Result<Freed, NotFreed>, Error>> + Send;
+}
+
+/// What an operator frees: [`LeaseOperator::free`].
+///
+/// ```
+/// use idgen_engine::lease::FreeRequest;
+/// let req = FreeRequest { namespace: "orders", node: 3, holder: Some("web-1:4242:9f3a"), force: false };
+/// assert_eq!((req.namespace, req.node), ("orders", 3));
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct FreeRequest<'a> {
+    /// The namespace of the lease.
+    pub namespace: &'a str,
+    /// The node ID.
+    pub node: u64,
+    /// The holder the operator saw (freed only if it still holds the node ID); `None`: whoever
+    /// holds it now.
+    pub holder: Option<&'a str>,
+    /// Free a live lease too.
+    pub force: bool,
+}
 
 /// The holder an operator's free of an expired lease writes in the old holder's place (the SQL
 /// `holder` column, etcd's `last` key, Redis's `owner` field): a tombstone. It is no holder

@@ -1,17 +1,17 @@
-//! An operator's view of the leases: [`EtcdLeaseStore::rows`] (what `idgen leases list --etcd`
-//! shows) and [`EtcdLeaseStore::free`] (`idgen leases free --etcd`), with the rule of the SQL
-//! stores' free: an expired lease is freed at once, a live one only with `force`.
+//! An operator's view of the leases, etcd's [`LeaseOperator`]: the held leases (what `idgen
+//! leases list --etcd` shows) and the free (`idgen leases free --etcd`), with the rule of the
+//! SQL stores' free: an expired lease is freed at once, a live one only with `force`.
 
 use std::collections::BTreeMap;
 
 use etcd_client::{Client, GetOptions, Txn, TxnOp};
 use idgen_engine::Error;
-use idgen_engine::lease::{FREED_HOLDER, Freed, HeldLease, NotFreed};
+use idgen_engine::lease::{FREED_HOLDER, FreeRequest, Freed, HeldLease, LeaseOperator, NotFreed};
 
 use super::{BoxError, EtcdLeaseStore, Keys, node_of};
 use crate::last::Last;
 
-/// How many times [`EtcdLeaseStore::free`] reads again when a claim, renewal or release
+/// How many times etcd's [`free`](LeaseOperator::free) reads again when a claim, renewal or release
 /// changed the node ID's keys between its read and its write.
 const FREE_ROUNDS: usize = 8;
 
@@ -36,18 +36,18 @@ enum State {
     Unheld { last: Last, revision: i64 },
 }
 
-impl EtcdLeaseStore {
-    /// The clock [`rows`](Self::rows) measures `expires_at_ms` on: etcd has no wall clock (its
-    /// leases count down on the leader's monotonic clock), so this is this host's clock, Unix
-    /// ms.
-    ///
-    /// ```
-    /// use idgen_etcd::{Etcd, lease::EtcdLeaseStore};
-    /// let store = EtcdLeaseStore::new(&Etcd::new(["http://127.0.0.1:2379"]));
-    /// assert!(store.now_ms() > 1_700_000_000_000);
-    /// ```
-    pub fn now_ms(&self) -> i64 {
-        local_now_ms()
+/// etcd's operator view: this host's clock (etcd has none), the holder and `last` keys of a
+/// namespace, and the free (see [`free`](LeaseOperator::free) for why IDs stay unique).
+impl LeaseOperator for EtcdLeaseStore {
+    fn clock_name(&self) -> &'static str {
+        "this host's clock: etcd keeps none"
+    }
+
+    /// The clock [`held_leases`](LeaseOperator::held_leases) measures `expires_at_ms` on: etcd
+    /// has no wall clock (its leases count down on the leader's monotonic clock), so this is
+    /// this host's clock, Unix ms. Never fails.
+    async fn now_ms(&self) -> Result<i64, Error> {
+        Ok(local_now_ms())
     }
 
     /// Every node ID of `namespace` with a holder, by node ID: live leases (a holder key, with
@@ -64,21 +64,85 @@ impl EtcdLeaseStore {
     /// ```no_run
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// use idgen_etcd::{Etcd, lease::EtcdLeaseStore};
+    /// use idgen_etcd::{Etcd, lease::{EtcdLeaseStore, LeaseOperator}};
     /// let store = EtcdLeaseStore::new(&Etcd::new(["http://127.0.0.1:2379"]));
-    /// let now = store.now_ms();
-    /// for lease in store.rows("default").await? {
+    /// let now = store.now_ms().await?;
+    /// for lease in store.held_leases("default").await? {
     ///     println!("{} {} live: {}", lease.node, lease.holder, lease.is_live(now));
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn rows(&self, namespace: &str) -> Result<Vec<HeldLease>, Error> {
+    async fn held_leases(&self, namespace: &str) -> Result<Vec<HeldLease>, Error> {
         self.etcd
             .retry_unsent(|| self.rows_once(namespace))
             .await
             .map_err(|e| Error::lease_store("list leases", e))
     }
 
+    /// Frees `req.node` of `req.namespace` for an operator, with the rule of the SQL stores
+    /// (`idgen_sql::procedure::free`): an expired lease at once; a live one only with
+    /// `req.force`. With `req.holder`, only that holder's lease is freed (the one `leases
+    /// list` showed), so a node ID claimed again in between is left alone; without, whoever
+    /// holds it now.
+    ///
+    /// # Why IDs stay unique
+    ///
+    /// Every renewal stored in the `last` key a bound at or above every tick its holder may
+    /// issue until its fence deadline (the holder computes the deadline before it sends the
+    /// renewal; the generator refuses later ticks). The free never deletes or lowers the
+    /// `last` key, which every claim reads:
+    ///
+    /// * **Expired** (no holder key, the `last` key still names the holder): etcd expired the
+    ///   lease, which its leader measures from a keep-alive the holder sent after computing
+    ///   its deadline, with a TTL rounded up to whole seconds: the holder has stopped, unless
+    ///   etcd was restored from a snapshot older than its lease (then it may still be issuing,
+    ///   and the operator cannot tell). The `last` key then names [`FREED_HOLDER`] as owner
+    ///   and keeps the bound: a late renewal of the old holder finds another owner and does
+    ///   not take the node ID back (it fences), and the next claim is not `exact` (only a
+    ///   release, which names no owner, is): a takeover, issuing no ID timestamped before
+    ///   claim time + one TTL + its clock allowance, and above the bound. Done in one
+    ///   transaction that checks that no holder key appeared and the `last` key did not change
+    ///   since it was read.
+    /// * **Forced** (a live lease): the holder key is deleted in a transaction that checks it
+    ///   still names the holder under the same etcd lease, then that lease is revoked. The
+    ///   `last` key keeps the holder's name and the bound, so the next claim is not `exact`:
+    ///   it is a takeover, issuing no ID timestamped before claim time + one TTL + its clock
+    ///   allowance, and above the bound. The old holder may still issue until its fence deadline (at most one
+    ///   TTL after its last renewal); the takeover wait keeps the two apart when both use the
+    ///   same TTL and their clocks agree within the allowance, which is what [`NotFreed::Live`]
+    ///   warns about. If the old holder renews before anyone claims the node ID, it takes it
+    ///   back (as with the SQL stores); once another process has claimed it, its renewals fail
+    ///   and it fences.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) naming etcd's endpoints and the key, or when the node ID's keys
+    /// kept changing under the free (a claim and renewals racing it) eight times in a row.
+    ///
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use idgen_etcd::lease::{EtcdLeaseStore, FreeRequest, LeaseOperator, NotFreed};
+    /// use idgen_etcd::Etcd;
+    ///
+    /// let store = EtcdLeaseStore::new(&Etcd::new(["http://127.0.0.1:2379"]));
+    /// let req = FreeRequest { namespace: "default", node: 3, holder: Some("web-1:4242:9f3a"), force: false };
+    /// match store.free(req).await? {
+    ///     Ok(freed) => println!("{freed}"),
+    ///     Err(live @ NotFreed::Live { .. }) => eprintln!("{live}; pass force to free it anyway"),
+    ///     Err(not) => eprintln!("{not}"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    async fn free(&self, req: FreeRequest<'_>) -> Result<Result<Freed, NotFreed>, Error> {
+        self.etcd
+            .retry_unsent(|| self.free_once(req))
+            .await
+            .map_err(|e| Error::lease_store("free", e))
+    }
+}
+
+impl EtcdLeaseStore {
     async fn rows_once(&self, namespace: &str) -> Result<Vec<HeldLease>, BoxError> {
         let base = self.base(namespace)?;
         let mut client = self.client("list leases").await?;
@@ -135,81 +199,9 @@ impl EtcdLeaseStore {
         Ok(answer.ttl())
     }
 
-    /// Frees `node` of `namespace` for an operator, with the rule of the SQL stores
-    /// (`idgen_sql::procedure::free`): an expired lease at once; a live one only with `force`.
-    /// With `holder`, only that holder's lease is freed (the one `leases list` showed), so a
-    /// node ID claimed again in between is left alone; without, whoever holds it now.
-    ///
-    /// # Why IDs stay unique
-    ///
-    /// Every renewal stored in the `last` key a bound at or above every tick its holder may
-    /// issue until its fence deadline (the holder computes the deadline before it sends the
-    /// renewal; the generator refuses later ticks). The free never deletes or lowers the
-    /// `last` key, which every claim reads:
-    ///
-    /// * **Expired** (no holder key, the `last` key still names the holder): etcd expired the
-    ///   lease, which its leader measures from a keep-alive the holder sent after computing
-    ///   its deadline, with a TTL rounded up to whole seconds: the holder has stopped, unless
-    ///   etcd was restored from a snapshot older than its lease (then it may still be issuing,
-    ///   and the operator cannot tell). The `last` key then names [`FREED_HOLDER`] as owner
-    ///   and keeps the bound: a late renewal of the old holder finds another owner and does
-    ///   not take the node ID back (it fences), and the next claim is not `exact` (only a
-    ///   release, which names no owner, is): a takeover, issuing no ID timestamped before
-    ///   claim time + one TTL + its clock allowance, and above the bound. Done in one
-    ///   transaction that checks that no holder key appeared and the `last` key did not change
-    ///   since it was read.
-    /// * **Forced** (a live lease): the holder key is deleted in a transaction that checks it
-    ///   still names the holder under the same etcd lease, then that lease is revoked. The
-    ///   `last` key keeps the holder's name and the bound, so the next claim is not `exact`:
-    ///   it is a takeover, issuing no ID timestamped before claim time + one TTL + its clock
-    ///   allowance, and above the bound. The old holder may still issue until its fence deadline (at most one
-    ///   TTL after its last renewal); the takeover wait keeps the two apart when both use the
-    ///   same TTL and their clocks agree within the allowance, which is what [`NotFreed::Live`]
-    ///   warns about. If the old holder renews before anyone claims the node ID, it takes it
-    ///   back (as with the SQL stores); once another process has claimed it, its renewals fail
-    ///   and it fences.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) naming etcd's endpoints and the key, or when the node ID's keys
-    /// kept changing under the free (a claim and renewals racing it) eight times in a row.
-    ///
-    /// ```no_run
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// use idgen_etcd::lease::{EtcdLeaseStore, NotFreed};
-    /// use idgen_etcd::Etcd;
-    ///
-    /// let store = EtcdLeaseStore::new(&Etcd::new(["http://127.0.0.1:2379"]));
-    /// match store.free("default", 3, Some("web-1:4242:9f3a"), false).await? {
-    ///     Ok(freed) => println!("{freed}"),
-    ///     Err(live @ NotFreed::Live { .. }) => eprintln!("{live}; pass force to free it anyway"),
-    ///     Err(not) => eprintln!("{not}"),
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn free(
-        &self,
-        namespace: &str,
-        node: u64,
-        holder: Option<&str>,
-        force: bool,
-    ) -> Result<Result<Freed, NotFreed>, Error> {
-        self.etcd
-            .retry_unsent(|| self.free_once(namespace, node, holder, force))
-            .await
-            .map_err(|e| Error::lease_store("free", e))
-    }
-
-    async fn free_once(
-        &self,
-        namespace: &str,
-        node: u64,
-        expected: Option<&str>,
-        force: bool,
-    ) -> Result<Result<Freed, NotFreed>, BoxError> {
-        let base = self.base(namespace)?;
-        let keys = Self::keys(&base, node);
+    async fn free_once(&self, req: FreeRequest<'_>) -> Result<Result<Freed, NotFreed>, BoxError> {
+        let (namespace, node, expected) = (req.namespace, req.node, req.holder);
+        let keys = Self::keys(&self.base(namespace)?, node);
         let mut client = self.client("free").await?;
         for _ in 0..FREE_ROUNDS {
             let other = |actual: &str| {
@@ -263,7 +255,7 @@ impl EtcdLeaseStore {
                         continue;
                     }
                     let remaining_ms = ttl.saturating_mul(1000);
-                    if !force {
+                    if !req.force {
                         return Ok(Err(NotFreed::Live {
                             node,
                             holder,

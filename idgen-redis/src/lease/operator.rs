@@ -1,9 +1,9 @@
-//! An operator's view of the leases: [`RedisLeaseStore::rows`] (what `idgen leases list
-//! --redis` shows) and [`RedisLeaseStore::free`] (`idgen leases free --redis`), with the rule of
-//! the SQL stores' free: an expired lease is freed at once, a live one only with `force`.
+//! An operator's view of the leases, Redis's [`LeaseOperator`]: the held leases (what `idgen
+//! leases list --redis` shows) and the free (`idgen leases free --redis`), with the rule of the
+//! SQL stores' free: an expired lease is freed at once, a live one only with `force`.
 
 use idgen_engine::Error;
-use idgen_engine::lease::{FREED_HOLDER, Freed, HeldLease, NotFreed};
+use idgen_engine::lease::{FREED_HOLDER, FreeRequest, Freed, HeldLease, LeaseOperator, NotFreed};
 
 use super::{BoxError, RedisLeaseStore, parse_timestamp};
 use crate::scripts;
@@ -23,8 +23,14 @@ fn glob_escape(text: &str) -> String {
     out
 }
 
-impl RedisLeaseStore {
-    /// The server's clock (`TIME`), Unix ms: what [`rows`](Self::rows) measures
+/// Redis's operator view: the server's clock, the node IDs' hashes and holder keys of a
+/// namespace, and the free (see [`free`](LeaseOperator::free) for why IDs stay unique).
+impl LeaseOperator for RedisLeaseStore {
+    fn clock_name(&self) -> &'static str {
+        "Redis server clock"
+    }
+
+    /// The server's clock (`TIME`), Unix ms: what [`held_leases`](LeaseOperator::held_leases) measures
     /// `expires_at_ms` on.
     ///
     /// # Errors
@@ -36,10 +42,11 @@ impl RedisLeaseStore {
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let client = redis::Client::open("redis://127.0.0.1:6379/")?;
     /// let store = idgen_redis::lease::RedisLeaseStore::new(client);
+    /// use idgen_redis::lease::LeaseOperator;
     /// assert!(store.now_ms().await? > 1_700_000_000_000);
     /// # Ok(()) }
     /// ```
-    pub async fn now_ms(&self) -> Result<i64, Error> {
+    async fn now_ms(&self) -> Result<i64, Error> {
         let (secs, micros): (i64, i64) = self
             .conn
             .run(|mut conn| async move { redis::cmd("TIME").query_async(&mut conn).await })
@@ -67,18 +74,76 @@ impl RedisLeaseStore {
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let client = redis::Client::open("redis://127.0.0.1:6379/")?;
     /// let store = idgen_redis::lease::RedisLeaseStore::new(client);
+    /// use idgen_redis::lease::LeaseOperator;
     /// let now = store.now_ms().await?;
-    /// for lease in store.rows("default").await? {
+    /// for lease in store.held_leases("default").await? {
     ///     println!("{} {} live: {}", lease.node, lease.holder, lease.is_live(now));
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn rows(&self, namespace: &str) -> Result<Vec<HeldLease>, Error> {
+    async fn held_leases(&self, namespace: &str) -> Result<Vec<HeldLease>, Error> {
         self.rows_inner(namespace)
             .await
             .map_err(|e| Error::lease_store("list leases", e))
     }
 
+    /// Frees `req.node` of `req.namespace` for an operator, with the rule of the SQL stores
+    /// (`idgen_sql::procedure::free`): an expired lease at once; a live one only with
+    /// `req.force`. With `req.holder`, only that holder's lease is freed (the one `leases
+    /// list` showed), so a node ID claimed again in between is left alone; without, whoever
+    /// holds it now. One script, atomic on the server.
+    ///
+    /// # Why IDs stay unique
+    ///
+    /// Every renewal stored in the node ID's hash (`last_timestamp`, never expiring) a bound
+    /// at or above every tick its holder may issue until its fence deadline (the holder
+    /// computes the deadline before it sends the renewal; the generator refuses later ticks).
+    /// The free never deletes or lowers `last_timestamp`, which every claim reads:
+    ///
+    /// * **Expired** (no holder key, the hash still names the holder as owner): Redis expired
+    ///   the key on its clock after the holder's fence closed (the store's promise, with the
+    ///   server's clock slewed, never stepped), unless Redis came back from an older snapshot
+    ///   (then the holder may still be issuing, and the operator cannot tell). The owner
+    ///   becomes [`FREED_HOLDER`] and the bound is kept: a late renewal of the old holder
+    ///   finds another owner and does not take the node ID back (it fences), and the next
+    ///   claim is not `exact` (only a release, which empties the owner, is): a takeover,
+    ///   issuing no ID timestamped before claim time + one TTL + its clock allowance, and
+    ///   above the bound.
+    /// * **Forced** (a live lease): the holder key is deleted; the hash keeps the holder as
+    ///   owner and the bound, so the next claim is not `exact`: it is a takeover, issuing no ID
+    ///   timestamped before claim time + one TTL + its clock allowance, and above the bound. The old holder
+    ///   may still issue until its fence deadline (at most one TTL after its last renewal); the
+    ///   takeover wait keeps the two apart when both use the same TTL and their clocks agree
+    ///   within the allowance, which is what [`NotFreed::Live`] warns about. If the old holder
+    ///   renews before anyone claims the node ID, it takes it back (as with the SQL stores);
+    ///   once another process has claimed it, its renewals fail and it fences.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) naming the server and the node ID.
+    ///
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use idgen_redis::lease::{FreeRequest, LeaseOperator, NotFreed, RedisLeaseStore};
+    ///
+    /// let store = RedisLeaseStore::new(redis::Client::open("redis://127.0.0.1:6379/")?);
+    /// let req = FreeRequest { namespace: "default", node: 3, holder: Some("web-1:4242:9f3a"), force: false };
+    /// match store.free(req).await? {
+    ///     Ok(freed) => println!("{freed}"),
+    ///     Err(live @ NotFreed::Live { .. }) => eprintln!("{live}; pass force to free it anyway"),
+    ///     Err(not) => eprintln!("{not}"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    async fn free(&self, req: FreeRequest<'_>) -> Result<Result<Freed, NotFreed>, Error> {
+        self.free_inner(req)
+            .await
+            .map_err(|e| Error::lease_store("free", e))
+    }
+}
+
+impl RedisLeaseStore {
     async fn rows_inner(&self, namespace: &str) -> Result<Vec<HeldLease>, BoxError> {
         let base = self.base(namespace)?;
         let states = format!("{base}:node:");
@@ -150,74 +215,9 @@ impl RedisLeaseStore {
         Ok(rows)
     }
 
-    /// Frees `node` of `namespace` for an operator, with the rule of the SQL stores
-    /// (`idgen_sql::procedure::free`): an expired lease at once; a live one only with `force`.
-    /// With `holder`, only that holder's lease is freed (the one `leases list` showed), so a
-    /// node ID claimed again in between is left alone; without, whoever holds it now. One
-    /// script, atomic on the server.
-    ///
-    /// # Why IDs stay unique
-    ///
-    /// Every renewal stored in the node ID's hash (`last_timestamp`, never expiring) a bound
-    /// at or above every tick its holder may issue until its fence deadline (the holder
-    /// computes the deadline before it sends the renewal; the generator refuses later ticks).
-    /// The free never deletes or lowers `last_timestamp`, which every claim reads:
-    ///
-    /// * **Expired** (no holder key, the hash still names the holder as owner): Redis expired
-    ///   the key on its clock after the holder's fence closed (the store's promise, with the
-    ///   server's clock slewed, never stepped), unless Redis came back from an older snapshot
-    ///   (then the holder may still be issuing, and the operator cannot tell). The owner
-    ///   becomes [`FREED_HOLDER`] and the bound is kept: a late renewal of the old holder
-    ///   finds another owner and does not take the node ID back (it fences), and the next
-    ///   claim is not `exact` (only a release, which empties the owner, is): a takeover,
-    ///   issuing no ID timestamped before claim time + one TTL + its clock allowance, and
-    ///   above the bound.
-    /// * **Forced** (a live lease): the holder key is deleted; the hash keeps the holder as
-    ///   owner and the bound, so the next claim is not `exact`: it is a takeover, issuing no ID
-    ///   timestamped before claim time + one TTL + its clock allowance, and above the bound. The old holder
-    ///   may still issue until its fence deadline (at most one TTL after its last renewal); the
-    ///   takeover wait keeps the two apart when both use the same TTL and their clocks agree
-    ///   within the allowance, which is what [`NotFreed::Live`] warns about. If the old holder
-    ///   renews before anyone claims the node ID, it takes it back (as with the SQL stores);
-    ///   once another process has claimed it, its renewals fail and it fences.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) naming the server and the node ID.
-    ///
-    /// ```no_run
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// use idgen_redis::lease::{NotFreed, RedisLeaseStore};
-    ///
-    /// let store = RedisLeaseStore::new(redis::Client::open("redis://127.0.0.1:6379/")?);
-    /// match store.free("default", 3, Some("web-1:4242:9f3a"), false).await? {
-    ///     Ok(freed) => println!("{freed}"),
-    ///     Err(live @ NotFreed::Live { .. }) => eprintln!("{live}; pass force to free it anyway"),
-    ///     Err(not) => eprintln!("{not}"),
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn free(
-        &self,
-        namespace: &str,
-        node: u64,
-        holder: Option<&str>,
-        force: bool,
-    ) -> Result<Result<Freed, NotFreed>, Error> {
-        self.free_inner(namespace, node, holder, force)
-            .await
-            .map_err(|e| Error::lease_store("free", e))
-    }
-
-    async fn free_inner(
-        &self,
-        namespace: &str,
-        node: u64,
-        expected: Option<&str>,
-        force: bool,
-    ) -> Result<Result<Freed, NotFreed>, BoxError> {
-        let base = self.base(namespace)?;
+    async fn free_inner(&self, req: FreeRequest<'_>) -> Result<Result<Freed, NotFreed>, BoxError> {
+        let base = self.base(req.namespace)?;
+        let (node, expected, force) = (req.node, req.holder, req.force);
         let (outcome, holder, ms): (String, String, String) = self
             .conn
             .run(|mut conn| async move {

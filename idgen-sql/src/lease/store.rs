@@ -11,12 +11,12 @@ use std::sync::Arc;
 
 use idgen_engine::Error;
 use idgen_engine::lease::{
-    BoxError, Claim, ClaimRequest, DEFAULT_LEASE_TABLE, LeaseStore, RenewRequest,
+    BoxError, Claim, ClaimRequest, DEFAULT_LEASE_TABLE, FreeRequest, Freed, HeldLease,
+    LeaseOperator, LeaseStore, NotFreed, RenewRequest,
 };
 
 use super::procedure::{
-    ClaimCall, CreateTable, FreeCall, FreeRequest, Freed, NotFreed, NowCall, RecordLayoutCall,
-    ReleaseCall, RenewCall, RowsCall,
+    ClaimCall, CreateTable, FreeCall, NowCall, RecordLayoutCall, ReleaseCall, RenewCall, RowsCall,
 };
 use super::sql::LeaseSql;
 use crate::pool::{Call, SqlPool};
@@ -106,31 +106,6 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
             .map_err(|e| Error::lease_store("read rows", e))
     }
 
-    /// The database's clock now, in Unix ms: what [`LeaseRow::expires_at_ms`] is measured on.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) when the database refuses or cannot be reached.
-    pub async fn now_ms(&self) -> Result<i64, Error> {
-        self.call(NowCall)
-            .await
-            .map_err(|e| Error::lease_store("read the clock", e))
-    }
-
-    /// Frees a node ID for an operator (`idgen leases free`): an expired lease at once, a live
-    /// one only with [`FreeRequest::force`] (see [`procedure::free`](crate::procedure::free)).
-    /// The inner `Err` says why nothing was freed (a live lease without `force`, another
-    /// holder, no such row).
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::LeaseStore`](idgen_engine::ErrorKind::LeaseStore) when the database refuses or cannot be reached.
-    pub async fn free(&self, req: FreeRequest<'_>) -> Result<Result<Freed, NotFreed>, Error> {
-        self.call(FreeCall::from(req))
-            .await
-            .map_err(|e| Error::lease_store("free", e))
-    }
-
     fn sql(&self) -> Result<&Arc<LeaseSql>, Error> {
         self.sql.as_ref().map_err(Clone::clone)
     }
@@ -138,6 +113,31 @@ impl<M, P: SqlPool<M>> SqlLeaseStore<M, P> {
     async fn call<K: Call<Sql = LeaseSql>>(&self, call: K) -> Result<K::Output, BoxError> {
         let sql = Arc::clone(self.sql()?);
         self.pool.run(&self.turn, sql, call).await
+    }
+}
+
+/// The operator's view (`idgen leases`, `idgen web`): the database's clock, the rows with a
+/// holder, and [`procedure::free`](crate::procedure::free) in a transaction of its own.
+impl<M: 'static, P: SqlPool<M>> LeaseOperator for SqlLeaseStore<M, P> {
+    fn clock_name(&self) -> &'static str {
+        "database clock"
+    }
+
+    async fn now_ms(&self) -> Result<i64, Error> {
+        self.call(NowCall)
+            .await
+            .map_err(|e| Error::lease_store("read the clock", e))
+    }
+
+    async fn held_leases(&self, namespace: &str) -> Result<Vec<HeldLease>, Error> {
+        let rows = self.rows(namespace).await?;
+        Ok(rows.into_iter().filter_map(LeaseRow::held).collect())
+    }
+
+    async fn free(&self, req: FreeRequest<'_>) -> Result<Result<Freed, NotFreed>, Error> {
+        self.call(FreeCall::from(req))
+            .await
+            .map_err(|e| Error::lease_store("free", e))
     }
 }
 

@@ -286,8 +286,8 @@ macro_rules! __conformance_child_cases {
     };
 }
 
-/// [`LeaseSubject`](crate::conformance::LeaseSubject) and
-/// [`OperatorSubject`](crate::conformance::OperatorSubject) for a subject whose store is
+/// [`LeaseSubject`](crate::conformance::LeaseSubject) (and so
+/// [`OperatorSubject`](crate::conformance::OperatorSubject)) for a subject whose store is
 /// idgen-sql's `SqlLeaseStore` (every SQL adapter's), written once: `$store` on the pool `$pool` made from
 /// `url`, and on the application's pool and its [`AppPool`](crate::conformance::AppPool) from
 /// `$app` made from `url` and `spec`. Generics and bounds of the impl go in the brackets.
@@ -324,35 +324,6 @@ macro_rules! sql_lease_subject {
             > {
                 let (pool, app) = $app;
                 Ok((<$store>::with_table(pool, table)?, app))
-            }
-        }
-
-        impl<$($gen)*> $crate::conformance::OperatorSubject for $subject $(where $($bound)*)? {
-            async fn rows(
-                store: &Self::Store,
-                namespace: &str,
-            ) -> Result<
-                Vec<$crate::__idgen_engine::lease::HeldLease>,
-                $crate::__idgen_engine::lease::BoxError,
-            > {
-                $crate::conformance::operator::sql_rows(store, namespace).await
-            }
-            async fn now_ms(
-                store: &Self::Store,
-            ) -> Result<i64, $crate::__idgen_engine::lease::BoxError> {
-                $crate::conformance::operator::sql_now_ms(store).await
-            }
-            async fn free(
-                store: &Self::Store,
-                namespace: &str,
-                node: u64,
-                holder: Option<&str>,
-                force: bool,
-            ) -> Result<
-                Result<$crate::__idgen_engine::lease::Freed, $crate::__idgen_engine::lease::NotFreed>,
-                $crate::__idgen_engine::lease::BoxError,
-            > {
-                $crate::conformance::operator::sql_free(store, namespace, node, holder, force).await
             }
         }
     };

@@ -113,34 +113,6 @@ impl LeaseSubject for MemorySubject {
     }
 }
 
-/// The memory store's operator view ([`MemoryLeaseStore::rows`](idgen_engine::lease::MemoryLeaseStore::rows),
-/// `now_ms`, `free`). (idgen-testkit's own test `memory_operator` runs the operator suite on
-/// the memory store, with a subject that provisions SQLite, not MySQL, for the case's
-/// database it does not use.)
-impl OperatorSubject for MemorySubject {
-    async fn rows(
-        store: &Self::Store,
-        namespace: &str,
-    ) -> Result<Vec<idgen_engine::lease::HeldLease>, idgen_engine::lease::BoxError> {
-        Ok(store.rows(namespace))
-    }
-    async fn now_ms(store: &Self::Store) -> Result<i64, idgen_engine::lease::BoxError> {
-        Ok(store.now_ms())
-    }
-    async fn free(
-        store: &Self::Store,
-        namespace: &str,
-        node: u64,
-        holder: Option<&str>,
-        force: bool,
-    ) -> Result<
-        Result<idgen_engine::lease::Freed, idgen_engine::lease::NotFreed>,
-        idgen_engine::lease::BoxError,
-    > {
-        Ok(store.free(namespace, node, holder, force))
-    }
-}
-
 impl HiLoSubject for MemorySubject {
     type Source = idgen_engine::hilo::MemorySource;
     const DATABASE: DbKind = DbKind::MySql;

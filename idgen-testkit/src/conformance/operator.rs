@@ -7,16 +7,13 @@
 //! delete the holder key and keep no time), so the cases check [`HeldLease::is_live`] rather
 //! than `expires_at_ms` itself.
 
-use std::future::Future;
 use std::time::{Duration, Instant};
 
 use idgen_core::Layout;
 use idgen_engine::lease::{
-    BoxError, ClaimRequest, FREED_HOLDER, Freed, HeldLease, LeaseStore, NotFreed, RenewRequest,
-    WorkerLease,
+    ClaimRequest, FREED_HOLDER, FreeRequest, Freed, HeldLease, LeaseOperator, LeaseStore, NotFreed,
+    RenewRequest, WorkerLease,
 };
-use idgen_sql::procedure::FreeRequest;
-use idgen_sql::{SqlLeaseStore, SqlPool};
 
 use super::lease::setup;
 use super::{DbKind, LeaseSubject};
@@ -26,39 +23,21 @@ pub const NS: &str = "orders";
 /// The TTL of the leases the cases hold.
 pub const TTL: Duration = Duration::from_secs(2);
 
-/// A lease subject whose store offers an operator's view. Every SQL subject made with
-/// [`sql_lease_subject!`](crate::sql_lease_subject) has one (through [`sql_rows`],
-/// [`sql_now_ms`] and [`sql_free`]); etcd's and Redis's call their stores' `rows`, `now_ms`
-/// and `free`.
+/// A lease subject whose store offers an operator's view: one whose store implements
+/// [`LeaseOperator`] (every store of idgen does: the SQL stores, etcd's, Redis's and the memory
+/// store). Implemented for every such subject, so `operator_suite!` takes any of them.
 ///
 /// ```
-/// use idgen_engine::lease::{BoxError, Freed, HeldLease, MemoryLeaseStore, NotFreed};
-/// use idgen_testkit::conformance::{DbKind, LeaseSubject, OperatorSubject};
+/// use idgen_engine::lease::{BoxError, MemoryLeaseStore};
+/// use idgen_testkit::conformance::{DbKind, LeaseSubject};
 ///
-/// /// (A real subject opens its store on `url` and calls it; this one only shows the shape.)
+/// /// (A real subject opens its store on `url`; this one only shows the shape.)
 /// struct Memory;
 /// impl LeaseSubject for Memory {
-///     type Store = MemoryLeaseStore;
+///     type Store = MemoryLeaseStore; // a `LeaseOperator`
 ///     const DATABASE: DbKind = DbKind::Redis;
 ///     async fn store(_url: &str, _table: &str) -> Result<MemoryLeaseStore, BoxError> {
 ///         Ok(MemoryLeaseStore::new())
-///     }
-/// }
-/// impl OperatorSubject for Memory {
-///     async fn rows(_store: &MemoryLeaseStore, _namespace: &str) -> Result<Vec<HeldLease>, BoxError> {
-///         Ok(Vec::new())
-///     }
-///     async fn now_ms(_store: &MemoryLeaseStore) -> Result<i64, BoxError> {
-///         Ok(1_700_000_000_000)
-///     }
-///     async fn free(
-///         _store: &MemoryLeaseStore,
-///         _namespace: &str,
-///         node: u64,
-///         _holder: Option<&str>,
-///         _force: bool,
-///     ) -> Result<Result<Freed, NotFreed>, BoxError> {
-///         Ok(Err(NotFreed::NoRow { node }))
 ///     }
 /// }
 ///
@@ -66,71 +45,9 @@ pub const TTL: Duration = Duration::from_secs(2);
 /// idgen_testkit::operator_suite!(memory_operator, Memory);
 /// # fn main() {}
 /// ```
-pub trait OperatorSubject: LeaseSubject {
-    /// The node IDs of `namespace` with a holder (live, or ended and not claimed since), by
-    /// node ID.
-    fn rows(
-        store: &Self::Store,
-        namespace: &str,
-    ) -> impl Future<Output = Result<Vec<HeldLease>, BoxError>>;
-    /// The store's clock, Unix ms: what [`HeldLease::expires_at_ms`] is measured on.
-    fn now_ms(store: &Self::Store) -> impl Future<Output = Result<i64, BoxError>>;
-    /// Frees `node` of `namespace` for an operator: only `holder`'s lease (or, with `None`,
-    /// whoever holds it), a live one only with `force`.
-    fn free(
-        store: &Self::Store,
-        namespace: &str,
-        node: u64,
-        holder: Option<&str>,
-        force: bool,
-    ) -> impl Future<Output = Result<Result<Freed, NotFreed>, BoxError>>;
-}
+pub trait OperatorSubject: LeaseSubject<Store: LeaseOperator> {}
 
-/// [`OperatorSubject::rows`] of idgen-sql's store: its rows that have a holder.
-///
-/// # Errors
-///
-/// The store's error.
-pub async fn sql_rows<M, P: SqlPool<M>>(
-    store: &SqlLeaseStore<M, P>,
-    namespace: &str,
-) -> Result<Vec<HeldLease>, BoxError> {
-    let rows = store.rows(namespace).await?;
-    Ok(rows
-        .into_iter()
-        .filter_map(idgen_sql::LeaseRow::held)
-        .collect())
-}
-
-/// [`OperatorSubject::now_ms`] of idgen-sql's store: the database's clock.
-///
-/// # Errors
-///
-/// The store's error.
-pub async fn sql_now_ms<M, P: SqlPool<M>>(store: &SqlLeaseStore<M, P>) -> Result<i64, BoxError> {
-    Ok(store.now_ms().await?)
-}
-
-/// [`OperatorSubject::free`] of idgen-sql's store.
-///
-/// # Errors
-///
-/// The store's error.
-pub async fn sql_free<M, P: SqlPool<M>>(
-    store: &SqlLeaseStore<M, P>,
-    namespace: &str,
-    node: u64,
-    holder: Option<&str>,
-    force: bool,
-) -> Result<Result<Freed, NotFreed>, BoxError> {
-    let req = FreeRequest {
-        namespace,
-        node,
-        holder,
-        force,
-    };
-    Ok(store.free(req).await?)
-}
+impl<S: LeaseSubject<Store: LeaseOperator>> OperatorSubject for S {}
 
 /// Claims a node ID of [`NS`] for `holder` (capacity 8, TTL [`TTL`]) straight on `store`, as
 /// a process with no heartbeat would (it never renews or releases by itself), and stores
@@ -175,11 +92,13 @@ pub async fn hold<St: LeaseStore>(store: &St, holder: &str, bound: i64) -> u64 {
 }
 
 async fn held<S: OperatorSubject>(store: &S::Store) -> Vec<HeldLease> {
-    S::rows(store, NS).await.expect("rows")
+    store.held_leases(NS).await.expect("held leases")
 }
 
 async fn store_now<S: OperatorSubject>(store: &S::Store) -> i64 {
-    S::now_ms(store).await.expect("the store's clock")
+    LeaseOperator::now_ms(store)
+        .await
+        .expect("the store's clock")
 }
 
 async fn free<S: OperatorSubject>(
@@ -188,7 +107,13 @@ async fn free<S: OperatorSubject>(
     holder: Option<&str>,
     force: bool,
 ) -> Result<Freed, NotFreed> {
-    S::free(store, NS, node, holder, force).await.expect("free")
+    let req = FreeRequest {
+        namespace: NS,
+        node,
+        holder,
+        force,
+    };
+    LeaseOperator::free(store, req).await.expect("free")
 }
 
 /// What a first renewal stores: its fence deadline (TTL - 500 ms from now).
@@ -376,7 +301,13 @@ pub async fn an_expired_lease_is_freed_without_force_and_then_taken_over_not_exa
     // lease has not ended yet. Ask again until the store has ended it too (at most 15 s).
     let deadline = Instant::now() + Duration::from_secs(15);
     let freed = loop {
-        match S::free(&store, NS, b, None, false).await {
+        let req = FreeRequest {
+            namespace: NS,
+            node: b,
+            holder: None,
+            force: false,
+        };
+        match LeaseOperator::free(&store, req).await {
             Ok(Err(NotFreed::Live { .. })) | Err(_) if Instant::now() < deadline => {
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }

@@ -7,21 +7,7 @@
 use crate::lease::sql::LeaseSql;
 use crate::session::{LeaseRow, Session, check_outside_transaction, in_own_transaction};
 use idgen_engine::lease::{BoxError, FREED_HOLDER};
-pub use idgen_engine::lease::{Freed, NotFreed};
-
-/// What to free.
-#[derive(Clone, Copy, Debug)]
-pub struct FreeRequest<'a> {
-    /// The namespace of the lease.
-    pub namespace: &'a str,
-    /// The node ID.
-    pub node: u64,
-    /// The holder the operator saw (freed only if it still holds the node ID); `None`: whoever
-    /// holds it now.
-    pub holder: Option<&'a str>,
-    /// Free a live lease too.
-    pub force: bool,
-}
+pub use idgen_engine::lease::{FreeRequest, Freed, NotFreed};
 
 /// The database's clock in Unix ms.
 pub async fn now_ms<S: Session>(session: &mut S, sql: &LeaseSql) -> Result<i64, BoxError> {
