@@ -1,7 +1,7 @@
 //! How writers read their new row's key back, and which of those ways a Snowflake adoption
 //! with the database-side generator keeps, per database and key source ([`KeyReadback`]).
 
-use idgen_sql::{Dialect, Session, Statement};
+use idgen_sql::{Dialect, Server, Session};
 
 use crate::error::AdoptError;
 use crate::facts::KeySource;
@@ -41,17 +41,9 @@ fn means(means: &str, kept: bool, how: &str) -> KeyReadback {
 /// The server's name and version, for the plan and the refusal (`PostgreSQL 15.18`,
 /// `MariaDB 10.11.19`).
 pub(super) async fn server<S: Session>(session: &mut S) -> Result<String, AdoptError> {
-    let sql = match session.dialect() {
-        Dialect::Postgres => "SELECT 'PostgreSQL ' || current_setting('server_version')",
-        Dialect::MySql => {
-            "SELECT CONCAT(IF(VERSION() LIKE '%MariaDB%', 'MariaDB ', 'MySQL '), SUBSTRING_INDEX(VERSION(), '-', 1))"
-        }
-        Dialect::Sqlite => return Ok("SQLite".to_owned()),
-    };
-    session
-        .fetch_text(Statement::new(sql.to_owned(), Vec::new()))
+    Server::read(session)
         .await
-        .map(Option::unwrap_or_default)
+        .map(|server| server.describe())
         .map_err(|e| AdoptError::Database {
             table: String::new(),
             operation: "read the server's version".into(),

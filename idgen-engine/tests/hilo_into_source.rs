@@ -3,7 +3,9 @@
 //! orphan rule because the marker is local), and inference picks that impl.
 #![cfg(feature = "hilo")]
 
-use idgen_engine::hilo::{BoxError, HiLo, HiLoSource, Increment, IntoHiLoSource, MemorySource};
+use idgen_engine::hilo::{
+    BoxError, HiLo, HiLoSource, Increment, IntoHiLoSource, MemorySource, MissingCounter,
+};
 
 /// Stands in for `sqlx::PgPool`: a type this crate does not own.
 type ForeignPool = std::collections::BTreeMap<String, i64>;
@@ -20,8 +22,8 @@ impl HiLoSource for PoolSource {
     async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
         HiLoSource::allocate(&self.counter, size).await
     }
-    async fn increment(&self) -> Result<Increment, BoxError> {
-        Ok(Increment::Fixed(1000))
+    async fn increment(&self) -> Result<Result<Increment, MissingCounter>, BoxError> {
+        Ok(Ok(Increment::Fixed(1000)))
     }
     fn name(&self) -> &str {
         HiLoSource::name(&self.counter)

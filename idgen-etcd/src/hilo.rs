@@ -197,23 +197,32 @@ impl EtcdCounter {
             .map_err(|e| self.etcd.failed("connect".into(), e).into())
     }
 
+    fn missing_counter(&self) -> MissingCounter {
+        MissingCounter::new(format!(
+            "no key {} in etcd at {}",
+            self.next_key(),
+            self.etcd.endpoints().join(",")
+        ))
+    }
+
     fn missing(&self) -> BoxError {
         Box::new(Error::from(ErrorKind::HiLoCounterMissing {
             counter: self.name.clone(),
-            missing: format!(
-                "no key {} in etcd at {}",
-                self.next_key(),
-                self.etcd.endpoints().join(",")
-            ),
+            missing: self.missing_counter().into_string(),
         }))
     }
 
     /// The counter's two keys from a read of its prefix (or of the two keys).
     fn decode(&self, kvs: &[KeyValue]) -> Result<Seen, BoxError> {
+        self.decode_found(kvs)?.map_err(|_| self.missing())
+    }
+
+    /// The counter's keys decoded, or what is missing of them.
+    fn decode_found(&self, kvs: &[KeyValue]) -> Result<Result<Seen, MissingCounter>, BoxError> {
         let (next_key, inc_key) = (self.next_key(), self.increment_key());
         let find = |key: &str| kvs.iter().find(|kv| kv.key() == key.as_bytes());
         let (Some(next), Some(inc)) = (find(&next_key), find(&inc_key)) else {
-            return Err(self.missing());
+            return Ok(Err(self.missing_counter()));
         };
         let number = |kv: &KeyValue, key: &str| -> Result<i64, BoxError> {
             std::str::from_utf8(kv.value())
@@ -230,21 +239,29 @@ impl EtcdCounter {
             .ok()
             .filter(|&i| i > 0)
             .ok_or_else(|| BoxError::from(format!("{inc_key} is not a positive integer")))?;
-        Ok(Seen {
+        Ok(Ok(Seen {
             next: number(next, &next_key)?,
             next_revision: next.mod_revision(),
             increment,
             increment_revision: inc.mod_revision(),
-        })
+        }))
     }
 
     async fn read(&self, client: &mut Client) -> Result<Seen, BoxError> {
+        self.read_found(client).await?.map_err(|_| self.missing())
+    }
+
+    /// The counter's keys read, or what is missing of them.
+    async fn read_found(
+        &self,
+        client: &mut Client,
+    ) -> Result<Result<Seen, MissingCounter>, BoxError> {
         let base = self.base.clone()?;
         let answer = client
             .get(base.as_str(), Some(GetOptions::new().with_prefix()))
             .await
             .map_err(|e| self.etcd.failed(format!("read {base}"), e))?;
-        self.decode(answer.kvs())
+        self.decode_found(answer.kvs())
     }
 }
 
@@ -278,11 +295,13 @@ impl HiLoSource for EtcdCounter {
             .await
     }
 
-    /// The increment stored with the counter ([`Increment::Fixed`]), read afresh.
-    async fn increment(&self) -> Result<Increment, BoxError> {
+    /// The increment stored with the counter ([`Increment::Fixed`]), read afresh, or what is
+    /// missing of its keys.
+    async fn increment(&self) -> Result<Result<Increment, MissingCounter>, BoxError> {
         let read = || async {
             let mut client = self.client().await?;
-            Ok(Increment::Fixed(self.read(&mut client).await?.increment))
+            let found = self.read_found(&mut client).await?;
+            Ok(found.map(|seen| Increment::Fixed(seen.increment)))
         };
         self.etcd.retry_unsent(read).await
     }

@@ -147,10 +147,14 @@ impl RedisCounter {
         Box::new(self.conn.failed(&action, source))
     }
 
+    fn missing_counter(&self, key: &str) -> MissingCounter {
+        MissingCounter::new(format!("no key {key} on Redis at {}", self.conn.server()))
+    }
+
     fn missing(&self, key: &str) -> Error {
         ErrorKind::HiLoCounterMissing {
             counter: self.name.clone(),
-            missing: format!("no key {key} on Redis at {}", self.conn.server()),
+            missing: self.missing_counter(key).into_string(),
         }
         .into()
     }
@@ -256,7 +260,7 @@ impl HiLoSource for RedisCounter {
     }
 
     /// Any step per call (a counter, not a sequence), once the counter is found to exist.
-    async fn increment(&self) -> Result<Increment, BoxError> {
+    async fn increment(&self) -> Result<Result<Increment, MissingCounter>, BoxError> {
         let key = self.key.clone()?;
         let exists: bool = self
             .conn
@@ -267,9 +271,9 @@ impl HiLoSource for RedisCounter {
             .await
             .map_err(|e| self.failed("look up", e))?;
         if !exists {
-            return Err(Box::new(self.missing(&key)));
+            return Ok(Err(self.missing_counter(&key)));
         }
-        Ok(Increment::PerCall)
+        Ok(Ok(Increment::PerCall))
     }
 
     /// [`create`](Self::create) (a Redis counter takes any step, so `block` is not stored).

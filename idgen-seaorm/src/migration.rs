@@ -228,16 +228,17 @@ impl HiLoCounterMigration {
         Ok(match manager.get_database_backend() {
             sea_orm::DbBackend::Postgres => true,
             sea_orm::DbBackend::MySql => {
+                let query = idgen_sql::Server::version_query(idgen_sql::Dialect::MySql).sql;
                 let row = manager
                     .get_connection()
                     .query_one_raw(sea_orm::Statement::from_string(
                         sea_orm::DbBackend::MySql,
-                        "SELECT VERSION()",
+                        query.as_str(),
                     ))
                     .await?
-                    .ok_or_else(|| DbErr::Migration("SELECT VERSION() returned no row".into()))?;
+                    .ok_or_else(|| DbErr::Migration(format!("{query} returned no row")))?;
                 let version: String = row.try_get_by_index(0)?;
-                idgen_sql::mariadb_has_sequences(&version)
+                idgen_sql::Server::new(idgen_sql::Dialect::MySql, version).has_sequences()
             }
             _ => false,
         })

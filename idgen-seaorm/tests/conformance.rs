@@ -2,7 +2,7 @@
 //! (PostgreSQL, MariaDB/MySQL, SQLite). Tables and counters are created both ways a sea-orm
 //! application can: the `create` helpers and the sea-orm-migration `Migration`s.
 
-use idgen_seaorm::hilo::{HiLoSource, Increment, SeaOrmCounter};
+use idgen_seaorm::hilo::{HiLoSource, Increment, MissingCounter, SeaOrmCounter};
 use idgen_seaorm::lease::{
     BoxError, Claim, ClaimRequest, LeaseStore, RenewRequest, SeaOrmLeaseStore,
 };
@@ -73,7 +73,7 @@ impl HiLoSource for Counter {
     async fn raise_above(&self, floor: i64) -> Result<bool, BoxError> {
         self.counter.raise_above(floor).await
     }
-    async fn increment(&self) -> Result<Increment, BoxError> {
+    async fn increment(&self) -> Result<Result<Increment, MissingCounter>, BoxError> {
         self.counter.increment().await
     }
     fn name(&self) -> &str {

@@ -4,9 +4,10 @@
 //! order and decode the rows, nothing else, so processes of different adapters share one table
 //! or counter and behave alike.
 //!
-//! - [`Dialect`]: the database, its quoting, its clock, and the server-version checks
-//!   ([`mariadb_has_sequences`], [`mysql_has_skip_locked`]) and error classification
-//!   ([`Dialect::classify`]).
+//! - [`Dialect`]: the database, its quoting, its clock, and error classification
+//!   ([`Dialect::classify`]); [`Server`]: a server's dialect and version, read with one query,
+//!   and what the version allows (MariaDB's sequences, `SKIP LOCKED`; the rules:
+//!   [`mariadb_has_sequences`], [`mysql_has_skip_locked`]).
 //! - [`SqlName`]: the one rule for a table, sequence or counter name written into SQL
 //!   (`name` or `schema.name`, each part 1 to 63 ASCII letters, digits or `_`, not starting
 //!   with a digit), refused with [`ErrorKind::InvalidSqlName`](idgen_engine::ErrorKind::InvalidSqlName).
@@ -40,6 +41,7 @@ mod counter;
 mod dialect;
 mod lease;
 mod pool;
+mod server;
 pub(crate) mod session;
 mod statement;
 
@@ -51,6 +53,7 @@ pub use dialect::{Dialect, ErrorClass, QuotedName, mariadb_has_sequences, mysql_
 pub use idgen_engine::{CallError, SqlName};
 pub use lease::{LeaseSql, SqlLeaseStore, procedure};
 pub use pool::{Call, CallTarget, SqlPool};
+pub use server::Server;
 pub use session::{LeaseRow, Session, block_on, check_outside_transaction, create_if_missing};
 pub use statement::{Statement, Value};
 

@@ -23,7 +23,7 @@
 
 use std::time::{Duration, Instant};
 
-use idgen_sqlx::hilo::{BoxError, HiLo, HiLoSource, Increment, PgSequence};
+use idgen_sqlx::hilo::{BoxError, HiLo, HiLoSource, Increment, MissingCounter, PgSequence};
 use sqlx::postgres::PgPoolOptions;
 use sqlx::{AssertSqlSafe, PgPool};
 
@@ -60,7 +60,7 @@ impl HiLoSource for BatchedSequence {
             .await?)
     }
 
-    async fn increment(&self) -> Result<Increment, BoxError> {
+    async fn increment(&self) -> Result<Result<Increment, MissingCounter>, BoxError> {
         self.sequence.increment().await
     }
 

@@ -6,7 +6,7 @@
 use std::future::Future;
 use std::str::FromStr;
 
-use idgen_engine::hilo::{BoxError, HiLo, HiLoSource, Increment};
+use idgen_engine::hilo::{BoxError, HiLo, HiLoSource, Increment, MissingCounter};
 use sqlx::pool::PoolOptions;
 use sqlx::query_builder::Separated;
 use sqlx::{Connection, Database, Executor, IntoArguments, Pool, QueryBuilder};
@@ -236,10 +236,10 @@ impl<DB: Dialect> HiLoSource for Sequence<DB> {
         DB::scalar(&self.pool, DB::nextval(SEQUENCE)).await
     }
 
-    async fn increment(&self) -> Result<Increment, BoxError> {
+    async fn increment(&self) -> Result<Result<Increment, MissingCounter>, BoxError> {
         let value = DB::scalar(&self.pool, DB::increment(SEQUENCE)).await?;
         u64::try_from(value)
-            .map(Increment::Fixed)
+            .map(|step| Ok(Increment::Fixed(step)))
             .map_err(|_| format!("sequence {SEQUENCE} has a negative increment {value}").into())
     }
 

@@ -14,7 +14,7 @@ use super::options::Options;
 use super::planner::{Advance, Reserved, Shared, source_error};
 use super::refill;
 use super::runtime::{self, Caller};
-use super::source::{DynSource, HiLoSource, Increment, IntoHiLoSource};
+use super::source::{DynSource, HiLoSource, Increment, IntoHiLoSource, MissingCounter};
 use super::stats::HiLoStats;
 use crate::error::{Error, ErrorKind, Result};
 use idgen_core::BoxError;
@@ -91,25 +91,13 @@ impl std::fmt::Debug for HiLo {
     }
 }
 
-/// What is missing, when `err` (or one of its sources) says the counter does not exist.
-fn missing_counter(err: &(dyn std::error::Error + 'static)) -> Option<String> {
-    let mut next = Some(err);
-    while let Some(err) = next {
-        // A store may box the engine's error or its bare kind.
-        let kind = err
-            .downcast_ref::<Error>()
-            .map(Error::kind)
-            .or_else(|| err.downcast_ref::<ErrorKind>());
-        if let Some(ErrorKind::HiLoCounterMissing { missing, .. }) = kind {
-            return Some(missing.clone());
-        }
-        next = err.source();
-    }
-    None
-}
-
 /// The refusal of a missing counter that start-up does not create, naming the migration.
-fn not_created<S: HiLoSource>(source: &S, counter: &str, missing: String, block: u64) -> Error {
+fn not_created<S: HiLoSource>(
+    source: &S,
+    counter: &str,
+    missing: MissingCounter,
+    block: u64,
+) -> Error {
     let remedy = match source.migration_sql(block) {
         Some(sql) => format!(
             "run its migration first:\n{sql};\n(or let start-up create it: `create_if_missing(true)` on the HiLo builder)"
@@ -121,7 +109,7 @@ fn not_created<S: HiLoSource>(source: &S, counter: &str, missing: String, block:
     };
     ErrorKind::HiLoCounterNotCreated {
         counter: counter.to_owned(),
-        missing,
+        missing: missing.into_string(),
         remedy,
     }
     .into()
@@ -168,23 +156,25 @@ impl HiLo {
                 .map_err(|_| timed_out("the counter's increment check"))
         };
         // Looked for first, created only when missing: an existing counter is never touched.
-        let increment = match check().await? {
-            Err(err) => match missing_counter(&*err) {
-                Some(_) if create => {
-                    tokio::time::timeout_at(deadline, source.create_if_missing(options.block))
-                        .await
-                        .map_err(|_| timed_out("the counter's creation"))?
-                        .map_err(|err| source_error(&counter, err))?;
-                    check().await?
-                }
-                Some(missing) => {
-                    return Err(not_created(&source, &counter, missing, options.block));
-                }
-                None => Err(err),
-            },
-            found => found,
-        }
-        .map_err(|err| source_error(&counter, err))?;
+        let looked = |found: Result<Result<Increment, MissingCounter>, BoxError>| {
+            found.map_err(|err| source_error(&counter, err))
+        };
+        let increment = match looked(check().await?)? {
+            Ok(increment) => increment,
+            Err(_) if create => {
+                tokio::time::timeout_at(deadline, source.create_if_missing(options.block))
+                    .await
+                    .map_err(|_| timed_out("the counter's creation"))?
+                    .map_err(|err| source_error(&counter, err))?;
+                // Created, by this process or another: a counter still missing now was
+                // dropped again at once.
+                looked(check().await?)?.map_err(|missing| ErrorKind::HiLoCounterMissing {
+                    counter: counter.clone(),
+                    missing: missing.into_string(),
+                })?
+            }
+            Err(missing) => return Err(not_created(&source, &counter, missing, options.block)),
+        };
         let source: Arc<dyn DynSource> = Arc::new(source);
         let block = match increment {
             Increment::Fixed(database) if database != options.block => {
@@ -626,35 +616,4 @@ async fn raise_above(
         };
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod missing_counter_tests {
-    use super::{BoxError, Error, ErrorKind, missing_counter};
-
-    fn missing() -> ErrorKind {
-        ErrorKind::HiLoCounterMissing {
-            counter: "orders".into(),
-            missing: "no key k".into(),
-        }
-    }
-
-    /// A store may box the engine's `Error`, its bare `ErrorKind`, or wrap either as a source:
-    /// each one is a missing counter (start-up creates it), anything else is not. (etcd's
-    /// counter boxed the bare kind and start-up took it for a failure.)
-    #[test]
-    fn a_missing_counter_is_recognised_boxed_as_error_or_as_kind_or_as_a_source() {
-        let as_error: BoxError = Box::new(Error::from(missing()));
-        let as_kind: BoxError = Box::new(missing());
-        let wrapped: BoxError = Box::new(call_error(Error::from(missing())));
-        for err in [as_error, as_kind, wrapped] {
-            assert_eq!(missing_counter(&*err).as_deref(), Some("no key k"), "{err}");
-        }
-        let other: BoxError = Box::new(Error::from(ErrorKind::HiLoNoRuntime));
-        assert_eq!(missing_counter(&*other), None);
-    }
-
-    fn call_error(source: Error) -> crate::CallError {
-        crate::CallError::new(format!("advance orders: {source}"), source)
-    }
 }

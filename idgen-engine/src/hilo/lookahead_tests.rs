@@ -91,7 +91,7 @@ impl HiLoSource for OneBlockPerCall {
         self.running.fetch_sub(1, Ordering::SeqCst);
         start
     }
-    async fn increment(&self) -> Result<Increment, BoxError> {
+    async fn increment(&self) -> Result<Result<Increment, MissingCounter>, BoxError> {
         HiLoSource::increment(&self.counter).await
     }
     fn name(&self) -> &str {
@@ -142,7 +142,7 @@ impl HiLoSource for OneCallAtATime {
         self.inner.running.fetch_sub(1, Ordering::SeqCst);
         start
     }
-    async fn increment(&self) -> Result<Increment, BoxError> {
+    async fn increment(&self) -> Result<Result<Increment, MissingCounter>, BoxError> {
         HiLoSource::increment(&self.inner.counter).await
     }
     fn name(&self) -> &str {
@@ -217,8 +217,8 @@ impl HiLoSource for Gated {
         self.gates[call].acquire().await?.forget();
         Ok(value)
     }
-    async fn increment(&self) -> Result<Increment, BoxError> {
-        Ok(Increment::Fixed(10))
+    async fn increment(&self) -> Result<Result<Increment, MissingCounter>, BoxError> {
+        Ok(Ok(Increment::Fixed(10)))
     }
     fn name(&self) -> &str {
         "gated"
@@ -365,7 +365,7 @@ impl HiLoSource for SometimesSlow {
         tokio::time::sleep(latency).await;
         self.counter.allocate(size).await
     }
-    async fn increment(&self) -> Result<Increment, BoxError> {
+    async fn increment(&self) -> Result<Result<Increment, MissingCounter>, BoxError> {
         self.counter.increment().await
     }
     fn name(&self) -> &str {

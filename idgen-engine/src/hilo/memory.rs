@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::source::{BoxError, HiLoSource, Increment};
+use super::source::{BoxError, HiLoSource, Increment, MissingCounter};
 
 /// An in-memory counter with pooled-lo meaning: a test double for a database sequence or
 /// counter table. Clones share one counter, so several [`HiLo`](crate::hilo::HiLo)s on clones
@@ -266,11 +266,11 @@ impl HiLoSource for MemorySource {
         Ok(true)
     }
 
-    async fn increment(&self) -> Result<Increment, BoxError> {
+    async fn increment(&self) -> Result<Result<Increment, MissingCounter>, BoxError> {
         if self.shared.failing.load(Ordering::SeqCst) {
             return Err(Box::new(Simulated("simulated outage")));
         }
-        Ok(self.shared.increment)
+        Ok(Ok(self.shared.increment))
     }
 
     fn name(&self) -> &str {

@@ -43,7 +43,7 @@ pub use builder::HiLoBuilder;
 pub use generator::HiLo;
 pub use memory::MemorySource;
 pub use options::DEFAULT_COUNTER;
-pub use source::{BoxError, HiLoSource, Increment, IntoHiLoSource};
+pub use source::{BoxError, HiLoSource, Increment, IntoHiLoSource, MissingCounter};
 pub use stats::HiLoStats;
 pub use striped::{CounterSettings, CounterStart, Stripe, StripedHiLo, check_no_overlap};
 

@@ -28,6 +28,47 @@ pub enum Increment {
     PerCall,
 }
 
+/// A counter that [`HiLoSource::increment`] looked for and did not find: what is missing, in
+/// words (`no sequence named orders`, `no row 'orders' in table idgen_hilo`, `no key … in etcd
+/// at …`). Start-up creates the counter then, or refuses naming its migration; it is a result,
+/// not an error, so that no engine has to recognise a store's error to tell.
+///
+/// ```
+/// use idgen_engine::hilo::MissingCounter;
+/// let missing = MissingCounter::new("no sequence named orders");
+/// assert_eq!(missing.to_string(), "no sequence named orders");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MissingCounter(String);
+
+impl MissingCounter {
+    /// What is missing, in words.
+    ///
+    /// ```
+    /// let m = idgen_engine::hilo::MissingCounter::new(format!("no row '{}' in table {}", "orders", "idgen_hilo"));
+    /// assert_eq!(m.to_string(), "no row 'orders' in table idgen_hilo");
+    /// ```
+    pub fn new(what: impl Into<String>) -> MissingCounter {
+        MissingCounter(what.into())
+    }
+
+    /// What is missing, in words.
+    ///
+    /// ```
+    /// let m = idgen_engine::hilo::MissingCounter::new("no sequence named orders");
+    /// assert_eq!(m.into_string(), "no sequence named orders");
+    /// ```
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl std::fmt::Display for MissingCounter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// A central counter that hands out blocks of IDs, with **pooled-lo** meaning: a returned value
 /// `v` is the block `[v, v + size)`.
 ///
@@ -58,7 +99,7 @@ pub enum Increment {
 /// `tokio::task::spawn_blocking`.
 ///
 /// ```
-/// use idgen_engine::hilo::{BoxError, HiLo, HiLoSource, Increment};
+/// use idgen_engine::hilo::{BoxError, HiLo, HiLoSource, Increment, MissingCounter};
 /// use std::sync::atomic::{AtomicI64, Ordering};
 ///
 /// /// A counter table in memory: `UPDATE counters SET next = next + $1 RETURNING next - $1`.
@@ -68,8 +109,8 @@ pub enum Increment {
 ///     async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
 ///         Ok(self.0.fetch_add(size as i64, Ordering::SeqCst))
 ///     }
-///     async fn increment(&self) -> Result<Increment, BoxError> {
-///         Ok(Increment::PerCall)
+///     async fn increment(&self) -> Result<Result<Increment, MissingCounter>, BoxError> {
+///         Ok(Ok(Increment::PerCall)) // it always exists
 ///     }
 ///     fn name(&self) -> &str {
 ///         "counters.orders"
@@ -108,7 +149,7 @@ pub trait HiLoSource: Send + Sync + 'static {
     /// block seen before this call was made).
     ///
     /// ```
-    /// use idgen_engine::hilo::{BoxError, HiLo, HiLoSource, Increment};
+    /// use idgen_engine::hilo::{BoxError, HiLo, HiLoSource, Increment, MissingCounter};
     /// use std::sync::atomic::{AtomicI64, Ordering};
     ///
     /// /// A sequence with `INCREMENT BY 100` that hands out several values per round trip.
@@ -121,8 +162,8 @@ pub trait HiLoSource: Send + Sync + 'static {
     ///     async fn allocate_blocks(&self, _size: u64, count: u64) -> Result<Vec<i64>, BoxError> {
     ///         Ok((0..count).map(|_| self.0.fetch_add(100, Ordering::SeqCst)).collect())
     ///     }
-    ///     async fn increment(&self) -> Result<Increment, BoxError> {
-    ///         Ok(Increment::Fixed(100))
+    ///     async fn increment(&self) -> Result<Result<Increment, MissingCounter>, BoxError> {
+    ///         Ok(Ok(Increment::Fixed(100)))
     ///     }
     ///     fn name(&self) -> &str {
     ///         "orders_seq"
@@ -179,8 +220,12 @@ pub trait HiLoSource: Send + Sync + 'static {
     }
 
     /// How the database is configured to advance the counter, read once at start-up (for a
-    /// sequence: its increment from the catalog, e.g. `pg_sequences.increment_by`).
-    fn increment(&self) -> impl Future<Output = Result<Increment, BoxError>> + Send;
+    /// sequence: its increment from the catalog, e.g. `pg_sequences.increment_by`), or
+    /// [`MissingCounter`] when the counter does not exist (start-up then creates it or refuses;
+    /// [`create_if_missing`](Self::create_if_missing)). The outer `Err` is a failure to look.
+    fn increment(
+        &self,
+    ) -> impl Future<Output = Result<Result<Increment, MissingCounter>, BoxError>> + Send;
 
     /// The counter's name, for error messages and logs (e.g. `public.orders_id_seq`).
     fn name(&self) -> &str;

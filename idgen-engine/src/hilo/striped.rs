@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use super::builder::HiLoBuilder;
-use super::source::{BoxError, HiLoSource, Increment};
+use super::source::{BoxError, HiLoSource, Increment, MissingCounter};
 use super::{HiLo, HiLoStats};
 use crate::error::{ErrorKind, Result};
 
@@ -133,10 +133,13 @@ impl<S: HiLoSource> HiLoSource for Stripe<S> {
         self.inner.raise_above(floor).await
     }
 
-    async fn increment(&self) -> std::result::Result<Increment, BoxError> {
+    async fn increment(
+        &self,
+    ) -> std::result::Result<std::result::Result<Increment, MissingCounter>, BoxError> {
         match self.inner.increment().await? {
-            Increment::Fixed(step) if step == self.step => Ok(Increment::Fixed(self.block)),
-            other => Err(format!(
+            Ok(Increment::Fixed(step)) if step == self.step => Ok(Ok(Increment::Fixed(self.block))),
+            Err(missing) => Ok(Err(missing)),
+            Ok(other) => Err(format!(
                 "hi-lo counter {} changed its increment since start-up: {other:?}, was {}",
                 self.inner.name(),
                 self.step
@@ -167,7 +170,7 @@ impl<S: HiLoSource> HiLoSource for Stripe<S> {
 ///
 /// ```
 /// use std::sync::atomic::{AtomicI64, Ordering};
-/// use idgen_engine::hilo::{BoxError, CounterStart, HiLoSource, Increment, StripedHiLo};
+/// use idgen_engine::hilo::{BoxError, CounterStart, HiLoSource, Increment, MissingCounter, StripedHiLo};
 ///
 /// /// Stands in for a sequence on one database server.
 /// struct Sequence { name: String, next: AtomicI64, start: i64, step: u64 }
@@ -175,7 +178,7 @@ impl<S: HiLoSource> HiLoSource for Stripe<S> {
 ///     async fn allocate(&self, _: u64) -> Result<i64, BoxError> {
 ///         Ok(self.next.fetch_add(self.step as i64, Ordering::SeqCst))
 ///     }
-///     async fn increment(&self) -> Result<Increment, BoxError> { Ok(Increment::Fixed(self.step)) }
+///     async fn increment(&self) -> Result<Result<Increment, MissingCounter>, BoxError> { Ok(Ok(Increment::Fixed(self.step))) }
 ///     fn name(&self) -> &str { &self.name }
 /// }
 /// impl CounterStart for Sequence {
@@ -214,11 +217,11 @@ impl StripedHiLo {
     /// # Examples
     ///
     /// ```
-    /// # use idgen_engine::hilo::{BoxError, CounterStart, HiLoSource, Increment, StripedHiLo};
+    /// # use idgen_engine::hilo::{BoxError, CounterStart, HiLoSource, Increment, MissingCounter, StripedHiLo};
     /// # struct Table;
     /// # impl HiLoSource for Table {
     /// #     async fn allocate(&self, n: u64) -> Result<i64, BoxError> { Ok(1) }
-    /// #     async fn increment(&self) -> Result<Increment, BoxError> { Ok(Increment::PerCall) }
+    /// #     async fn increment(&self) -> Result<Result<Increment, MissingCounter>, BoxError> { Ok(Ok(Increment::PerCall)) }
     /// #     fn name(&self) -> &str { "counters.orders" }
     /// # }
     /// # impl CounterStart for Table { async fn start(&self) -> Result<i64, BoxError> { Ok(1) } }
@@ -241,11 +244,11 @@ impl StripedHiLo {
     ///
     /// ```
     /// # use std::sync::atomic::{AtomicI64, Ordering};
-    /// # use idgen_engine::hilo::{BoxError, CounterStart, HiLoSource, Increment, StripedHiLo};
+    /// # use idgen_engine::hilo::{BoxError, CounterStart, HiLoSource, Increment, MissingCounter, StripedHiLo};
     /// # struct Sequence(AtomicI64, i64);
     /// # impl HiLoSource for Sequence {
     /// #     async fn allocate(&self, _: u64) -> Result<i64, BoxError> { Ok(self.0.fetch_add(20, Ordering::SeqCst)) }
-    /// #     async fn increment(&self) -> Result<Increment, BoxError> { Ok(Increment::Fixed(20)) }
+    /// #     async fn increment(&self) -> Result<Result<Increment, MissingCounter>, BoxError> { Ok(Ok(Increment::Fixed(20))) }
     /// #     fn name(&self) -> &str { "s" }
     /// # }
     /// # impl CounterStart for Sequence { async fn start(&self) -> Result<i64, BoxError> { Ok(self.1) } }
@@ -301,7 +304,11 @@ impl StripedHiLo {
             let increment = tokio::time::timeout_at(deadline, source.increment())
                 .await
                 .map_err(|_| timed_out("the counter's increment check"))?;
-            let step = match increment.map_err(failed)? {
+            let found = increment.map_err(failed)?;
+            let step = match found.map_err(|missing| ErrorKind::HiLoCounterMissing {
+                counter: name.clone(),
+                missing: missing.into_string(),
+            })? {
                 Increment::Fixed(step) => step,
                 Increment::PerCall => {
                     return Err(ErrorKind::HiLoCountersOverlap {
@@ -353,11 +360,11 @@ impl StripedHiLo {
     ///
     /// ```
     /// # use std::sync::atomic::{AtomicI64, Ordering};
-    /// # use idgen_engine::hilo::{BoxError, CounterStart, HiLoSource, Increment, StripedHiLo};
+    /// # use idgen_engine::hilo::{BoxError, CounterStart, HiLoSource, Increment, MissingCounter, StripedHiLo};
     /// # struct Sequence(AtomicI64, i64);
     /// # impl HiLoSource for Sequence {
     /// #     async fn allocate(&self, _: u64) -> Result<i64, BoxError> { Ok(self.0.fetch_add(20, Ordering::SeqCst)) }
-    /// #     async fn increment(&self) -> Result<Increment, BoxError> { Ok(Increment::Fixed(20)) }
+    /// #     async fn increment(&self) -> Result<Result<Increment, MissingCounter>, BoxError> { Ok(Ok(Increment::Fixed(20))) }
     /// #     fn name(&self) -> &str { "s" }
     /// # }
     /// # impl CounterStart for Sequence { async fn start(&self) -> Result<i64, BoxError> { Ok(self.1) } }

@@ -2,7 +2,7 @@
 //! `pub(super)` serve the other test modules of `hilo` as well.
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::*;
@@ -118,8 +118,8 @@ impl HiLoSource for Scripted {
         assert_ne!(Some(call), self.panics_on_call, "simulated bug in a source");
         start.ok_or_else(|| "script exhausted".into())
     }
-    async fn increment(&self) -> Result<Increment, BoxError> {
-        Ok(Increment::PerCall)
+    async fn increment(&self) -> Result<Result<Increment, MissingCounter>, BoxError> {
+        Ok(Ok(Increment::PerCall))
     }
     fn name(&self) -> &str {
         "scripted"
@@ -763,7 +763,7 @@ impl HiLoSource for Silent {
     async fn allocate(&self, _size: u64) -> Result<i64, BoxError> {
         std::future::pending().await
     }
-    async fn increment(&self) -> Result<Increment, BoxError> {
+    async fn increment(&self) -> Result<Result<Increment, MissingCounter>, BoxError> {
         std::future::pending().await
     }
     fn name(&self) -> &str {
@@ -799,4 +799,96 @@ async fn a_striped_start_up_returns_within_its_timeout_when_a_counter_never_answ
         "{err:?}"
     );
     assert!(began.elapsed() < 1_000 * MS, "{:?}", began.elapsed());
+}
+
+/// A counter that is missing until `create_if_missing` is called, and created then unless
+/// `creation_works` is false (a counter dropped again at once).
+struct Absent {
+    created: std::sync::atomic::AtomicBool,
+    creations: Arc<std::sync::atomic::AtomicUsize>,
+    creation_works: bool,
+    allocations: std::sync::atomic::AtomicI64,
+}
+
+impl Absent {
+    /// The source, and the count of its creations.
+    fn new(creation_works: bool) -> (Absent, Arc<std::sync::atomic::AtomicUsize>) {
+        let creations = Arc::default();
+        let source = Absent {
+            created: Default::default(),
+            creations: Arc::clone(&creations),
+            creation_works,
+            allocations: Default::default(),
+        };
+        (source, creations)
+    }
+}
+
+impl HiLoSource for Absent {
+    async fn allocate(&self, size: u64) -> Result<i64, BoxError> {
+        let size = i64::try_from(size)?;
+        Ok(1 + size
+            * self
+                .allocations
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst))
+    }
+    async fn increment(&self) -> Result<Result<Increment, MissingCounter>, BoxError> {
+        Ok(if self.created.load(std::sync::atomic::Ordering::SeqCst) {
+            Ok(Increment::PerCall)
+        } else {
+            Err(MissingCounter::new("no row 'absent' in table t"))
+        })
+    }
+    fn name(&self) -> &str {
+        "absent"
+    }
+    async fn create_if_missing(&self, _block: u64) -> Result<(), BoxError> {
+        self.creations
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.created
+            .store(self.creation_works, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+/// Start-up reads the source's typed answer: a missing counter is created once (when asked),
+/// refused naming what is missing (when not), and one still missing after its creation is
+/// `HiLoCounterMissing`, never taken for a counter that exists.
+#[tokio::test(start_paused = true)]
+async fn a_missing_counter_is_created_once_or_refused_naming_what_is_missing() {
+    let (source, creations) = Absent::new(true);
+    let ids = HiLo::builder(source)
+        .block(10)
+        .create_if_missing(true)
+        .build()
+        .await
+        .unwrap();
+    assert_eq!(ids.next_id().await.unwrap(), 1);
+    assert_eq!(creations.load(std::sync::atomic::Ordering::SeqCst), 1);
+
+    let (source, creations) = Absent::new(true);
+    let err = HiLo::builder(source)
+        .block(10)
+        .create_if_missing(false)
+        .build()
+        .await
+        .unwrap_err();
+    let ErrorKind::HiLoCounterNotCreated { missing, .. } = err.kind() else {
+        panic!("expected HiLoCounterNotCreated, got {err:?}");
+    };
+    assert_eq!(missing, "no row 'absent' in table t");
+    assert_eq!(creations.load(std::sync::atomic::Ordering::SeqCst), 0);
+
+    let (source, creations) = Absent::new(false);
+    let err = HiLo::builder(source)
+        .block(10)
+        .create_if_missing(true)
+        .build()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err.kind(), ErrorKind::HiLoCounterMissing { missing, .. } if missing == "no row 'absent' in table t"),
+        "{err:?}"
+    );
+    assert_eq!(creations.load(std::sync::atomic::Ordering::SeqCst), 1);
 }

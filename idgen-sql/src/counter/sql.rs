@@ -5,11 +5,13 @@
 //! by choice) and SQLite in a row of a counter table, which takes any step per call.
 
 use crate::dialect::{Dialect, ErrorClass};
+use crate::server::Server;
 use crate::session::in_own_transaction;
 use crate::session::{Session, check_outside_transaction};
 use crate::statement::{Statement, Value};
 use crate::{DEFAULT_COUNTER_TABLE, PG_DDL_LOCK};
 use idgen_core::BoxError;
+use idgen_engine::hilo::MissingCounter;
 use idgen_engine::{Error, ErrorKind, SqlName};
 
 /// Where a counter lives.
@@ -364,15 +366,19 @@ impl CounterSql {
             })
     }
 
-    /// The error for a counter whose sequence, table or row does not exist.
-    pub(crate) fn missing(&self) -> Error {
-        let missing = match self.kind {
+    /// What is missing of a counter whose sequence, table or row does not exist.
+    fn missing_counter(&self) -> MissingCounter {
+        MissingCounter::new(match self.kind {
             CounterKind::Sequence => format!("no sequence named {}", self.name),
             CounterKind::Table => format!("no row '{}' in table {}", self.name, self.table),
-        };
+        })
+    }
+
+    /// The error for a counter whose sequence, table or row does not exist.
+    pub(crate) fn missing(&self) -> Error {
         ErrorKind::HiLoCounterMissing {
             counter: self.name.as_str().to_owned(),
-            missing,
+            missing: self.missing_counter().into_string(),
         }
         .into()
     }
@@ -483,16 +489,23 @@ impl CounterSql {
     }
 
     /// The counter's fixed step (a sequence's increment, which must be at least 1), or
-    /// `None` for a table counter, which takes any step per call.
-    pub async fn increment_on<S: Session>(&self, session: &mut S) -> Result<Option<u64>, BoxError> {
+    /// `None` for a table counter, which takes any step per call; [`MissingCounter`] when
+    /// the sequence, table or row does not exist. Other errors are the driver's.
+    pub async fn increment_on<S: Session>(
+        &self,
+        session: &mut S,
+    ) -> Result<Result<Option<u64>, MissingCounter>, BoxError> {
         check_outside_transaction(session).await?;
         match in_own_transaction!(session, session.fetch_i64(self.increment())).await {
-            Ok(Some(increment)) => match self.kind {
-                CounterKind::Sequence => Ok(Some(self.step(increment)?)),
-                CounterKind::Table => Ok(None),
-            },
-            Ok(None) => Err(self.missing().into()),
-            Err(e) => Err(self.or_missing(session, e)),
+            Ok(Some(increment)) => Ok(Ok(match self.kind {
+                CounterKind::Sequence => Some(self.step(increment)?),
+                CounterKind::Table => None,
+            })),
+            Ok(None) => Ok(Err(self.missing_counter())),
+            Err(e) if session.classify(&e) == ErrorClass::MissingRelation => {
+                Ok(Err(self.missing_counter()))
+            }
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -517,17 +530,14 @@ impl CounterSql {
 }
 
 /// How a MySQL/MariaDB server keeps counters by default: MariaDB 10.3 or newer in sequences,
-/// anything else in a table ([`mariadb_has_sequences`](crate::dialect::mariadb_has_sequences) on
-/// `SELECT VERSION()`).
+/// anything else in a table ([`Server::has_sequences`] of the server `SELECT VERSION()`
+/// reports).
 pub async fn detect_mysql_kind<S: Session>(session: &mut S) -> Result<CounterKind, S::Error> {
-    let version = session.fetch_text(raw("SELECT VERSION() AS value")).await?;
-    Ok(
-        if crate::dialect::mariadb_has_sequences(version.as_deref().unwrap_or("")) {
-            CounterKind::Sequence
-        } else {
-            CounterKind::Table
-        },
-    )
+    Ok(if Server::read(session).await?.has_sequences() {
+        CounterKind::Sequence
+    } else {
+        CounterKind::Table
+    })
 }
 
 /// Where the counter's next block starts (a PostgreSQL sequence's `last_value` plus its

@@ -11,7 +11,7 @@ use std::marker::PhantomData;
 use std::sync::{Arc, OnceLock};
 
 use idgen_core::BoxError;
-use idgen_engine::hilo::{HiLoSource, Increment};
+use idgen_engine::hilo::{HiLoSource, Increment, MissingCounter};
 use idgen_engine::{Error, ErrorKind, SqlName};
 
 use super::sql::{CounterKind, CounterSql, detect_mysql_kind};
@@ -359,9 +359,9 @@ impl<M: 'static, P: SqlPool<M>> HiLoSource for SqlCounter<M, P> {
         Ok(true)
     }
 
-    async fn increment(&self) -> Result<Increment, BoxError> {
-        let step = self.call(IncrementCall).await?;
-        Ok(step.map_or(Increment::PerCall, Increment::Fixed))
+    async fn increment(&self) -> Result<Result<Increment, MissingCounter>, BoxError> {
+        let found = self.call(IncrementCall).await?;
+        Ok(found.map(|step| step.map_or(Increment::PerCall, Increment::Fixed)))
     }
 
     fn name(&self) -> &str {
@@ -440,7 +440,8 @@ counter_calls! {
     /// [`CounterSql::raise_on`].
     RaiseCall(floor: i64) => (), "raise", |session, sql| sql.raise_on(session, *floor);
     /// [`CounterSql::increment_on`].
-    IncrementCall => Option<u64>, "read the increment", |session, sql| sql.increment_on(session);
+    IncrementCall => Result<Option<u64>, MissingCounter>, "read the increment",
+        |session, sql| sql.increment_on(session);
     /// [`CounterSql::create_on`].
     CreateCall(block: u64) => (), "create", |session, sql| sql.create_on(session, *block);
     /// The kind, decided on the session (what [`CounterSpec::sql_on`] does first).

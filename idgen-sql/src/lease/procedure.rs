@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use super::sql::LeaseSql;
 use crate::dialect::{Dialect, ErrorClass};
+use crate::server::Server;
 use crate::session::{LeaseRow, Session, check_outside_transaction};
 use crate::session::{begin_transaction, end_transaction, in_own_transaction};
 use crate::statement::Statement;
@@ -89,11 +90,9 @@ async fn claim_once<S: Session>(
     sql: &LeaseSql,
     req: ClaimRequest<'_>,
 ) -> Result<Option<Claim>, Failure<S::Error>> {
+    // Only MySQL/MariaDB lock a row to claim it (PostgreSQL and SQLite update in one statement).
     let skip_locked = match sql.dialect() {
-        Dialect::MySql => {
-            let version = session.fetch_text(version_query()).await?;
-            crate::dialect::mysql_has_skip_locked(version.as_deref().unwrap_or(""))
-        }
+        Dialect::MySql => Server::read(session).await?.has_skip_locked(),
         _ => true,
     };
     let rounds = req.capacity.div_ceil(CHUNK) + 2 + LOCKED_ROUNDS;
@@ -208,10 +207,6 @@ fn raw(sql: &str) -> Statement<'static> {
         sql: sql.to_owned(),
         params: Vec::new(),
     }
-}
-
-fn version_query() -> Statement<'static> {
-    raw("SELECT VERSION() AS value")
 }
 
 /// Renews, retrying transient errors: `true` while `holder` still holds the row; `false` when

@@ -2,7 +2,9 @@
 
 use sqlx::{AssertSqlSafe, PgPool};
 
-use crate::hilo::{BoxError, CounterStart, HiLoSource, Increment, PgSequence, pool, validate_name};
+use crate::hilo::{
+    BoxError, CounterStart, HiLoSource, Increment, MissingCounter, PgSequence, pool, validate_name,
+};
 use crate::session::SqlxDatabase;
 use idgen_engine::{Error, ErrorKind};
 
@@ -136,7 +138,7 @@ impl HiLoSource for PgStripe {
         self.sequence.raise_above(floor).await
     }
 
-    async fn increment(&self) -> Result<Increment, BoxError> {
+    async fn increment(&self) -> Result<Result<Increment, MissingCounter>, BoxError> {
         self.sequence.increment().await
     }
 

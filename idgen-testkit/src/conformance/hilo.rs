@@ -268,7 +268,11 @@ pub async fn a_missing_counter_is_created_at_start_up_or_refused_with_its_migrat
         .build()
         .await
         .expect_err("a missing counter is refused when creation is off");
-    let still = source.increment().await.expect_err("nothing was created");
+    let still = source
+        .increment()
+        .await
+        .expect("the source answers")
+        .expect_err("nothing was created");
     assert!(still.to_string().contains(&missing), "{still}");
     let ErrorKind::HiLoCounterNotCreated {
         missing: named,

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use idgen_engine::hilo::{BoxError, HiLo, HiLoSource, Increment};
+use idgen_engine::hilo::{BoxError, HiLo, HiLoSource, Increment, MissingCounter};
 use idgen_engine::{Error, ErrorKind};
 
 use super::hilo::{
@@ -314,7 +314,7 @@ impl<S: HiLoSource + Clone> HiLoSource for Counted<S> {
         self.raises.fetch_add(1, Ordering::SeqCst);
         self.inner.raise_above(floor).await
     }
-    async fn increment(&self) -> Result<Increment, BoxError> {
+    async fn increment(&self) -> Result<Result<Increment, MissingCounter>, BoxError> {
         self.inner.increment().await
     }
     fn name(&self) -> &str {
