@@ -7,7 +7,7 @@
 
 use std::ops::Range;
 
-use crate::dialect::{Dialect, QuotedName};
+use crate::dialect::{Dialect, LeaseColumns, QuotedName, node_i64};
 use crate::pool::CallTarget;
 use crate::statement::{Statement, Value};
 use idgen_engine::lease::FREED_HOLDER;
@@ -67,28 +67,19 @@ impl LeaseSql {
     /// ```
     pub fn create_table(&self) -> String {
         let table = &self.table;
-        let (text, timestamp, integer, suffix) = match self.dialect {
-            Dialect::Postgres => ("VARCHAR(255)", "TIMESTAMPTZ  NOT NULL,", "BIGINT ", ""),
-            Dialect::MySql => (
-                "VARCHAR(255)",
-                "DATETIME(6)  NOT NULL,",
-                "BIGINT ",
-                " ENGINE = InnoDB",
-            ),
-            Dialect::Sqlite => ("TEXT   ", "INTEGER NOT NULL, -- Unix ms", "INTEGER", ""),
-        };
-        let pad = if self.dialect == Dialect::Sqlite {
-            ""
-        } else {
-            "     "
-        };
+        let LeaseColumns {
+            text,
+            timestamp,
+            integer,
+            suffix,
+        } = self.dialect.sql().lease_columns();
         format!(
             "CREATE TABLE IF NOT EXISTS {table} (\n    \
              namespace      {text} NOT NULL,\n    \
-             node           {integer}{pad} NOT NULL,\n    \
+             node           {integer} NOT NULL,\n    \
              holder         {text} NULL,\n    \
              expires_at     {timestamp}\n    \
-             last_timestamp {integer}{pad} NULL,\n    \
+             last_timestamp {integer} NULL,\n    \
              PRIMARY KEY (namespace, node)\n){suffix}"
         )
     }
@@ -104,38 +95,21 @@ impl LeaseSql {
     /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn create_guarded(&self) -> String {
-        match self.dialect {
-            Dialect::Postgres => format!("{};\n{}", crate::PG_DDL_LOCK, self.create_table()),
-            _ => self.create_table(),
+        match self.dialect.sql().ddl_lock() {
+            Some(lock) => format!("{lock};\n{}", self.create_table()),
+            None => self.create_table(),
         }
     }
 
     /// The database's clock in the form `expires_at` is stored in.
     fn now(&self) -> &'static str {
-        match self.dialect {
-            Dialect::Postgres => "now()",
-            Dialect::MySql => "UTC_TIMESTAMP(6)",
-            Dialect::Sqlite => {
-                "CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)"
-            }
-        }
+        self.dialect.sql().now()
     }
 
     /// `now + ttl`, the TTL bound as `ttl`'s placeholder, with its value.
     fn expiry(&self, p: usize, ttl_ms: i64) -> (String, Value<'static>) {
-        let now = self.now();
         let param = self.dialect.param(p);
-        match self.dialect {
-            Dialect::Postgres => (
-                format!("{now} + {param}::float8 * INTERVAL '1 millisecond'"),
-                Value::Double(ttl_ms as f64),
-            ),
-            Dialect::MySql => (
-                format!("{now} + INTERVAL {param} MICROSECOND"),
-                Value::BigInt(ttl_ms.saturating_mul(1000)),
-            ),
-            Dialect::Sqlite => (format!("{now} + {param}"), Value::BigInt(ttl_ms)),
-        }
+        self.dialect.sql().plus_ms(self.now(), &param, ttl_ms)
     }
 
     /// PostgreSQL and SQLite: claims the lowest expired node ID below `capacity` in one
@@ -178,11 +152,7 @@ impl LeaseSql {
     ) -> Statement<'a> {
         let (table, now, d) = (&self.table, self.now(), self.dialect);
         let (expiry, ttl) = self.expiry(4, ttl_ms);
-        let skip_locked = if d == Dialect::Postgres {
-            " FOR UPDATE SKIP LOCKED"
-        } else {
-            ""
-        };
+        let skip_locked = d.sql().claim_lock();
         let (p1, p2, p3) = (d.param(1), d.param(2), d.param(3));
         Statement::new(
             format!(
@@ -273,10 +243,7 @@ impl LeaseSql {
     /// column `value`.
     pub(crate) fn next_missing<'a>(&self, namespace: &'a str, capacity: u64) -> Statement<'a> {
         let d = self.dialect;
-        let max = match d {
-            Dialect::MySql => "CAST(COALESCE(MAX(node) + 1, 0) AS SIGNED)",
-            _ => "COALESCE(MAX(node) + 1, 0)",
-        };
+        let max = d.sql().next_node();
         Statement::new(
             format!(
                 "SELECT {max} AS value FROM {} WHERE namespace = {} AND node < {}",
@@ -307,50 +274,9 @@ impl LeaseSql {
 
     /// Creates the free rows `nodes` of `namespace`, leaving existing ones as they are.
     pub(crate) fn insert_rows<'a>(&self, namespace: &'a str, nodes: Range<u64>) -> Statement<'a> {
-        let (table, now) = (&self.table, self.now());
-        let columns = "(namespace, node, holder, expires_at, last_timestamp)";
-        match self.dialect {
-            Dialect::Postgres => Statement::new(
-                format!(
-                    "INSERT INTO {table} {columns} \
-                     SELECT $1, n, NULL, {now}, NULL FROM generate_series($2::bigint, $3::bigint) AS n \
-                     ON CONFLICT (namespace, node) DO NOTHING"
-                ),
-                vec![
-                    Value::Text(namespace),
-                    Value::BigInt(node_i64(nodes.start)),
-                    Value::BigInt(node_i64(nodes.end) - 1),
-                ],
-            ),
-            Dialect::Sqlite => Statement::new(
-                format!(
-                    "WITH RECURSIVE n(node) AS (SELECT ?2 UNION ALL SELECT node + 1 FROM n WHERE node + 1 < ?3) \
-                     INSERT INTO {table} {columns} \
-                     SELECT ?1, node, NULL, {now}, NULL FROM n WHERE true \
-                     ON CONFLICT (namespace, node) DO NOTHING"
-                ),
-                vec![
-                    Value::Text(namespace),
-                    Value::BigInt(node_i64(nodes.start)),
-                    Value::BigInt(node_i64(nodes.end)),
-                ],
-            ),
-            Dialect::MySql => {
-                // `node = node` makes an existing row a no-op (INSERT IGNORE would hide other
-                // errors).
-                let rows = vec![format!("(?, ?, NULL, {now}, NULL)"); nodes.clone().count()];
-                let params = nodes
-                    .flat_map(|node| [Value::Text(namespace), Value::BigInt(node_i64(node))])
-                    .collect();
-                Statement::new(
-                    format!(
-                        "INSERT INTO {table} {columns} VALUES {} ON DUPLICATE KEY UPDATE node = node",
-                        rows.join(", ")
-                    ),
-                    params,
-                )
-            }
-        }
+        self.dialect
+            .sql()
+            .insert_free_rows(&self.table, namespace, nodes)
     }
 
     /// Extends `holder`'s lease of `node` and keeps the larger last timestamp; one row
@@ -367,19 +293,10 @@ impl LeaseSql {
         let d = self.dialect;
         let (expiry, ttl) = self.expiry(1, ttl_ms);
         let last = Value::NullableBigInt(last_timestamp_ms);
-        // GREATEST ignores NULLs on PostgreSQL; on MySQL it, and SQLite's multi-argument MAX,
-        // are NULL if an argument is: the COALESCE keeps whichever is set.
-        let (greatest, mut params) = match d {
-            Dialect::Postgres => ("GREATEST(last_timestamp, $2)".to_owned(), vec![ttl, last]),
-            Dialect::MySql => (
-                "COALESCE(GREATEST(last_timestamp, ?), last_timestamp, ?)".to_owned(),
-                vec![ttl, last, last],
-            ),
-            Dialect::Sqlite => (
-                "COALESCE(MAX(last_timestamp, ?2), last_timestamp, ?3)".to_owned(),
-                vec![ttl, last, last],
-            ),
-        };
+        // The larger of the stored and the new bound, whichever is set (bound once or twice).
+        let (greatest, binds) = d.sql().greatest_not_null("last_timestamp", 2);
+        let mut params = vec![ttl];
+        params.extend(std::iter::repeat_n(last, binds));
         let k = params.len();
         params.extend([
             Value::Text(namespace),
@@ -409,7 +326,7 @@ impl LeaseSql {
         last_timestamp_ms: Option<i64>,
     ) -> Statement<'a> {
         let d = self.dialect;
-        let least = if d == Dialect::Sqlite { "MIN" } else { "LEAST" };
+        let least = d.sql().least();
         Statement::new(
             format!(
                 "UPDATE {} SET holder = NULL, expires_at = {least}(expires_at, {}), \
@@ -476,7 +393,7 @@ impl LeaseSql {
         holder: &'a str,
     ) -> Statement<'a> {
         let d = self.dialect;
-        let least = if d == Dialect::Sqlite { "MIN" } else { "LEAST" };
+        let least = d.sql().least();
         Statement::new(
             format!(
                 "UPDATE {} SET expires_at = {least}(expires_at, {}) \
@@ -498,14 +415,7 @@ impl LeaseSql {
     /// The database's clock now, in Unix ms, as column `value` (what `expires_at_ms` in
     /// [`rows`](Self::rows) is measured on).
     pub fn now_ms(&self) -> Statement<'static> {
-        let now = match self.dialect {
-            Dialect::Postgres => "(EXTRACT(EPOCH FROM now()) * 1000)::bigint".to_owned(),
-            Dialect::MySql => {
-                "CAST(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000 AS SIGNED)"
-                    .to_owned()
-            }
-            Dialect::Sqlite => self.now().to_owned(),
-        };
+        let now = self.dialect.sql().epoch_ms(self.now());
         Statement::new(format!("SELECT {now} AS value"), Vec::new())
     }
 
@@ -534,11 +444,7 @@ impl LeaseSql {
         const FOREVER_MS: i64 = 100 * 36_525 * 864_000;
         let d = self.dialect;
         let (expiry, forever) = self.expiry(3, FOREVER_MS);
-        let (insert, conflict) = match d {
-            Dialect::Postgres => ("INSERT", " ON CONFLICT (namespace, node) DO NOTHING"),
-            Dialect::MySql => ("INSERT IGNORE", ""),
-            Dialect::Sqlite => ("INSERT OR IGNORE", ""),
-        };
+        let (insert, conflict) = d.sql().insert_or_ignore();
         Statement::new(
             format!(
                 "{insert} INTO {} (namespace, node, holder, expires_at, last_timestamp) \
@@ -571,13 +477,7 @@ impl LeaseSql {
 
     fn select_rows<'a>(&self, namespace: &'a str, node: Option<u64>) -> Statement<'a> {
         let d = self.dialect;
-        let expires_at_ms = match d {
-            Dialect::Postgres => "(EXTRACT(EPOCH FROM expires_at) * 1000)::bigint",
-            Dialect::MySql => {
-                "CAST(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', expires_at) DIV 1000 AS SIGNED)"
-            }
-            Dialect::Sqlite => "expires_at",
-        };
+        let expires_at_ms = d.sql().epoch_ms("expires_at");
         let mut params = vec![Value::Text(namespace)];
         let only = match node {
             Some(node) => {
@@ -602,11 +502,6 @@ impl LeaseSql {
 /// the exact last timestamp; a new row has neither, an expired lease still names its holder,
 /// and one an operator freed names [`FREED_HOLDER`].
 const RELEASED: &str = " AND holder IS NULL AND last_timestamp IS NOT NULL";
-
-/// A node ID as a `BIGINT` (node IDs are far below `i64::MAX`: at most 2^22 of them).
-fn node_i64(node: u64) -> i64 {
-    i64::try_from(node).unwrap_or(i64::MAX)
-}
 
 /// A lease store's calls work on the lease table.
 impl CallTarget for LeaseSql {

@@ -1,7 +1,93 @@
 //! [`Dialect`]: the database a statement is written for, its server-version checks and how its
-//! errors are classified.
+//! errors are classified. What the lease table's statements write differently on each database
+//! is named once in [`DialectSql`], with one file per database: `postgres.rs`, `mysql.rs`,
+//! `sqlite.rs` (the lease statements in `lease/sql.rs` are written once over it).
+
+mod mysql;
+mod postgres;
+mod sqlite;
+
+use std::ops::Range;
 
 use idgen_engine::SqlName;
+
+use crate::statement::{Statement, Value};
+
+/// The SQL that differs between databases in the lease table's statements, each difference
+/// named: one implementation per [`Dialect`] (`postgres.rs`, `mysql.rs`, `sqlite.rs`),
+/// reached with [`Dialect::sql`]. A new database implements it once; the lease statements
+/// (`lease/sql.rs`) need no new arm.
+pub(crate) trait DialectSql: Sync {
+    /// The lease table's column types and the text after its closing parenthesis.
+    fn lease_columns(&self) -> LeaseColumns;
+
+    /// What must precede DDL that processes starting together may run at once (PostgreSQL's
+    /// [`PG_DDL_LOCK`](crate::PG_DDL_LOCK)), if anything.
+    fn ddl_lock(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// The database's clock in the form a lease's `expires_at` is stored in.
+    fn now(&self) -> &'static str;
+
+    /// `now` plus a number of milliseconds bound as `param`, and the value to bind for
+    /// `ttl_ms` (the database may take it in another unit or type).
+    fn plus_ms(&self, now: &str, param: &str, ttl_ms: i64) -> (String, Value<'static>);
+
+    /// A stored `expires_at` value (a column or [`now`](Self::now)) as Unix ms, a 64-bit
+    /// integer.
+    fn epoch_ms(&self, timestamp: &str) -> String;
+
+    /// The smaller of two timestamps (`LEAST`; SQLite's two-argument `MIN`).
+    fn least(&self) -> &'static str {
+        "LEAST"
+    }
+
+    /// The larger of `column` and a value bound at the placeholders from number `first` on,
+    /// ignoring whichever is NULL; and how many times the value is bound.
+    fn greatest_not_null(&self, column: &str, first: usize) -> (String, usize);
+
+    /// The node ID after the highest of a namespace, 0 when it has none, as a signed 64-bit
+    /// integer.
+    fn next_node(&self) -> &'static str {
+        "COALESCE(MAX(node) + 1, 0)"
+    }
+
+    /// The row lock the claim's subquery takes of the row it picks, in the one statement of a
+    /// claim (PostgreSQL's `FOR UPDATE SKIP LOCKED`; SQLite's `UPDATE` holds the write lock
+    /// already, MySQL claims in two statements).
+    fn claim_lock(&self) -> &'static str {
+        ""
+    }
+
+    /// An insert that leaves an existing row alone: the statement's first word(s) and its tail.
+    fn insert_or_ignore(&self) -> (&'static str, &'static str);
+
+    /// Inserts the free rows `nodes` of namespace `ns` into `table` (no holder, `expires_at`
+    /// = `now`), leaving existing rows as they are.
+    fn insert_free_rows<'a>(&self, table: &str, ns: &'a str, nodes: Range<u64>) -> Statement<'a>;
+}
+
+/// The lease table's columns, in the order a new row lists them.
+pub(crate) const LEASE_COLUMNS: &str = "(namespace, node, holder, expires_at, last_timestamp)";
+
+/// The lease table's column types on one database ([`DialectSql::lease_columns`]).
+pub(crate) struct LeaseColumns {
+    /// A text column (`namespace`, `holder`).
+    pub(crate) text: &'static str,
+    /// `expires_at`, with its `NOT NULL,` (and a comment where it is not a timestamp).
+    pub(crate) timestamp: &'static str,
+    /// A 64-bit integer column (`node`, `last_timestamp`), padded to line up.
+    pub(crate) integer: &'static str,
+    /// After the closing parenthesis (MySQL's `ENGINE = InnoDB`).
+    pub(crate) suffix: &'static str,
+}
+
+/// A node ID as the `BIGINT` it is stored in (node IDs are far below `i64::MAX`: at most 2^22
+/// of them).
+pub(crate) fn node_i64(node: u64) -> i64 {
+    i64::try_from(node).unwrap_or(i64::MAX)
+}
 
 /// The SQL database a statement is written for.
 ///
@@ -58,6 +144,15 @@ pub enum ErrorClass {
 }
 
 impl Dialect {
+    /// What this database writes differently in the lease table's statements.
+    pub(crate) fn sql(self) -> &'static dyn DialectSql {
+        match self {
+            Dialect::Postgres => &postgres::Postgres,
+            Dialect::MySql => &mysql::MySql,
+            Dialect::Sqlite => &sqlite::Sqlite,
+        }
+    }
+
     /// The identifier quote: `"` on PostgreSQL and SQLite, `` ` `` on MySQL/MariaDB.
     pub const fn quote(self) -> char {
         match self {
