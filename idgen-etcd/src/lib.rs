@@ -12,7 +12,7 @@
 //! |---|---|---|
 //! | the cluster | [`Etcd`] | endpoints, a client connected on first use |
 //! | node-ID leases | [`lease::EtcdLeaseStore`] | an etcd lease per claim (TTL, keep-alive); the key `<prefix>/<ns>/holder/<node>` created only if absent; the bound in `<prefix>/<ns>/last/<node>`, which has no lease |
-//! | operators | [`lease::EtcdLeaseStore::rows`], [`lease::EtcdLeaseStore::free`] | the held node IDs, and the free of one with the SQL stores' rule (what `idgen leases --etcd` runs) |
+//! | operators | [`lease::LeaseOperator`] on [`lease::EtcdLeaseStore`] (`held_leases`, `free`) | the held node IDs, and the free of one with the SQL stores' rule (what `idgen leases --etcd` runs) |
 //! | hi-lo counter | [`hilo::EtcdCounter`] | `<prefix>/<name>/next` advanced by a compare-and-swap transaction per block, by the increment stored beside it |
 //!
 //! The call shapes are those of the SQL adapters, with an [`Etcd`] where they take a pool:

@@ -11,7 +11,7 @@
 //! | what | type | how |
 //! |---|---|---|
 //! | node-ID leases | [`lease::RedisLeaseStore`] | `SET <prefix>:<ns>:holder:<node> <holder> NX PX <ttl>`; renew and release are scripts that check the holder; the last-timestamp bound in a hash without expiry |
-//! | operators | [`lease::RedisLeaseStore::rows`], [`lease::RedisLeaseStore::free`] | the held node IDs, and the free of one with the SQL stores' rule (what `idgen leases --redis` runs) |
+//! | operators | [`lease::LeaseOperator`] on [`lease::RedisLeaseStore`] (`held_leases`, `free`) | the held node IDs, and the free of one with the SQL stores' rule (what `idgen leases --redis` runs) |
 //! | hi-lo counter | [`hilo::RedisCounter`] | `INCRBY <prefix>:<name> <block>` in a script that refuses a missing counter |
 //!
 //! The call shapes are those of the SQL adapters, with a [`redis::Client`] where they take a

@@ -133,7 +133,7 @@ pub(crate) fn timestamp_arg(ms: Option<i64>) -> String {
 }
 
 /// ARGV: base, node, holder asked for ('' for whoever holds it), force ('1' or '0'), the
-/// tombstone (`FREED_HOLDER`). An operator's free (`RedisLeaseStore::free`), atomic on the
+/// tombstone (`FREED_HOLDER`). An operator's free (`LeaseOperator::free` of `RedisLeaseStore`), atomic on the
 /// server: `{outcome, holder, ms}` with outcome `none` (no keys: never claimed), `notheld`
 /// (released, or freed already: the owner is empty or the tombstone), `other` (holder: who
 /// holds it now), `live` (not forced; ms: its PTTL), `forced` (the holder key deleted, the

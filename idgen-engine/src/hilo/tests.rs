@@ -851,41 +851,40 @@ impl HiLoSource for Absent {
     }
 }
 
+/// Starts a hi-lo on an [`Absent`] counter; the count of its creations.
+async fn start_absent(
+    creation_works: bool,
+    create: bool,
+) -> (Result<HiLo, Error>, Arc<std::sync::atomic::AtomicUsize>) {
+    let (source, creations) = Absent::new(creation_works);
+    let ids = HiLo::builder(source)
+        .block(10)
+        .create_if_missing(create)
+        .build()
+        .await;
+    (ids, creations)
+}
+
 /// Start-up reads the source's typed answer: a missing counter is created once (when asked),
 /// refused naming what is missing (when not), and one still missing after its creation is
 /// `HiLoCounterMissing`, never taken for a counter that exists.
 #[tokio::test(start_paused = true)]
 async fn a_missing_counter_is_created_once_or_refused_naming_what_is_missing() {
-    let (source, creations) = Absent::new(true);
-    let ids = HiLo::builder(source)
-        .block(10)
-        .create_if_missing(true)
-        .build()
-        .await
-        .unwrap();
+    let (ids, creations) = start_absent(true, true).await;
+    let ids = ids.unwrap();
     assert_eq!(ids.next_id().await.unwrap(), 1);
     assert_eq!(creations.load(std::sync::atomic::Ordering::SeqCst), 1);
 
-    let (source, creations) = Absent::new(true);
-    let err = HiLo::builder(source)
-        .block(10)
-        .create_if_missing(false)
-        .build()
-        .await
-        .unwrap_err();
+    let (ids, creations) = start_absent(true, false).await;
+    let err = ids.unwrap_err();
     let ErrorKind::HiLoCounterNotCreated { missing, .. } = err.kind() else {
         panic!("expected HiLoCounterNotCreated, got {err:?}");
     };
     assert_eq!(missing, "no row 'absent' in table t");
     assert_eq!(creations.load(std::sync::atomic::Ordering::SeqCst), 0);
 
-    let (source, creations) = Absent::new(false);
-    let err = HiLo::builder(source)
-        .block(10)
-        .create_if_missing(true)
-        .build()
-        .await
-        .unwrap_err();
+    let (ids, creations) = start_absent(false, true).await;
+    let err = ids.unwrap_err();
     assert!(
         matches!(err.kind(), ErrorKind::HiLoCounterMissing { missing, .. } if missing == "no row 'absent' in table t"),
         "{err:?}"

@@ -22,7 +22,7 @@ fn local_now_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// What [`EtcdLeaseStore::free`] read of a node ID.
+/// What etcd's [`free`](LeaseOperator::free) read of a node ID.
 enum State {
     /// No keys.
     Never,
