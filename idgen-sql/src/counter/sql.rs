@@ -4,12 +4,12 @@
 //! keep the counter in a `SEQUENCE` whose `INCREMENT BY` is the block size; MySQL (and MariaDB
 //! by choice) and SQLite in a row of a counter table, which takes any step per call.
 
-use crate::dialect::{Dialect, ErrorClass};
+use crate::DEFAULT_COUNTER_TABLE;
+use crate::dialect::{CounterDialect, Dialect, ErrorClass};
 use crate::server::Server;
 use crate::session::in_own_transaction;
 use crate::session::{Session, check_outside_transaction};
-use crate::statement::{Statement, Value};
-use crate::{DEFAULT_COUNTER_TABLE, PG_DDL_LOCK};
+use crate::statement::Statement;
 use idgen_core::BoxError;
 use idgen_engine::hilo::MissingCounter;
 use idgen_engine::{Error, ErrorKind, SqlName};
@@ -125,27 +125,8 @@ impl CounterSql {
     /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn create(&self, block: u64) -> Vec<String> {
-        let (name, table) = (self.name.as_str(), self.table.as_str());
-        match (self.dialect, self.kind) {
-            (Dialect::Postgres, _) => vec![format!(
-                "CREATE SEQUENCE IF NOT EXISTS {name} AS BIGINT INCREMENT BY {block} MINVALUE 1 START WITH 1 CACHE 1 NO CYCLE"
-            )],
-            (_, CounterKind::Sequence) => vec![format!(
-                "CREATE SEQUENCE IF NOT EXISTS {name} START WITH 1 MINVALUE 1 INCREMENT BY {block} NOCACHE NOCYCLE"
-            )],
-            (Dialect::MySql, CounterKind::Table) => vec![
-                format!(
-                    "CREATE TABLE IF NOT EXISTS {table} (\n    name     VARCHAR(255) NOT NULL PRIMARY KEY,\n    next_val BIGINT       NOT NULL\n) ENGINE = InnoDB"
-                ),
-                format!("INSERT IGNORE INTO {table} (name, next_val) VALUES ('{name}', 1)"),
-            ],
-            (Dialect::Sqlite, CounterKind::Table) => vec![
-                format!(
-                    "CREATE TABLE IF NOT EXISTS {table} (\n    name     TEXT    NOT NULL PRIMARY KEY,\n    next_val INTEGER NOT NULL\n)"
-                ),
-                format!("INSERT OR IGNORE INTO {table} (name, next_val) VALUES ('{name}', 1)"),
-            ],
-        }
+        self.statements()
+            .create(self.name.as_str(), self.table.as_str(), block)
     }
 
     /// [`create`](Self::create) as one text, for a migration file.
@@ -161,12 +142,12 @@ impl CounterSql {
     }
 
     /// [`create`](Self::create) as the text to send, safe for processes that start together:
-    /// on PostgreSQL after [`PG_DDL_LOCK`] in one simple-query batch (one transaction).
+    /// on PostgreSQL after [`PG_DDL_LOCK`](crate::PG_DDL_LOCK) in one simple-query batch (one transaction).
     /// Statements of other databases are sent one by one ([`create`](Self::create)).
     pub fn create_guarded(&self, block: u64) -> Vec<String> {
-        match self.dialect {
-            Dialect::Postgres => vec![format!("{PG_DDL_LOCK};\n{}", self.migration_sql(block))],
-            _ => self.create(block),
+        match self.dialect.sql().ddl_lock() {
+            Some(lock) => vec![format!("{lock};\n{}", self.migration_sql(block))],
+            None => self.create(block),
         }
     }
 
@@ -180,35 +161,8 @@ impl CounterSql {
     ///
     /// [`ErrorKind::HiLoInvalidOption`] for a `size` above `i64::MAX`.
     pub fn allocate(&self, size: u64) -> Result<Statement<'_>, Error> {
-        let name = self.name.as_str();
-        let table = self.table.as_str();
-        let step = || {
-            i64::try_from(size).map_err(|_| ErrorKind::HiLoInvalidOption {
-                option: "block",
-                value: size.to_string(),
-                reason: "a block must fit in i64",
-            })
-        };
-        Ok(match (self.dialect, self.kind) {
-            (Dialect::Postgres, _) => {
-                Statement::new(format!("SELECT nextval('{name}') AS value"), Vec::new())
-            }
-            (_, CounterKind::Sequence) => {
-                Statement::new(format!("SELECT NEXTVAL({name}) AS value"), Vec::new())
-            }
-            (Dialect::MySql, CounterKind::Table) => Statement::new(
-                format!(
-                    "UPDATE {table} SET next_val = LAST_INSERT_ID(next_val + ?) WHERE name = ?"
-                ),
-                vec![Value::BigInt(step()?), Value::Text(name)],
-            ),
-            (Dialect::Sqlite, CounterKind::Table) => Statement::new(
-                format!(
-                    "UPDATE {table} SET next_val = next_val + ?1 WHERE name = ?2 RETURNING next_val - ?1 AS value"
-                ),
-                vec![Value::BigInt(step()?), Value::Text(name)],
-            ),
-        })
+        self.statements()
+            .take(self.name.as_str(), self.table.as_str(), size)
     }
 
     /// The most blocks [`allocate_blocks`](Self::allocate_blocks) takes in one statement.
@@ -233,16 +187,8 @@ impl CounterSql {
     /// ```
     pub fn allocate_blocks(&self, count: u64) -> Option<Statement<'_>> {
         let count = count.clamp(1, Self::MAX_BLOCKS_PER_CALL);
-        match self.dialect {
-            Dialect::Postgres => Some(Statement::new(
-                format!(
-                    "SELECT string_agg(nextval('{}')::text, ',') AS value FROM generate_series(1, $1)",
-                    self.name
-                ),
-                vec![Value::BigInt(i64::try_from(count).unwrap_or(1))],
-            )),
-            _ => None,
-        }
+        self.statements()
+            .take_many(self.name.as_str(), i64::try_from(count).unwrap_or(1))
     }
 
     /// Moves the counter so that its next block starts above `floor`, in one statement that
@@ -271,31 +217,8 @@ impl CounterSql {
     /// # Ok::<(), idgen_engine::Error>(())
     /// ```
     pub fn raise_above(&self, floor: i64) -> Option<Statement<'_>> {
-        let (name, table) = (self.name.as_str(), self.table.as_str());
-        let target = floor.max(0).saturating_add(1);
-        match (self.dialect, self.kind) {
-            (Dialect::Postgres, _) => Some(Statement::new(
-                format!(
-                    "DO $idgen$\nDECLARE inc bigint; nxt bigint;\nBEGIN\n  \
-                     SELECT seqincrement INTO inc FROM pg_catalog.pg_sequence WHERE seqrelid = '{name}'::regclass;\n  \
-                     EXECUTE format('ALTER SEQUENCE {name} INCREMENT BY %s', inc);\n  \
-                     SELECT CASE WHEN is_called THEN last_value + inc ELSE last_value END INTO nxt FROM {name};\n  \
-                     IF nxt <= {floor} THEN\n    \
-                     PERFORM setval('{name}', nxt + inc * (({floor} - nxt) / inc + 1), false);\n  \
-                     END IF;\nEND\n$idgen$"
-                ),
-                Vec::new(),
-            )),
-            (_, CounterKind::Sequence) => None,
-            (Dialect::MySql, CounterKind::Table) => Some(Statement::new(
-                format!("UPDATE {table} SET next_val = GREATEST(next_val, ?) WHERE name = ?"),
-                vec![Value::BigInt(target), Value::Text(name)],
-            )),
-            (Dialect::Sqlite, CounterKind::Table) => Some(Statement::new(
-                format!("UPDATE {table} SET next_val = MAX(next_val, ?1) WHERE name = ?2"),
-                vec![Value::BigInt(target), Value::Text(name)],
-            )),
-        }
+        self.statements()
+            .raise_above(self.name.as_str(), self.table.as_str(), floor)
     }
 
     /// MySQL/MariaDB: the value the last `LAST_INSERT_ID(expr)` of this connection set, as
@@ -307,25 +230,8 @@ impl CounterSql {
     /// the row exists: a table counter takes any step). No row, or a missing relation: the
     /// counter is missing ([`HiLoCounterMissing`](ErrorKind::HiLoCounterMissing)).
     pub fn increment(&self) -> Statement<'_> {
-        let name = self.name.as_str();
-        match (self.dialect, self.kind) {
-            (Dialect::Postgres, _) => Statement::new(
-                format!(
-                    "SELECT seqincrement AS value FROM pg_catalog.pg_sequence WHERE seqrelid = '{name}'::regclass"
-                ),
-                Vec::new(),
-            ),
-            (_, CounterKind::Sequence) => {
-                Statement::new(format!("SELECT increment AS value FROM {name}"), Vec::new())
-            }
-            (_, CounterKind::Table) => Statement::new(
-                format!(
-                    "SELECT next_val AS value FROM {} WHERE name = ?",
-                    self.table
-                ),
-                vec![Value::Text(name)],
-            ),
-        }
+        self.statements()
+            .increment(self.name.as_str(), self.table.as_str())
     }
 
     /// Reads, as column `value`, where the counter's next block starts (what an operator
@@ -333,21 +239,15 @@ impl CounterSql {
     /// it has been called, a MariaDB sequence's `next_not_cached_value`, a table counter's
     /// `next_val`.
     pub(crate) fn next_value(&self) -> Statement<'_> {
-        let name = self.name.as_str();
-        match (self.dialect, self.kind) {
-            (Dialect::Postgres, _) => Statement::new(
-                format!(
-                    "SELECT CASE WHEN is_called THEN last_value + (SELECT seqincrement \
-                     FROM pg_catalog.pg_sequence WHERE seqrelid = '{name}'::regclass) \
-                     ELSE last_value END AS value FROM {name}"
-                ),
-                Vec::new(),
-            ),
-            (_, CounterKind::Sequence) => Statement::new(
-                format!("SELECT next_not_cached_value AS value FROM {name}"),
-                Vec::new(),
-            ),
-            (_, CounterKind::Table) => self.increment(),
+        self.statements()
+            .next_value(self.name.as_str(), self.table.as_str())
+    }
+
+    /// This counter's statements on its database, as its dialect file writes them.
+    fn statements(&self) -> &'static dyn CounterDialect {
+        match self.kind {
+            CounterKind::Sequence => self.dialect.sql().sequence_counter(),
+            CounterKind::Table => self.dialect.sql().table_counter(),
         }
     }
 
@@ -397,7 +297,7 @@ impl CounterSql {
     ) -> Result<i64, BoxError> {
         let statement = self.allocate(size)?;
         check_outside_transaction(session).await?;
-        if (self.dialect, self.kind) == (Dialect::MySql, CounterKind::Table) {
+        if self.statements().start_from_last_insert_id() {
             let step = i64::try_from(size)?;
             // LAST_INSERT_ID() is per connection, read on the connection of the update: the
             // counter after the update, so the block starts `step` below it.
@@ -580,6 +480,7 @@ fn parse_starts(text: &str, counter: &str) -> Result<Vec<i64>, BoxError> {
 #[cfg(test)]
 mod allocate_blocks_tests {
     use super::*;
+    use crate::statement::Value;
 
     #[test]
     fn block_starts_are_read_from_one_text_and_anything_else_is_refused() {

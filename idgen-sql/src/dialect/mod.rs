@@ -1,7 +1,8 @@
 //! [`Dialect`]: the database a statement is written for, its server-version checks and how its
-//! errors are classified. What the lease table's statements write differently on each database
-//! is named once in [`DialectSql`], with one file per database: `postgres.rs`, `mysql.rs`,
-//! `sqlite.rs` (the lease statements in `lease/sql.rs` are written once over it).
+//! errors are classified. What the lease table's and the hi-lo counters' statements write
+//! differently on each database is named once in [`DialectSql`] and [`CounterDialect`], with
+//! one file per database: `postgres.rs`, `mysql.rs`, `sqlite.rs` (the statements in
+//! `lease/sql.rs` and `counter/sql.rs` are written once over them).
 
 mod mysql;
 mod postgres;
@@ -9,7 +10,7 @@ mod sqlite;
 
 use std::ops::Range;
 
-use idgen_engine::SqlName;
+use idgen_engine::{Error, ErrorKind, SqlName};
 
 use crate::statement::{Statement, Value};
 
@@ -66,6 +67,78 @@ pub(crate) trait DialectSql: Sync {
     /// Inserts the free rows `nodes` of namespace `ns` into `table` (no holder, `expires_at`
     /// = `now`), leaving existing rows as they are.
     fn insert_free_rows<'a>(&self, table: &str, ns: &'a str, nodes: Range<u64>) -> Statement<'a>;
+
+    /// A hi-lo counter kept in a sequence (SQLite has none: its table row).
+    fn sequence_counter(&self) -> &'static dyn CounterDialect;
+
+    /// A hi-lo counter kept in a row of a counter table (PostgreSQL keeps every counter in a
+    /// sequence: its sequence).
+    fn table_counter(&self) -> &'static dyn CounterDialect;
+}
+
+/// A hi-lo counter's statements on one database and in one kind of place (a sequence, or a
+/// row of a counter table): one implementation each in the dialect files. `name` and `table`
+/// are checked names; statements that return a value name its column `value`.
+pub(crate) trait CounterDialect: Sync {
+    /// The idempotent DDL that creates the counter for blocks of `block`, one statement per
+    /// element (a table counter's row starts at 1, written with the dialect's insert-or-ignore).
+    fn create(&self, name: &str, table: &str, block: u64) -> Vec<String>;
+
+    /// Takes one block of `size` IDs.
+    ///
+    /// # Errors
+    ///
+    /// A `size` a table counter cannot bind (above `i64::MAX`).
+    fn take<'a>(&self, name: &'a str, table: &str, size: u64) -> Result<Statement<'a>, Error>;
+
+    /// Whether [`take`](Self::take) returns no value and the block's end is read with
+    /// `LAST_INSERT_ID()` on the same connection (a MySQL/MariaDB table counter).
+    fn start_from_last_insert_id(&self) -> bool {
+        false
+    }
+
+    /// Takes `count` blocks in one statement, as one text of comma-separated starts, where the
+    /// database can (a PostgreSQL sequence).
+    fn take_many(&self, name: &str, count: i64) -> Option<Statement<'static>> {
+        let _ = (name, count);
+        None
+    }
+
+    /// Moves the counter so that its next block starts above `floor`, in one statement that
+    /// never moves it back, where one statement can.
+    fn raise_above<'a>(&self, name: &'a str, table: &str, floor: i64) -> Option<Statement<'a>>;
+
+    /// A sequence's increment, or (a table counter, which takes any step) its current value,
+    /// only to see that it exists.
+    fn increment<'a>(&self, name: &'a str, table: &str) -> Statement<'a> {
+        Statement::new(
+            format!("SELECT next_val AS value FROM {table} WHERE name = ?"),
+            vec![Value::Text(name)],
+        )
+    }
+
+    /// Where the counter's next block starts (a table counter's `next_val`).
+    fn next_value<'a>(&self, name: &'a str, table: &str) -> Statement<'a> {
+        self.increment(name, table)
+    }
+}
+
+/// The value a counter table's row is raised to so that its next block starts above `floor`
+/// (at least 1).
+pub(crate) fn above(floor: i64) -> i64 {
+    floor.max(0).saturating_add(1)
+}
+
+/// A block size as the `BIGINT` a table counter binds.
+pub(crate) fn block_i64(size: u64) -> Result<i64, Error> {
+    i64::try_from(size).map_err(|_| {
+        ErrorKind::HiLoInvalidOption {
+            option: "block",
+            value: size.to_string(),
+            reason: "a block must fit in i64",
+        }
+        .into()
+    })
 }
 
 /// The lease table's columns, in the order a new row lists them.

@@ -1,9 +1,12 @@
-//! SQLite's lease SQL: times as Unix ms integers (from `julianday('now')`), two-argument
-//! `MIN`/`MAX`, `INSERT OR IGNORE`, and a recursive CTE for new rows.
+//! SQLite's SQL: for leases times as Unix ms integers (from `julianday('now')`), two-argument
+//! `MIN`/`MAX`, `INSERT OR IGNORE`, and a recursive CTE for new rows; hi-lo counters in a
+//! counter table's rows ([`SqliteTable`]; SQLite has no sequences).
 
 use std::ops::Range;
 
-use super::{DialectSql, LEASE_COLUMNS, LeaseColumns, node_i64};
+use idgen_engine::Error;
+
+use super::{CounterDialect, DialectSql, LEASE_COLUMNS, LeaseColumns, above, block_i64, node_i64};
 use crate::statement::{Statement, Value};
 
 /// SQLite ([`Dialect::Sqlite`](super::Dialect::Sqlite)).
@@ -51,6 +54,14 @@ impl DialectSql for Sqlite {
         ("INSERT OR IGNORE", "")
     }
 
+    fn sequence_counter(&self) -> &'static dyn CounterDialect {
+        &SqliteTable
+    }
+
+    fn table_counter(&self) -> &'static dyn CounterDialect {
+        &SqliteTable
+    }
+
     fn insert_free_rows<'a>(&self, table: &str, ns: &'a str, nodes: Range<u64>) -> Statement<'a> {
         let columns = LEASE_COLUMNS;
         let now = self.now();
@@ -67,5 +78,35 @@ impl DialectSql for Sqlite {
                 Value::BigInt(node_i64(nodes.end)),
             ],
         )
+    }
+}
+
+/// A row of a counter table, advanced by `UPDATE … RETURNING`.
+pub(crate) struct SqliteTable;
+
+impl CounterDialect for SqliteTable {
+    fn create(&self, name: &str, table: &str, _block: u64) -> Vec<String> {
+        vec![
+            format!(
+                "CREATE TABLE IF NOT EXISTS {table} (\n    name     TEXT    NOT NULL PRIMARY KEY,\n    next_val INTEGER NOT NULL\n)"
+            ),
+            format!("INSERT OR IGNORE INTO {table} (name, next_val) VALUES ('{name}', 1)"),
+        ]
+    }
+
+    fn take<'a>(&self, name: &'a str, table: &str, size: u64) -> Result<Statement<'a>, Error> {
+        Ok(Statement::new(
+            format!(
+                "UPDATE {table} SET next_val = next_val + ?1 WHERE name = ?2 RETURNING next_val - ?1 AS value"
+            ),
+            vec![Value::BigInt(block_i64(size)?), Value::Text(name)],
+        ))
+    }
+
+    fn raise_above<'a>(&self, name: &'a str, table: &str, floor: i64) -> Option<Statement<'a>> {
+        Some(Statement::new(
+            format!("UPDATE {table} SET next_val = MAX(next_val, ?1) WHERE name = ?2"),
+            vec![Value::BigInt(above(floor)), Value::Text(name)],
+        ))
     }
 }
