@@ -127,7 +127,10 @@ impl CounterDialect for MySqlTable {
             format!(
                 "CREATE TABLE IF NOT EXISTS {table} (\n    name     VARCHAR(255) NOT NULL PRIMARY KEY,\n    next_val BIGINT       NOT NULL\n) ENGINE = InnoDB"
             ),
-            format!("INSERT IGNORE INTO {table} (name, next_val) VALUES ('{name}', 1)"),
+            format!(
+                "{} INTO {table} (name, next_val) VALUES ('{name}', 1)",
+                MySql.insert_or_ignore().0
+            ),
         ]
     }
 

@@ -90,7 +90,10 @@ impl CounterDialect for SqliteTable {
             format!(
                 "CREATE TABLE IF NOT EXISTS {table} (\n    name     TEXT    NOT NULL PRIMARY KEY,\n    next_val INTEGER NOT NULL\n)"
             ),
-            format!("INSERT OR IGNORE INTO {table} (name, next_val) VALUES ('{name}', 1)"),
+            format!(
+                "{} INTO {table} (name, next_val) VALUES ('{name}', 1)",
+                Sqlite.insert_or_ignore().0
+            ),
         ]
     }
 
