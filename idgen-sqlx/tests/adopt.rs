@@ -14,6 +14,9 @@ use idgen_sqlx::db_generator::DbGenerator;
 use idgen_sqlx::hilo::HiLo;
 use idgen_sqlx::{Layout, Snowflake};
 
+mod common;
+use common::sql::{number, run};
+
 /// Rows in the parent table (and as many in the child).
 const ROWS: i64 = 3000;
 
@@ -35,27 +38,7 @@ macro_rules! adopt_cases {
             type Pool = sqlx::Pool<$db>;
 
             async fn database() -> (idgen_testkit::TestDb<$db>, Pool) {
-                let db = $testdb().await.expect("a database");
-                let pool = sqlx::pool::PoolOptions::new()
-                    .max_connections(16)
-                    .connect(db.url())
-                    .await
-                    .expect("a pool");
-                (db, pool)
-            }
-
-            async fn run(pool: &Pool, sql: &str) {
-                sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
-                    .execute(pool)
-                    .await
-                    .unwrap_or_else(|e| panic!("{sql}: {e}"));
-            }
-
-            async fn number(pool: &Pool, sql: &str) -> i64 {
-                sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_owned()))
-                    .fetch_one(pool)
-                    .await
-                    .unwrap_or_else(|e| panic!("{sql}: {e}"))
+                common::sql::database($testdb(), 16).await
             }
 
             /// `orders` and `order_lines` (a foreign key to `orders`), ROWS rows each.

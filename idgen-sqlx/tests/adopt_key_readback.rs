@@ -8,6 +8,9 @@ use idgen_sqlx::Layout;
 use idgen_sqlx::adopt::{self, AdoptError, AdoptOptions};
 use idgen_sqlx::db_generator::DbGenerator;
 
+mod common;
+use common::sql::run;
+
 fn options() -> AdoptOptions {
     options_for("orders")
 }
@@ -21,25 +24,9 @@ fn options_for(table: &str) -> AdoptOptions {
         )
 }
 
-async fn run<DB: sqlx::Database>(pool: &sqlx::Pool<DB>, sql: &str)
-where
-    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
-{
-    sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
-        .execute(pool)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-}
-
 /// A MariaDB test database and a pool of `sessions` connections to it.
 async fn mariadb(sessions: u32) -> (idgen_testkit::TestDb<sqlx::MySql>, sqlx::MySqlPool) {
-    let db = idgen_testkit::mysql().await.expect("a database");
-    let pool = sqlx::mysql::MySqlPoolOptions::new()
-        .max_connections(sessions)
-        .connect(db.url())
-        .await
-        .unwrap();
-    (db, pool)
+    common::sql::database(idgen_testkit::mysql(), sessions).await
 }
 
 /// A key idgen issued (identity keys here stay far below 2^32).
@@ -49,12 +36,7 @@ fn from_idgen(key: i64) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_returning_lastval_and_currval_give_the_rows_key() {
-    let db = idgen_testkit::postgres().await.expect("a database");
-    let pool = sqlx::postgres::PgPoolOptions::new()
-        .max_connections(1)
-        .connect(db.url())
-        .await
-        .unwrap();
+    let (_db, pool) = common::sql::database(idgen_testkit::postgres(), 1).await;
     run(&pool, "CREATE TABLE orders (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, customer BIGINT NOT NULL)").await;
     run(
         &pool,
@@ -115,12 +97,7 @@ async fn postgres_returning_lastval_and_currval_give_the_rows_key() {
 /// gives no new key: the plan says so, and apply refuses until acknowledged.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_serial_currval_by_name_is_named_and_needs_acknowledging() {
-    let db = idgen_testkit::postgres().await.expect("a database");
-    let pool = sqlx::postgres::PgPoolOptions::new()
-        .max_connections(1)
-        .connect(db.url())
-        .await
-        .unwrap();
+    let (_db, pool) = common::sql::database(idgen_testkit::postgres(), 1).await;
     run(
         &pool,
         "CREATE TABLE orders (id BIGSERIAL PRIMARY KEY, customer BIGINT NOT NULL)",

@@ -12,6 +12,9 @@ use idgen_sqlx::adopt::{self, AdoptError, AdoptOptions};
 use idgen_sqlx::uuid;
 use idgen_sqlx::{Layout, PublicId};
 
+mod common;
+use common::sql::{number, run, text};
+
 /// Rows in the table before the adoption.
 const ROWS: i64 = 20_000;
 
@@ -44,35 +47,7 @@ macro_rules! public_id_cases {
             type Pool = sqlx::Pool<$db>;
 
             async fn database() -> (idgen_testkit::TestDb<$db>, Pool) {
-                let db = $testdb().await.expect("a database");
-                let pool = sqlx::pool::PoolOptions::new()
-                    .max_connections(8)
-                    .connect(db.url())
-                    .await
-                    .expect("a pool");
-                (db, pool)
-            }
-
-            async fn run(pool: &Pool, sql: &str) {
-                sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
-                    .execute(pool)
-                    .await
-                    .unwrap_or_else(|e| panic!("{sql}: {e}"));
-            }
-
-            async fn number(pool: &Pool, sql: &str) -> i64 {
-                sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_owned()))
-                    .fetch_one(pool)
-                    .await
-                    .unwrap_or_else(|e| panic!("{sql}: {e}"))
-            }
-
-            async fn text(pool: &Pool, sql: &str) -> String {
-                sqlx::query_scalar::<_, Option<String>>(sqlx::AssertSqlSafe(sql.to_owned()))
-                    .fetch_one(pool)
-                    .await
-                    .unwrap_or_else(|e| panic!("{sql}: {e}"))
-                    .unwrap_or_default()
+                common::sql::database($testdb(), 8).await
             }
 
             async fn shop(pool: &Pool) {

@@ -31,6 +31,9 @@ use idgen_sqlx::Layout;
 use idgen_sqlx::adopt::{self, AdoptOptions};
 use idgen_sqlx::db_generator::DbGenerator;
 
+mod common;
+use common::sql::{number, text};
+
 /// The child process's database URL; set, the ignored test `apply_in_a_child` runs apply.
 const CHILD_URL: &str = "IDGEN_ADOPT_SCENARIO_URL";
 
@@ -180,21 +183,6 @@ macro_rules! scenario {
             use super::*;
 
             type Pool = sqlx::Pool<$db>;
-
-            async fn number(pool: &Pool, sql: &str) -> i64 {
-                sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_owned()))
-                    .fetch_one(pool)
-                    .await
-                    .unwrap_or_else(|e| panic!("{sql}: {e}"))
-            }
-
-            async fn text(pool: &Pool, sql: &str) -> String {
-                sqlx::query_scalar::<_, Option<String>>(sqlx::AssertSqlSafe(sql.to_owned()))
-                    .fetch_one(pool)
-                    .await
-                    .unwrap_or_else(|e| panic!("{sql}: {e}"))
-                    .unwrap_or_default()
-            }
 
             async fn shop(pool: &Pool, orders: i64) {
                 $(sqlx::raw_sql($schema).execute(pool).await.unwrap();)+
@@ -390,8 +378,7 @@ macro_rules! scenario {
                 let keys = if keep { "keys kept" } else { "keys switched" };
                 eprintln!("{} ({keys}): {orders} orders, seed {seed}", stringify!($module));
                 let mut rng = Rng(seed);
-                let db = $testdb().await.expect("a database");
-                let pool: Pool = sqlx::pool::PoolOptions::new().max_connections(8).connect(db.url()).await.unwrap();
+                let (db, pool) = common::sql::database($testdb(), 8).await;
                 let filled = Instant::now();
                 shop(&pool, orders).await;
                 eprintln!("filled in {:?}", filled.elapsed());

@@ -10,6 +10,8 @@ use idgen_sqlx::db_generator::{self, DbGenerator};
 use idgen_sqlx::lease::{SqlxLeaseStore, WorkerLease};
 use idgen_sqlx::{ClockPolicy, CoreError, ErrorKind, Layout, Snowflake, SnowflakeId};
 
+mod common;
+
 /// SQL sessions and application tasks inserting at once, and rows each inserts.
 const SESSIONS: usize = 8;
 const APPS: usize = 4;
@@ -65,13 +67,7 @@ macro_rules! db_generator_cases {
 
             /// A fresh database, and a pool of up to 24 connections to it.
             async fn database() -> (idgen_testkit::TestDb<$db>, Pool) {
-                let db = $testdb().await.expect("a database");
-                let pool = sqlx::pool::PoolOptions::new()
-                    .max_connections(24)
-                    .connect(db.url())
-                    .await
-                    .expect("a pool");
-                (db, pool)
+                common::sql::database($testdb(), 24).await
             }
 
             /// The lease row of `node` in the default namespace.

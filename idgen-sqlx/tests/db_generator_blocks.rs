@@ -13,6 +13,8 @@ use idgen_sqlx::db_generator::{self, DbGenerator};
 use idgen_sqlx::lease::SqlxLeaseStore;
 use idgen_sqlx::{Dialect, Layout, SnowflakeId};
 
+mod common;
+
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -56,12 +58,7 @@ macro_rules! block_cases {
             async fn installed_with(
                 layout: Layout,
             ) -> (idgen_testkit::TestDb<$db>, Pool, DbGenerator, u64) {
-                let db = $testdb().await.expect("a database");
-                let pool = sqlx::pool::PoolOptions::new()
-                    .max_connections(12)
-                    .connect(db.url())
-                    .await
-                    .expect("a pool");
+                let (db, pool) = common::sql::database($testdb(), 12).await;
                 let generator =
                     DbGenerator::new(layout).skip_takeover_wait_for_tests_and_development(true);
                 let node = db_generator::install(&pool, &generator).await.unwrap();
@@ -205,12 +202,7 @@ async fn mariadb_installed() -> (
     DbGenerator,
     u64,
 ) {
-    let db = idgen_testkit::mysql().await.expect("a database");
-    let pool = sqlx::mysql::MySqlPoolOptions::new()
-        .max_connections(12)
-        .connect(db.url())
-        .await
-        .expect("a pool");
+    let (db, pool) = common::sql::database(idgen_testkit::mysql(), 12).await;
     let generator =
         DbGenerator::new(Layout::TWITTER).skip_takeover_wait_for_tests_and_development(true);
     let node = db_generator::install(&pool, &generator).await.unwrap();
@@ -315,12 +307,7 @@ async fn mariadb_reservations_racing_a_held_up_jump_never_repeat_an_id() {
 /// `DISCARD TEMP` the session's IDs still strictly increase and none comes twice.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_rollbacks_and_discards_never_give_a_sessions_ids_again() {
-    let db = idgen_testkit::postgres().await.expect("a database");
-    let pool = sqlx::postgres::PgPoolOptions::new()
-        .max_connections(2)
-        .connect(db.url())
-        .await
-        .expect("a pool");
+    let (_db, pool) = common::sql::database(idgen_testkit::postgres(), 2).await;
     let generator =
         DbGenerator::new(Layout::TWITTER).skip_takeover_wait_for_tests_and_development(true);
     db_generator::install(&pool, &generator).await.unwrap();
@@ -393,12 +380,7 @@ async fn postgres_rollbacks_and_discards_never_give_a_sessions_ids_again() {
 /// database) keeps no block: every call draws, and its IDs still strictly increase.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_a_session_without_the_temporary_privilege_draws_every_id() {
-    let db = idgen_testkit::postgres().await.expect("a database");
-    let pool = sqlx::postgres::PgPoolOptions::new()
-        .max_connections(2)
-        .connect(db.url())
-        .await
-        .expect("a pool");
+    let (_db, pool) = common::sql::database(idgen_testkit::postgres(), 2).await;
     let generator =
         DbGenerator::new(Layout::TWITTER).skip_takeover_wait_for_tests_and_development(true);
     db_generator::install(&pool, &generator).await.unwrap();
@@ -450,12 +432,7 @@ async fn postgres_a_session_without_the_temporary_privilege_draws_every_id() {
 async fn postgres_reservations_racing_a_held_up_jump_never_repeat_an_id() {
     const WARM: usize = 4;
     const COLD: usize = 4;
-    let db = idgen_testkit::postgres().await.expect("a database");
-    let pool = sqlx::postgres::PgPoolOptions::new()
-        .max_connections(12)
-        .connect(db.url())
-        .await
-        .expect("a pool");
+    let (_db, pool) = common::sql::database(idgen_testkit::postgres(), 12).await;
     let generator =
         DbGenerator::new(Layout::TWITTER).skip_takeover_wait_for_tests_and_development(true);
     db_generator::install(&pool, &generator).await.unwrap();

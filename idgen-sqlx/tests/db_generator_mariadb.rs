@@ -9,17 +9,13 @@ use idgen_sqlx::db_generator::{self, DbGenerator};
 use idgen_sqlx::lease::{ClaimRequest, LeaseStore, SqlxLeaseStore};
 use idgen_sqlx::{Dialect, Layout, SnowflakeId};
 
+mod common;
+
 type Pool = sqlx::MySqlPool;
 
 /// A fresh database and a pool of up to 8 connections to it.
 async fn database() -> (idgen_testkit::TestDb<sqlx::MySql>, Pool) {
-    let db = idgen_testkit::mysql().await.expect("a database");
-    let pool = sqlx::mysql::MySqlPoolOptions::new()
-        .max_connections(8)
-        .connect(db.url())
-        .await
-        .expect("a pool");
-    (db, pool)
+    common::sql::database(idgen_testkit::mysql(), 8).await
 }
 
 /// `n` IDs from the function; the last one.

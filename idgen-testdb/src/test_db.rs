@@ -86,6 +86,32 @@ impl<DB: Database> TestDb<DB> {
         &self.pool
     }
 
+    /// A new pool of its own to the database, of at most `max_connections` connections, opened
+    /// with [`pool`](Self::pool)'s options (for SQLite: WAL mode and the busy timeout). For a
+    /// test that needs more connections than the shared pool's 8, or fewer, or a pool it can
+    /// close.
+    ///
+    /// # Errors
+    /// [`Error`] naming the URL when the first connection cannot be opened.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), idgen_testdb::Error> {
+    /// let db = idgen_testdb::sqlite().await?;
+    /// let pool = db.pool_of(2).await?;
+    /// assert_eq!(pool.options().get_max_connections(), 2);
+    /// # Ok(()) }
+    /// ```
+    pub async fn pool_of(&self, max_connections: u32) -> Result<Pool<DB>, Error> {
+        let options = (*self.pool.connect_options()).clone();
+        PoolOptions::<DB>::new()
+            .max_connections(max_connections)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_with(options)
+            .await
+            .map_err(|err| Error::database("connect", &self.url, err))
+    }
+
     /// Closes the pool and drops the database now, reporting a failure (dropping the `TestDb`
     /// does the same, but can only print a failure).
     ///

@@ -5,6 +5,7 @@
 pub mod orders;
 pub mod public_id_cases;
 pub mod snowflake_cases;
+pub mod sql;
 
 /// A fresh test database from `db` (`idgen_testkit::postgres()`, `mysql()` or `sqlite()`) with
 /// `ddl` run on it.
