@@ -297,22 +297,11 @@ impl LeaseSql {
         let (greatest, binds) = d.sql().greatest_not_null("last_timestamp", 2);
         let mut params = vec![ttl];
         params.extend(std::iter::repeat_n(last, binds));
-        let k = params.len();
-        params.extend([
-            Value::Text(namespace),
-            Value::BigInt(node_i64(node)),
-            Value::Text(holder),
-        ]);
-        Statement::new(
-            format!(
-                "UPDATE {} SET expires_at = {expiry}, last_timestamp = {greatest} \
-                 WHERE namespace = {} AND node = {} AND holder = {}",
-                self.table,
-                d.param(k + 1),
-                d.param(k + 2),
-                d.param(k + 3)
-            ),
+        self.update_held(
+            &format!("expires_at = {expiry}, last_timestamp = {greatest}"),
             params,
+            (namespace, node, holder),
+            "",
         )
     }
 
@@ -325,25 +314,16 @@ impl LeaseSql {
         holder: &'a str,
         last_timestamp_ms: Option<i64>,
     ) -> Statement<'a> {
-        let d = self.dialect;
-        let least = d.sql().least();
-        Statement::new(
-            format!(
-                "UPDATE {} SET holder = NULL, expires_at = {least}(expires_at, {}), \
-                 last_timestamp = {} WHERE namespace = {} AND node = {} AND holder = {}",
-                self.table,
+        let least = self.dialect.sql().least();
+        self.update_held(
+            &format!(
+                "holder = NULL, expires_at = {least}(expires_at, {}), last_timestamp = {}",
                 self.now(),
-                d.param(1),
-                d.param(2),
-                d.param(3),
-                d.param(4)
+                self.dialect.param(1)
             ),
-            vec![
-                Value::NullableBigInt(last_timestamp_ms),
-                Value::Text(namespace),
-                Value::BigInt(node_i64(node)),
-                Value::Text(holder),
-            ],
+            vec![Value::NullableBigInt(last_timestamp_ms)],
+            (namespace, node, holder),
+            "",
         )
     }
 
@@ -360,24 +340,11 @@ impl LeaseSql {
         node: u64,
         holder: &'a str,
     ) -> Statement<'a> {
-        let d = self.dialect;
-        Statement::new(
-            format!(
-                "UPDATE {} SET holder = {} \
-                 WHERE namespace = {} AND node = {} AND holder = {} AND expires_at <= {}",
-                self.table,
-                d.param(1),
-                d.param(2),
-                d.param(3),
-                d.param(4),
-                self.now()
-            ),
-            vec![
-                Value::Text(FREED_HOLDER),
-                Value::Text(namespace),
-                Value::BigInt(node_i64(node)),
-                Value::Text(holder),
-            ],
+        self.update_held(
+            &format!("holder = {}", self.dialect.param(1)),
+            vec![Value::Text(FREED_HOLDER)],
+            (namespace, node, holder),
+            &format!(" AND expires_at <= {}", self.now()),
         )
     }
 
@@ -392,23 +359,41 @@ impl LeaseSql {
         node: u64,
         holder: &'a str,
     ) -> Statement<'a> {
+        let least = self.dialect.sql().least();
+        self.update_held(
+            &format!("expires_at = {least}(expires_at, {})", self.now()),
+            Vec::new(),
+            (namespace, node, holder),
+            "",
+        )
+    }
+
+    /// `UPDATE <table> SET <set> WHERE <the row> <and>`, the row being `node`'s in `namespace`
+    /// while `holder` holds it. `set` (and `and`) number their parameters from 1: `params`
+    /// holds theirs, the row's three follow.
+    fn update_held<'a>(
+        &self,
+        set: &str,
+        mut params: Vec<Value<'a>>,
+        (namespace, node, holder): (&'a str, u64, &'a str),
+        and: &str,
+    ) -> Statement<'a> {
         let d = self.dialect;
-        let least = d.sql().least();
+        let k = params.len();
+        params.extend([
+            Value::Text(namespace),
+            Value::BigInt(node_i64(node)),
+            Value::Text(holder),
+        ]);
         Statement::new(
             format!(
-                "UPDATE {} SET expires_at = {least}(expires_at, {}) \
-                 WHERE namespace = {} AND node = {} AND holder = {}",
+                "UPDATE {} SET {set} WHERE namespace = {} AND node = {} AND holder = {}{and}",
                 self.table,
-                self.now(),
-                d.param(1),
-                d.param(2),
-                d.param(3)
+                d.param(k + 1),
+                d.param(k + 2),
+                d.param(k + 3)
             ),
-            vec![
-                Value::Text(namespace),
-                Value::BigInt(node_i64(node)),
-                Value::Text(holder),
-            ],
+            params,
         )
     }
 
