@@ -163,6 +163,19 @@ pub type R2d2Pool = R2d2Marker;
 #[cfg(any(feature = "lease", feature = "hilo"))]
 pub type DieselPool<C> = diesel::r2d2::Pool<diesel::r2d2::ConnectionManager<C>>;
 
+/// The pools' markers, which [`hilo`] and [`lease`] re-export beside their own items.
+#[cfg(any(feature = "lease", feature = "hilo"))]
+mod markers {
+    pub use crate::R2d2Marker;
+    #[allow(deprecated)]
+    pub use crate::R2d2Pool;
+    #[cfg(feature = "async")]
+    #[allow(deprecated)]
+    pub use crate::async_session::DeadpoolPool;
+    #[cfg(feature = "async")]
+    pub use crate::async_session::DieselAsyncMarker;
+}
+
 #[cfg(feature = "hilo")]
 #[cfg_attr(docsrs, doc(cfg(feature = "hilo")))]
 pub mod hilo;

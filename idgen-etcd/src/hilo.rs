@@ -4,7 +4,9 @@ pub use idgen_engine::hilo::*;
 
 use std::sync::Mutex;
 
-use etcd_client::{Client, Compare, CompareOp, GetOptions, KeyValue, Txn, TxnOp, TxnOpResponse};
+use etcd_client::{
+    Client, Compare, CompareOp, GetOptions, KeyValue, Txn, TxnOp, TxnOpResponse, TxnResponse,
+};
 use idgen_engine::{Error, ErrorKind};
 
 use crate::connection::Etcd;
@@ -334,20 +336,9 @@ impl EtcdCounter {
                 *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = None;
                 return Ok(true);
             }
-            let kvs: Vec<KeyValue> = answer
-                .op_responses()
-                .into_iter()
-                .flat_map(|r| match r {
-                    TxnOpResponse::Get(mut get) => get.take_kvs(),
-                    _ => Vec::new(),
-                })
-                .collect();
-            seen = self.decode(&kvs)?;
+            seen = self.read_back(answer)?;
         }
-        Err(BoxError::from(format!(
-            "counter {} changed under {CAS_ATTEMPTS} compare-and-swap attempts in a row",
-            self.name
-        )))
+        Err(self.changed_under_every_attempt())
     }
 
     async fn allocate_once(&self, size: u64) -> Result<i64, BoxError> {
@@ -389,20 +380,30 @@ impl EtcdCounter {
                 *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = Some(left);
                 return Ok(seen.next);
             }
-            let kvs: Vec<KeyValue> = answer
-                .op_responses()
-                .into_iter()
-                .flat_map(|r| match r {
-                    TxnOpResponse::Get(mut get) => get.take_kvs(),
-                    _ => Vec::new(),
-                })
-                .collect();
-            seen = self.decode(&kvs)?;
+            seen = self.read_back(answer)?;
         }
-        Err(BoxError::from(format!(
+        Err(self.changed_under_every_attempt())
+    }
+
+    /// The counter as a failed compare-and-swap read it back (for the next attempt).
+    fn read_back(&self, failed: TxnResponse) -> Result<Seen, BoxError> {
+        let kvs: Vec<KeyValue> = failed
+            .op_responses()
+            .into_iter()
+            .flat_map(|r| match r {
+                TxnOpResponse::Get(mut get) => get.take_kvs(),
+                _ => Vec::new(),
+            })
+            .collect();
+        self.decode(&kvs)
+    }
+
+    /// The error when every compare-and-swap attempt found the counter changed.
+    fn changed_under_every_attempt(&self) -> BoxError {
+        BoxError::from(format!(
             "counter {} changed under {CAS_ATTEMPTS} compare-and-swap attempts in a row",
             self.name
-        )))
+        ))
     }
 }
 

@@ -217,7 +217,12 @@ pub struct Layout {
     node_field_count: u8,
 }
 
-const NO_FIELD: NodeField = NodeField { name: "", bits: 0 };
+const NO_FIELD: NodeField = field("", 0);
+
+/// A preset's node sub-field.
+const fn field(name: &'static str, bits: u8) -> NodeField {
+    NodeField { name, bits }
+}
 
 impl Layout {
     /// Twitter's original layout: epoch 1288834974657 (2010-11-04T01:42:54.657Z),
@@ -235,19 +240,7 @@ impl Layout {
         1,
         (41, 10, 12),
         FieldOrder::TimeNodeSequence,
-        [
-            NodeField {
-                name: "datacenter",
-                bits: 5,
-            },
-            NodeField {
-                name: "worker",
-                bits: 5,
-            },
-            NO_FIELD,
-            NO_FIELD,
-        ],
-        2,
+        &[field("datacenter", 5), field("worker", 5)],
     );
 
     /// Sonyflake v2: epoch 2025-01-01T00:00:00Z, 39-bit timestamp in 10 ms units |
@@ -264,16 +257,7 @@ impl Layout {
         10,
         (39, 16, 8),
         FieldOrder::TimeSequenceNode,
-        [
-            NodeField {
-                name: "machine",
-                bits: 16,
-            },
-            NO_FIELD,
-            NO_FIELD,
-            NO_FIELD,
-        ],
-        1,
+        &[field("machine", 16)],
     );
 
     /// Instagram's layout: millisecond timestamp | 13-bit shard | 10-bit sequence, with
@@ -298,16 +282,7 @@ impl Layout {
         1,
         (40, 13, 10),
         FieldOrder::TimeNodeSequence,
-        [
-            NodeField {
-                name: "shard",
-                bits: 13,
-            },
-            NO_FIELD,
-            NO_FIELD,
-            NO_FIELD,
-        ],
-        1,
+        &[field("shard", 13)],
     );
 
     /// IDs that JavaScript keeps exact: 53 bits, so every ID is at most 2^53 − 1
@@ -354,16 +329,7 @@ impl Layout {
         10,
         (38, 7, 8),
         FieldOrder::TimeNodeSequence,
-        [
-            NodeField {
-                name: "node",
-                bits: 7,
-            },
-            NO_FIELD,
-            NO_FIELD,
-            NO_FIELD,
-        ],
-        1,
+        &[field("node", 7)],
     );
 
     const fn preset(
@@ -371,9 +337,14 @@ impl Layout {
         unit_ms: u32,
         (time_bits, node_bits, seq_bits): (u8, u8, u8),
         order: FieldOrder,
-        node_fields: [NodeField; MAX_NODE_FIELDS],
-        node_field_count: u8,
+        fields: &[NodeField],
     ) -> Layout {
+        let mut node_fields = [NO_FIELD; MAX_NODE_FIELDS];
+        let mut i = 0;
+        while i < fields.len() {
+            node_fields[i] = fields[i];
+            i += 1;
+        }
         Layout {
             epoch_ms,
             unit_ms,
@@ -382,7 +353,7 @@ impl Layout {
             seq_bits,
             order,
             node_fields,
-            node_field_count,
+            node_field_count: fields.len() as u8,
         }
     }
 

@@ -100,14 +100,7 @@ mod async_store;
 mod exit_wait;
 pub(crate) mod store;
 
-pub use crate::R2d2Marker;
-#[allow(deprecated)]
-pub use crate::R2d2Pool;
-#[cfg(feature = "async")]
-#[allow(deprecated)]
-pub use crate::async_session::DeadpoolPool;
-#[cfg(feature = "async")]
-pub use crate::async_session::DieselAsyncMarker;
+pub use crate::markers::*;
 #[cfg(feature = "async")]
 #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
 pub use async_store::{AsyncDieselLeaseStore, AsyncTurn};
