@@ -4,16 +4,8 @@
 #![no_main]
 
 use idgen_core::{AnyPublicId, PublicId, PublicIdPrefix};
+use idgen_fuzz::prefixes::{Order, PreFix};
 use libfuzzer_sys::fuzz_target;
-
-struct Order;
-impl PublicIdPrefix for Order {
-    const PREFIX: &'static str = "ord";
-}
-struct PreFix;
-impl PublicIdPrefix for PreFix {
-    const PREFIX: &'static str = "pre_fix";
-}
 
 fn agrees<T: PublicIdPrefix>(s: &str, any: &Result<AnyPublicId, idgen_core::Error>) {
     let typed = s.parse::<PublicId<T>>();

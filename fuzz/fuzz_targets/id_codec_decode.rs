@@ -4,12 +4,8 @@
 use std::sync::LazyLock;
 
 use idgen_core::{CodecKey, IdCodec, PublicId, PublicIdPrefix};
+use idgen_fuzz::prefixes::Order;
 use libfuzzer_sys::fuzz_target;
-
-struct Order;
-impl PublicIdPrefix for Order {
-    const PREFIX: &'static str = "ord";
-}
 
 static CODEC: LazyLock<IdCodec> = LazyLock::new(|| {
     let key = |hex: &str| CodecKey::from_hex(hex).expect("valid test key");

@@ -2,16 +2,8 @@
 #![no_main]
 
 use idgen_core::{PublicId, PublicIdPrefix};
+use idgen_fuzz::prefixes::{Order, PreFix};
 use libfuzzer_sys::fuzz_target;
-
-struct Order;
-impl PublicIdPrefix for Order {
-    const PREFIX: &'static str = "ord";
-}
-struct PreFix;
-impl PublicIdPrefix for PreFix {
-    const PREFIX: &'static str = "pre_fix";
-}
 
 fn check<T: PublicIdPrefix>(s: &str) {
     if let Ok(id) = s.parse::<PublicId<T>>() {

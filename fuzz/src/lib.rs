@@ -26,3 +26,21 @@ mod commands {
 mod web;
 
 pub mod cli;
+
+/// The public ID prefixes the targets parse with: a plain one, and one with an underscore (which
+/// TypeID text separates from the suffix by its last underscore).
+pub mod prefixes {
+    use idgen_core::PublicIdPrefix;
+
+    /// `ord`.
+    pub struct Order;
+    impl PublicIdPrefix for Order {
+        const PREFIX: &'static str = "ord";
+    }
+
+    /// `pre_fix`.
+    pub struct PreFix;
+    impl PublicIdPrefix for PreFix {
+        const PREFIX: &'static str = "pre_fix";
+    }
+}

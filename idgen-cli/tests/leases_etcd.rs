@@ -6,27 +6,19 @@ mod common;
 mod leases;
 
 use idgen_etcd::Etcd;
-use idgen_etcd::lease::{EtcdLeaseStore, LeaseOperator};
-use idgen_testkit::key_value::split_url;
+use idgen_etcd::lease::EtcdLeaseStore;
 use leases::KvStore;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leases_on_etcd_are_listed_and_freed_as_on_a_database() {
     let keys = idgen_testkit::etcd().await.expect("an etcd server");
-    let (server, prefix) = split_url(keys.url());
-    let table = format!("{prefix}leases");
-    let store = EtcdLeaseStore::new(&Etcd::new(server.split(',')))
-        .with_prefix(&table)
-        .unwrap();
-    let now_ms = store.now_ms().await.unwrap();
-    leases::leases_are_listed_and_freed_as_on_a_database(KvStore {
-        flag: "--etcd",
-        server,
-        table: &table,
-        store,
-        now_ms,
+    let kv = KvStore::on("--etcd", keys.url(), |server, table| {
+        EtcdLeaseStore::new(&Etcd::new(server.split(',')))
+            .with_prefix(table)
+            .unwrap()
     })
     .await;
+    leases::leases_are_listed_and_freed_as_on_a_database(kv).await;
 }
 
 #[test]

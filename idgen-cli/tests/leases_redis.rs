@@ -5,26 +5,18 @@ mod common;
 #[path = "common/leases.rs"]
 mod leases;
 
-use idgen_redis::lease::{LeaseOperator, RedisLeaseStore};
-use idgen_testkit::key_value::split_url;
+use idgen_redis::lease::RedisLeaseStore;
 use leases::KvStore;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leases_on_redis_are_listed_and_freed_as_on_a_database() {
     let keys = idgen_testkit::redis().await.expect("a Redis server");
-    let (server, prefix) = split_url(keys.url());
-    let table = format!("{prefix}leases");
-    let client = idgen_redis::redis::Client::open(server).unwrap();
-    let store = RedisLeaseStore::new(client).with_prefix(&table).unwrap();
-    let now_ms = store.now_ms().await.unwrap();
-    leases::leases_are_listed_and_freed_as_on_a_database(KvStore {
-        flag: "--redis",
-        server,
-        table: &table,
-        store,
-        now_ms,
+    let kv = KvStore::on("--redis", keys.url(), |server, table| {
+        let client = idgen_redis::redis::Client::open(server).unwrap();
+        RedisLeaseStore::new(client).with_prefix(table).unwrap()
     })
     .await;
+    leases::leases_are_listed_and_freed_as_on_a_database(kv).await;
 }
 
 #[test]

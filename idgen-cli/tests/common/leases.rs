@@ -2,27 +2,47 @@
 //! `leases_etcd.rs` and `leases_redis.rs`: the rule of idgen-sql's `procedure::free`, with the
 //! output of the SQL stores. Included by those two files with `#[path]`, next to `mod common`.
 
-use idgen_engine::lease::LeaseStore;
+use idgen_engine::lease::{LeaseOperator, LeaseStore};
 use idgen_testkit::conformance::operator::{self, NS};
+use idgen_testkit::key_value::split_url;
 use serde_json::Value;
 
 use crate::common;
 
 /// A key-value store as `idgen leases` is pointed at it, and the same store opened here.
-pub(crate) struct KvStore<'a, S> {
+pub(crate) struct KvStore<S> {
     /// `--etcd` or `--redis`.
-    pub(crate) flag: &'a str,
+    flag: &'static str,
     /// What follows the flag: etcd's endpoints, or Redis's URL.
-    pub(crate) server: &'a str,
+    server: String,
     /// The key prefix (`--lease-table`).
-    pub(crate) table: &'a str,
+    table: String,
     /// The store on `server` with that prefix, to hold leases as processes would.
-    pub(crate) store: S,
+    store: S,
     /// The store's clock now (Unix ms): the bounds the holders store are taken above it.
-    pub(crate) now_ms: i64,
+    now_ms: i64,
 }
 
-impl<S: LeaseStore> KvStore<'_, S> {
+impl<S: LeaseStore + LeaseOperator> KvStore<S> {
+    /// The store `open` makes from a server and a key prefix, on the server of the test's
+    /// `keys` (its URL, as idgen-testkit gives it), under a prefix of the test's own.
+    pub(crate) async fn on(
+        flag: &'static str,
+        keys: &str,
+        open: impl FnOnce(&str, &str) -> S,
+    ) -> Self {
+        let (server, prefix) = split_url(keys);
+        let table = format!("{prefix}leases");
+        let store = open(server, &table);
+        let now_ms = store.now_ms().await.unwrap();
+        KvStore {
+            flag,
+            server: server.to_owned(),
+            table,
+            store,
+            now_ms,
+        }
+    }
     /// Claims a node ID for `holder` straight on the store (a process that never renews by
     /// itself), storing the bound a first renewal stores.
     async fn hold(&self, holder: &str) -> u64 {
@@ -35,9 +55,9 @@ impl<S: LeaseStore> KvStore<'_, S> {
         all.extend(args);
         all.extend([
             self.flag,
-            self.server,
+            self.server.as_str(),
             "--lease-table",
-            self.table,
+            self.table.as_str(),
             "--namespace",
             NS,
         ]);
@@ -73,9 +93,10 @@ fn strs(v: &[String]) -> Vec<&str> {
 
 /// Lists, refuses and frees on `kv` as on a database: the same JSON and table, the same
 /// messages.
-pub(crate) async fn leases_are_listed_and_freed_as_on_a_database<S: LeaseStore>(
-    kv: KvStore<'_, S>,
-) {
+pub(crate) async fn leases_are_listed_and_freed_as_on_a_database<S>(kv: KvStore<S>)
+where
+    S: LeaseStore + LeaseOperator,
+{
     assert_eq!(kv.list()["leases"], Value::Array(vec![]));
     // The store given on the command line wins over a database URL in the environment.
     common::idgen(&strs(&kv.args("list", &[])))
