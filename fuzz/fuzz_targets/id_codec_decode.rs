@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use idgen_core::{CodecKey, IdCodec, PublicId, PublicIdPrefix};
+use idgen_core::{CodecKey, IdCodec, PublicId};
 use idgen_fuzz::prefixes::Order;
 use libfuzzer_sys::fuzz_target;
 

@@ -4,5 +4,6 @@
 pub(crate) mod sql;
 mod store;
 
-pub use sql::{CounterKind, CounterSql, detect_mysql_kind, read_next_value};
+pub use crate::dialect::CounterKind;
+pub use sql::{CounterSql, detect_mysql_kind, read_next_value};
 pub use store::{CounterMode, CounterPool, CounterSpec, SqlCounter};

@@ -5,7 +5,7 @@
 //! by choice) and SQLite in a row of a counter table, which takes any step per call.
 
 use crate::DEFAULT_COUNTER_TABLE;
-use crate::dialect::{CounterDialect, Dialect, ErrorClass};
+use crate::dialect::{CounterDialect, CounterKind, Dialect, ErrorClass};
 use crate::server::Server;
 use crate::session::in_own_transaction;
 use crate::session::{Session, check_outside_transaction};
@@ -13,16 +13,6 @@ use crate::statement::Statement;
 use idgen_core::BoxError;
 use idgen_engine::hilo::MissingCounter;
 use idgen_engine::{Error, ErrorKind, SqlName};
-
-/// Where a counter lives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CounterKind {
-    /// A `SEQUENCE` named after the counter (PostgreSQL, MariaDB ≥ 10.3): one fixed step.
-    Sequence,
-    /// A row named after the counter in a counter table (MySQL, MariaDB, SQLite): any step
-    /// per call.
-    Table,
-}
 
 /// A hi-lo counter's SQL for one database: what every adapter's counter sends, so counters of
 /// different adapters share one sequence or row. Names are checked by [`SqlName`] and written
@@ -62,20 +52,7 @@ impl CounterSql {
     /// [`ErrorKind::InvalidSqlName`] for a refused name; [`ErrorKind::InvalidOptions`] on SQLite,
     /// which has no sequences.
     pub fn sequence(dialect: Dialect, name: &str) -> Result<CounterSql, Error> {
-        if dialect == Dialect::Sqlite {
-            return Err(ErrorKind::InvalidOptions {
-                reason: format!(
-                    "hi-lo counter {name}: SQLite has no sequences; use a counter table"
-                ),
-            }
-            .into());
-        }
-        Ok(CounterSql {
-            dialect,
-            kind: CounterKind::Sequence,
-            name: SqlName::parse("hi-lo counter", name)?,
-            table: SqlName::parse("hi-lo counter table", DEFAULT_COUNTER_TABLE)?,
-        })
+        CounterSql::new(dialect, CounterKind::Sequence, name, DEFAULT_COUNTER_TABLE)
     }
 
     /// The counter `name` as a row of the counter table `table` (MySQL/MariaDB, SQLite).
@@ -85,15 +62,19 @@ impl CounterSql {
     /// [`ErrorKind::InvalidSqlName`] for a refused name; [`ErrorKind::InvalidOptions`] on
     /// PostgreSQL, where idgen keeps counters in sequences.
     pub fn table(dialect: Dialect, name: &str, table: &str) -> Result<CounterSql, Error> {
-        if dialect == Dialect::Postgres {
+        CounterSql::new(dialect, CounterKind::Table, name, table)
+    }
+
+    fn new(dialect: Dialect, kind: CounterKind, name: &str, table: &str) -> Result<Self, Error> {
+        if let Some(refusal) = dialect.sql().refuses_counter(kind) {
             return Err(ErrorKind::InvalidOptions {
-                reason: format!("hi-lo counter {name}: on PostgreSQL a counter is a sequence"),
+                reason: format!("hi-lo counter {name}: {refusal}"),
             }
             .into());
         }
         Ok(CounterSql {
             dialect,
-            kind: CounterKind::Table,
+            kind,
             name: SqlName::parse("hi-lo counter", name)?,
             table: SqlName::parse("hi-lo counter table", table)?,
         })

@@ -14,8 +14,9 @@ use idgen_core::BoxError;
 use idgen_engine::hilo::{HiLoSource, Increment, MissingCounter};
 use idgen_engine::{Error, ErrorKind, SqlName};
 
-use super::sql::{CounterKind, CounterSql, detect_mysql_kind};
+use super::sql::{CounterSql, detect_mysql_kind};
 use crate::DEFAULT_COUNTER_TABLE;
+use crate::dialect::CounterKind;
 use crate::dialect::Dialect;
 use crate::pool::{Call, CallTarget, SqlPool};
 use crate::session::Session;

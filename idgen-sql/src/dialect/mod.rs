@@ -68,12 +68,28 @@ pub(crate) trait DialectSql: Sync {
     /// = `now`), leaving existing rows as they are.
     fn insert_free_rows<'a>(&self, table: &str, ns: &'a str, nodes: Range<u64>) -> Statement<'a>;
 
+    /// Why this database keeps no hi-lo counter of `kind`, if it does not.
+    fn refuses_counter(&self, kind: CounterKind) -> Option<&'static str> {
+        let _ = kind;
+        None
+    }
+
     /// A hi-lo counter kept in a sequence (SQLite has none: its table row).
     fn sequence_counter(&self) -> &'static dyn CounterDialect;
 
     /// A hi-lo counter kept in a row of a counter table (PostgreSQL keeps every counter in a
     /// sequence: its sequence).
     fn table_counter(&self) -> &'static dyn CounterDialect;
+}
+
+/// Where a counter lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CounterKind {
+    /// A `SEQUENCE` named after the counter (PostgreSQL, MariaDB ≥ 10.3): one fixed step.
+    Sequence,
+    /// A row named after the counter in a counter table (MySQL, MariaDB, SQLite): any step
+    /// per call.
+    Table,
 }
 
 /// A hi-lo counter's statements on one database and in one kind of place (a sequence, or a

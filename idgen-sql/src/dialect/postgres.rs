@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use idgen_engine::Error;
 
-use super::{CounterDialect, DialectSql, LEASE_COLUMNS, LeaseColumns, node_i64};
+use super::{CounterDialect, CounterKind, DialectSql, LEASE_COLUMNS, LeaseColumns, node_i64};
 use crate::statement::{Statement, Value};
 
 /// PostgreSQL ([`Dialect::Postgres`](super::Dialect::Postgres)).
@@ -53,6 +53,10 @@ impl DialectSql for Postgres {
 
     fn insert_or_ignore(&self) -> (&'static str, &'static str) {
         ("INSERT", " ON CONFLICT (namespace, node) DO NOTHING")
+    }
+
+    fn refuses_counter(&self, kind: CounterKind) -> Option<&'static str> {
+        (kind == CounterKind::Table).then_some("on PostgreSQL a counter is a sequence")
     }
 
     fn sequence_counter(&self) -> &'static dyn CounterDialect {

@@ -6,7 +6,10 @@ use std::ops::Range;
 
 use idgen_engine::Error;
 
-use super::{CounterDialect, DialectSql, LEASE_COLUMNS, LeaseColumns, above, block_i64, node_i64};
+use super::{
+    CounterDialect, CounterKind, DialectSql, LEASE_COLUMNS, LeaseColumns, above, block_i64,
+    node_i64,
+};
 use crate::statement::{Statement, Value};
 
 /// SQLite ([`Dialect::Sqlite`](super::Dialect::Sqlite)).
@@ -52,6 +55,10 @@ impl DialectSql for Sqlite {
 
     fn insert_or_ignore(&self) -> (&'static str, &'static str) {
         ("INSERT OR IGNORE", "")
+    }
+
+    fn refuses_counter(&self, kind: CounterKind) -> Option<&'static str> {
+        (kind == CounterKind::Sequence).then_some("SQLite has no sequences; use a counter table")
     }
 
     fn sequence_counter(&self) -> &'static dyn CounterDialect {

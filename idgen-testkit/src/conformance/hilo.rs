@@ -145,17 +145,7 @@ pub(crate) async fn raw_allocate(db: &Database, kind: CounterUnderTest, step: u6
 
 /// Sets the counter back to 1, as restoring an older backup of it would.
 pub(crate) async fn set_back(db: &Database, kind: CounterUnderTest) {
-    if let Some(keys) = db.key_prefix() {
-        return super::key_value::set_back(keys, COUNTER).await;
-    }
-    let sql = match (db.kind(), kind) {
-        (DbKind::Postgres, _) => format!("SELECT setval('{COUNTER}', 1, false)"),
-        (DbKind::MySql, CounterUnderTest::Sequence) => {
-            format!("ALTER SEQUENCE {COUNTER} RESTART WITH 1")
-        }
-        _ => format!("UPDATE {COUNTER_TABLE} SET next_val = 1 WHERE name = '{COUNTER}'"),
-    };
-    db.execute(&sql).await;
+    set_next(db, kind, 1).await;
 }
 
 /// Sets the counter so that the next block anyone takes starts at `next` (on the grid of a

@@ -108,15 +108,6 @@ pub(crate) async fn raw_allocate(keys: &KeyPrefix, counter: &str, step: u64) -> 
     }
 }
 
-/// Sets the counter back to 1, as restoring an older backup would.
-pub(crate) async fn set_back(keys: &KeyPrefix, counter: &str) {
-    on_store!(keys, "counters", |store| store::set_back(
-        keys,
-        &counter_key(keys, counter)
-    )
-    .await)
-}
-
 /// Sets the counter to `next` (the start of the next block anyone takes), as restoring a
 /// backup taken at that point would.
 pub(crate) async fn set_next(keys: &KeyPrefix, counter: &str, next: i64) {
@@ -267,10 +258,6 @@ mod etcd {
         }
     }
 
-    pub(super) async fn set_back(keys: &KeyPrefix, counter_key: &str) {
-        set_next(keys, counter_key, 1).await;
-    }
-
     pub(super) async fn set_next(keys: &KeyPrefix, counter_key: &str, next: i64) {
         let mut client = client(keys.server_url()).await.expect("an etcd client");
         client
@@ -394,10 +381,6 @@ mod redis {
         .await
         .expect("INCRBY");
         next - step as i64
-    }
-
-    pub(super) async fn set_back(keys: &KeyPrefix, counter_key: &str) {
-        set_next(keys, counter_key, 1).await;
     }
 
     pub(super) async fn set_next(keys: &KeyPrefix, counter_key: &str, next: i64) {
