@@ -132,6 +132,10 @@ const BULK_SOURCES: [Source; 5] = [
 /// The key sources of the isolation cells.
 const DEFAULT_SOURCES: [Source; 3] = [Source::Identity, Source::Sequence, Source::Function];
 
+/// PostgreSQL's routine floor: a function that only returns the next value of `bench_s`.
+const PG_FLOOR: &str = "CREATE FUNCTION bench_floor() RETURNS BIGINT LANGUAGE plpgsql VOLATILE AS \
+     $$ BEGIN RETURN nextval('bench_s'); END $$";
+
 /// What the run is told by its environment.
 struct Config {
     seconds: u64,
@@ -299,16 +303,12 @@ impl Kind {
             ],
             (Kind::Postgres, Source::Floor) => vec![
                 "CREATE SEQUENCE bench_s".to_owned(),
-                "CREATE FUNCTION bench_floor() RETURNS BIGINT LANGUAGE plpgsql VOLATILE AS \
-                 $$ BEGIN RETURN nextval('bench_s'); END $$"
-                    .to_owned(),
+                PG_FLOOR.to_owned(),
                 table("BIGINT PRIMARY KEY DEFAULT bench_floor()"),
             ],
             (Kind::Postgres, Source::FloorReadBack) => vec![
                 "CREATE SEQUENCE bench_s".to_owned(),
-                "CREATE FUNCTION bench_floor() RETURNS BIGINT LANGUAGE plpgsql VOLATILE AS \
-                 $$ BEGIN RETURN nextval('bench_s'); END $$"
-                    .to_owned(),
+                PG_FLOOR.to_owned(),
                 table("BIGINT PRIMARY KEY"),
                 // The key sequence and the default exactly as `column_default_sql` writes them,
                 // with the floor in place of `idgen_next_id()`.
