@@ -120,11 +120,23 @@ impl Browser {
             "goog:chromeOptions".into(),
             json!({ "binary": chromium, "args": args }),
         );
-        let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-            .capabilities(caps)
-            .connect(&format!("http://127.0.0.1:{port}"))
-            .await
-            .unwrap_or_else(|e| panic!("no Chromium session from chromedriver: {e}"));
+        // A chromedriver that accepts connections may still drop the first requests while it
+        // starts (seen once in CI: "webdriver server did not respond", 2 of 3 sessions started
+        // at the same moment were fine): ask again until the same deadline.
+        let client = loop {
+            let attempt =
+                ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+                    .capabilities(caps.clone())
+                    .connect(&format!("http://127.0.0.1:{port}"))
+                    .await;
+            match attempt {
+                Ok(client) => break client,
+                Err(e) if Instant::now() >= deadline => {
+                    panic!("no Chromium session from chromedriver within 20 s: {e}")
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(250)).await,
+            }
+        };
         Browser {
             client,
             _driver: driver_process,
